@@ -1,0 +1,303 @@
+"""The ``autograd`` fixture: references from torch.autograd, comparisons that
+explain themselves, and partial credit.
+
+Every verdict is computed here, in the pytest process, from plain records; a
+mismatch raises ``GradeFailure`` with expected against produced and, when a
+known misconception fits, its diagnosis.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Callable, Sequence
+
+from .diagnose import AUTOGRAD_ERRORS, Context, diagnose_none, diagnose_values, error_name
+from .messages import msg
+from .outcomes import CheckError, GradeFailure
+from .records import ErrorRecord, ObjectRecord, TensorRecord
+
+# torch.testing.assert_close's documented defaults, spelled out so feedback
+# can show them; float32 is widened on CUDA (different reduction orders).
+TOLERANCES = {
+    "float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5), "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7),
+}
+CUDA_FLOAT32 = (1e-5, 1e-5)
+SHOWN_VALUES = 6
+
+
+def tolerances(dtype: str, device: str) -> tuple[float, float]:
+    if dtype == "float32" and device.startswith("cuda"):
+        return CUDA_FLOAT32
+    return TOLERANCES.get(dtype, (0.0, 0.0))
+
+
+def describe(t) -> str:
+    values = t.detach().flatten()[:SHOWN_VALUES].double().cpu().tolist()
+    shown = ", ".join(f"{v:.6g}" for v in values)
+    more = ", ..." if t.numel() > SHOWN_VALUES else ""
+    return f"shape {tuple(t.shape)} {str(t.dtype).removeprefix('torch.')} [{shown}{more}]"
+
+
+def _kind_of(value: Any) -> str:
+    if value is None:
+        return "None"
+    if isinstance(value, ErrorRecord):
+        return f"the error {value.type}: {value.message}"
+    if isinstance(value, ObjectRecord):
+        return f"a {value.type} ({value.repr})"
+    if isinstance(value, TensorRecord):
+        return f"a tensor of shape {value.shape}"
+    return f"a {type(value).__name__}"
+
+
+class Autograd:
+    """Compare a student's gradients with torch.autograd and explain misses."""
+
+    def __init__(self, device: str = "cpu", credit=None):
+        self.device = device
+        self._credit = credit
+
+    # -- references --------------------------------------------------------
+    def grad(self, fn: Callable, inputs: Sequence, grad_outputs=None, *, wrt: Sequence[int] | None = None,
+             order: int = 1) -> tuple:
+        """Gradients of ``fn(*inputs)`` with respect to ``inputs[i]`` for i in
+        ``wrt`` (default: every floating tensor), computed in float64 and
+        returned in each input's dtype. ``grad_outputs`` gives the vector of
+        a vector-Jacobian product; ``order=2`` differentiates the (summed)
+        first gradient once more."""
+        import torch
+
+        leaves = [x.detach().to(torch.float64).requires_grad_(True) if isinstance(x, torch.Tensor) and x.is_floating_point()
+                  else x for x in inputs]
+        if wrt is None:
+            wrt = [i for i, x in enumerate(leaves) if isinstance(x, torch.Tensor) and x.requires_grad]
+        targets = [leaves[i] for i in wrt]
+        with torch.enable_grad():
+            out = fn(*leaves)
+            outs = list(out) if isinstance(out, (tuple, list)) else [out]
+            if grad_outputs is None:
+                if any(o.numel() != 1 for o in outs):
+                    raise CheckError("autograd.grad: fn returns a non-scalar; pass grad_outputs")
+                gos = [torch.ones_like(o) for o in outs]
+            else:
+                gos = list(grad_outputs) if isinstance(grad_outputs, (tuple, list)) else [grad_outputs]
+                gos = [g.detach().to(device=o.device, dtype=o.dtype) for g, o in zip(gos, outs)]
+            grads = torch.autograd.grad(outs, targets, gos, allow_unused=True, create_graph=order > 1)
+            for _ in range(order - 1):
+                live = [(g, t) for g, t in zip(grads, targets) if g is not None and g.requires_grad]
+                higher = torch.autograd.grad([g.sum() for g, _ in live], [t for _, t in live], allow_unused=True,
+                                             create_graph=True) if live else []
+                it = iter(higher)
+                grads = [next(it) if g is not None and g.requires_grad else None for g in grads]
+        result = []
+        for g, i in zip(grads, wrt):
+            original = inputs[i]
+            g = torch.zeros_like(leaves[i]) if g is None else g
+            result.append(g.detach().to(original.dtype))
+        return tuple(result)
+
+    # -- comparisons ---------------------------------------------------------
+    def _tensor(self, produced: Any, expected, what: str):
+        import numpy
+        import torch
+
+        if isinstance(produced, TensorRecord):
+            return produced.data
+        if type(produced) is torch.Tensor:
+            return produced
+        if isinstance(produced, numpy.ndarray) and produced.dtype.kind in "biuf":
+            return torch.from_numpy(produced)
+        if type(produced) in (int, float) and expected.numel() == 1:
+            return torch.tensor(produced, dtype=expected.dtype, device=expected.device).reshape(expected.shape)
+        raise GradeFailure(msg("cmp.not_tensor", what=what, got=_kind_of(produced)))
+
+    def assert_grad(self, produced: Any, expected, what: str, *, context: Context | None = None,
+                    check_dtype: bool = True, rtol: float | None = None, atol: float | None = None) -> None:
+        """Compare one produced gradient (a record, tensor, number or None)
+        with the expected tensor; raise GradeFailure explaining any miss."""
+        import torch
+
+        context = context or Context()
+        if produced is None or (isinstance(produced, TensorRecord) and context.holder is produced and produced.grad is None):
+            raise GradeFailure(msg("cmp.none", what=what) + "\n" + diagnose_none(context))
+        got = self._tensor(produced, expected, what)
+        if got.device.type != expected.device.type:
+            raise GradeFailure(msg("cmp.device", what=what, expected=expected.device.type, got=got.device.type))
+        if got.is_floating_point() and not bool(torch.isfinite(got).all()) and bool(torch.isfinite(expected).all()):
+            kind = "NaN" if bool(torch.isnan(got).any()) else "infinite"
+            raise GradeFailure(msg("cmp.nonfinite", what=what, kind=kind) + "\n" + msg("cmp.produced", desc=describe(got)))
+        if got.shape != expected.shape:
+            text = msg("cmp.shape", what=what, expected=tuple(expected.shape), got=tuple(got.shape))
+            hint = diagnose_values(got.double().cpu(), expected.double().cpu(), context)
+            raise GradeFailure(text + (("\n" + hint) if hint else ""))
+        if check_dtype and got.dtype != expected.dtype:
+            raise GradeFailure(msg("cmp.dtype", what=what, expected=str(expected.dtype).removeprefix("torch."),
+                                   got=str(got.dtype).removeprefix("torch.")))
+        default_rtol, default_atol = tolerances(str(expected.dtype).removeprefix("torch."), expected.device.type)
+        rtol = default_rtol if rtol is None else rtol
+        atol = default_atol if atol is None else atol
+        try:
+            torch.testing.assert_close(got.to(expected.dtype), expected, rtol=rtol, atol=atol)
+            return
+        except AssertionError:
+            pass
+        a, b = got.double().cpu(), expected.double().cpu()
+        diff = (a - b).abs()
+        flat = int(diff.flatten().argmax()) if diff.numel() else 0
+        index = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), a.shape)) if a.dim() else ()
+        lines = [msg("cmp.mismatch", what=what), msg("cmp.expected", desc=describe(expected)),
+                 msg("cmp.produced", desc=describe(got)),
+                 msg("cmp.largest", diff=float(diff.max()) if diff.numel() else 0.0, index=index, rtol=rtol, atol=atol)]
+        if context.ones_vjp is not None:
+            context.ones_vjp = context.ones_vjp.double().cpu()
+        hint = diagnose_values(a, b, context)
+        if hint:
+            lines.append(hint)
+        raise GradeFailure("\n".join(lines))
+
+    def assert_close(self, produced: Any, expected, what: str, **kwargs) -> None:
+        """Compare values that are not gradients (outputs, intermediates)."""
+        self.assert_grad(produced, expected, what, **kwargs)
+
+    def check_grad(self, produced: Any, fn: Callable, inputs: Sequence, *, grad_outputs=None,
+                   wrt: Sequence[int] | None = None, order: int = 1, names: Sequence[str] | None = None,
+                   mean_over: int | None = None, calls: int | None = None, holders: Sequence | None = None,
+                   role: str | None = None, scale: float = 1.0) -> None:
+        """The student's gradient(s) of ``fn`` at ``inputs`` against
+        torch.autograd's. ``produced`` is one gradient or a sequence aligned
+        with ``wrt``; ``scale`` multiplies the reference (e.g. k backward
+        calls that should accumulate)."""
+        expected = self.grad(fn, inputs, grad_outputs, wrt=wrt, order=order)
+        ones = None
+        if grad_outputs is not None:
+            import torch
+
+            gos = grad_outputs if isinstance(grad_outputs, (tuple, list)) else (grad_outputs,)
+            ones = self.grad(fn, inputs, tuple(torch.ones_like(g) for g in gos), wrt=wrt, order=order)
+        single = len(expected) == 1 and not isinstance(produced, (tuple, list))
+        items = [produced] if single else list(produced) if isinstance(produced, (tuple, list)) else None
+        if items is None or len(items) != len(expected):
+            raise GradeFailure(msg("cmp.count", what=names[0] if names and single else "gradients",
+                                   expected=len(expected), got=len(items) if items is not None else _kind_of(produced)))
+        for i, (got, want) in enumerate(zip(items, expected)):
+            what = names[i] if names else f"gradient {i + 1}"
+            holder = holders[i] if holders else None
+            context = Context(holder=holder, role=role, ones_vjp=None if ones is None else ones[i] * scale,
+                              mean_over=mean_over, calls=calls, order=order)
+            self.assert_grad(got, want * scale, what, context=context)
+
+    def assert_equal(self, produced: Any, expected: Any, what: str) -> None:
+        """Plain values: booleans, names, numbers, lists and dicts of them."""
+        if type(produced) is not type(expected) and not (isinstance(expected, (list, tuple)) and isinstance(produced, (list, tuple))):
+            raise GradeFailure(msg("cmp.container", what=what, expected=f"a {type(expected).__name__}", got=_kind_of(produced)))
+        if isinstance(expected, (list, tuple)):
+            if len(produced) != len(expected):
+                raise GradeFailure(msg("cmp.count", what=what, expected=len(expected), got=len(produced)))
+            for i, (p, e) in enumerate(zip(produced, expected)):
+                self.assert_equal(p, e, f"{what}[{i}]")
+            return
+        if isinstance(expected, dict):
+            if set(produced) != set(expected):
+                raise GradeFailure(msg("cmp.value", what=f"{what} keys", expected=sorted(expected), got=sorted(produced)))
+            for key in expected:
+                self.assert_equal(produced[key], expected[key], f"{what}[{key!r}]")
+            return
+        if produced != expected:
+            raise GradeFailure(msg("cmp.value", what=what, expected=expected, got=produced))
+
+    def assert_meta(self, record: Any, what: str, **expected: Any) -> None:
+        """Autograd metadata of a returned tensor: ``is_leaf``, ``grad_fn``
+        (a class name or None), ``requires_grad``, ``retains_grad`` and
+        ``has_grad`` (whether .grad holds a tensor)."""
+        if not isinstance(record, TensorRecord):
+            raise GradeFailure(msg("cmp.not_tensor", what=what, got=_kind_of(record)))
+        for field, want in expected.items():
+            got = record.grad is not None if field == "has_grad" else getattr(record, field)
+            if field == "grad_fn" and isinstance(want, str) and got != want and got is not None:
+                ok = False
+            else:
+                ok = got == want
+            if not ok:
+                text = msg("cmp.meta", what=what, field=field, expected=want, got=got)
+                if field == "has_grad" and want:
+                    text += "\n" + diagnose_none(Context(holder=record))
+                elif field == "is_leaf" and want and record.grad_fn:
+                    text += "\n" + msg("diag.none_not_leaf", grad_fn=record.grad_fn)
+                raise GradeFailure(text)
+
+    def expect_error(self, name: str, produced: Any, *args: Any, what: str | None = None) -> ErrorRecord:
+        """``produced`` must be the autograd error ``name`` (see
+        ``AUTOGRAD_ERRORS``): an ErrorRecord the student returned, or a student
+        function to call with ``args`` that must raise it."""
+        if name not in AUTOGRAD_ERRORS:
+            raise CheckError(f"expect_error: unknown error {name!r}; use one of {', '.join(AUTOGRAD_ERRORS)}")
+        text = AUTOGRAD_ERRORS[name][0][0]
+        what = what or name
+        if hasattr(produced, "capture"):
+            what = what if what != name else produced.qualname
+            produced = produced.capture(*args)
+            if not isinstance(produced, ErrorRecord):
+                raise GradeFailure(msg("cmp.no_error", what=what, text=text))
+        if not isinstance(produced, ErrorRecord):
+            raise GradeFailure(msg("cmp.not_error", what=what, text=text, got=_kind_of(produced)))
+        if error_name(produced.message) != name:
+            raise GradeFailure(msg("cmp.wrong_error", what=what, text=text, type=produced.type, message=produced.message))
+        return produced
+
+    def gradcheck(self, student_fn: Any, inputs: Sequence, what: str | None = None, **kwargs: Any) -> None:
+        """``torch.autograd.gradcheck`` on a student function (for example a
+        custom Function's ``apply``), run from the grader: the forward and the
+        student's backward are called through the proxy, so the verdict is
+        the grader's own."""
+        import torch
+
+        what = what or getattr(student_fn, "qualname", "function")
+        grader = self
+
+        class Remote(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, *xs):
+                ctx.save_for_backward(*xs)
+                out = student_fn(*xs)
+                return grader._tensor(out, xs[0], what).clone()
+
+            @staticmethod
+            def backward(ctx, *grads):
+                xs = tuple(x.detach().requires_grad_(True) for x in ctx.saved_tensors)
+                _, got = student_fn.vjp(xs, grads)
+                result = []
+                for g, x in zip(got, xs):
+                    result.append(None if g is None else grader._tensor(g, x, what).to(x.dtype))
+                return tuple(result)
+
+        leaves = tuple(x.detach().requires_grad_(True) for x in inputs)
+        try:
+            torch.autograd.gradcheck(Remote.apply, leaves, **kwargs)
+        except torch.autograd.gradcheck.GradcheckError as exc:
+            detail = str(exc).strip()
+            lines = [msg("cmp.gradcheck", what=what, detail=detail[:1500])]
+            if any(x.dtype != torch.float64 for x in leaves):
+                lines.append(msg("diag.gradcheck_float32"))
+            raise GradeFailure("\n".join(lines)) from None
+        except RuntimeError as exc:
+            raise GradeFailure(msg("cmp.gradcheck", what=what, detail=str(exc)[:1500])) from None
+
+    # -- partial credit --------------------------------------------------------
+    @contextlib.contextmanager
+    def part(self, weight: float = 1.0):
+        """A part of the check worth ``weight``: a wrong answer inside it costs
+        only this part, and the check earns the weight of the parts passed."""
+        try:
+            yield
+        except GradeFailure as failure:
+            self._credit.parts.append((weight, failure))
+        else:
+            self._credit.parts.append((weight, None))
+
+    def credit(self, fraction: float, feedback: str = "") -> None:
+        """Award ``fraction`` (0 to 1) of the check's points; below 1 the check
+        is reported failed with ``feedback``."""
+        if not 0 <= fraction <= 1:
+            raise CheckError(f"autograd.credit: fraction must be between 0 and 1, got {fraction!r}")
+        self._credit.explicit = float(fraction)
+        self._credit.explicit_feedback = feedback

@@ -1,0 +1,127 @@
+"""Naming the likely mistake behind a wrong gradient or an autograd error.
+
+Each rule looks at what the student produced against what torch.autograd
+computed, plus what the check knows about the task (how many backward calls
+it asked for, how many elements a mean runs over, the VJP with ones), and
+returns one catalogue message, or None when no known misconception fits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .messages import msg
+
+# name -> (stable parts of PyTorch's message, any of which identifies it; diagnosis id)
+AUTOGRAD_ERRORS: dict[str, tuple[tuple[str, ...], str]] = {
+    "backward_twice": (("backward through the graph a second time",), "diag.backward_twice"),
+    "inplace_leaf": (("a leaf Variable that requires grad is being used in an in-place operation",), "diag.inplace_leaf"),
+    "implicit_grad": (("grad can be implicitly created only for",), "diag.implicit_grad"),
+    "shape_mismatch": (("Mismatch in shape",), "diag.shape_mismatch"),
+    "no_grad_fn": (("does not require grad and does not have a grad_fn",), "diag.requires_grad"),
+    "inplace_saved": (("modified by an inplace operation",), "diag.inplace_saved"),
+    "nonleaf_requires_grad": (("you can only change requires_grad flags of leaf variables",), "diag.nonleaf_requires_grad"),
+    # torch 2.13 says "only Tensors of floating point dtype can require gradients";
+    # older releases "floating point and complex dtype can require gradients".
+    "int_requires_grad": (("floating point dtype can require gradients", "floating point and complex dtype can require gradients"),
+                          "diag.int_requires_grad"),
+    "unused_input": (("appears to not have been used in the graph",), "diag.unused_input"),
+}
+
+
+def error_name(message: str) -> str | None:
+    for name, (texts, _) in AUTOGRAD_ERRORS.items():
+        if any(text in message for text in texts):
+            return name
+    return None
+
+
+def diagnose_error(message: str) -> str | None:
+    name = error_name(message or "")
+    return msg(AUTOGRAD_ERRORS[name][1]) if name else None
+
+
+@dataclass
+class Context:
+    """What a check knows that helps name a mistake."""
+
+    holder: Any = None  # TensorRecord whose .grad was compared
+    role: str | None = None  # "leaf" or "intermediate"
+    ones_vjp: Any = None  # the VJP with a vector of ones, when grad_outputs were given
+    mean_over: int | None = None  # elements a mean loss averages over
+    calls: int | None = None  # backward calls the task asked for
+    order: int = 1  # derivative order
+    parameter_shape: tuple | None = None  # for broadcasting mistakes
+
+
+def _constant_ratio(produced, expected):
+    """The c with produced == c * expected, when there is one."""
+    import torch
+
+    mask = expected.abs() > 1e-6 * max(1.0, float(expected.abs().max()))
+    if int(mask.sum()) == 0:
+        return None
+    ratios = produced[mask] / expected[mask]
+    c = float(ratios.median())
+    if not torch.allclose(produced, c * expected, rtol=1e-4, atol=1e-6 * max(1.0, abs(c))):
+        return None
+    return c
+
+
+def _near_int(x: float, tol: float = 1e-3) -> int | None:
+    k = round(x)
+    return k if abs(x - k) <= tol * max(1.0, abs(k)) else None
+
+
+def diagnose_none(context: Context) -> str:
+    holder = context.holder
+    if context.order >= 2:
+        return msg("diag.no_create_graph")
+    if context.role == "intermediate":
+        return msg("diag.none_intermediate")
+    if holder is not None and not holder.is_leaf:
+        if context.role == "leaf" or holder.grad_fn:
+            return msg("diag.none_not_leaf", grad_fn=holder.grad_fn)
+        return msg("diag.none_intermediate")
+    return msg("diag.none_leaf")
+
+
+def diagnose_values(produced, expected, context: Context) -> str | None:
+    """Both are float64 tensors on the CPU; shapes may differ."""
+    import torch
+
+    if produced.shape != expected.shape:
+        if context.parameter_shape is not None or produced.numel() > expected.numel():
+            try:
+                if torch.broadcast_shapes(produced.shape, expected.shape) == produced.shape:
+                    return msg("diag.broadcast", got=tuple(produced.shape), expected=tuple(expected.shape))
+            except RuntimeError:
+                pass
+        if produced.dim() == 2 and produced.shape == expected.shape[::-1] and torch.allclose(produced.T, expected):
+            return msg("diag.transpose")
+        return None
+    if context.order >= 2 and expected.abs().max() > 0 and produced.abs().max() == 0:
+        return msg("diag.second_zero")
+    if context.ones_vjp is not None and context.ones_vjp.shape == produced.shape and \
+            not torch.allclose(context.ones_vjp, expected) and torch.allclose(produced, context.ones_vjp, rtol=1e-5, atol=1e-8):
+        return msg("diag.ones")
+    c = _constant_ratio(produced, expected)
+    if c is not None:
+        k = _near_int(c)
+        if k == -1:
+            return msg("diag.sign")
+        if k is not None and k >= 2:
+            if context.mean_over is not None and k == context.mean_over:
+                return msg("diag.mean_sum", k=k)
+            return msg("diag.multiple", k=k)
+        if c > 0:
+            inverse = _near_int(1.0 / c)
+            if inverse is not None and inverse >= 2 and (context.calls is None or inverse == context.calls):
+                return msg("diag.fraction", k=inverse)
+            if context.mean_over and inverse == context.mean_over:
+                return msg("diag.fraction", k=inverse)
+    if produced.dim() == 2 and produced.shape[0] == produced.shape[1] and produced.shape[0] > 1 \
+            and torch.allclose(produced.T, expected, rtol=1e-5, atol=1e-8):
+        return msg("diag.transpose")
+    return None

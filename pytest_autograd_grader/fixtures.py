@@ -1,0 +1,94 @@
+"""The fixtures exercise authors use: ``submission``, ``autograd``,
+``grade_device`` and ``grade_rng``.
+
+They work without ``--grade`` too (plain pytest, student code inline), so an
+author can run a checks file like any test file. torch is imported inside the
+fixtures, never at module level.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .state import CREDIT, EXECUTOR, SEED, Credit, state_of
+
+
+def run_seed(config: pytest.Config) -> int:
+    state = state_of(config)
+    if state is not None:
+        return state.settings.seed
+    seed = config.stash.get(SEED, None)
+    if seed is None:
+        from .options import _value, parse_seed
+
+        seed = config.stash[SEED] = parse_seed(_value(config, "grade_seed"))[0]
+    return seed
+
+
+def executor_for(config: pytest.Config):
+    """One executor per pytest process, closed when the session ends."""
+    executor = config.stash.get(EXECUTOR, None)
+    if executor is None:
+        state = state_of(config)
+        if state is not None and not state.settings.inline:
+            from .sandbox import SandboxExecutor
+
+            executor = SandboxExecutor(memory_mb=state.settings.memory_mb)
+        else:
+            from .submission import InlineExecutor
+
+            executor = InlineExecutor()
+        config.stash[EXECUTOR] = executor
+        config.add_cleanup(executor.close)
+    return executor
+
+
+@pytest.fixture
+def grade_device(request: pytest.FixtureRequest) -> str:
+    """The device this check's tensors live on ("cpu" or "cuda")."""
+    from .devices import cuda_available, prepare
+
+    device = getattr(request, "param", "cpu")
+    if device == "cuda" and not cuda_available():
+        pytest.skip("CUDA was asked for (--grade-device cuda) but torch.cuda.is_available() is False on this machine")
+    prepare(device)
+    return device
+
+
+def _device_of(request: pytest.FixtureRequest) -> str:
+    return request.getfixturevalue("grade_device") if "grade_device" in request.fixturenames else "cpu"
+
+
+@pytest.fixture
+def grade_rng(request: pytest.FixtureRequest):
+    """Generators seeded from the run's seed and this check's id."""
+    from .seeding import GradeRng, check_seed
+
+    return GradeRng.create(check_seed(run_seed(request.config), request.node.nodeid), device=_device_of(request))
+
+
+@pytest.fixture
+def submission(request: pytest.FixtureRequest):
+    """``submission("leaf")`` returns a proxy to the student's ``leaf.py``."""
+    from .submission import Submission
+
+    state = state_of(request.config)
+    directory = state.settings.submission if state is not None and state.settings.submission else Path(request.path).parent
+    timeout = state.settings.timeout if state is not None else 10.0
+    executor = executor_for(request.config)
+
+    def load(module: str) -> Submission:
+        return Submission(executor, Path(directory).resolve(), module, timeout)
+
+    return load
+
+
+@pytest.fixture
+def autograd(request: pytest.FixtureRequest):
+    """Comparisons against torch.autograd, diagnoses and partial credit."""
+    from .compare import Autograd
+
+    credit = request.node.stash.setdefault(CREDIT, Credit())
+    return Autograd(device=_device_of(request), credit=credit)

@@ -1,0 +1,113 @@
+"""Every sentence the grader says to a student or an instructor.
+
+Code refers to messages by id and fills in named fields; a second language is
+a second dict with the same keys, chosen with ``set_language``.
+"""
+
+from __future__ import annotations
+
+EN: dict[str, str] = {
+    # -- usage errors (instructor) -----------------------------------------
+    "usage.submission_missing": "--grade-submission: the directory {path!r} does not exist; pass the folder that holds the student's modules",
+    "usage.submission_not_dir": "--grade-submission: {path!r} is a file, not a directory; pass the folder that holds the student's modules",
+    "usage.seed": "--grade-seed: {value!r} is not a seed; use a whole number such as 1234, or 'random'",
+    "usage.report_dir": "{option}: cannot write {path!r} because the directory {directory!r} does not exist; create it or choose another path",
+    "usage.report_unwritable": "{option}: cannot write {path!r}: the directory {directory!r} is not writable",
+    "usage.report_is_dir": "{option}: {path!r} is a directory; give a file name such as {path}/report.json",
+    "usage.fail_under": "--grade-fail-under: {value!r} is not a percentage; use a number from 0 to 100",
+    "usage.timeout": "--grade-timeout: {value!r} is not a number of seconds; use a positive number such as 10",
+    "usage.device": "--grade-device: {value!r} is not a device; use cpu, cuda, auto or all",
+    "usage.memory": "--grade-memory: {value!r} is not a size in megabytes; use a positive whole number such as 4096",
+    # -- marker problems (instructor) --------------------------------------
+    "marker.no_concept": "{where}: this check has no concept; add @pytest.mark.grade(concept=...) with one of: {known}",
+    "marker.unknown_concept": "{where}: unknown concept {concept!r}; use one of: {known} (or add it with the pytest_grade_concepts hook)",
+    "marker.bad_points": "{where}: points must be a positive number, got {points!r}",
+    "marker.bad_hidden": "{where}: hidden must be True or False, got {hidden!r}",
+    "marker.positional": "{where}: use keyword arguments, as in @pytest.mark.grade(concept='leaf', points=2)",
+    "collect.error": "could not load the checks in {path}; none of them were graded:\n{detail}",
+    # -- report lines ------------------------------------------------------
+    "feedback.hidden": "A hidden check on '{title}' failed.",
+    "feedback.header": "[{title}] {what}",
+    "feedback.did_not_finish": "the check did not finish",
+    "header": "grade: seed {seed} (reproduce with --grade-seed {seed}), device {device}, submission {submission}",
+    "summary.title": "grade",
+    "summary.total": "TOTAL",
+    "summary.json": "report written to {path}",
+    "summary.fail_under": "total {percent:.1f}% is {relation} the required {required:.1f}%",
+    "summary.errors": "{count} check(s) are broken (status error); ask your instructor:",
+    # -- the student's side ------------------------------------------------
+    "student.module_missing": "could not find {module}.py in {directory}: create it (start from the exercise file) and keep that file name",
+    "student.syntax_error": "{module}.py has a syntax error at line {line}: {message}\n    {code}",
+    "student.import_error": "{module}.py could not be loaded: {type}: {message}{where}",
+    "student.not_implemented": "not implemented yet: {module}.{function}",
+    "student.no_function": "{module}.py has no function {function!r}; keep the names of the exercise file",
+    "student.raised": "{module}.{function} raised {type}: {message}{where}",
+    "student.where": " (at {file}:{line}: {code})",
+    "student.unsupported_return": "{module}.{function} returned a {type}, which cannot be graded; return tensors, numbers, strings or lists, tuples and dicts of these",
+    "student.bad_argument": "this check passes {type} to the student's function, which cannot cross to the student's code; pass tensors, numbers, strings, containers or module-level functions (check author: fix the check)",
+    "student.lambda": "this check passes {name} to the student's function, but only module-level functions can be passed by name (check author: define it at module level)",
+    "student.timeout": "{module}.{function} did not finish within {seconds:g} s: look for a loop that never ends",
+    "student.crashed": "the process running {module}.{function} died ({how}) while running your code",
+    "student.exit": "{module}.{function} called sys.exit({code}); return a value instead of exiting",
+    "student.interrupt": "{module}.{function} raised KeyboardInterrupt; remove it from your code",
+    "student.memory": "{module}.{function} ran out of memory (limit {limit} MB): avoid building huge tensors",
+    "student.output": "\nwhat your code printed:\n{output}",
+    # -- comparisons -------------------------------------------------------
+    "cmp.mismatch": "{what}: values differ from torch.autograd",
+    "cmp.expected": "  expected {desc}",
+    "cmp.produced": "  produced {desc}",
+    "cmp.largest": "  largest difference {diff:.3g} at index {index} (tolerance: rtol {rtol:g}, atol {atol:g})",
+    "cmp.not_tensor": "{what}: expected a tensor, got {got}",
+    "cmp.none": "{what}: expected a gradient, got None",
+    "cmp.shape": "{what}: expected shape {expected}, got shape {got}",
+    "cmp.dtype": "{what}: expected dtype {expected}, got {got}",
+    "cmp.device": "{what}: expected a tensor on {expected}, got one on {got}; keep tensors on the device they came from",
+    "cmp.nonfinite": "{what}: contains {kind} values",
+    "cmp.count": "{what}: expected {expected} values, got {got}",
+    "cmp.container": "{what}: expected {expected}, got {got}",
+    "cmp.value": "{what}: expected {expected!r}, got {got!r}",
+    "cmp.meta": "{what}: expected {field} = {expected!r}, got {got!r}",
+    "cmp.no_error": "{what}: expected PyTorch's error '{text}', but no error was raised",
+    "cmp.wrong_error": "{what}: expected PyTorch's error '{text}', got {type}: {message}",
+    "cmp.not_error": "{what}: expected the caught error '{text}', got {got}",
+    "cmp.gradcheck": "{what}: gradcheck failed: the backward does not agree with finite differences of the forward\n{detail}",
+    "cmp.parts": "{passed:g} of {total:g} parts right",
+    "cmp.credit": "partial credit: {fraction:.0%} of the points",
+    # -- diagnoses ---------------------------------------------------------
+    "diag.multiple": "Likely mistake: the gradient is {k} times too large. .grad adds up over backward calls: zero it (x.grad = None or optimizer.zero_grad()) before each backward.",
+    "diag.mean_sum": "Likely mistake: the gradient is {k} times too large, and {k} is the number of elements averaged: you used a sum where a mean was asked (or dropped the 1/N).",
+    "diag.fraction": "Likely mistake: the gradient is 1/{k} of the expected one. Accumulation was asked for: do not zero .grad between the {k} backward calls.",
+    "diag.ones": "Likely mistake: this is the vector-Jacobian product with a vector of ones. Pass the given gradient (grad_tensors / gradient=v) instead of calling .sum() or using torch.ones_like.",
+    "diag.sign": "Likely mistake: the sign is flipped; check the direction of a subtraction in your chain rule.",
+    "diag.transpose": "Likely mistake: the gradient is transposed; for y = x @ W, dL/dx = g @ W.T and dL/dW = x.T @ g.",
+    "diag.none_leaf": "Likely mistake: this leaf has no gradient. It was not part of the graph that backward ran through: make it with requires_grad=True and use it in the computation before calling backward.",
+    "diag.none_not_leaf": "Likely mistake: this tensor was made by an operation (it has grad_fn {grad_fn}), so it is not a leaf and does not keep .grad. Create parameters directly, e.g. torch.randn(..., requires_grad=True), or move them with .to() before setting requires_grad.",
+    "diag.none_intermediate": "Likely mistake: an intermediate tensor keeps its gradient only if you call .retain_grad() on it before backward.",
+    "diag.no_create_graph": "Likely mistake: the second derivative is missing. Pass create_graph=True to torch.autograd.grad (or backward) so the first gradient is itself differentiable.",
+    "diag.second_zero": "Likely mistake: the second derivative is zero everywhere: the first gradient was detached from the graph. Compute it with create_graph=True.",
+    "diag.requires_grad": "Likely mistake: the tensor has no graph. It was made under torch.no_grad(), after .detach(), .item() or a numpy round trip, or from a leaf without requires_grad=True.",
+    "diag.backward_twice": "Likely mistake: the graph's saved tensors were freed by the first backward. Pass retain_graph=True to every backward except the last.",
+    "diag.inplace_leaf": "Likely mistake: a leaf that requires grad was changed in place. Do parameter updates inside `with torch.no_grad():`.",
+    "diag.inplace_saved": "Likely mistake: a tensor that backward needs was changed in place. Use an out-of-place operation (y = y * 2 instead of y *= 2) or clone it first.",
+    "diag.implicit_grad": "Likely mistake: backward on a non-scalar needs a gradient argument: y.backward(gradient=v) or torch.autograd.backward(y, grad_tensors=v).",
+    "diag.shape_mismatch": "Likely mistake: the gradient passed to backward must have the shape of the output it belongs to.",
+    "diag.int_requires_grad": "Likely mistake: only floating point tensors can require gradients; make it with dtype=torch.float32 or float64.",
+    "diag.nonleaf_requires_grad": "Likely mistake: requires_grad can only be set on leaves; set it where the tensor is created.",
+    "diag.unused_input": "Likely mistake: an input was not used to compute the output; pass allow_unused=True or leave it out of inputs.",
+    "diag.fanout": "Likely mistake: a node used more than once gets only part of its gradient; accumulate with += instead of assigning with =.",
+    "diag.broadcast": "Likely mistake: the gradient has the broadcast shape {got} instead of the parameter's shape {expected}; sum over the broadcast axes in backward.",
+    "diag.nonleaf_grad_kept": "Likely mistake: intermediate nodes still hold .grad after backward; only leaves should keep their gradient.",
+    "diag.gradcheck_float32": "Likely mistake: gradcheck needs float64 inputs; float32 finite differences are too coarse.",
+}
+
+_catalogue: dict[str, str] = EN
+
+
+def set_language(catalogue: dict[str, str]) -> None:
+    """Use another catalogue; ids it lacks fall back to English."""
+    global _catalogue
+    _catalogue = {**EN, **catalogue}
+
+
+def msg(key: str, **fields: object) -> str:
+    return _catalogue[key].format(**fields)

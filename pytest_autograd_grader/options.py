@@ -1,0 +1,154 @@
+"""Command-line options, their ini keys, and validating them into Settings.
+
+Every ``--grade-x`` option is also the ini key ``grade_x``; the command line
+wins. Bad values are usage errors before anything is graded.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from .messages import msg
+
+DEVICES = ("cpu", "cuda", "auto", "all")
+
+# (flag, ini type, help). The dest of "--grade-x" is "grade_x", as is the ini key.
+OPTIONS: tuple[tuple[str, str, str], ...] = (
+    ("--grade", "bool", "grade the checks: per-concept scores, report files, student code run in sandboxed workers"),
+    ("--grade-submission", "string", "directory the student's modules are loaded from (default: the directory of each checks file)"),
+    ("--grade-device", "string", "device for tensors: cpu, cuda, auto (cuda when available) or all (every available device); default cpu"),
+    ("--grade-seed", "string", "seed of the random inputs: a whole number, or 'random' (the default); printed in the header"),
+    ("--grade-timeout", "string", "wall-clock limit in seconds for student code in one check (default 10)"),
+    ("--grade-memory", "string", "memory limit in megabytes for a worker running student code (default 4096)"),
+    ("--grade-json", "string", "write the JSON report (schema pytest-autograd-grader/1) to this path"),
+    ("--grade-gradescope", "string", "write a Gradescope results.json to this path"),
+    ("--grade-fail-under", "string", "exit 0 when the total percent is at least this, else 1"),
+    ("--grade-inline", "bool", "UNSAFE, for check authors debugging with pdb: run student code inside the pytest process"),
+)
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("grade", "autograd grading (pytest-autograd-grader)")
+    for flag, ini_type, help_text in OPTIONS:
+        dest = flag[2:].replace("-", "_")
+        if ini_type == "bool":
+            group.addoption(flag, action="store_true", default=None, dest=dest, help=help_text)
+        else:
+            group.addoption(flag, action="store", default=None, dest=dest, metavar=dest.split("_", 1)[-1].upper(), help=help_text)
+        parser.addini(dest, help_text, type=ini_type, default=None)
+
+
+def _value(config: pytest.Config, dest: str):
+    value = config.getoption(dest)
+    if value is None:
+        value = config.getini(dest)
+    if isinstance(value, str):
+        value = value.strip() or None
+    return value
+
+
+def grading_enabled(config: pytest.Config) -> bool:
+    return bool(_value(config, "grade"))
+
+
+@dataclass(frozen=True)
+class Settings:
+    submission: Path | None
+    device: str
+    seed: int
+    seed_was_random: bool
+    timeout: float
+    memory_mb: int
+    json_path: Path | None
+    gradescope_path: Path | None
+    fail_under: float | None
+    inline: bool
+
+
+def _report_path(option: str, value: str | None, rootpath: Path) -> Path | None:
+    if not value:
+        return None
+    path = Path(value)
+    if not path.is_absolute():
+        path = Path(os.getcwd()) / path
+    if path.is_dir():
+        raise pytest.UsageError(msg("usage.report_is_dir", option=option, path=value))
+    directory = path.parent
+    if not directory.is_dir():
+        raise pytest.UsageError(msg("usage.report_dir", option=option, path=value, directory=str(directory)))
+    if not os.access(directory, os.W_OK):
+        raise pytest.UsageError(msg("usage.report_unwritable", option=option, path=value, directory=str(directory)))
+    return path
+
+
+def _number(value, key: str, *, low: float, high: float | None = None, low_inclusive: bool = True) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise pytest.UsageError(msg(key, value=value)) from None
+    too_low = number < low if low_inclusive else number <= low
+    if too_low or (high is not None and number > high) or number != number:
+        raise pytest.UsageError(msg(key, value=value))
+    return number
+
+
+def parse_seed(value) -> tuple[int, bool]:
+    if value is None or str(value).strip().lower() == "random":
+        return random.Random().getrandbits(32), True
+    try:
+        seed = int(str(value).strip())
+    except ValueError:
+        raise pytest.UsageError(msg("usage.seed", value=value)) from None
+    if seed < 0:
+        raise pytest.UsageError(msg("usage.seed", value=value))
+    return seed, False
+
+
+def read_settings(config: pytest.Config) -> Settings:
+    """Validate every grading option; raise UsageError naming the bad one."""
+    submission = _value(config, "grade_submission")
+    submission_path = None
+    if submission:
+        submission_path = Path(submission)
+        if not submission_path.is_absolute():
+            submission_path = Path(os.getcwd()) / submission_path
+        if not submission_path.exists():
+            raise pytest.UsageError(msg("usage.submission_missing", path=submission))
+        if not submission_path.is_dir():
+            raise pytest.UsageError(msg("usage.submission_not_dir", path=submission))
+        submission_path = submission_path.resolve()
+
+    device = (_value(config, "grade_device") or "cpu").lower()
+    if device not in DEVICES:
+        raise pytest.UsageError(msg("usage.device", value=device))
+
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None and "grade_seed" in workerinput:
+        # An xdist worker grades with the controller's seed.
+        seed, was_random = workerinput["grade_seed"], workerinput["grade_seed_was_random"]
+    else:
+        seed, was_random = parse_seed(_value(config, "grade_seed"))
+
+    timeout = _number(_value(config, "grade_timeout") or 10, "usage.timeout", low=0, low_inclusive=False)
+    memory = _number(_value(config, "grade_memory") or 4096, "usage.memory", low=1)
+    fail_under = _value(config, "grade_fail_under")
+    if fail_under is not None:
+        fail_under = _number(fail_under, "usage.fail_under", low=0, high=100)
+
+    return Settings(
+        submission=submission_path,
+        device=device,
+        seed=int(seed),
+        seed_was_random=bool(was_random),
+        timeout=timeout,
+        memory_mb=int(memory),
+        json_path=_report_path("--grade-json", _value(config, "grade_json"), config.rootpath),
+        gradescope_path=_report_path("--grade-gradescope", _value(config, "grade_gradescope"), config.rootpath),
+        fail_under=fail_under,
+        inline=bool(_value(config, "grade_inline")),
+    )

@@ -1,0 +1,41 @@
+"""Exceptions that decide a check's status.
+
+``GradeFailure`` (an AssertionError) means the student's answer is wrong;
+its subclass ``StudentFailure`` carries ``timeout`` or ``crashed`` when the
+student's code hung or died. Any other exception escaping a check is the
+check's own bug and makes it ``error``; ``CheckError`` says so explicitly.
+"""
+
+from __future__ import annotations
+
+
+class GradeFailure(AssertionError):
+    grade_status = "failed"
+
+    def __init__(self, feedback: str, *, status: str = "failed", fraction: float | None = None):
+        super().__init__(feedback)
+        self.feedback = feedback
+        self.grade_status = status
+        self.fraction = fraction  # partial credit earned despite failing
+
+
+class StudentFailure(GradeFailure):
+    """The student's code could not be loaded, raised, hung or crashed."""
+
+    def __init__(self, feedback: str, *, status: str = "failed", error_type: str = "", message: str = ""):
+        super().__init__(feedback, status=status)
+        self.error_type = error_type
+        self.message = message
+
+
+class CheckError(Exception):
+    """The check itself is wrong (an instructor's or exercise author's bug)."""
+
+    grade_status = "error"
+
+
+def status_of(exc: BaseException) -> str:
+    status = getattr(exc, "grade_status", None)
+    if status in ("failed", "timeout", "crashed", "error"):
+        return status
+    return "failed" if isinstance(exc, AssertionError) else "error"

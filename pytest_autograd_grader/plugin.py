@@ -1,0 +1,310 @@
+"""The pytest11 entry point: options, the ``grade`` marker and the hooks that
+turn test reports into a gradebook.
+
+This module imports neither torch nor numpy; they are imported only once a
+graded session or a grading fixture needs them.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from . import hookspecs, options
+from .concepts import BUILTIN_CONCEPTS, Concept, merge_concepts
+from .fixtures import autograd, grade_device, grade_rng, submission  # noqa: F401  (fixtures)
+from .messages import msg
+from .outcomes import CheckError, status_of
+from .reporters import gradescope_results, table_lines, write_json_atomic
+from .scoring import CheckResult, CheckSpec, Gradebook
+from .state import CREDIT, SPEC, STATE, GradeState, state_of
+
+MARKER_HELP = (
+    "grade(concept, points=1, hidden=False): a graded check of an autograd concept; "
+    "also usable as a module-level pytestmark"
+)
+JSON_REWRITE_INTERVAL_S = 1.0
+
+
+# -- set-up ---------------------------------------------------------------
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    options.add_options(parser)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", MARKER_HELP)
+    if not options.grading_enabled(config):
+        return
+    settings = options.read_settings(config)
+    state = GradeState(settings=settings, is_worker=hasattr(config, "workerinput"))
+    config.stash[STATE] = state
+    # One broken checks file must not stop the others from being graded.
+    config.option.continue_on_collection_errors = True
+    config.pluginmanager.register(GradingSession(config, state), "grade-session")
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_XdistSeed(settings), "grade-xdist-seed")
+
+
+class _XdistSeed:
+    def __init__(self, settings: options.Settings):
+        self.settings = settings
+
+    def pytest_configure_node(self, node) -> None:
+        node.workerinput["grade_seed"] = self.settings.seed
+        node.workerinput["grade_seed_was_random"] = self.settings.seed_was_random
+
+
+def known_concepts(config: pytest.Config) -> dict[str, Concept]:
+    state = state_of(config)
+    if state is not None and state.concepts is not None:
+        return state.concepts
+    concepts = merge_concepts(config.hook.pytest_grade_concepts(config=config))
+    if state is not None:
+        state.concepts = concepts
+    return concepts
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_grade_concepts(config: pytest.Config) -> list[Concept]:
+    return list(BUILTIN_CONCEPTS)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_grade_check_result(item: pytest.Item, result: CheckResult) -> CheckResult:
+    return result
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_grade_gradebook(config: pytest.Config, gradebook: Gradebook) -> None:
+    _write_reports(config, gradebook)
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    state = state_of(config)
+    if state is None:
+        return None
+    s = state.settings
+    return msg("header", seed=s.seed, device=s.device,
+               submission=str(s.submission) if s.submission else "beside each checks file")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "grade_device" in metafunc.fixturenames:
+        from .devices import device_params
+
+        setting = (options._value(metafunc.config, "grade_device") or "cpu").lower()
+        params = device_params(setting if setting in options.DEVICES else "cpu")
+        metafunc.parametrize("grade_device", params, ids=params, indirect=True)
+
+
+# -- the marker -----------------------------------------------------------
+
+def spec_of(item: pytest.Item) -> CheckSpec:
+    """The check's concept, points and visibility, merged from every ``grade``
+    marker on it (the closest one wins per keyword)."""
+    cached = item.stash.get(SPEC, None)
+    if cached is not None:
+        return cached
+    where = item.nodeid
+    kwargs: dict = {}
+    problem = None
+    for mark in reversed(list(item.iter_markers("grade"))):
+        if mark.args:
+            problem = msg("marker.positional", where=where)
+        kwargs.update(mark.kwargs)
+    concepts = known_concepts(item.config)
+    known = ", ".join(concepts)
+    concept = kwargs.get("concept")
+    points = kwargs.get("points", 1)
+    hidden = kwargs.get("hidden", False)
+    if problem is None:
+        if not concept:
+            problem = msg("marker.no_concept", where=where, known=known)
+        elif concept not in concepts:
+            problem = msg("marker.unknown_concept", where=where, concept=concept, known=known)
+        elif isinstance(points, bool) or not isinstance(points, (int, float)) or not points > 0:
+            problem = msg("marker.bad_points", where=where, points=points)
+        elif not isinstance(hidden, bool):
+            problem = msg("marker.bad_hidden", where=where, hidden=hidden)
+    valid_points = isinstance(points, (int, float)) and not isinstance(points, bool) and points > 0
+    spec = CheckSpec(concept=str(concept or ""), points=float(points) if valid_points else 0.0,
+                     hidden=hidden is True, problem=problem)
+    item.stash[SPEC] = spec
+    return spec
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if state_of(item.config) is None:
+        return
+    spec = spec_of(item)
+    if spec.problem:
+        raise CheckError(spec.problem)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function):
+    result = yield
+    credit = pyfuncitem.stash.get(CREDIT, None)
+    failure = credit.failure() if credit is not None else None
+    if failure is not None:
+        raise failure
+    return result
+
+
+# -- results --------------------------------------------------------------
+
+def _device_of(item: pytest.Item) -> str | None:
+    callspec = getattr(item, "callspec", None)
+    return callspec.params.get("grade_device") if callspec is not None else None
+
+
+def _crash_line(report: pytest.TestReport) -> str:
+    crash = getattr(report.longrepr, "reprcrash", None)
+    if crash is not None:
+        return crash.message
+    return str(report.longrepr or "").strip().splitlines()[-1] if report.longrepr else ""
+
+
+def _result_for(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestReport) -> CheckResult:
+    spec = spec_of(item)
+    concepts = known_concepts(item.config)
+    result = CheckResult(id=item.nodeid, concept=spec.concept, score=0.0, max_score=spec.points,
+                         status=None, hidden=spec.hidden, device=_device_of(item),
+                         duration_s=round(report.duration, 6))
+    exc = call.excinfo.value if call.excinfo is not None else None
+    if report.skipped:
+        result.status = "skipped"
+        result.max_score = 0.0
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else ""
+        result.feedback = reason.removeprefix("Skipped: ")
+    elif report.failed:
+        result.status = status_of(exc) if exc is not None else "error"
+        if report.when != "call" and result.status == "failed":
+            result.status = "error"  # a fixture's assert is the check's problem, not the student's
+        fraction = getattr(exc, "fraction", None) or 0.0
+        result.score = round(spec.points * fraction, 6)
+        result.feedback = getattr(exc, "feedback", None) or (spec.problem if isinstance(exc, CheckError) else _crash_line(report))
+    elif report.when == "call":
+        result.status = "passed"
+        result.score = spec.points
+    if result.feedback and result.status in ("failed", "timeout", "crashed"):
+        title = concepts[spec.concept].title if spec.concept in concepts else spec.concept
+        if spec.hidden:
+            result.feedback = msg("feedback.hidden", title=title)
+        else:
+            result.feedback = msg("feedback.header", title=title, what=result.feedback)
+    return result
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    report = yield
+    if state_of(item.config) is None:
+        return report
+    result = _result_for(item, call, report)
+    result = item.config.hook.pytest_grade_check_result(item=item, result=result)
+    report.grade = result.to_dict()
+    if report.when == "call" or (report.failed and report.when == "setup"):
+        report.user_properties.extend([
+            ("grade_concept", result.concept), ("grade_score", result.score),
+            ("grade_max_score", result.max_score), ("grade_status", result.status),
+        ])
+    if result.hidden and report.failed:
+        # A hidden check shows nothing of itself, not even its traceback.
+        report.longrepr = result.feedback or msg("feedback.hidden", title=result.concept)
+        report.sections = []
+    elif report.failed and result.status in ("failed", "timeout", "crashed"):
+        # The student needs the feedback once, not a traceback into the grader.
+        report.longrepr = result.feedback
+    return report
+
+
+class GradingSession:
+    """The session-wide hooks of a graded run, bound to its config (the
+    collection and log-report hooks receive no config of their own)."""
+
+    def __init__(self, config: pytest.Config, state: GradeState):
+        self.config = config
+        self.state = state
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        if self.state.is_worker:
+            return
+        import torch
+
+        from .devices import graded_devices
+
+        self.state.gradebook = Gradebook(
+            seed=self.state.settings.seed, devices=graded_devices(self.state.settings.device),
+            torch=torch.__version__.split("+")[0], concepts=known_concepts(self.config))
+        _write_reports(self.config, self.state.gradebook)
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed and self.state.gradebook is not None:
+            self.state.gradebook.add_error(
+                report.nodeid or "<collection>",
+                msg("collect.error", path=report.nodeid, detail=str(report.longrepr).strip()))
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        gradebook = self.state.gradebook
+        if gradebook is None:
+            return
+        longrepr = str(report.longrepr) if report.longrepr else ""
+        gradebook.record(report.nodeid, report.when, getattr(report, "grade", None), report.outcome, longrepr)
+        now = time.monotonic()
+        if report.when == "teardown" and now - self.state.last_write > JSON_REWRITE_INTERVAL_S:
+            # Keep the report on disk current, so a grader killed now still
+            # leaves every score earned so far (marked incomplete).
+            self.state.last_write = now
+            _write_reports(self.config, gradebook)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        gradebook = self.state.gradebook
+        if gradebook is None:
+            return
+        gradebook.finish()
+        self.config.hook.pytest_grade_gradebook(config=self.config, gradebook=gradebook)
+        required = self.state.settings.fail_under
+        if required is not None and exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            session.exitstatus = pytest.ExitCode.OK if gradebook.percent >= required else pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+        if self.state.gradebook is not None:
+            _summarize(terminalreporter, self.state, self.state.gradebook)
+
+
+def _write_reports(config: pytest.Config, gradebook: Gradebook) -> None:
+    state = state_of(config)
+    if state.settings.json_path is not None:
+        write_json_atomic(state.settings.json_path, gradebook.to_json())
+    if state.settings.gradescope_path is not None:
+        write_json_atomic(state.settings.gradescope_path, gradescope_results(gradebook))
+
+
+def _summarize(tr, state: GradeState, gradebook: Gradebook) -> None:
+    tr.section(msg("summary.title"), sep="=", bold=True)
+    for line in table_lines(gradebook):
+        tr.write_line(line)
+    errors = [c for c in gradebook.checks.values() if c.status == "error"]
+    if errors:
+        tr.write_line("")
+        tr.write_line(msg("summary.errors", count=len(errors)), red=True)
+        for check in errors:
+            first = check.feedback.strip().splitlines()[0] if check.feedback.strip() else ""
+            tr.write_line(f"  {check.id}: {first}")
+    if state.settings.fail_under is not None:
+        passed = gradebook.percent >= state.settings.fail_under
+        tr.write_line(msg("summary.fail_under", percent=gradebook.percent,
+                          relation="at or above" if passed else "below", required=state.settings.fail_under),
+                      green=passed, red=not passed)
+    for path in (state.settings.json_path, state.settings.gradescope_path):
+        if path is not None:
+            tr.write_line(msg("summary.json", path=path))

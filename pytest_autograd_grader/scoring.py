@@ -1,0 +1,159 @@
+"""Check results and the gradebook that sums them per concept.
+
+A check's result is computed where the check ran and travels on pytest's test
+report as a plain dict, so the controller of a pytest-xdist run adds up exactly
+what a single process would.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .concepts import Concept
+
+SCHEMA = "pytest-autograd-grader/1"
+STATUSES = ("passed", "failed", "error", "timeout", "crashed", "skipped")
+
+
+@dataclass
+class CheckSpec:
+    """What the ``grade`` marker says about one check."""
+
+    concept: str
+    points: float
+    hidden: bool
+    problem: str | None = None  # set when the marker is unusable
+
+
+@dataclass
+class CheckResult:
+    id: str
+    concept: str
+    score: float
+    max_score: float
+    status: str | None  # None while only the setup phase has been seen
+    feedback: str = ""
+    hidden: bool = False
+    device: str | None = None
+    duration_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "CheckResult":
+        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
+
+
+@dataclass
+class ConceptTotal:
+    id: str
+    title: str
+    score: float
+    max_score: float
+    checks: int
+    passed: int
+
+
+def _round(x: float) -> float:
+    # Scores are sums of fractions of points; rounding keeps totals identical
+    # whatever order the checks were added in.
+    return round(x + 0.0, 6)
+
+
+@dataclass
+class Gradebook:
+    seed: int
+    devices: list[str]
+    torch: str
+    concepts: dict[str, Concept] = field(default_factory=dict)
+    checks: dict[str, CheckResult] = field(default_factory=dict)
+    started: float = field(default_factory=time.monotonic)
+    duration_s: float = 0.0
+    complete: bool = False
+
+    # -- filling it in -------------------------------------------------
+    def record(self, nodeid: str, when: str, grade: dict | None, outcome: str, longrepr: str) -> None:
+        """Merge one phase's report into the check it belongs to."""
+        current = self.checks.get(nodeid)
+        if grade is None:
+            # A report we did not make: the xdist controller's report for an
+            # item whose worker died. The setup report told us what it was worth.
+            if current is not None and outcome == "failed" and current.status in (None, "passed"):
+                current.status = "crashed"
+                current.score = 0.0
+                current.feedback = longrepr or "the process running this check died"
+            return
+        result = CheckResult.from_dict(grade)
+        if current is None or when == "setup":
+            self.checks[nodeid] = result
+            return
+        if when == "call":
+            result.duration_s = _round(current.duration_s + result.duration_s)
+            self.checks[nodeid] = result
+        elif when == "teardown" and result.status not in (None, "passed") and current.status in (None, "passed"):
+            self.checks[nodeid] = result
+
+    def add_error(self, nodeid: str, feedback: str, concept: str = "", max_score: float = 0.0) -> None:
+        self.checks[nodeid] = CheckResult(
+            id=nodeid, concept=concept, score=0.0, max_score=max_score,
+            status="error", feedback=feedback,
+        )
+
+    # -- reading it ----------------------------------------------------
+    def graded(self) -> list[CheckResult]:
+        return [c for c in self.checks.values() if c.status not in ("skipped",)]
+
+    @property
+    def score(self) -> float:
+        return _round(sum(c.score for c in self.graded()))
+
+    @property
+    def max_score(self) -> float:
+        return _round(sum(c.max_score for c in self.graded()))
+
+    @property
+    def percent(self) -> float:
+        return _round(100.0 * self.score / self.max_score) if self.max_score else 0.0
+
+    def concept_totals(self) -> list[ConceptTotal]:
+        totals: dict[str, ConceptTotal] = {}
+        order = list(self.concepts)
+        for check in self.graded():
+            if not check.concept:
+                continue
+            concept = self.concepts.get(check.concept)
+            title = concept.title if concept else check.concept
+            total = totals.setdefault(check.concept, ConceptTotal(check.concept, title, 0.0, 0.0, 0, 0))
+            total.score = _round(total.score + check.score)
+            total.max_score = _round(total.max_score + check.max_score)
+            total.checks += 1
+            total.passed += check.status == "passed"
+        return sorted(totals.values(), key=lambda t: (order.index(t.id) if t.id in order else len(order), t.id))
+
+    def finish(self) -> None:
+        for check in self.checks.values():
+            if check.status is None:
+                # Set up but never reported a call: it did not run to the end.
+                check.status = "error"
+                check.score = 0.0
+                check.feedback = check.feedback or "the check did not finish"
+        self.duration_s = _round(time.monotonic() - self.started)
+        self.complete = True
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "complete": self.complete,
+            "score": self.score,
+            "max_score": self.max_score,
+            "percent": self.percent,
+            "seed": self.seed,
+            "devices": list(self.devices),
+            "torch": self.torch,
+            "duration_s": self.duration_s if self.complete else _round(time.monotonic() - self.started),
+            "concepts": [asdict(t) for t in self.concept_totals()],
+            "checks": [c.to_dict() for c in self.checks.values()],
+        }

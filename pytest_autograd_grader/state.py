@@ -1,0 +1,62 @@
+"""What a graded session keeps in ``config.stash`` and ``item.stash``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pytest
+
+from .messages import msg
+from .options import Settings
+from .outcomes import GradeFailure
+from .scoring import CheckSpec, Gradebook
+from .concepts import Concept
+
+@dataclass
+class GradeState:
+    settings: Settings
+    is_worker: bool
+    gradebook: Gradebook | None = None
+    concepts: dict[str, Concept] | None = None
+    last_write: float = 0.0
+
+@dataclass
+class Credit:
+    """Partial credit a check collected through the ``autograd`` fixture."""
+
+    explicit: float | None = None
+    explicit_feedback: str = ""
+    parts: list[tuple[float, GradeFailure | None]] = field(default_factory=list)
+
+    def fraction(self) -> float | None:
+        if self.explicit is not None:
+            return self.explicit
+        if not self.parts:
+            return None
+        total = sum(w for w, _ in self.parts)
+        return sum(w for w, failure in self.parts if failure is None) / total if total else 0.0
+
+    def failure(self) -> GradeFailure | None:
+        """The failure to raise at the end of a check that earned less than all."""
+        failures = [f for _, f in self.parts if f is not None]
+        fraction = self.fraction()
+        if not failures and (fraction is None or fraction >= 1):
+            return None
+        lines = [f.feedback for f in failures]
+        if self.parts:
+            total = sum(w for w, _ in self.parts)
+            passed = sum(w for w, f in self.parts if f is None)
+            lines.insert(0, msg("cmp.parts", passed=passed, total=total))
+        if self.explicit is not None:
+            lines.insert(0, self.explicit_feedback or msg("cmp.credit", fraction=self.explicit))
+        worst = next((f.grade_status for f in failures if f.grade_status != "failed"), "failed")
+        return GradeFailure("\n".join(lines), status=worst, fraction=fraction or 0.0)
+
+STATE = pytest.StashKey[GradeState]()
+SPEC = pytest.StashKey[CheckSpec]()
+CREDIT = pytest.StashKey[Credit]()
+EXECUTOR = pytest.StashKey[object]()
+SEED = pytest.StashKey[int]()
+
+def state_of(config: pytest.Config) -> GradeState | None:
+    return config.stash.get(STATE, None)

@@ -1,0 +1,177 @@
+"""The student's side of the boundary: load a student module, call one of its
+functions, and answer with plain data only.
+
+This runs wherever student code runs (a sandbox worker, or the pytest
+process in the unsafe inline mode) and never decides a verdict.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import importlib.util
+import io
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from .records import dumps, encode, loads
+
+OUTPUT_LIMIT = 4000
+
+
+class _CappedText(io.TextIOBase):
+    """Keeps the first OUTPUT_LIMIT characters of what student code prints."""
+
+    def __init__(self, limit: int = OUTPUT_LIMIT):
+        self.parts: list[str] = []
+        self.size = 0
+        self.limit = limit
+        self.dropped = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text) -> int:
+        text = str(text)
+        room = self.limit - self.size
+        if room > 0:
+            self.parts.append(text[:room])
+            self.size += min(room, len(text))
+        self.dropped += max(0, len(text) - max(room, 0))
+        return len(text)
+
+    def getvalue(self) -> str:
+        text = "".join(self.parts)
+        return text + (f"\n... ({self.dropped} more characters not shown)" if self.dropped else "")
+
+
+class Loader:
+    """Loads student modules from one directory, once each per process."""
+
+    def __init__(self, directory: str, unique_names: bool = False):
+        self.directory = str(Path(directory).resolve())
+        self.unique_names = unique_names
+        self.modules: dict[str, Any] = {}
+
+    def in_student_file(self, filename: str) -> bool:
+        try:
+            return os.path.abspath(filename).startswith(self.directory + os.sep)
+        except Exception:
+            return False
+
+    def load(self, module: str):
+        if module in self.modules:
+            return self.modules[module]
+        path = Path(self.directory) / f"{module}.py"
+        if not path.is_file():
+            raise _StageError({"stage": "missing", "module": module, "directory": self.directory})
+        name = f"_grade_submission_{abs(hash(self.directory))}_{module}" if self.unique_names else module
+        if self.directory not in sys.path:
+            sys.path.insert(0, self.directory)
+        spec = importlib.util.spec_from_file_location(name, path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        try:
+            spec.loader.exec_module(mod)
+        except SyntaxError as exc:
+            sys.modules.pop(name, None)
+            raise _StageError({"stage": "syntax", "module": module, "line": exc.lineno or 0,
+                               "message": exc.msg or str(exc), "code": (exc.text or "").strip()[:200]}) from None
+        except BaseException as exc:
+            sys.modules.pop(name, None)
+            raise _StageError({"stage": "import", "module": module,
+                               "error": encode(exc, self.in_student_file)}) from None
+        self.modules[module] = mod
+        return mod
+
+
+class _StageError(Exception):
+    def __init__(self, outcome: dict):
+        super().__init__(outcome.get("stage"))
+        self.outcome = outcome
+
+
+def _resolve(obj: Any, path: str):
+    for part in path.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def materialize(tree: Any) -> Any:
+    """Turn argument trees into live objects for student code: tensors become
+    fresh leaves, function references are imported."""
+    import torch
+
+    if type(tree) is not dict:
+        return tree
+    tag = tree.get("$")
+    if tag == "tensor":
+        return tree["data"].clone().requires_grad_(tree["requires_grad"])
+    if tag == "list":
+        return [materialize(x) for x in tree["items"]]
+    if tag == "tuple":
+        return tuple(materialize(x) for x in tree["items"])
+    if tag == "dict":
+        return {k: materialize(v) for k, v in zip(tree["keys"], tree["values"])}
+    if tag == "ndarray":
+        return tree["data"].numpy().copy()
+    if tag == "function":
+        try:
+            module = importlib.import_module(tree["module"])
+        except ImportError:
+            spec = importlib.util.spec_from_file_location(tree["module"], tree["file"])
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        return _resolve(module, tree["qualname"])
+    raise ValueError(f"cannot pass {tag!r} to student code")
+
+
+def _vjp(fn, args, grad_outputs):
+    """Run fn on leaves, then backpropagate grad_outputs through the student's
+    own graph (their custom backward included); return outputs and grads."""
+    import torch
+
+    out = fn(*args)
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    inputs = [a for a in args if isinstance(a, torch.Tensor) and a.requires_grad]
+    pairs = [(o, g) for o, g in zip(outs, grad_outputs) if isinstance(o, torch.Tensor) and o.requires_grad]
+    grads = torch.autograd.grad([o for o, _ in pairs], inputs, [g for _, g in pairs], allow_unused=True) if pairs else [None] * len(inputs)
+    return out, tuple(grads)
+
+
+def call(loader: Loader, module: str, function: str, payload: bytes, op: str = "call") -> bytes:
+    """Run one request; the answer is always bytes of plain data.
+
+    ``op`` is ``call`` (a function) or ``vjp`` (a function, then backward of
+    given output gradients through it).
+    """
+    output = _CappedText()
+    try:
+        mod = loader.load(module)
+        try:
+            target = _resolve(mod, function)
+        except AttributeError:
+            return dumps({"stage": "no_function", "module": module, "function": function})
+        request = loads(payload)
+        args = materialize(request["args"])
+        kwargs = materialize(request["kwargs"])
+        with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
+            if op == "vjp":
+                value = _vjp(target, args, materialize(request["grad_outputs"]))
+            else:
+                value = target(*args, **kwargs)
+        return dumps({"stage": "ok", "value": encode(value, loader.in_student_file), "output": output.getvalue()})
+    except _StageError as exc:
+        return dumps({**exc.outcome, "output": output.getvalue()})
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, (int, str, type(None))) else repr(exc.code)
+        return dumps({"stage": "exit", "module": module, "function": function, "code": code, "output": output.getvalue()})
+    except KeyboardInterrupt:
+        return dumps({"stage": "interrupt", "module": module, "function": function, "output": output.getvalue()})
+    except MemoryError:
+        return dumps({"stage": "memory", "module": module, "function": function, "output": output.getvalue()})
+    except BaseException as exc:
+        return dumps({"stage": "raised", "module": module, "function": function,
+                      "error": encode(exc, loader.in_student_file), "output": output.getvalue()})

@@ -1,0 +1,105 @@
+"""Shared helpers: run the grader in-process with pytester and read back
+the JSON report, the way an instructor's CI would."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy  # noqa: F401
+import pytest
+import torch  # noqa: F401
+from _pytest import pytester as _pytester
+
+# pytester forgets every module first imported during an in-process run.
+# torch imports parts of itself lazily (torch.testing pulls in
+# torch.distributed on a failed comparison), and registering its operator
+# libraries twice fails or crashes the interpreter, so torch and numpy are
+# kept across runs.
+_KEEP = ("torch", "numpy", "functorch", "sympy", "mpmath", "networkx", "jinja2", "filelock", "fsspec")
+_snapshot_init = _pytester.SysModulesSnapshot.__init__
+
+
+def _keep_heavy_modules(self, preserve=None):
+    def keep(name: str) -> bool:
+        return name.split(".")[0] in _KEEP or (preserve is not None and preserve(name))
+
+    _snapshot_init(self, preserve=keep)
+
+
+_pytester.SysModulesSnapshot.__init__ = _keep_heavy_modules
+
+pytest_plugins = ["pytester"]
+
+REPO = Path(__file__).resolve().parent.parent
+EXERCISES = REPO / "exercises"
+SOLUTIONS = REPO / "solutions"
+
+
+@dataclass
+class Graded:
+    result: pytest.RunResult
+    report: dict
+
+    @property
+    def text(self) -> str:
+        return self.result.stdout.str()
+
+    @property
+    def checks(self) -> dict[str, dict]:
+        return {c["id"]: c for c in self.report["checks"]}
+
+    def concept(self, concept_id: str) -> dict:
+        return next(c for c in self.report["concepts"] if c["id"] == concept_id)
+
+    def check(self, name: str) -> dict:
+        """The one check whose id contains ``name``."""
+        found = [c for c in self.report["checks"] if name in c["id"]]
+        assert len(found) == 1, f"{name!r} matches {[c['id'] for c in found]}"
+        return found[0]
+
+
+def run_grader(pytester: pytest.Pytester, *args: str, report: str = "report.json") -> Graded:
+    result = pytester.runpytest("--grade", "--grade-json", report, "-p", "no:cacheprovider", *args)
+    path = pytester.path / report
+    data = json.loads(path.read_text()) if path.exists() else {}
+    return Graded(result, data)
+
+
+@pytest.fixture
+def grade_topics(pytester: pytest.Pytester):
+    """Grade the curriculum's checks for ``topics`` against a submission made
+    of the reference solutions, where ``stubs`` use the untouched exercise
+    files and ``modules`` maps a module name to replacement source code."""
+
+    def run(topics, *args: str, stubs=(), modules: dict[str, str] | None = None) -> Graded:
+        checks = pytester.path / "checks"
+        student = pytester.path / "student"
+        checks.mkdir(exist_ok=True)
+        student.mkdir(exist_ok=True)
+        for topic in topics:
+            shutil.copy(EXERCISES / f"test_{topic}.py", checks / f"test_{topic}.py")
+            source = EXERCISES if topic in stubs else SOLUTIONS
+            shutil.copy(source / f"{topic}.py", student / f"{topic}.py")
+        for name, text in (modules or {}).items():
+            (student / f"{name}.py").write_text(text)
+        return run_grader(pytester, "checks", "--grade-submission", "student", *args)
+
+    return run
+
+
+def solution_with(topic: str, function: str, replacement: str) -> str:
+    """The reference solution of ``topic`` with one function replaced by
+    ``replacement`` (source code defining that function)."""
+    import ast
+
+    source = (SOLUTIONS / f"{topic}.py").read_text()
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == function:
+            start = (node.decorator_list[0].lineno if node.decorator_list else node.lineno) - 1
+            return "".join(lines[:start]) + replacement.strip("\n") + "\n" + "".join(lines[node.end_lineno:])
+    raise AssertionError(f"{function} not found in solutions/{topic}.py")

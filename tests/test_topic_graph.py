@@ -1,0 +1,40 @@
+"""The `graph` topic: solutions pass, stubs say "not implemented", and
+plausible mistakes get their diagnosis."""
+
+from conftest import solution_with
+
+
+def test_solution_scores_full_marks(grade_topics):
+    graded = grade_topics(["graph"])
+    assert graded.report["percent"] == 100.0
+    assert {c["status"] for c in graded.report["checks"]} == {"passed"}
+
+
+def test_stub_scores_zero_with_not_implemented(grade_topics):
+    graded = grade_topics(["graph"], stubs=["graph"])
+    assert graded.report["score"] == 0
+    for check in graded.report["checks"]:
+        assert check["status"] == "failed"
+        assert "not implemented yet: graph." in check["feedback"]
+
+
+def test_flipped_sign_is_diagnosed(grade_topics):
+    wrong = solution_with("graph", "hand_gradients", """
+def hand_gradients(x, w):
+    return -(2 * w + x + 1), w + 1
+""")
+    graded = grade_topics(["graph"], modules={"graph": wrong})
+    check = graded.check("test_hand_gradients")
+    assert check["status"] == "failed"
+    assert "dy/dw" in check["feedback"] and "sign is flipped" in check["feedback"]
+
+
+def test_repeated_backward_without_zeroing_is_diagnosed(grade_topics):
+    wrong = solution_with("graph", "autograd_gradients", """
+def autograd_gradients(x, w):
+    for _ in range(2):
+        ((x + w) * (w + 1)).sum().backward()
+    return w.grad, x.grad
+""")
+    graded = grade_topics(["graph"], modules={"graph": wrong})
+    assert "2 times too large" in graded.check("test_autograd_gradients")["feedback"]
