@@ -24,7 +24,7 @@ EN: dict[str, str] = {
     "marker.bad_points": "{where}: points must be a positive number, got {points!r}",
     "marker.bad_hidden": "{where}: hidden must be True or False, got {hidden!r}",
     "marker.positional": "{where}: use keyword arguments, as in @pytest.mark.grade(concept='leaf', points=2)",
-    "collect.error": "could not load the checks in {path}; none of them were graded:\n{detail}",
+    "collect.error": "could not load the checks in {path} ({cause}); none of them were graded:\n{detail}",
     # -- report lines ------------------------------------------------------
     "feedback.hidden": "A hidden check on '{title}' failed.",
     "feedback.header": "[{title}] {what}",

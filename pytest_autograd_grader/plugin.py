@@ -7,6 +7,7 @@ graded session or a grading fixture needs them.
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -248,9 +249,9 @@ class GradingSession:
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed and self.state.gradebook is not None:
-            self.state.gradebook.add_error(
-                report.nodeid or "<collection>",
-                msg("collect.error", path=report.nodeid, detail=str(report.longrepr).strip()))
+            detail = str(report.longrepr).strip()
+            self.state.gradebook.add_error(report.nodeid or "<collection>", msg(
+                "collect.error", path=report.nodeid, cause=_collect_cause(detail), detail=detail))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         gradebook = self.state.gradebook
@@ -279,6 +280,14 @@ class GradingSession:
     def pytest_terminal_summary(self, terminalreporter, exitstatus: int, config: pytest.Config) -> None:
         if self.state.gradebook is not None:
             _summarize(terminalreporter, self.state, self.state.gradebook)
+
+
+def _collect_cause(detail: str) -> str:
+    """'line 4: SyntaxError: invalid syntax' from a collection error's text."""
+    errors = [line[1:].strip() for line in detail.splitlines() if line.startswith("E ")]
+    error = next((e for e in reversed(errors) if re.match(r"\w+(Error|Exception)\b", e)), errors[-1] if errors else "")
+    lines = re.findall(r"line (\d+)", detail) or re.findall(r"\.py:(\d+):", detail)
+    return f"line {lines[-1] if lines else '?'}: {error}" if error else f"line {lines[-1] if lines else '?'}"
 
 
 def _write_reports(config: pytest.Config, gradebook: Gradebook) -> None:

@@ -1,0 +1,51 @@
+"""The curriculum as a whole: the reference solutions earn every point for
+any seed, the untouched stubs earn none without a single check in error, and
+one topic left unsolved costs exactly that topic's concept."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import EXERCISES, SOLUTIONS
+
+TOPICS = sorted(p.stem.removeprefix("test_") for p in EXERCISES.glob("test_*.py"))
+SEEDS = list(range(1, 21))
+
+
+def test_every_topic_has_stub_checks_and_solution():
+    assert TOPICS, "no topics found in exercises/"
+    for topic in TOPICS:
+        assert (EXERCISES / f"{topic}.py").is_file(), f"exercises/{topic}.py is missing"
+        assert (SOLUTIONS / f"{topic}.py").is_file(), f"solutions/{topic}.py is missing"
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_solutions_score_full_marks(grade_topics, seed):
+    graded = grade_topics(TOPICS, "--grade-seed", str(seed))
+    wrong = {c["id"]: c["feedback"] for c in graded.report["checks"] if c["status"] != "passed"}
+    assert wrong == {}
+    assert graded.report["percent"] == 100.0
+    assert {c["id"] for c in graded.report["concepts"]} == set(TOPICS)
+
+
+def test_untouched_stubs_score_zero_with_only_not_implemented(grade_topics):
+    graded = grade_topics(TOPICS, stubs=TOPICS)
+    assert graded.report["score"] == 0
+    for check in graded.report["checks"]:
+        assert check["status"] == "failed", check
+        assert "not implemented yet: " in check["feedback"], check
+
+
+def test_curriculum_is_about_100_points_with_three_checks_per_concept(grade_topics):
+    report = grade_topics(TOPICS).report
+    for concept in report["concepts"]:
+        assert concept["checks"] >= 3, concept
+    if len(TOPICS) >= 11:
+        assert 90 <= report["max_score"] <= 110
+
+
+@pytest.mark.parametrize("topic", TOPICS)
+def test_one_unsolved_topic_costs_exactly_its_concept(grade_topics, topic):
+    graded = grade_topics(TOPICS, stubs=[topic])
+    for concept in graded.report["concepts"]:
+        expected = 0.0 if concept["id"] == topic else concept["max_score"]
+        assert concept["score"] == expected, concept
