@@ -271,7 +271,9 @@ class GradingSession:
         gradebook = self.state.gradebook
         if gradebook is None:
             return
-        gradebook.finish()
+        stopped = bool(session.shouldstop or session.shouldfail) or exitstatus in (
+            pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR)
+        gradebook.finish(complete=not stopped)
         self.config.hook.pytest_grade_gradebook(config=self.config, gradebook=gradebook)
         required = self.state.settings.fail_under
         if required is not None and exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):

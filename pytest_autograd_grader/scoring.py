@@ -133,7 +133,9 @@ class Gradebook:
             total.passed += check.status == "passed"
         return sorted(totals.values(), key=lambda t: (order.index(t.id) if t.id in order else len(order), t.id))
 
-    def finish(self) -> None:
+    def finish(self, complete: bool = True) -> None:
+        """Close the book; ``complete`` is False when the run stopped early
+        (interrupted, -x, an internal error), so readers know checks are missing."""
         for check in self.checks.values():
             if check.status is None:
                 # Set up but never reported a call: it did not run to the end.
@@ -141,7 +143,7 @@ class Gradebook:
                 check.score = 0.0
                 check.feedback = check.feedback or "the check did not finish"
         self.duration_s = _round(time.monotonic() - self.started)
-        self.complete = True
+        self.complete = complete
 
     def to_json(self) -> dict[str, Any]:
         return {

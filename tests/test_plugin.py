@@ -422,3 +422,20 @@ def test_gradescope_results(pytester):
     assert secret["output"] == "A hidden check on 'Computational graphs' failed."
     assert graded.check("test_secret")["feedback"] == secret["output"]
     assert "0.123" not in graded.text and "assert 2 == 3" not in graded.text
+
+
+def test_run_stopped_early_leaves_an_incomplete_report(pytester):
+    pytester.makepyfile(test_checks="""
+        import pytest
+
+        pytestmark = pytest.mark.grade(concept="leaf")
+
+        def test_first():
+            assert False
+
+        def test_never_runs():
+            pass
+    """)
+    graded = run_grader(pytester, "-x")
+    assert graded.report["complete"] is False
+    assert [c["id"] for c in graded.report["checks"]] == ["test_checks.py::test_first"]
