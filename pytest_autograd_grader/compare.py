@@ -118,7 +118,9 @@ class Autograd:
         import torch
 
         context = context or Context()
-        if produced is None or (isinstance(produced, TensorRecord) and context.holder is produced and produced.grad is None):
+        if isinstance(produced, TensorRecord) and context.holder is produced:
+            produced = produced.grad  # the tensor itself was passed: compare its .grad
+        if produced is None:
             raise GradeFailure(msg("cmp.none", what=what) + "\n" + diagnose_none(context))
         got = self._tensor(produced, expected, what)
         if got.device.type != expected.device.type:
@@ -250,6 +252,8 @@ class Autograd:
         student's backward are called through the proxy, so the verdict is
         the grader's own."""
         import torch
+        # torch.autograd.gradcheck is also a function that hides its module's names
+        from torch.autograd.gradcheck import GradcheckError
 
         what = what or getattr(student_fn, "qualname", "function")
         grader = self
@@ -273,7 +277,7 @@ class Autograd:
         leaves = tuple(x.detach().requires_grad_(True) for x in inputs)
         try:
             torch.autograd.gradcheck(Remote.apply, leaves, **kwargs)
-        except torch.autograd.gradcheck.GradcheckError as exc:
+        except GradcheckError as exc:
             detail = str(exc).strip()
             lines = [msg("cmp.gradcheck", what=what, detail=detail[:1500])]
             if any(x.dtype != torch.float64 for x in leaves):

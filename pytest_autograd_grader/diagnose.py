@@ -22,9 +22,10 @@ AUTOGRAD_ERRORS: dict[str, tuple[tuple[str, ...], str]] = {
     "no_grad_fn": (("does not require grad and does not have a grad_fn",), "diag.requires_grad"),
     "inplace_saved": (("modified by an inplace operation",), "diag.inplace_saved"),
     "nonleaf_requires_grad": (("you can only change requires_grad flags of leaf variables",), "diag.nonleaf_requires_grad"),
-    # torch 2.13 says "only Tensors of floating point dtype can require gradients";
-    # older releases "floating point and complex dtype can require gradients".
-    "int_requires_grad": (("floating point dtype can require gradients", "floating point and complex dtype can require gradients"),
+    # torch 2.13 says "Only Tensors of floating point and complex dtype can
+    # require gradients"; some releases leave out "and complex". The first
+    # text is the one feedback quotes.
+    "int_requires_grad": (("floating point and complex dtype can require gradients", "floating point dtype can require gradients"),
                           "diag.int_requires_grad"),
     "unused_input": (("appears to not have been used in the graph",), "diag.unused_input"),
 }
@@ -117,10 +118,13 @@ def diagnose_values(produced, expected, context: Context) -> str | None:
             return msg("diag.multiple", k=k)
         if c > 0:
             inverse = _near_int(1.0 / c)
-            if inverse is not None and inverse >= 2 and (context.calls is None or inverse == context.calls):
-                return msg("diag.fraction", k=inverse)
-            if context.mean_over and inverse == context.mean_over:
-                return msg("diag.fraction", k=inverse)
+            if inverse is not None and inverse >= 2:
+                if context.calls is not None and inverse == context.calls:
+                    return msg("diag.fraction", k=inverse)
+                if context.mean_over is not None and inverse == context.mean_over:
+                    return msg("diag.mean_twice", k=inverse)
+                if context.calls is None:
+                    return msg("diag.too_small", k=inverse)
     if produced.dim() == 2 and produced.shape[0] == produced.shape[1] and produced.shape[0] > 1 \
             and torch.allclose(produced.T, expected, rtol=1e-5, atol=1e-8):
         return msg("diag.transpose")

@@ -37,7 +37,7 @@ EN: dict[str, str] = {
     "summary.errors": "{count} check(s) are broken (status error); ask your instructor:",
     # -- the student's side ------------------------------------------------
     "student.module_missing": "could not find {module}.py in {directory}: create it (start from the exercise file) and keep that file name",
-    "student.syntax_error": "{module}.py has a syntax error at line {line}: {message}\n    {code}",
+    "student.syntax_error": "{file} has a syntax error at line {line}: {message}\n    {code}",
     "student.import_error": "{module}.py could not be loaded: {type}: {message}{where}",
     "student.not_implemented": "not implemented yet: {module}.{function}",
     "student.no_function": "{module}.py has no function {function!r}; keep the names of the exercise file",
@@ -77,6 +77,8 @@ EN: dict[str, str] = {
     "diag.multiple": "Likely mistake: the gradient is {k} times too large. .grad adds up over backward calls: zero it (x.grad = None or optimizer.zero_grad()) before each backward.",
     "diag.mean_sum": "Likely mistake: the gradient is {k} times too large, and {k} is the number of elements averaged: you used a sum where a mean was asked (or dropped the 1/N).",
     "diag.fraction": "Likely mistake: the gradient is 1/{k} of the expected one. Accumulation was asked for: do not zero .grad between the {k} backward calls.",
+    "diag.mean_twice": "Likely mistake: the gradient is 1/{k} of the expected one, and {k} is the number of elements averaged: the mean's 1/N was applied twice, or a mean was used where a sum was asked.",
+    "diag.too_small": "Likely mistake: the gradient is 1/{k} of the expected one. A tensor used more than once needs the gradients of all its uses added up: accumulate with += instead of assigning with = (and do not zero .grad between backward calls whose gradients should add up).",
     "diag.ones": "Likely mistake: this is the vector-Jacobian product with a vector of ones. Pass the given gradient (grad_tensors / gradient=v) instead of calling .sum() or using torch.ones_like.",
     "diag.sign": "Likely mistake: the sign is flipped; check the direction of a subtraction in your chain rule.",
     "diag.transpose": "Likely mistake: the gradient is transposed; for y = x @ W, dL/dx = g @ W.T and dL/dW = x.T @ g.",

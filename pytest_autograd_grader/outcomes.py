@@ -33,6 +33,10 @@ class CheckError(Exception):
 
     grade_status = "error"
 
+    def __init__(self, feedback: str = ""):
+        super().__init__(feedback)
+        self.feedback = str(feedback)  # what the report says, for every CheckError
+
 
 def status_of(exc: BaseException) -> str:
     status = getattr(exc, "grade_status", None)

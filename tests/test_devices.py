@@ -1,0 +1,117 @@
+"""--grade-device: which devices device-aware checks run on, and how a
+machine without CUDA reports checks that asked for it."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+import torch
+from conftest import run_grader
+
+QUIET = ("-p", "no:hypothesispytest", "-p", "no:benchmark", "--grade-inline")
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (torch.cuda.is_available() is False)")
+no_cuda = pytest.mark.skipif(torch.cuda.is_available(), reason="describes a machine without CUDA")
+
+CHECKS = """
+    import pytest
+    import torch
+
+    pytestmark = pytest.mark.grade(concept="graph", points=2)
+
+    def test_double_grad(submission, autograd, grade_rng, grade_device):
+        x = grade_rng.randn(3, requires_grad=True)
+        assert x.device.type == grade_device
+        got = submission("dev").double_grad(x)
+        autograd.check_grad(got, lambda x: (x * x).sum(), (x,), names=["x.grad"])
+
+    def test_stays_on_cpu_side(submission, autograd, grade_device):
+        got = submission("dev").to_cpu(torch.ones(2, device=grade_device))
+        autograd.assert_close(got, torch.ones(2, device=grade_device), "ones")
+
+    @pytest.mark.grade(points=1)
+    def test_device_free(submission, autograd):
+        autograd.assert_close(submission("dev").to_cpu(torch.ones(2)), torch.ones(2), "ones")
+"""
+
+STUDENT = """
+    def double_grad(x):
+        (x * x).sum().backward()
+        return x.grad
+
+    def to_cpu(x):
+        return x.cpu()
+"""
+
+
+def grade(pytester: pytest.Pytester, *args: str):
+    student = pytester.path / "student"
+    student.mkdir(exist_ok=True)
+    (student / "dev.py").write_text(textwrap.dedent(STUDENT))
+    pytester.makepyfile(test_checks=CHECKS)
+    return run_grader(pytester, "test_checks.py", "--grade-submission", "student", "--grade-seed", "5", *QUIET, *args)
+
+
+def ids(graded) -> list[str]:
+    return sorted(c["id"].split("::")[1] for c in graded.report["checks"])
+
+
+@no_cuda
+@pytest.mark.parametrize("setting", [None, "cpu", "auto", "all"])
+def test_device_aware_checks_run_on_cpu(pytester, setting):
+    graded = grade(pytester, *(["--grade-device", setting] if setting else []))
+    assert ids(graded) == ["test_device_free", "test_double_grad[cpu]", "test_stays_on_cpu_side[cpu]"]
+    assert graded.report["devices"] == ["cpu"]
+    assert graded.check("test_double_grad[cpu]")["device"] == "cpu"
+    assert graded.check("test_device_free")["device"] is None
+    assert {c["status"] for c in graded.report["checks"]} == {"passed"}
+    assert graded.report["score"] == graded.report["max_score"] == 5
+    assert "device " + (setting or "cpu") in graded.text
+
+
+@no_cuda
+def test_cuda_without_a_gpu_skips_with_a_reason(pytester):
+    graded = grade(pytester, "--grade-device", "cuda")
+    assert ids(graded) == ["test_device_free", "test_double_grad[cuda]", "test_stays_on_cpu_side[cuda]"]
+    for name in ("test_double_grad[cuda]", "test_stays_on_cpu_side[cuda]"):
+        check = graded.check(name)
+        assert check["status"] == "skipped" and check["score"] == 0 and check["max_score"] == 0
+        assert "torch.cuda.is_available() is False" in check["feedback"]
+    # skipped checks are not graded: only the device-free check counts
+    assert graded.check("test_device_free")["status"] == "passed"
+    assert graded.report["score"] == graded.report["max_score"] == 1
+    assert graded.report["percent"] == 100.0
+    assert graded.concept("graph")["max_score"] == 1 and graded.concept("graph")["checks"] == 1
+    assert graded.report["devices"] == []
+    assert "2 skipped" in graded.text
+    assert graded.result.ret == 0
+
+
+def test_unknown_device_is_a_usage_error(pytester):
+    pytester.makepyfile(test_checks=CHECKS)
+    result = pytester.runpytest("--grade", "--grade-device", "tpu", *QUIET)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--grade-device: 'tpu' is not a device; use cpu, cuda, auto or all*"])
+
+
+# -- on a machine with a GPU -------------------------------------------------
+
+@needs_cuda
+def test_cuda_checks_run_on_the_gpu(pytester):
+    graded = grade(pytester, "--grade-device", "cuda")
+    assert graded.report["devices"] == ["cuda"]
+    assert graded.check("test_double_grad[cuda]")["status"] == "passed"
+    moved = graded.check("test_stays_on_cpu_side[cuda]")
+    assert moved["status"] == "failed"
+    assert "ones: expected a tensor on cuda, got one on cpu" in moved["feedback"]
+    assert graded.report["score"] == 3 and graded.report["max_score"] == 5
+
+
+@needs_cuda
+def test_all_runs_every_device_and_auto_prefers_cuda(pytester):
+    graded = grade(pytester, "--grade-device", "all")
+    assert ids(graded) == ["test_device_free", "test_double_grad[cpu]", "test_double_grad[cuda]",
+                           "test_stays_on_cpu_side[cpu]", "test_stays_on_cpu_side[cuda]"]
+    assert graded.report["devices"] == ["cpu", "cuda"]
+    auto = grade(pytester, "--grade-device", "auto")
+    assert "test_double_grad[cuda]" in ids(auto)
