@@ -38,6 +38,14 @@ EXERCISES = REPO / "exercises"
 SOLUTIONS = REPO / "solutions"
 
 
+# Plugins that cost time in every in-process run and matter to none of them:
+# unraisableexception's clean-up runs gc.collect() five times (~0.3 s over
+# torch's heap); hypothesis and pytest-benchmark, where installed, are
+# re-imported and print summaries each run (~1.7 s). Unknown names are fine.
+QUIET_PLUGINS = ("-p", "no:cacheprovider", "-p", "no:unraisableexception",
+                 "-p", "no:hypothesispytest", "-p", "no:benchmark")
+
+
 @dataclass
 class Graded:
     result: pytest.RunResult
@@ -62,10 +70,7 @@ class Graded:
 
 
 def run_grader(pytester: pytest.Pytester, *args: str, report: str = "report.json") -> Graded:
-    # no:unraisableexception: its clean-up runs gc.collect() five times, which
-    # over torch's heap costs ~0.3 s per in-process run.
-    result = pytester.runpytest("--grade", "--grade-json", report, "-p", "no:cacheprovider",
-                                "-p", "no:unraisableexception", *args)
+    result = pytester.runpytest("--grade", "--grade-json", report, *QUIET_PLUGINS, *args)
     path = pytester.path / report
     data = json.loads(path.read_text()) if path.exists() else {}
     return Graded(result, data)

@@ -14,7 +14,7 @@ from pytest_autograd_grader.diagnose import AUTOGRAD_ERRORS, Context, diagnose_e
 # plugins installed here that only slow in-process runs down; the verdicts
 # are the grader's own, so student code runs inline (test_submission.py
 # covers the sandboxed boundary)
-QUIET = ("-p", "no:hypothesispytest", "-p", "no:benchmark", "--grade-inline")
+QUIET = ("--grade-inline",)
 
 
 def grade(pytester: pytest.Pytester, checks: str, *args: str, **students: str):

@@ -14,7 +14,7 @@ from pytest_autograd_grader.records import ObjectRecord, TensorRecord, decode, d
 
 
 # plugins installed here that only slow the in-process runs down
-QUIET = ("-p", "no:hypothesispytest", "-p", "no:benchmark")
+QUIET = ()
 
 
 def grade(pytester: pytest.Pytester, checks: str, *args: str, **students: str):
