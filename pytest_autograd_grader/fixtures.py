@@ -36,6 +36,9 @@ def executor_for(config: pytest.Config):
             from .sandbox import SandboxExecutor
 
             executor = SandboxExecutor(memory_mb=state.settings.memory_mb)
+            # Stop every worker before the reports are written, so no student
+            # process is left that could overwrite them.
+            config.pluginmanager.register(_CloseBeforeReports(executor), "grade-sandbox-close")
         else:
             from .submission import InlineExecutor
 
@@ -43,6 +46,16 @@ def executor_for(config: pytest.Config):
         config.stash[EXECUTOR] = executor
         config.add_cleanup(executor.close)
     return executor
+
+
+class _CloseBeforeReports:
+    def __init__(self, executor):
+        self.executor = executor
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_sessionfinish(self):
+        self.executor.close()
+        return (yield)
 
 
 @pytest.fixture
@@ -72,15 +85,16 @@ def grade_rng(request: pytest.FixtureRequest):
 @pytest.fixture
 def submission(request: pytest.FixtureRequest):
     """``submission("leaf")`` returns a proxy to the student's ``leaf.py``."""
-    from .submission import Submission
+    from .submission import Budget, Submission
 
     state = state_of(request.config)
     directory = state.settings.submission if state is not None and state.settings.submission else Path(request.path).parent
     timeout = state.settings.timeout if state is not None else 10.0
     executor = executor_for(request.config)
+    budget = Budget(timeout)  # --grade-timeout bounds the whole check, not each call
 
     def load(module: str) -> Submission:
-        return Submission(executor, Path(directory).resolve(), module, timeout)
+        return Submission(executor, Path(directory).resolve(), module, budget)
 
     return load
 

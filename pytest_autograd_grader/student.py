@@ -141,11 +141,29 @@ def _vjp(fn, args, grad_outputs):
     return out, tuple(grads)
 
 
-def call(loader: Loader, module: str, function: str, payload: bytes, op: str = "call") -> bytes:
+def _out_of_memory(exc: BaseException) -> bool:
+    """torch's allocators report an exhausted memory limit as RuntimeError."""
+    if isinstance(exc, MemoryError):
+        return True
+    if not isinstance(exc, RuntimeError) or type(exc).__module__.split(".")[0] not in ("builtins", "torch"):
+        return False
+    try:
+        text = str(exc)
+    except BaseException:
+        return False
+    return "can't allocate memory" in text or "out of memory" in text.lower()
+
+
+def call(loader: Loader, module: str, function: str, payload: bytes, op: str = "call", *,
+         capture: bool = True, memory_limit: int | None = None) -> bytes:
     """Run one request; the answer is always bytes of plain data.
 
     ``op`` is ``call`` (a function) or ``vjp`` (a function, then backward of
-    given output gradients through it).
+    given output gradients through it). With ``capture`` what student code
+    prints is kept in the answer's ``output``; a sandbox worker passes False
+    and lets the grader read its stdout/stderr pipe instead (which also sees
+    output written at the C level, and survives a crash). ``memory_limit``
+    (MB) is reported with a ``memory`` outcome.
     """
     output = _CappedText()
     try:
@@ -157,7 +175,8 @@ def call(loader: Loader, module: str, function: str, payload: bytes, op: str = "
         request = loads(payload)
         args = materialize(request["args"])
         kwargs = materialize(request["kwargs"])
-        with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
+        with (contextlib.redirect_stdout(output) if capture else contextlib.nullcontext()), \
+                (contextlib.redirect_stderr(output) if capture else contextlib.nullcontext()):
             if op == "vjp":
                 value = _vjp(target, args, materialize(request["grad_outputs"]))
             else:
@@ -170,8 +189,9 @@ def call(loader: Loader, module: str, function: str, payload: bytes, op: str = "
         return dumps({"stage": "exit", "module": module, "function": function, "code": code, "output": output.getvalue()})
     except KeyboardInterrupt:
         return dumps({"stage": "interrupt", "module": module, "function": function, "output": output.getvalue()})
-    except MemoryError:
-        return dumps({"stage": "memory", "module": module, "function": function, "output": output.getvalue()})
     except BaseException as exc:
+        if _out_of_memory(exc):
+            return dumps({"stage": "memory", "module": module, "function": function,
+                          "limit": memory_limit if memory_limit is not None else "?", "output": output.getvalue()})
         return dumps({"stage": "raised", "module": module, "function": function,
                       "error": encode(exc, loader.in_student_file), "output": output.getvalue()})

@@ -8,6 +8,7 @@ into a ``StudentFailure`` whose feedback says what happened.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -50,6 +51,21 @@ class InlineExecutor:
 
     def close(self) -> None:
         self.loaders.clear()
+
+
+class Budget:
+    """The wall-clock time one check may spend in student code, shared by
+    all proxy calls the check makes (``--grade-timeout``)."""
+
+    def __init__(self, seconds: float):
+        self.total = float(seconds)
+        self.used = 0.0
+
+    def left(self) -> float:
+        return self.total - self.used
+
+    def spend(self, seconds: float) -> None:
+        self.used += max(0.0, seconds)
 
 
 def _where(error: dict | ErrorRecord) -> str:
@@ -112,11 +128,13 @@ def failure_from(outcome: dict, show_output: bool = True) -> StudentFailure:
 class Submission:
     """``submission("leaf")``: one student module, reachable only by calls."""
 
-    def __init__(self, executor: Executor, directory: Path, module: str, timeout: float):
+    def __init__(self, executor: Executor, directory: Path, module: str, timeout: "float | Budget"):
         self._executor = executor
         self._directory = str(directory)
         self._module = module
-        self._timeout = timeout
+        # A Budget is shared by every call of one check; a number limits each call.
+        self._budget = timeout if isinstance(timeout, Budget) else None
+        self._timeout = timeout.total if isinstance(timeout, Budget) else timeout
 
     def __getattr__(self, name: str) -> "StudentFunction":
         if name.startswith("__"):
@@ -133,13 +151,25 @@ class Submission:
                 request["grad_outputs"] = encode_argument(tuple(grad_outputs))
         except BoundaryError as exc:
             raise CheckError(str(exc)) from None
-        answer = self._executor.run(self._directory, self._module, path, dumps(request), op, self._timeout)
+        payload = dumps(request)
+        budget = self._budget
+        if budget is not None and budget.left() <= 0:
+            return {"stage": "timeout", "seconds": budget.total, "module": self._module, "function": path}
+        started = time.monotonic()
+        answer = self._executor.run(self._directory, self._module, path, payload, op,
+                                    budget.left() if budget is not None else self._timeout)
+        if budget is not None:
+            # time in student code only (the executor's own start-up excluded)
+            spent = getattr(self._executor, "last_run_seconds", None)
+            budget.spend(spent if isinstance(spent, float) else time.monotonic() - started)
         outcome = loads(answer)
         if type(outcome) is not dict or "stage" not in outcome:
             raise StudentFailure(msg("student.crashed", module=self._module, function=path, how="unreadable answer"),
                                  status="crashed")
         outcome.setdefault("module", self._module)
         outcome.setdefault("function", path)
+        if budget is not None and outcome.get("stage") == "timeout":
+            outcome["seconds"] = budget.total
         return outcome
 
 
