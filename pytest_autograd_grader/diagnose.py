@@ -38,8 +38,11 @@ def error_name(message: str) -> str | None:
     return None
 
 
-def diagnose_error(message: str) -> str | None:
+def diagnose_error(message: str, context: "Context | None" = None) -> str | None:
     name = error_name(message or "")
+    if name == "no_grad_fn" and context is not None and context.order >= 2:
+        # Differentiating a gradient that has no graph: create_graph was missing.
+        return msg("diag.no_create_graph")
     return msg(AUTOGRAD_ERRORS[name][1]) if name else None
 
 
@@ -115,6 +118,9 @@ def diagnose_values(produced, expected, context: Context) -> str | None:
         if k is not None and k >= 2:
             if context.mean_over is not None and k == context.mean_over:
                 return msg("diag.mean_sum", k=k)
+            if context.calls == 1:
+                # One backward call cannot have accumulated: the maths is off.
+                return msg("diag.factor", k=k)
             return msg("diag.multiple", k=k)
         if c > 0:
             inverse = _near_int(1.0 / c)

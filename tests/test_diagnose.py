@@ -348,6 +348,7 @@ def t(*values):
     (t(0.5, 1, 1.5), t(1, 2, 3), Context(), "+= instead of assigning with ="),
     (t(1, 1, 1), t(1, 2, 3), Context(ones_vjp=t(1, 1, 1)), "vector of ones"),
     (t(0, 0, 0), t(1, 2, 3), Context(order=2), "zero everywhere"),
+    (t(2, 4, 6), t(1, 2, 3), Context(calls=1), "after a single backward, so a constant factor"),
 ])
 def test_value_rules(produced, expected, context, text):
     assert text in diagnose_values(produced, expected, context)
@@ -489,3 +490,9 @@ def test_every_error_has_a_diagnosis(name):
     text = AUTOGRAD_ERRORS[name][0][0]
     assert error_name(f"RuntimeError: {text} (details)") == name
     assert diagnose_error(text).startswith("Likely mistake:")
+
+
+def test_missing_graph_while_differentiating_a_gradient_means_create_graph():
+    message = "element 0 of tensors does not require grad and does not have a grad_fn"
+    assert "create_graph=True" in diagnose_error(message, Context(order=2))
+    assert "torch.no_grad()" in diagnose_error(message)
