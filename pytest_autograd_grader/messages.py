@@ -17,6 +17,7 @@ EN: dict[str, str] = {
     "usage.fail_under": "--grade-fail-under: {value!r} is not a percentage; use a number from 0 to 100",
     "usage.timeout": "--grade-timeout: {value!r} is not a number of seconds; use a positive number such as 10",
     "usage.device": "--grade-device: {value!r} is not a device; use cpu, cuda, auto or all",
+    "usage.student_config": "--grade-submission: pytest read its configuration from {inifile!r}, inside the submission directory {path!r}, so the student's files would configure the grading; write --grade-submission={path} (with '=') and pass your own configuration with -c",
     "usage.memory": "--grade-memory: {value!r} is not a size in megabytes; use a positive whole number such as 4096",
     # -- marker problems (instructor) --------------------------------------
     "marker.no_concept": "{where}: this check has no concept; add @pytest.mark.grade(concept=...) with one of: {known}",

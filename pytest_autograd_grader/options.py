@@ -28,24 +28,29 @@ OPTIONS: tuple[tuple[str, str, str], ...] = (
     ("--grade-json", "string", "write the JSON report (schema pytest-autograd-grader/1) to this path"),
     ("--grade-gradescope", "string", "write a Gradescope results.json to this path"),
     ("--grade-fail-under", "string", "exit 0 when the total percent is at least this, else 1"),
-    ("--grade-inline", "bool", "UNSAFE, for check authors debugging with pdb: run student code inside the pytest process"),
+    ("--grade-inline", "cli", "UNSAFE, for check authors debugging with pdb: run student code inside the pytest process"),
 )
+
+# Turning the sandbox off must be typed by a person: never read from an ini
+# file or addopts, which may sit in a student's repository.
+CLI_ONLY = {"grade_inline"}
 
 
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("grade", "autograd grading (pytest-autograd-grader)")
     for flag, ini_type, help_text in OPTIONS:
         dest = flag[2:].replace("-", "_")
-        if ini_type == "bool":
+        if ini_type in ("bool", "cli"):
             group.addoption(flag, action="store_true", default=None, dest=dest, help=help_text)
         else:
             group.addoption(flag, action="store", default=None, dest=dest, metavar=dest.split("_", 1)[-1].upper(), help=help_text)
-        parser.addini(dest, help_text, type=ini_type, default=None)
+        if ini_type != "cli":
+            parser.addini(dest, help_text, type=ini_type, default=None)
 
 
 def _value(config: pytest.Config, dest: str):
     value = config.getoption(dest)
-    if value is None:
+    if value is None and dest not in CLI_ONLY:
         value = config.getini(dest)
     if isinstance(value, str):
         value = value.strip() or None
@@ -122,6 +127,11 @@ def read_settings(config: pytest.Config) -> Settings:
         if not submission_path.is_dir():
             raise pytest.UsageError(msg("usage.submission_not_dir", path=submission))
         submission_path = submission_path.resolve()
+        inipath = config.inipath
+        if inipath is not None and submission_path in Path(inipath).resolve().parents:
+            # "--grade-submission DIR" in two words makes pytest look for its
+            # configuration in DIR before our option is known.
+            raise pytest.UsageError(msg("usage.student_config", inifile=str(inipath), path=submission))
 
     device = (_value(config, "grade_device") or "cpu").lower()
     if device not in DEVICES:
@@ -150,5 +160,6 @@ def read_settings(config: pytest.Config) -> Settings:
         json_path=_report_path("--grade-json", _value(config, "grade_json"), config.rootpath),
         gradescope_path=_report_path("--grade-gradescope", _value(config, "grade_gradescope"), config.rootpath),
         fail_under=fail_under,
-        inline=bool(_value(config, "grade_inline")),
+        # invocation_params.args holds what was typed, without addopts.
+        inline=bool(config.getoption("grade_inline")) and "--grade-inline" in config.invocation_params.args,
     )

@@ -236,6 +236,13 @@ class GradingSession:
         self.state = state
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
+        if not self.state.settings.inline and not self.config.pluginmanager.hasplugin("dsession"):
+            # Where checks run (not an xdist controller), start the sandbox's
+            # zygote now: its torch import overlaps ours instead of delaying
+            # the first check.
+            from .fixtures import executor_for
+
+            executor_for(self.config).start()
         if self.state.is_worker:
             return
         import torch

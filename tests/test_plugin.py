@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import run_grader
+from conftest import QUIET_PLUGINS, run_grader
 
 CHECKS = """
 import pytest
@@ -196,7 +196,7 @@ def test_options_read_from_ini(pytester):
         def test_right():
             pass
     """)
-    result = pytester.runpytest("-p", "no:cacheprovider")
+    result = pytester.runpytest(*QUIET_PLUGINS)
     assert result.ret == 0
     report = json.loads((pytester.path / "ini-report.json").read_text())
     assert report["seed"] == 77 and report["percent"] == 100.0
@@ -243,7 +243,7 @@ def test_strict_markers_accept_grade(pytester):
     graded = run_grader(pytester, "--strict-markers")
     assert graded.result.ret == 0
     assert graded.check("test_one")["status"] == "passed"
-    plain = pytester.runpytest("--strict-markers", "-p", "no:cacheprovider")
+    plain = pytester.runpytest("--strict-markers", *QUIET_PLUGINS)
     assert plain.ret == 0
 
 
@@ -319,7 +319,7 @@ def test_usage_errors_before_grading(pytester, args, message):
         def test_one():
             raise AssertionError("must not run")
     """)
-    result = pytester.runpytest("--grade", *args, "-p", "no:cacheprovider")
+    result = pytester.runpytest("--grade", *args, *QUIET_PLUGINS)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert message in result.stderr.str()
     assert "must not run" not in result.stdout.str()
@@ -332,7 +332,7 @@ def test_unwritable_report_directory_is_a_usage_error(pytester):
         pytest.skip("root can write anywhere")
     locked = pytester.mkdir("locked")
     locked.chmod(0o500)
-    result = pytester.runpytest("--grade", "--grade-json", "locked/report.json")
+    result = pytester.runpytest("--grade", "--grade-json", "locked/report.json", *QUIET_PLUGINS)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "is not writable" in result.stderr.str()
 
@@ -386,7 +386,7 @@ def test_plain_run_without_grade_scores_nothing(pytester):
         def test_one(grade_rng):
             assert grade_rng.randn(2).shape == (2,)
     """)
-    result = pytester.runpytest("-p", "no:cacheprovider")
+    result = pytester.runpytest(*QUIET_PLUGINS)
     assert result.ret == 0
     assert "= grade =" not in result.stdout.str()
     assert not (pytester.path / "report.json").exists()
@@ -439,3 +439,31 @@ def test_run_stopped_early_leaves_an_incomplete_report(pytester):
     graded = run_grader(pytester, "-x")
     assert graded.report["complete"] is False
     assert [c["id"] for c in graded.report["checks"]] == ["test_checks.py::test_first"]
+
+
+def test_configuration_inside_the_submission_is_refused(pytester):
+    student = pytester.mkdir("student")
+    (student / "pytest.ini").write_text("[pytest]\naddopts = --grade-fail-under 0\n")
+    pytester.mkdir("checks")
+    (pytester.path / "checks" / "test_c.py").write_text(
+        "import pytest\n\n@pytest.mark.grade(concept='leaf')\ndef test_c():\n    assert False\n")
+    result = pytester.runpytest("--grade", "--grade-submission", "student", "checks", *QUIET_PLUGINS)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "inside the submission directory" in result.stderr.str()
+    assert "--grade-submission=student (with '=')" in result.stderr.str()
+    # with '=' pytest never looks there, and the run is graded normally
+    ok = pytester.runpytest("--grade", "--grade-submission=student", "checks", *QUIET_PLUGINS)
+    assert ok.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_inline_mode_must_be_typed(pytester):
+    pytester.makeini("[pytest]\naddopts = --grade-inline\n")
+    pytester.makepyfile(test_checks="""
+        import pytest
+
+        @pytest.mark.grade(concept="leaf")
+        def test_mode(request):
+            from pytest_autograd_grader.state import STATE
+            assert request.config.stash[STATE].settings.inline is False
+    """)
+    assert run_grader(pytester).check("test_mode")["status"] == "passed"
