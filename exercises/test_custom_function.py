@@ -12,33 +12,6 @@ def hypot(x, y):
     return torch.hypot(x, y)
 
 
-class _GradEnabled:
-    """A student function whose ``vjp`` runs with grad mode on.
-
-    Workaround: autograd.gradcheck calls the student's backward through
-    ``vjp`` from inside the grader's own backward, where torch turns grad mode
-    off; when student code runs in the pytest process (no sandbox worker) the
-    student's graph is then never built and every gradient comes back None.
-    """
-
-    def __init__(self, fn):
-        self.fn = fn
-        self.qualname = fn.qualname
-
-    def __call__(self, *args):
-        return self.fn(*args)
-
-    def vjp(self, inputs, grad_outputs):
-        with torch.enable_grad():
-            return self.fn.vjp(inputs, grad_outputs)
-
-
-def gradcheck(autograd, fn, inputs, what=None):
-    """autograd.gradcheck on the student function ``fn``, its backward run
-    with grad mode on (see _GradEnabled)."""
-    autograd.gradcheck(_GradEnabled(fn), inputs, what=what or fn.qualname)
-
-
 def small_shape(grade_rng):
     return grade_rng.shape(ndim=grade_rng.integers(1, 2), high=4)
 
@@ -62,7 +35,7 @@ def test_swish_backward(submission, autograd, grade_rng, grade_device):
 @pytest.mark.grade(points=2)
 def test_swish_gradcheck(submission, autograd, grade_rng, grade_device):
     x = grade_rng.randn(*small_shape(grade_rng), requires_grad=True)
-    gradcheck(autograd, submission("custom_function").Swish.apply, (x,))
+    autograd.gradcheck(submission("custom_function").Swish.apply, (x,))
 
 
 @pytest.mark.grade(points=2)
@@ -80,7 +53,7 @@ def test_hypot(submission, autograd, grade_rng, grade_device):
         autograd.check_grad(grads, hypot, (x, y), grad_outputs=v, wrt=(0, 1),
                             names=("dL/dx from Hypot.backward", "dL/dy from Hypot.backward"))
     with autograd.part(1):
-        gradcheck(autograd, apply, (x, y))
+        autograd.gradcheck(apply, (x, y))
 
 
 @pytest.mark.grade(points=2)
@@ -92,6 +65,6 @@ def test_gradcheck_input(submission, autograd, grade_rng, grade_device):
     autograd.assert_meta(got, what, is_leaf=True, requires_grad=True)
     if got.dtype != "float64":
         # let gradcheck itself show why the dtype matters
-        gradcheck(autograd, functions.Swish.apply, (got.data,), what=f"gradcheck of Swish on {what}")
+        autograd.gradcheck(functions.Swish.apply, (got.data,), what=f"gradcheck of Swish on {what}")
     autograd.assert_meta(got, what, dtype="float64")
     autograd.assert_close(got, x.to(torch.float64), f"values of {what}")

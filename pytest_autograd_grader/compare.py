@@ -11,9 +11,9 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Callable, Sequence
 
-from .diagnose import AUTOGRAD_ERRORS, Context, diagnose_none, diagnose_values, error_name
+from .diagnose import AUTOGRAD_ERRORS, Context, diagnose_error, diagnose_none, diagnose_values, error_name
 from .messages import msg
-from .outcomes import CheckError, GradeFailure
+from .outcomes import CheckError, GradeFailure, StudentFailure
 from .records import ErrorRecord, ObjectRecord, TensorRecord
 
 # torch.testing.assert_close's documented defaults, spelled out so feedback
@@ -285,6 +285,22 @@ class Autograd:
             raise GradeFailure("\n".join(lines)) from None
         except RuntimeError as exc:
             raise GradeFailure(msg("cmp.gradcheck", what=what, detail=str(exc)[:1500])) from None
+
+    @contextlib.contextmanager
+    def hints(self, **task: Any):
+        """Tell the grader what the task is about (``Context`` fields, e.g.
+        ``order=2``), so an error the student's code raises inside this block
+        gets the diagnosis that fits the task rather than the generic one."""
+        context = Context(**task)
+        try:
+            yield context
+        except StudentFailure as failure:
+            generic, fitting = diagnose_error(failure.message), diagnose_error(failure.message, context)
+            if fitting is None or fitting == generic:
+                raise
+            feedback = failure.feedback.replace(generic, fitting) if generic else f"{failure.feedback}\n{fitting}"
+            raise StudentFailure(feedback, status=failure.grade_status, error_type=failure.error_type,
+                                 message=failure.message) from None
 
     # -- partial credit --------------------------------------------------------
     @contextlib.contextmanager
