@@ -77,7 +77,9 @@ class Loader:
             spec.loader.exec_module(mod)
         except SyntaxError as exc:
             sys.modules.pop(name, None)
-            raise _StageError({"stage": "syntax", "module": module, "line": exc.lineno or 0,
+            # The error may sit in a module the student's module imports.
+            raise _StageError({"stage": "syntax", "module": module, "file": exc.filename or "",
+                               "line": exc.lineno or 0,
                                "message": exc.msg or str(exc), "code": (exc.text or "").strip()[:200]}) from None
         except BaseException as exc:
             sys.modules.pop(name, None)

@@ -144,8 +144,6 @@ def test_each_student_side_failure_is_a_failed_check(pytester):
     assert "[Leaf tensors] not implemented yet: leaf.find_leaves" in graded.text
 
 
-@pytest.mark.xfail(strict=True, reason="student.Loader reports a SyntaxError in a module the student's "
-                                       "module imports as one in the student's module (needs 'file' in the outcome)")
 def test_syntax_error_in_an_imported_helper_names_the_helper(tmp_path):
     from pytest_autograd_grader.submission import InlineExecutor, Submission
     from pytest_autograd_grader.outcomes import StudentFailure
