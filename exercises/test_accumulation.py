@@ -11,14 +11,6 @@ def batch_loss(w, x, y):
     return ((x @ w - y) ** 2).mean()
 
 
-def items(autograd, produced, n, what):
-    """``produced`` as a sequence of ``n`` values, or a failure saying why not."""
-    if not isinstance(produced, (list, tuple)):
-        autograd.assert_equal(produced, [None] * n, what)
-    autograd.assert_equal(len(produced), n, f"number of values in {what}")
-    return produced
-
-
 def inputs(grade_rng, grade_device):
     """The tutorial's x = ones(2, 2), then a random x of at least 3 elements:
     a sum and a mean differ, and a mean over 2 elements cannot be mistaken
@@ -44,7 +36,7 @@ def test_accumulated_grad(submission, autograd, grade_rng, grade_device):
 def test_zeroed_grads(submission, autograd, grade_rng, grade_device):
     for x in inputs(grade_rng, grade_device):
         k = grade_rng.integers(2, 5)
-        grads = items(autograd, submission("accumulation").zeroed_grads(x, k), k, "the returned list of gradients")
+        grads = autograd.unpack(submission("accumulation").zeroed_grads(x, k), k, "the returned list of gradients")
         for i, got in enumerate(grads):
             autograd.check_grad(got, one_pass, (x,), mean_over=x.numel(),
                                 names=(f"gradient {i + 1} of {k} (x of shape {tuple(x.shape)})",))
@@ -62,9 +54,9 @@ def test_train_loop(submission, autograd, grade_rng, grade_device):
     same = (xs[0].expand(k, b, n).clone(), ys[0].expand(k, b).clone())
     for (bxs, bys), lr in ((same, 0.0), ((xs, ys), grade_rng.choice([0.01, 0.05, 0.1]))):
         what = f"lr {lr}, {'one batch repeated' if lr == 0 else f'{k} different batches'}"
-        final, grads = items(autograd, submission("accumulation").train_loop(w, bxs, bys, lr), 2,
+        final, grads = autograd.unpack(submission("accumulation").train_loop(w, bxs, bys, lr), 2,
                              f"the returned (w, grads) ({what})")
-        grads = items(autograd, grads, k, f"grads ({what})")
+        grads = autograd.unpack(grads, k, f"grads ({what})")
         reference = w.detach()
         for i in range(k):
             autograd.check_grad(grads[i], batch_loss, (reference, bxs[i], bys[i]), wrt=(0,), mean_over=b,

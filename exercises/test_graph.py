@@ -11,7 +11,7 @@ def y_of(x, w):
 def test_build_graph(submission, autograd, grade_rng):
     n = grade_rng.integers(1, 6)
     x, w = grade_rng.randn(n), grade_rng.randn(n)
-    a, b, y = submission("graph").build_graph(x, w)
+    a, b, y = autograd.unpack(submission("graph").build_graph(x, w), 3, "build_graph's (a, b, y)")
     autograd.assert_close(a, x + w, "a = x + w")
     autograd.assert_close(b, w + 1, "b = w + 1")
     autograd.assert_close(y, (x + w) * (w + 1), "y = a * b")

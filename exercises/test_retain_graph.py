@@ -20,14 +20,6 @@ def both_losses(x, w):
     return h.sum() + (h ** 2).mean()
 
 
-def items(autograd, produced, n, what):
-    """``produced`` as a sequence of ``n`` values, or a failure saying why not."""
-    if not isinstance(produced, (list, tuple)):
-        autograd.assert_equal(produced, (None,) * n, what)
-    autograd.assert_equal(len(produced), n, f"number of values in {what}")
-    return produced
-
-
 @pytest.mark.grade(points=3)
 def test_backward_k_times(submission, autograd, grade_rng, grade_device):
     k = grade_rng.integers(2, 4)
@@ -39,7 +31,7 @@ def test_backward_k_times(submission, autograd, grade_rng, grade_device):
 @pytest.mark.grade(points=3)
 def test_caught_error(submission, autograd, grade_rng, grade_device):
     x = grade_rng.randn(*grade_rng.shape(ndim=grade_rng.integers(1, 2)), requires_grad=True)
-    error, grad = items(autograd, submission("retain_graph").caught_error(x), 2, "the returned (error, x.grad)")
+    error, grad = autograd.unpack(submission("retain_graph").caught_error(x), 2, "the returned (error, x.grad)")
     with autograd.part(2):
         autograd.expect_error("backward_twice", error, what="the error of the second backward")
     with autograd.part(1):
@@ -51,7 +43,7 @@ def test_two_losses(submission, autograd, grade_rng, grade_device):
     shape = grade_rng.shape(ndim=grade_rng.integers(1, 2))
     x = grade_rng.randn(*shape)
     w = grade_rng.randn(*shape, requires_grad=True)
-    first, both = items(autograd, submission("retain_graph").two_losses(x, w), 2,
+    first, both = autograd.unpack(submission("retain_graph").two_losses(x, w), 2,
                         "the returned (grad_after_L1, grad_after_both)")
     autograd.check_grad(first, first_loss, (x, w), wrt=(1,), names=("w.grad after L1.backward()",))
     autograd.check_grad(both, both_losses, (x, w), wrt=(1,), names=("w.grad after both backward calls",))

@@ -15,7 +15,7 @@ def two_losses(w, x):
 def test_jacobian_rows(submission, autograd, grade_rng, grade_device):
     import torch
 
-    from pytest_autograd_grader.records import TensorRecord
+    from pytest_autograd_grader import TensorRecord
 
     n, m = grade_rng.shape(ndim=2, low=1, high=5)
     tutorial = (torch.tensor([[1.0, 2.0]], dtype=torch.float64, device=grade_device),

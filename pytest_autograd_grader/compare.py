@@ -207,6 +207,17 @@ class Autograd:
         if produced != expected:
             raise GradeFailure(msg("cmp.value", what=what, expected=expected, got=produced))
 
+    def unpack(self, produced: Any, n: int, what: str) -> list:
+        """``produced`` as a list of ``n`` values. Unpack student returns with
+        this rather than ``a, b = ...``: a malformed return is then the
+        student's failed check, not a ValueError that marks the check broken."""
+        if not isinstance(produced, (list, tuple)):
+            raise GradeFailure(msg("cmp.container", what=what, expected=f"a tuple or list of {n} values",
+                                   got=_kind_of(produced)))
+        if len(produced) != n:
+            raise GradeFailure(msg("cmp.count", what=what, expected=n, got=len(produced)))
+        return list(produced)
+
     def assert_meta(self, record: Any, what: str, **expected: Any) -> None:
         """Autograd metadata of a returned tensor: ``is_leaf``, ``grad_fn``
         (a class name or None), ``requires_grad``, ``retains_grad`` and

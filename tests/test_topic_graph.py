@@ -38,3 +38,13 @@ def autograd_gradients(x, w):
 """)
     graded = grade_topics(["graph"], modules={"graph": wrong})
     assert "2 times too large" in graded.check("test_autograd_gradients")["feedback"]
+
+
+def test_malformed_return_is_the_students_failure_not_a_broken_check(grade_topics):
+    wrong = solution_with("graph", "build_graph", """
+def build_graph(x, w):
+    return x + w, w + 1
+""")
+    check = grade_topics(["graph"], modules={"graph": wrong}).check("test_build_graph")
+    assert check["status"] == "failed"
+    assert "build_graph's (a, b, y): expected 3 values, got 2" in check["feedback"]
