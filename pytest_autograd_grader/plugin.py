@@ -48,6 +48,14 @@ def pytest_configure(config: pytest.Config) -> None:
     # One broken checks file must not stop the others from being graded.
     config.option.continue_on_collection_errors = True
     config.pluginmanager.register(GradingSession(config, state), "grade-session")
+    xdist_controller = not state.is_worker and getattr(config.option, "dist", "no") != "no"
+    if not settings.inline and not xdist_controller and not config.option.collectonly:
+        # Start the sandbox's zygote now, where checks will run: its torch
+        # import then overlaps ours and collection instead of delaying the
+        # first check.
+        from .fixtures import executor_for
+
+        executor_for(config).start()
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistSeed(settings), "grade-xdist-seed")
 
@@ -236,13 +244,6 @@ class GradingSession:
         self.state = state
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        if not self.state.settings.inline and not self.config.pluginmanager.hasplugin("dsession"):
-            # Where checks run (not an xdist controller), start the sandbox's
-            # zygote now: its torch import overlaps ours instead of delaying
-            # the first check.
-            from .fixtures import executor_for
-
-            executor_for(self.config).start()
         if self.state.is_worker:
             return
         import torch
