@@ -28,13 +28,6 @@ def rnn_loss(xs, w, h0):
     return h.sum()
 
 
-def unpack(autograd, result, names):
-    """The student's tuple, or a failure that says what was expected."""
-    if not isinstance(result, (list, tuple)) or len(result) != len(names):
-        autograd.assert_equal(result, tuple(names), "(" + ", ".join(names) + ")")
-    return result
-
-
 @pytest.mark.grade(points=3)
 def test_branch_grad(submission, autograd, grade_rng, grade_device):
     n = grade_rng.integers(1, 6)
@@ -48,7 +41,7 @@ def test_branch_grad(submission, autograd, grade_rng, grade_device):
     for sign, x, result in zip(signs, inputs, results):
         branch = "x.sum() > 0" if sign > 0 else "x.sum() <= 0"
         with autograd.part(1):
-            loss, grad = unpack(autograd, result, ("loss", "x.grad"))
+            loss, grad = autograd.unpack(result, 2, "the returned (loss, x.grad)")
             autograd.assert_close(loss, branch_loss(x.detach()), f"loss when {branch}")
             autograd.check_grad(grad, branch_loss, (x,), names=(f"x.grad when {branch}",))
 
@@ -68,7 +61,7 @@ def test_loop_grad(submission, autograd, grade_rng, grade_device):
         z = z * c
         expected_steps += 1
     result = submission("dynamic_graph").loop_grad(x, c, limit)
-    steps, grad = unpack(autograd, result, ("steps", "x.grad"))
+    steps, grad = autograd.unpack(result, 2, "the returned (steps, x.grad)")
     with autograd.part(1):
         autograd.assert_equal(steps, expected_steps, f"steps (|x| = {float(x.detach().norm()):.4g}, c = {c:.4g}, limit = {limit:.4g})")
     with autograd.part(2):
@@ -82,7 +75,7 @@ def test_rnn_grad(submission, autograd, grade_rng, grade_device):
     w = grade_rng.randn(n, requires_grad=True)
     h0 = grade_rng.randn(n, requires_grad=True)
     result = submission("dynamic_graph").rnn_grad(xs, w, h0)
-    w_grad, h0_grad = unpack(autograd, result, ("w.grad", "h0.grad"))
+    w_grad, h0_grad = autograd.unpack(result, 2, "the returned (w.grad, h0.grad)")
     for index, got, name in ((1, w_grad, "w.grad"), (2, h0_grad, "h0.grad")):
         with autograd.part(1):
             autograd.check_grad(got, rnn_loss, (xs, w, h0), wrt=(index,), names=(f"{name} (T = {steps})",))

@@ -20,15 +20,6 @@ def mean_square(out):
     return (out ** 2).mean()
 
 
-def unpack(autograd, result, names):
-    """The student's tuple of tensors, or a failure that says what was expected."""
-    if not isinstance(result, (list, tuple)) or len(result) != len(names):
-        autograd.assert_equal(result, tuple(names), "(" + ", ".join(names) + ")")
-    for record, name in zip(result, names):
-        autograd.assert_meta(record, name)  # a tensor, not a number or a copy of its grad
-    return result
-
-
 @pytest.mark.grade(points=3)
 def test_intermediate_grads(submission, autograd, grade_rng, grade_device):
     shape = grade_rng.shape(ndim=grade_rng.integers(1, 2))
@@ -36,7 +27,7 @@ def test_intermediate_grads(submission, autograd, grade_rng, grade_device):
     w = grade_rng.randn(*shape, requires_grad=True)
     v = grade_rng.randn(*shape)
     result = submission("retain_grad").intermediate_grads(x, w, v)
-    a, b, y = unpack(autograd, result, ("a", "b", "y"))
+    a, b, y = autograd.unpack(result, 3, "the returned (a, b, y)")
     av, bv = x.detach() + w.detach(), w.detach() + 1
     for record, name, value in ((a, "a", av), (b, "b", bv), (y, "y", av * bv)):
         autograd.assert_close(record, value, name)
@@ -53,7 +44,7 @@ def test_hidden_grads(submission, autograd, grade_rng, grade_device):
     W1 = grade_rng.randn(d, h, requires_grad=True)
     W2 = grade_rng.randn(h, c, requires_grad=True)
     result = submission("retain_grad").hidden_grads(x, W1, W2)
-    h_rec, out_rec = unpack(autograd, result, ("h", "out"))
+    h_rec, out_rec = autograd.unpack(result, 2, "the returned (h, out)")
     hv = torch.tanh(x @ W1.detach())
     outv = hv @ W2.detach()
     autograd.assert_close(h_rec, hv, "h")
@@ -72,7 +63,7 @@ def test_chain_grads(submission, autograd, grade_rng, grade_device):
     c = grade_rng.randn(steps)
     result = submission("retain_grad").chain_grads(x, c)
     names = tuple(f"z_{k}" for k in range(1, steps + 1))
-    records = unpack(autograd, result, names)
+    records = autograd.unpack(result, len(names), "the returned (" + ", ".join(names) + ")")
 
     def tail(k):
         def loss_from(z):

@@ -12,7 +12,7 @@ import contextlib
 from typing import Any, Callable, Sequence
 
 from .diagnose import AUTOGRAD_ERRORS, Context, diagnose_error, diagnose_none, diagnose_values, error_name
-from .messages import msg
+from .messages import has_message, msg
 from .outcomes import CheckError, GradeFailure, StudentFailure
 from .records import ErrorRecord, ObjectRecord, TensorRecord
 
@@ -48,6 +48,30 @@ def _kind_of(value: Any) -> str:
     if isinstance(value, TensorRecord):
         return f"a tensor of shape {value.shape}"
     return f"a {type(value).__name__}"
+
+
+def hint_text(hint: str) -> str:
+    """A check's hint: a message id from the catalogue, or plain text."""
+    return msg(hint) if has_message(hint) else hint
+
+
+def _differences(produced: Any, expected: Any, what: str, labels: Sequence[str] | None = None) -> list[str]:
+    """One line per way ``produced`` differs from ``expected``."""
+    if expected is None:
+        return [] if produced is None else [msg("cmp.value_kind", what=what, expected="None", got=_kind_of(produced))]
+    sequence = isinstance(expected, (list, tuple))
+    if type(produced) is not type(expected) and not (sequence and isinstance(produced, (list, tuple))):
+        return [msg("cmp.container", what=what, expected=f"a {type(expected).__name__}", got=_kind_of(produced))]
+    if sequence:
+        if len(produced) != len(expected):
+            return [msg("cmp.count", what=what, expected=len(expected), got=len(produced))]
+        names = labels or [f"{what}[{i}]" for i in range(len(expected))]
+        return [line for p, e, name in zip(produced, expected, names) for line in _differences(p, e, name)]
+    if isinstance(expected, dict):
+        if set(produced) != set(expected):
+            return [msg("cmp.value", what=f"{what} keys", expected=sorted(expected), got=sorted(produced))]
+        return [line for key in expected for line in _differences(produced[key], expected[key], f"{what}[{key!r}]")]
+    return [] if produced == expected else [msg("cmp.value", what=what, expected=expected, got=produced)]
 
 
 class Autograd:
@@ -188,24 +212,14 @@ class Autograd:
                               mean_over=mean_over, calls=calls, order=order)
             self.assert_grad(got, want * scale, what, context=context)
 
-    def assert_equal(self, produced: Any, expected: Any, what: str) -> None:
-        """Plain values: booleans, names, numbers, lists and dicts of them."""
-        if type(produced) is not type(expected) and not (isinstance(expected, (list, tuple)) and isinstance(produced, (list, tuple))):
-            raise GradeFailure(msg("cmp.container", what=what, expected=f"a {type(expected).__name__}", got=_kind_of(produced)))
-        if isinstance(expected, (list, tuple)):
-            if len(produced) != len(expected):
-                raise GradeFailure(msg("cmp.count", what=what, expected=len(expected), got=len(produced)))
-            for i, (p, e) in enumerate(zip(produced, expected)):
-                self.assert_equal(p, e, f"{what}[{i}]")
-            return
-        if isinstance(expected, dict):
-            if set(produced) != set(expected):
-                raise GradeFailure(msg("cmp.value", what=f"{what} keys", expected=sorted(expected), got=sorted(produced)))
-            for key in expected:
-                self.assert_equal(produced[key], expected[key], f"{what}[{key!r}]")
-            return
-        if produced != expected:
-            raise GradeFailure(msg("cmp.value", what=what, expected=expected, got=produced))
+    def assert_equal(self, produced: Any, expected: Any, what: str, *, labels: Sequence[str] | None = None,
+                     hint: str | None = None) -> None:
+        """Plain values: booleans, names, numbers, None, lists and dicts of
+        them. Every wrong item of a sequence is listed (named by ``labels``
+        when given); ``hint`` (a message id or text) is added to any failure."""
+        lines = _differences(produced, expected, what, labels)
+        if lines:
+            raise GradeFailure("\n".join(lines + ([hint_text(hint)] if hint else [])))
 
     def unpack(self, produced: Any, n: int, what: str) -> list:
         """``produced`` as a list of ``n`` values. Unpack student returns with
@@ -218,25 +232,25 @@ class Autograd:
             raise GradeFailure(msg("cmp.count", what=what, expected=n, got=len(produced)))
         return list(produced)
 
-    def assert_meta(self, record: Any, what: str, **expected: Any) -> None:
+    def assert_meta(self, record: Any, what: str, *, hint: str | None = None, **expected: Any) -> None:
         """Autograd metadata of a returned tensor: ``is_leaf``, ``grad_fn``
         (a class name or None), ``requires_grad``, ``retains_grad`` and
-        ``has_grad`` (whether .grad holds a tensor)."""
+        ``has_grad`` (whether .grad holds a tensor). ``hint`` (a message id
+        or text) replaces the built-in diagnosis."""
         if not isinstance(record, TensorRecord):
             raise GradeFailure(msg("cmp.not_tensor", what=what, got=_kind_of(record)))
         for field, want in expected.items():
             got = record.grad is not None if field == "has_grad" else getattr(record, field)
-            if field == "grad_fn" and isinstance(want, str) and got != want and got is not None:
-                ok = False
-            else:
-                ok = got == want
-            if not ok:
-                text = msg("cmp.meta", what=what, field=field, expected=want, got=got)
-                if field == "has_grad" and want:
-                    text += "\n" + diagnose_none(Context(holder=record))
-                elif field == "is_leaf" and want and record.grad_fn:
-                    text += "\n" + msg("diag.none_not_leaf", grad_fn=record.grad_fn)
-                raise GradeFailure(text)
+            if got == want:
+                continue
+            text = msg("cmp.meta", what=what, field=field, expected=want, got=got)
+            if hint:
+                text += "\n" + hint_text(hint)
+            elif field == "has_grad" and want:
+                text += "\n" + diagnose_none(Context(holder=record))
+            elif field == "is_leaf" and want and record.grad_fn:
+                text += "\n" + msg("diag.none_not_leaf", grad_fn=record.grad_fn)
+            raise GradeFailure(text)
 
     def expect_error(self, name: str, produced: Any, *args: Any, what: str | None = None) -> ErrorRecord:
         """``produced`` must be the autograd error ``name`` (see

@@ -67,6 +67,7 @@ EN: dict[str, str] = {
     "cmp.count": "{what}: expected {expected} values, got {got}",
     "cmp.container": "{what}: expected {expected}, got {got}",
     "cmp.value": "{what}: expected {expected!r}, got {got!r}",
+    "cmp.value_kind": "{what}: expected {expected}, got {got}",
     "cmp.meta": "{what}: expected {field} = {expected!r}, got {got!r}",
     "cmp.no_error": "{what}: expected PyTorch's error '{text}', but no error was raised",
     "cmp.wrong_error": "{what}: expected PyTorch's error '{text}', got {type}: {message}",
@@ -111,6 +112,10 @@ def set_language(catalogue: dict[str, str]) -> None:
     """Use another catalogue; ids it lacks fall back to English."""
     global _catalogue
     _catalogue = {**EN, **catalogue}
+
+
+def has_message(key: str) -> bool:
+    return key in _catalogue
 
 
 def msg(key: str, **fields: object) -> str:

@@ -42,7 +42,8 @@ class Credit:
         fraction = self.fraction()
         if not failures and (fraction is None or fraction >= 1):
             return None
-        lines = [f.feedback for f in failures]
+        # A stub called in several parts fails each the same way: say it once.
+        lines = list(dict.fromkeys(f.feedback for f in failures))
         if self.parts:
             total = sum(w for w, _ in self.parts)
             passed = sum(w for w, f in self.parts if f is None)
