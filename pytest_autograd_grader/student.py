@@ -104,8 +104,6 @@ def _resolve(obj: Any, path: str):
 def materialize(tree: Any) -> Any:
     """Turn argument trees into live objects for student code: tensors become
     fresh leaves, function references are imported."""
-    import torch
-
     if type(tree) is not dict:
         return tree
     tag = tree.get("$")

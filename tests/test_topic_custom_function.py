@@ -6,21 +6,6 @@ from conftest import solution_with
 from pytest_autograd_grader.messages import msg
 
 
-def test_solution_scores_full_marks(grade_topics):
-    graded = grade_topics(["custom_function"])
-    assert graded.report["percent"] == 100.0
-    assert {c["status"] for c in graded.report["checks"]} == {"passed"}
-
-
-def test_stub_scores_zero_with_not_implemented(grade_topics):
-    graded = grade_topics(["custom_function"], stubs=["custom_function"])
-    assert graded.report["score"] == 0
-    assert len(graded.report["checks"]) == 5
-    for check in graded.report["checks"]:
-        assert check["status"] == "failed"
-        assert "not implemented yet: custom_function." in check["feedback"]
-
-
 def test_wrong_backwards_and_float32_gradcheck_are_diagnosed(grade_topics):
     # Swish.backward without the product rule, Hypot.backward that forgets
     # the 1/2 of d sqrt(u) = du / (2 sqrt(u)), and a float32 gradcheck input;

@@ -1,37 +1,9 @@
 """The `dynamic_graph` topic: solutions pass, stubs say "not implemented",
 and plausible mistakes get their diagnosis."""
 
-import ast
-
-from conftest import solution_with
+from conftest import solution_with_all
 
 from pytest_autograd_grader.messages import msg
-
-
-def solution_with_all(topic, replacements):
-    """The reference solution with several functions replaced (one grading
-    run then tests one mistake per check)."""
-    (first, text), *rest = replacements.items()
-    source = solution_with(topic, first, text)
-    for function, text in rest:
-        lines = source.splitlines(keepends=True)
-        node = next(n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name == function)
-        source = "".join(lines[:node.lineno - 1]) + text.strip("\n") + "\n" + "".join(lines[node.end_lineno:])
-    return source
-
-
-def test_solution_scores_full_marks(grade_topics):
-    graded = grade_topics(["dynamic_graph"])
-    assert graded.report["percent"] == 100.0
-    assert {c["status"] for c in graded.report["checks"]} == {"passed"}
-
-
-def test_stub_scores_zero_with_not_implemented(grade_topics):
-    graded = grade_topics(["dynamic_graph"], stubs=["dynamic_graph"])
-    assert graded.report["score"] == 0
-    for check in graded.report["checks"]:
-        assert check["status"] == "failed"
-        assert "not implemented yet: dynamic_graph." in check["feedback"]
 
 
 WRONG = {

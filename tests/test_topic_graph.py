@@ -4,20 +4,6 @@ plausible mistakes get their diagnosis."""
 from conftest import solution_with
 
 
-def test_solution_scores_full_marks(grade_topics):
-    graded = grade_topics(["graph"])
-    assert graded.report["percent"] == 100.0
-    assert {c["status"] for c in graded.report["checks"]} == {"passed"}
-
-
-def test_stub_scores_zero_with_not_implemented(grade_topics):
-    graded = grade_topics(["graph"], stubs=["graph"])
-    assert graded.report["score"] == 0
-    for check in graded.report["checks"]:
-        assert check["status"] == "failed"
-        assert "not implemented yet: graph." in check["feedback"]
-
-
 def test_flipped_sign_is_diagnosed(grade_topics):
     wrong = solution_with("graph", "hand_gradients", """
 def hand_gradients(x, w):

@@ -6,21 +6,6 @@ from conftest import solution_with
 from pytest_autograd_grader.messages import msg
 
 
-def test_solution_scores_full_marks(grade_topics):
-    graded = grade_topics(["higher_order"])
-    assert graded.report["percent"] == 100.0
-    assert {c["status"] for c in graded.report["checks"]} == {"passed"}
-
-
-def test_stub_scores_zero_with_not_implemented(grade_topics):
-    graded = grade_topics(["higher_order"], stubs=["higher_order"])
-    assert graded.report["score"] == 0
-    assert len(graded.report["checks"]) == 4
-    for check in graded.report["checks"]:
-        assert check["status"] == "failed"
-        assert "not implemented yet: higher_order." in check["feedback"]
-
-
 def test_missing_create_graph_is_diagnosed(grade_topics):
     # every task done without create_graph=True; later definitions replace the solution's
     wrong = solution_with("higher_order", "first_derivative", """

@@ -6,21 +6,6 @@ from conftest import solution_with
 from pytest_autograd_grader.messages import msg
 
 
-def test_solution_scores_full_marks(grade_topics):
-    graded = grade_topics(["inplace"])
-    assert graded.report["percent"] == 100.0
-    assert {c["status"] for c in graded.report["checks"]} == {"passed"}
-
-
-def test_stub_scores_zero_with_not_implemented(grade_topics):
-    graded = grade_topics(["inplace"], stubs=["inplace"])
-    assert graded.report["score"] == 0
-    assert len(graded.report["checks"]) == 3
-    for check in graded.report["checks"]:
-        assert check["status"] == "failed"
-        assert "not implemented yet: inplace." in check["feedback"]
-
-
 def test_reassigned_parameter_and_unrepaired_function_are_diagnosed(grade_topics):
     # a later definition replaces the solution's
     wrong = solution_with("inplace", "sgd", """

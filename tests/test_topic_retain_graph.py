@@ -8,21 +8,6 @@ from pytest_autograd_grader.messages import msg
 BACKWARD_TWICE = msg("diag.backward_twice")
 
 
-def test_solution_scores_full_marks(grade_topics):
-    graded = grade_topics(["retain_graph"])
-    assert graded.report["percent"] == 100.0
-    assert {c["status"] for c in graded.report["checks"]} == {"passed"}
-
-
-def test_stub_scores_zero_with_not_implemented(grade_topics):
-    graded = grade_topics(["retain_graph"], stubs=["retain_graph"])
-    assert graded.report["score"] == 0
-    assert len(graded.report["checks"]) == 3
-    for check in graded.report["checks"]:
-        assert check["status"] == "failed"
-        assert "not implemented yet: retain_graph." in check["feedback"]
-
-
 def test_missing_retain_graph_is_diagnosed(grade_topics):
     wrong = """
 import torch
