@@ -10,9 +10,10 @@ Processes::
                 └─ worker (dir B)   rlimits, private cwd, stdout/stderr on a pipe to the grader
 
 * Start cost: the zygote imports torch (and warms the record codec) once; a
-  worker is a ``fork`` of it, so it starts in milliseconds. The zygote starts
-  lazily with the first proxy call and never initialises CUDA, so every
-  worker creates its own CUDA context.
+  worker is a ``fork`` of it, so it starts in milliseconds. The plugin starts
+  the zygote when a graded session is configured (so its torch import
+  overlaps the grader's), otherwise the first proxy call does; it never
+  initialises CUDA, so every worker creates its own CUDA context.
 * Nothing but plain bytes crosses back: control messages are length-prefixed
   JSON, answers are ``records.dumps`` bytes that the grader decodes with
   ``records.loads`` (the weights-only loader). Nothing is ever unpickled.
