@@ -57,11 +57,12 @@ def test_train_loop(submission, autograd, grade_rng, grade_device):
         final, grads = autograd.unpack(submission("accumulation").train_loop(w, bxs, bys, lr), 2,
                              f"the returned (w, grads) ({what})")
         grads = autograd.unpack(grads, k, f"grads ({what})")
-        reference = w.detach()
+        reference, previous = w.detach(), []
         for i in range(k):
             autograd.check_grad(grads[i], batch_loss, (reference, bxs[i], bys[i]), wrt=(0,), mean_over=b,
-                                names=(f"gradient of step {i + 1} of {k} ({what})",))
-            reference = reference - lr * autograd.grad(batch_loss, (reference, bxs[i], bys[i]), wrt=(0,))[0]
+                                previous=previous, names=(f"gradient of step {i + 1} of {k} ({what})",))
+            previous.append(autograd.grad(batch_loss, (reference, bxs[i], bys[i]), wrt=(0,))[0])
+            reference = reference - lr * previous[-1]
         autograd.assert_close(final, reference, f"w after {k} steps ({what})")
 
 

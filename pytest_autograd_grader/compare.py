@@ -188,11 +188,12 @@ class Autograd:
     def check_grad(self, produced: Any, fn: Callable, inputs: Sequence, *, grad_outputs=None,
                    wrt: Sequence[int] | None = None, order: int = 1, names: Sequence[str] | None = None,
                    mean_over: int | None = None, calls: int | None = None, holders: Sequence | None = None,
-                   role: str | None = None, scale: float = 1.0) -> None:
+                   role: str | None = None, scale: float = 1.0, previous: Sequence = ()) -> None:
         """The student's gradient(s) of ``fn`` at ``inputs`` against
         torch.autograd's. ``produced`` is one gradient or a sequence aligned
         with ``wrt``; ``scale`` multiplies the reference (e.g. k backward
-        calls that should accumulate)."""
+        calls that should accumulate); ``previous`` holds the expected
+        gradients of a loop's earlier steps, to recognise a running sum."""
         expected = self.grad(fn, inputs, grad_outputs, wrt=wrt, order=order)
         ones = None
         if grad_outputs is not None:
@@ -209,7 +210,7 @@ class Autograd:
             what = names[i] if names else f"gradient {i + 1}"
             holder = holders[i] if holders else None
             context = Context(holder=holder, role=role, ones_vjp=None if ones is None else ones[i] * scale,
-                              mean_over=mean_over, calls=calls, order=order)
+                              mean_over=mean_over, calls=calls, order=order, previous=tuple(previous))
             self.assert_grad(got, want * scale, what, context=context)
 
     def assert_equal(self, produced: Any, expected: Any, what: str, *, labels: Sequence[str] | None = None,

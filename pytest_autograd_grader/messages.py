@@ -79,6 +79,7 @@ EN: dict[str, str] = {
     "diag.multiple": "Likely mistake: the gradient is {k} times too large. .grad adds up over backward calls: zero it (x.grad = None or optimizer.zero_grad()) before each backward.",
     "diag.mean_sum": "Likely mistake: the gradient is {k} times too large, and {k} is the number of elements averaged: you used a sum where a mean was asked (or dropped the 1/N).",
     "diag.fraction": "Likely mistake: the gradient is 1/{k} of the expected one. Accumulation was asked for: do not zero .grad between the {k} backward calls.",
+    "diag.running_sum": "Likely mistake: the gradient of step {step} is the sum of the gradients of steps 1 to {step}: .grad was never cleared. Zero it (w.grad = None or optimizer.zero_grad()) before each backward.",
     "diag.factor": "Likely mistake: the gradient is {k} times too large after a single backward, so a constant factor in your derivative is off: check each local derivative in the chain rule.",
     "diag.mean_twice": "Likely mistake: the gradient is 1/{k} of the expected one, and {k} is the number of elements averaged: the mean's 1/N was applied twice, or a mean was used where a sum was asked.",
     "diag.too_small": "Likely mistake: the gradient is 1/{k} of the expected one. A tensor used more than once needs the gradients of all its uses added up: accumulate with += instead of assigning with = (and do not zero .grad between backward calls whose gradients should add up).",

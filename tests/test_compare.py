@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from pytest_autograd_grader.compare import Autograd
+from pytest_autograd_grader.diagnose import Context
 from pytest_autograd_grader.outcomes import GradeFailure
 from pytest_autograd_grader.state import Credit
 
@@ -59,3 +60,10 @@ def test_unpack_says_what_shape_was_expected():
     assert failure_of(Autograd().unpack, 3.0, 2, "(loss, grad)") == \
         "(loss, grad): expected a tuple or list of 2 values, got a float"
     assert Autograd().unpack((1, 2), 2, "pair") == [1, 2]
+
+
+def test_a_loop_that_never_clears_grad_is_a_running_sum():
+    g1, g2, g3 = (torch.tensor(v, dtype=torch.float64) for v in ([1.0, -2.0], [0.5, 3.0], [-4.0, 1.0]))
+    text = failure_of(Autograd().assert_grad, g1 + g2 + g3, g3, "step 3",
+                      context=Context(previous=(g1, g2)))
+    assert "the gradient of step 3 is the sum of the gradients of steps 1 to 3" in text
