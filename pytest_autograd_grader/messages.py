@@ -18,6 +18,7 @@ EN: dict[str, str] = {
     "usage.timeout": "--grade-timeout: {value!r} is not a number of seconds; use a positive number such as 10",
     "usage.device": "--grade-device: {value!r} is not a device; use cpu, cuda, auto or all",
     "usage.student_config": "--grade-submission: pytest read its configuration from {inifile!r}, inside the submission directory {path!r}, so the student's files would configure the grading; write --grade-submission={path} (with '=') and pass your own configuration with -c",
+    "usage.submission_collected": "--grade-submission: the submission {path!r} lies in the test path {tests!r}, so pytest would collect the student's conftest.py and test files; pass only the directory of your checks as test paths, e.g. pytest --grade checks/ --grade-submission={path}",
     "usage.memory": "--grade-memory: {value!r} is not a size in megabytes; use a positive whole number such as 4096",
     # -- marker problems (instructor) --------------------------------------
     "marker.no_concept": "{where}: this check has no concept; add @pytest.mark.grade(concept=...) with one of: {known}",

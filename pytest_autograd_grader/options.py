@@ -132,6 +132,13 @@ def read_settings(config: pytest.Config) -> Settings:
             # "--grade-submission DIR" in two words makes pytest look for its
             # configuration in DIR before our option is known.
             raise pytest.UsageError(msg("usage.student_config", inifile=str(inipath), path=submission))
+        for arg in config.args:
+            tests = Path(arg.split("::")[0])
+            tests = (tests if tests.is_absolute() else config.invocation_params.dir / tests).resolve()
+            if tests == submission_path or tests in submission_path.parents or submission_path in tests.parents:
+                # pytest would collect the submission: its conftest.py and
+                # test files would run inside the grader.
+                raise pytest.UsageError(msg("usage.submission_collected", path=submission, tests=arg))
 
     device = (_value(config, "grade_device") or "cpu").lower()
     if device not in DEVICES:

@@ -468,3 +468,16 @@ def test_inline_mode_must_be_typed(pytester):
             assert request.config.stash[STATE].settings.inline is False
     """)
     assert run_grader(pytester).check("test_mode")["status"] == "passed"
+
+
+@pytest.mark.parametrize("test_paths", [["."], ["student"], ["checks", "student/sub"]])
+def test_a_submission_that_pytest_would_collect_is_refused(pytester, test_paths):
+    pytester.mkdir("student")
+    pytester.mkdir("student/sub")
+    (pytester.path / "student" / "conftest.py").write_text("raise SystemExit('student code ran in the grader')\n")
+    pytester.mkdir("checks")
+    (pytester.path / "checks" / "test_c.py").write_text(
+        "import pytest\n\n@pytest.mark.grade(concept='leaf')\ndef test_c():\n    pass\n")
+    result = pytester.runpytest("--grade", "--grade-submission=student", "--noconftest", *test_paths, *QUIET_PLUGINS)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "so pytest would collect the student's conftest.py and test files" in result.stderr.str()
