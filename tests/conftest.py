@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,6 +75,18 @@ def run_grader(pytester: pytest.Pytester, *args: str, report: str = "report.json
     path = pytester.path / report
     data = json.loads(path.read_text()) if path.exists() else {}
     return Graded(result, data)
+
+
+def grade_checks(pytester: pytest.Pytester, checks: str, *args: str, **students: str) -> Graded:
+    """Grade ``checks`` (a checks file's source) against a student directory
+    holding one module per keyword argument (name=source), with a fixed seed."""
+    student = pytester.path / "student"
+    student.mkdir(exist_ok=True)
+    for name, source in students.items():
+        (student / f"{name}.py").write_text(textwrap.dedent(source))
+    pytester.makepyfile(test_checks=checks)
+    seed = () if any(a.startswith("--grade-seed") for a in args) else ("--grade-seed", "7")
+    return run_grader(pytester, "test_checks.py", "--grade-submission=student", *seed, *args)
 
 
 @pytest.fixture

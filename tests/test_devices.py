@@ -3,11 +3,10 @@ machine without CUDA reports checks that asked for it."""
 
 from __future__ import annotations
 
-import textwrap
 
 import pytest
 import torch
-from conftest import run_grader
+from conftest import grade_checks
 
 QUIET = ("--grade-inline",)
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (torch.cuda.is_available() is False)")
@@ -45,11 +44,7 @@ STUDENT = """
 
 
 def grade(pytester: pytest.Pytester, *args: str):
-    student = pytester.path / "student"
-    student.mkdir(exist_ok=True)
-    (student / "dev.py").write_text(textwrap.dedent(STUDENT))
-    pytester.makepyfile(test_checks=CHECKS)
-    return run_grader(pytester, "test_checks.py", "--grade-submission", "student", "--grade-seed", "5", *QUIET, *args)
+    return grade_checks(pytester, CHECKS, "--grade-seed", "5", *QUIET, *args, dev=STUDENT)
 
 
 def ids(graded) -> list[str]:

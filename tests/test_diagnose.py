@@ -3,27 +3,17 @@
 
 from __future__ import annotations
 
-import textwrap
 
 import pytest
 import torch
-from conftest import run_grader
+from conftest import grade_checks
 
 from pytest_autograd_grader.diagnose import AUTOGRAD_ERRORS, Context, diagnose_error, diagnose_values, error_name
 
 # plugins installed here that only slow in-process runs down; the verdicts
 # are the grader's own, so student code runs inline (test_submission.py
 # covers the sandboxed boundary)
-QUIET = ("--grade-inline",)
-
-
-def grade(pytester: pytest.Pytester, checks: str, *args: str, **students: str):
-    student = pytester.path / "student"
-    student.mkdir(exist_ok=True)
-    for name, source in students.items():
-        (student / f"{name}.py").write_text(textwrap.dedent(source))
-    pytester.makepyfile(test_checks=checks)
-    return run_grader(pytester, "test_checks.py", "--grade-submission", "student", "--grade-seed", "3", *QUIET, *args)
+QUIET = ("--grade-inline", "--grade-seed", "3")
 
 
 # -- misconceptions, planted in a student's module ---------------------------
@@ -236,7 +226,7 @@ ENGINE = """
 
 
 def test_each_misconception_is_diagnosed(pytester):
-    graded = grade(pytester, MISTAKES_CHECKS, mistakes=MISTAKES, engine=ENGINE)
+    graded = grade_checks(pytester, MISTAKES_CHECKS, *QUIET, mistakes=MISTAKES, engine=ENGINE)
     expected = {
         "test_multiple": ["x.grad: values differ", "3 times too large", "zero it"],
         "test_fraction": ["1/3 of the expected one", "Accumulation was asked for", "3 backward calls"],
@@ -322,7 +312,7 @@ CUSTOM = """
 
 
 def test_gradcheck_float32_is_diagnosed(pytester):
-    graded = grade(pytester, GRADCHECK_CHECKS, custom=CUSTOM)
+    graded = grade_checks(pytester, GRADCHECK_CHECKS, *QUIET, custom=CUSTOM)
     assert graded.check("test_float64_right")["status"] == "passed"
     f32 = graded.check("test_float32_inputs")
     assert f32["status"] == "failed"
@@ -465,7 +455,7 @@ def test_expect_error_matches_each_real_error(pytester):
         def test_unknown_name(submission, autograd):
             autograd.expect_error("no_such_error", submission("errors").quiet)
     """
-    graded = grade(pytester, checks, errors=RAISE)
+    graded = grade_checks(pytester, checks, *QUIET, errors=RAISE)
     for name in names:
         assert graded.check(f"test_raised[{name}]")["status"] == "passed", graded.check(f"test_raised[{name}]")
         assert graded.check(f"test_returned[{name}]")["status"] == "passed", graded.check(f"test_returned[{name}]")

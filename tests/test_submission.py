@@ -8,24 +8,11 @@ import textwrap
 
 import pytest
 import torch
-from conftest import run_grader
+from conftest import grade_checks
 
 from pytest_autograd_grader.records import ObjectRecord, TensorRecord, decode, dumps, encode, loads
 
 
-# plugins installed here that only slow the in-process runs down
-QUIET = ()
-
-
-def grade(pytester: pytest.Pytester, checks: str, *args: str, **students: str):
-    """Grade ``checks`` (a checks file's source) against a student directory
-    holding one module per keyword argument."""
-    student = pytester.path / "student"
-    student.mkdir(exist_ok=True)
-    for name, source in students.items():
-        (student / f"{name}.py").write_text(textwrap.dedent(source))
-    pytester.makepyfile(test_checks=checks)
-    return run_grader(pytester, "test_checks.py", "--grade-submission", "student", "--grade-seed", "7", *QUIET, *args)
 
 
 FIND_LEAVES = """
@@ -120,7 +107,7 @@ def test_each_student_side_failure_is_a_failed_check(pytester):
     """)
     modules = {name: source for name, (source, _) in FAILURES.items() if source is not None}
     checks = f"MODULES = {list(FAILURES) + ['good']!r}\n" + textwrap.dedent(FIND_LEAVES)
-    graded = grade(pytester, checks, "test_other.py", good="def f(x):\n    return x\n\ndef find_leaves(x):\n    return x * 2\n",
+    graded = grade_checks(pytester, checks, "test_other.py", good="def f(x):\n    return x\n\ndef find_leaves(x):\n    return x * 2\n",
                    **modules)
     for name, (_, texts) in FAILURES.items():
         check = graded.check(f"[{name}]")
@@ -288,7 +275,7 @@ STUDENT_LIVE = """
 
 
 def test_returns_are_records_and_wrong_ones_fail(pytester):
-    graded = grade(pytester, RETURNS, leaf=STUDENT_RETURNS, live=STUDENT_LIVE)
+    graded = grade_checks(pytester, RETURNS, leaf=STUDENT_RETURNS, live=STUDENT_LIVE)
     expected = {
         "[wrong_type]": "the gradient: expected a tensor, got a list",
         "[wrong_shape]": "the gradient: expected shape (2, 3), got shape (6,)",
@@ -371,7 +358,7 @@ def test_hidden_check_shows_only_its_concept(pytester):
             x = torch.tensor([1.25, 2.5])
             autograd.assert_grad(submission("leaf").h(x), x * 4, "visible gradient")
     """
-    graded = grade(pytester, checks, leaf="""
+    graded = grade_checks(pytester, checks, leaf="""
         def f(x):
             print("secret_print_42")
             return x * 8
