@@ -270,6 +270,10 @@ class Autograd:
             raise GradeFailure(msg("cmp.not_error", what=what, text=text, got=_kind_of(produced)))
         if error_name(produced.message) != name:
             raise GradeFailure(msg("cmp.wrong_error", what=what, text=text, type=produced.type, message=produced.message))
+        if produced.raised_by != "library":
+            # The text is right, but PyTorch never said it: no hard-coding.
+            raise GradeFailure(msg("cmp.error_forged", what=what, type=produced.type,
+                                   how="never raised" if produced.raised_by == "nobody" else "raised by your own code"))
         return produced
 
     def gradcheck(self, student_fn: Any, inputs: Sequence, what: str | None = None, **kwargs: Any) -> None:

@@ -73,6 +73,7 @@ EN: dict[str, str] = {
     "cmp.no_error": "{what}: expected PyTorch's error '{text}', but no error was raised",
     "cmp.wrong_error": "{what}: expected PyTorch's error '{text}', got {type}: {message}",
     "cmp.not_error": "{what}: expected the caught error '{text}', got {got}",
+    "cmp.error_forged": "{what}: this {type} was {how}, not by PyTorch; make the mistake really happen and return the exception PyTorch raises",
     "cmp.gradcheck": "{what}: gradcheck failed: the backward does not agree with finite differences of the forward\n{detail}",
     "cmp.parts": "{passed:g} of {total:g} parts right",
     "cmp.credit": "partial credit: {fraction:.0%} of the points",

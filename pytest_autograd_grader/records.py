@@ -57,6 +57,10 @@ class ErrorRecord:
     file: str = ""
     line: int = 0
     code: str = ""
+    # Who raised it: "library" (torch or other code outside the submission),
+    # "student" (a raise statement in the submission) or "nobody" (an
+    # exception object that was created but never raised).
+    raised_by: str = "library"
 
 
 @dataclass(frozen=True)
@@ -102,16 +106,23 @@ def error_fields(exc: BaseException, in_student_file=None) -> dict:
 
     file, line, code = "", 0, ""
     tb = exc.__traceback__
+    raised_by = "nobody" if tb is None else "library"
     if in_student_file is not None and tb is not None:
-        for frame in traceback.extract_tb(tb):
+        frames = traceback.extract_tb(tb)
+        for frame in frames:
             if in_student_file(frame.filename):
                 file, line = frame.filename, frame.lineno or 0
                 code = (frame.line or linecache.getline(frame.filename, line)).strip()
+        deepest = frames[-1] if frames else None
+        if deepest is not None and in_student_file(deepest.filename) and \
+                (deepest.line or "").lstrip().startswith("raise "):
+            raised_by = "student"
     try:
         message = str(exc)
     except BaseException:
         message = "<message could not be read>"
-    return {"$": "error", "type": type(exc).__name__, "message": message[:2000], "file": file, "line": line, "code": code[:200]}
+    return {"$": "error", "type": type(exc).__name__, "message": message[:2000], "file": file, "line": line,
+            "code": code[:200], "raised_by": raised_by}
 
 
 def encode(obj: Any, in_student_file=None, _depth: int = 0, _budget: list | None = None) -> Any:
@@ -244,7 +255,7 @@ def decode(tree: Any) -> Any:
         return {(_expect(k, (str, int), "key")): decode(v) for k, v in zip(keys, values)}
     if tag == "error":
         return ErrorRecord(type=str(tree["type"]), message=str(tree["message"]), file=str(tree["file"]),
-                           line=int(tree["line"]), code=str(tree["code"]))
+                           line=int(tree["line"]), code=str(tree["code"]), raised_by=str(tree.get("raised_by", "nobody")))
     if tag == "ndarray":
         return _exact_tensor(tree["data"], "data").numpy()
     if tag == "object":

@@ -414,6 +414,20 @@ RAISE = """
 
     def stub():
         raise NotImplementedError
+
+    TEXT = "Trying to backward through the graph a second time (or directly access saved tensors)"
+
+    def forged_created():
+        return RuntimeError(TEXT)
+
+    def forged_raised():
+        try:
+            raise RuntimeError(TEXT)
+        except RuntimeError as exc:
+            return exc
+
+    def forged_raising():
+        raise RuntimeError(TEXT)
 """
 
 
@@ -454,6 +468,13 @@ def test_expect_error_matches_each_real_error(pytester):
 
         def test_unknown_name(submission, autograd):
             autograd.expect_error("no_such_error", submission("errors").quiet)
+
+        @pytest.mark.parametrize("how", ["created", "raised"])
+        def test_forged_and_returned(submission, autograd, how):
+            autograd.expect_error("backward_twice", getattr(submission("errors"), "forged_" + how)())
+
+        def test_forged_and_raising(submission, autograd):
+            autograd.expect_error("backward_twice", submission("errors").forged_raising)
     """
     graded = grade_checks(pytester, checks, *QUIET, errors=RAISE)
     for name in names:
@@ -471,8 +492,11 @@ def test_expect_error_matches_each_real_error(pytester):
     assert stub["status"] == "failed" and "not implemented yet: errors.stub" in stub["feedback"]
     unknown = graded.check("test_unknown_name")
     assert unknown["status"] == "error" and "unknown error 'no_such_error'" in unknown["feedback"]
+    assert "this RuntimeError was never raised, not by PyTorch" in graded.check("test_forged_and_returned[created]")["feedback"]
+    for forged in ("test_forged_and_returned[raised]", "test_forged_and_raising"):
+        assert "this RuntimeError was raised by your own code, not by PyTorch" in graded.check(forged)["feedback"]
     n = len(names)
-    assert graded.report["score"] == 2 * n and graded.report["max_score"] == 3 * n + 5
+    assert graded.report["score"] == 2 * n and graded.report["max_score"] == 3 * n + 8
 
 
 @pytest.mark.parametrize("name", list(AUTOGRAD_ERRORS))
