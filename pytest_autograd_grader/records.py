@@ -1,8 +1,9 @@
 """The plain data that crosses between student code and the grader.
 
 Student objects are turned into a tree of builtins and plain tensors
-(``encode``), written with ``torch.save`` and read back with
-``torch.load(weights_only=True)``, which runs no code. ``decode`` then
+(``encode``), written as JSON plus raw tensor bytes (``dumps``) and read back
+by ``loads``, which runs no code and can only produce builtins and plain
+tensors (no pickle, not even torch's weights-only one). ``decode`` then
 enforces exact types, so a tensor subclass, an object with a lying ``__eq__``
 or a ``__torch_function__`` override can never reach a comparison: at most its
 type name and repr do.
@@ -10,8 +11,9 @@ type name and repr do.
 
 from __future__ import annotations
 
-import io
+import json
 import re
+import struct
 import types
 from dataclasses import dataclass
 from typing import Any
@@ -192,21 +194,99 @@ class _no_warnings:
         return self._ctx.__exit__(*exc)
 
 
+# The wire format: a 4-byte length, a JSON header holding the tree (tensors
+# replaced by {"$tensor": i}) and each tensor's dtype, shape, device and byte
+# count, then the tensors' raw bytes. Reading it runs no code (json.loads and
+# torch.frombuffer) and can only ever produce builtins and plain tensors; it
+# is also ~10x faster than torch.save/torch.load for small calls.
+_LENGTH = struct.Struct("!I")
+_TENSOR = "$tensor"
+
+
+def _tensor_bytes(t) -> tuple[list, bytes]:
+    import torch
+
+    t = t.detach()
+    dtype = str(t.dtype).removeprefix("torch.")
+    if t.device.type == "meta":
+        return [dtype, list(t.shape), "meta", 0], b""
+    t = t.cpu()
+    if t.layout != torch.strided:
+        t = t.to_dense()
+    t = t.resolve_conj().resolve_neg().contiguous()
+    raw = t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
+    return [dtype, list(t.shape), str(t.device if t.device.type != "cpu" else "cpu"), len(raw)], raw
+
+
 def dumps(tree: Any) -> bytes:
     import torch
 
-    buffer = io.BytesIO()
-    torch.save(tree, buffer)
-    return buffer.getvalue()
+    metas: list = []
+    chunks: list[bytes] = []
+
+    def walk(obj):
+        if isinstance(obj, torch.Tensor):
+            device = str(obj.device)
+            meta, raw = _tensor_bytes(obj)
+            meta[2] = device
+            metas.append(meta)
+            chunks.append(raw)
+            return {_TENSOR: len(metas) - 1}
+        if type(obj) is dict:
+            return {str(k): walk(v) for k, v in obj.items()}
+        if type(obj) in (list, tuple):
+            return [walk(v) for v in obj]
+        return obj
+
+    header = json.dumps({"tree": walk(tree), "tensors": metas}).encode()
+    return _LENGTH.pack(len(header)) + header + b"".join(chunks)
 
 
 def loads(payload: bytes) -> Any:
-    import torch
-
     try:
-        return torch.load(io.BytesIO(payload), weights_only=True, map_location=None)
+        return _loads(payload)
+    except BoundaryError:
+        raise
     except Exception as exc:
         raise BoundaryError(f"data from student code was refused: {type(exc).__name__}: {exc}") from None
+
+
+def _loads(payload: bytes) -> Any:
+    import math
+
+    import torch
+
+    (length,) = _LENGTH.unpack_from(payload)
+    header = json.loads(payload[_LENGTH.size:_LENGTH.size + length])
+    offset = _LENGTH.size + length
+    tensors = []
+    for dtype_name, shape, device, nbytes in header["tensors"]:
+        dtype = getattr(torch, str(dtype_name), None)
+        if not isinstance(dtype, torch.dtype):
+            raise BoundaryError(f"unknown dtype {dtype_name!r}")
+        shape = [int(n) for n in shape]
+        device = torch.device(str(device))
+        if device.type == "meta":
+            tensors.append(torch.empty(shape, dtype=dtype, device="meta"))
+            continue
+        if nbytes != math.prod(shape) * dtype.itemsize or offset + nbytes > len(payload):
+            raise BoundaryError("a tensor's bytes do not match its shape")
+        raw = bytearray(payload[offset:offset + nbytes])
+        offset += nbytes
+        flat = torch.frombuffer(raw, dtype=torch.uint8) if nbytes else torch.empty(0, dtype=torch.uint8)
+        tensor = flat.view(dtype).reshape(shape)
+        tensors.append(tensor if device.type == "cpu" else tensor.to(device))
+
+    def walk(obj):
+        if type(obj) is dict:
+            if _TENSOR in obj:
+                return tensors[int(obj[_TENSOR])]
+            return {k: walk(v) for k, v in obj.items()}
+        if type(obj) is list:
+            return [walk(v) for v in obj]
+        return obj
+
+    return walk(header["tree"])
 
 
 # -- decoding on the grader's side -----------------------------------------

@@ -15,8 +15,8 @@ Processes::
   overlaps the grader's), otherwise the first proxy call does; it never
   initialises CUDA, so every worker creates its own CUDA context.
 * Nothing but plain bytes crosses back: control messages are length-prefixed
-  JSON, answers are ``records.dumps`` bytes that the grader decodes with
-  ``records.loads`` (the weights-only loader). Nothing is ever unpickled.
+  JSON, answers are ``records.dumps`` bytes (JSON and raw tensor bytes) that
+  the grader decodes with ``records.loads``. Nothing is ever unpickled.
 * Timeouts: the grader waits for an answer with ``poll`` against a deadline;
   on expiry it SIGKILLs the worker's process group, the zygote reaps it and
   kills any descendant that escaped into a session of its own, and the next
