@@ -14,7 +14,7 @@ import pytest
 
 from . import hookspecs, options
 from .concepts import BUILTIN_CONCEPTS, Concept, merge_concepts
-from .fixtures import autograd, grade_device, grade_rng, submission  # noqa: F401  (fixtures)
+from .fixtures import autograd, executor_for, grade_device, grade_rng, submission  # noqa: F401  (fixtures)
 from .messages import msg
 from .outcomes import CheckError, status_of
 from .reporters import gradescope_results, table_lines, write_json_atomic
@@ -53,8 +53,6 @@ def pytest_configure(config: pytest.Config) -> None:
         # Start the sandbox's zygote now, where checks will run: its torch
         # import then overlaps ours and collection instead of delaying the
         # first check.
-        from .fixtures import executor_for
-
         executor_for(config).start()
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistSeed(settings), "grade-xdist-seed")
