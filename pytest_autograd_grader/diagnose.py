@@ -22,9 +22,9 @@ AUTOGRAD_ERRORS: dict[str, tuple[tuple[str, ...], str]] = {
     "no_grad_fn": (("does not require grad and does not have a grad_fn",), "diag.requires_grad"),
     "inplace_saved": (("modified by an inplace operation",), "diag.inplace_saved"),
     "nonleaf_requires_grad": (("you can only change requires_grad flags of leaf variables",), "diag.nonleaf_requires_grad"),
-    # torch 2.13 says "Only Tensors of floating point and complex dtype can
-    # require gradients"; some releases leave out "and complex". The first
-    # text is the one feedback quotes.
+    # torch 2.13 words it two ways: factory functions (requires_grad=True) say
+    # "floating point and complex dtype", requires_grad_() says "floating point
+    # dtype". The first text is the one feedback quotes.
     "int_requires_grad": (("floating point and complex dtype can require gradients", "floating point dtype can require gradients"),
                           "diag.int_requires_grad"),
     "unused_input": (("appears to not have been used in the graph",), "diag.unused_input"),

@@ -102,7 +102,6 @@ EN: dict[str, str] = {
     "diag.int_requires_grad": "Likely mistake: only floating point tensors can require gradients; make it with dtype=torch.float32 or float64.",
     "diag.nonleaf_requires_grad": "Likely mistake: requires_grad can only be set on leaves; set it where the tensor is created.",
     "diag.unused_input": "Likely mistake: an input was not used to compute the output; pass allow_unused=True or leave it out of inputs.",
-    "diag.fanout": "Likely mistake: a node used more than once gets only part of its gradient; accumulate with += instead of assigning with =.",
     "diag.broadcast": "Likely mistake: the gradient has the broadcast shape {got} instead of the parameter's shape {expected}; sum over the broadcast axes in backward.",
     "diag.nonleaf_grad_kept": "Likely mistake: intermediate nodes still hold .grad after backward; only leaves should keep their gradient.",
     "diag.gradcheck_float32": "Likely mistake: gradcheck needs float64 inputs; float32 finite differences are too coarse.",

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .concepts import Concept
+from .messages import msg
 
 SCHEMA = "pytest-autograd-grader/1"
 STATUSES = ("passed", "failed", "error", "timeout", "crashed", "skipped")
@@ -141,7 +142,7 @@ class Gradebook:
                 # Set up but never reported a call: it did not run to the end.
                 check.status = "error"
                 check.score = 0.0
-                check.feedback = check.feedback or "the check did not finish"
+                check.feedback = check.feedback or msg("feedback.did_not_finish")
         self.duration_s = _round(time.monotonic() - self.started)
         self.complete = complete
 
