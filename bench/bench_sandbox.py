@@ -1,13 +1,17 @@
-"""What the sandbox costs, side by side in one run (figures printed, not asserted).
+"""What the sandbox costs in each isolation mode, side by side in one run
+(figures printed, not asserted).
 
-    python bench/bench_sandbox.py [--rounds 3] [--calls 300]
+    python bench/bench_sandbox.py [--rounds 3] [--calls 300] [--modes bwrap,user,process]
+
+For each mode that works on this machine (bwrap, user, process):
 
 1. the median round trip of a small call into a worker, against the same
    call inline;
-2. the cost of starting a worker (a fork of the warm zygote), and of the
-   zygote itself (a fresh interpreter importing torch; paid once per pytest
-   process, at the first proxy call);
-3. the whole curriculum (exercises/ against solutions/) graded sandboxed
+2. the cost of starting a worker (copy of the submission, a keeper and a
+   worker forked from the warm zygote, in a PID namespace of their own), and
+   of the sandbox itself (bubblewrap's start where used, a fresh interpreter
+   importing torch; paid once per pytest process);
+3. the whole curriculum (exercises/ against solutions/) graded in that mode
    against --grade-inline, as an instructor's CI runs it: a fresh pytest
    process each time, wall clock and the report's own duration_s.
 """
@@ -32,11 +36,12 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1000:8.2f} ms"
 
 
-def micro(calls: int) -> None:
+def micro(calls: int, mode: str) -> None:
     import torch
 
     from pytest_autograd_grader.records import dumps, encode_argument
-    from pytest_autograd_grader.sandbox import SandboxExecutor, _zygote
+    from pytest_autograd_grader.sandbox import SandboxExecutor, isolation_for
+    from pytest_autograd_grader.sandbox.executor import _sandbox
     from pytest_autograd_grader.submission import InlineExecutor
 
     student = Path(tempfile.mkdtemp(prefix="bench-student-"))
@@ -44,8 +49,9 @@ def micro(calls: int) -> None:
     payload = dumps({"args": encode_argument((torch.randn(4, 4, requires_grad=True),)),
                      "kwargs": encode_argument({})})
 
+    isolation = isolation_for(mode)
     started = time.perf_counter()
-    sandbox = SandboxExecutor()
+    sandbox = SandboxExecutor(isolation=isolation)
     sandbox.run(str(student), "small", "double", payload, "call", 60)
     zygote_first = time.perf_counter() - started
 
@@ -69,19 +75,19 @@ def micro(calls: int) -> None:
         sandbox.workers[directory] = sandbox._spawn(directory)
         spawns.append(time.perf_counter() - t)
     sandbox.close()
-    _zygote().stop()
+    _sandbox(isolation).stop()
     cold = []
     for _ in range(2):
         t = time.perf_counter()
-        _zygote().start()
+        _sandbox(isolation).start()
         worker = sandbox._spawn(str(student.resolve()))
         cold.append(time.perf_counter() - t)
         sandbox.workers["x"] = worker
         sandbox.closed = False
         sandbox.close()
-        _zygote().stop()
+        _sandbox(isolation).stop()
 
-    print("small call (a 4x4 tensor in, its double out), median of", calls)
+    print(f"[{mode}] small call (a 4x4 tensor in, its double out), median of", calls)
     print(f"  inline     {_ms(inline_rt)}")
     print(f"  sandboxed  {_ms(sandboxed_rt)}   (+{_ms(sandboxed_rt - inline_rt).strip()} per call)")
     print("starting a worker")
@@ -90,11 +96,11 @@ def micro(calls: int) -> None:
           f"   (first call of this process: {_ms(zygote_first).strip()})")
 
 
-def curriculum(rounds: int) -> None:
+def curriculum(rounds: int, isolations: list[str]) -> None:
     out = Path(tempfile.mkdtemp(prefix="bench-grade-"))
     base = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--grade", "exercises/",
             "--grade-submission", "solutions/", "--grade-seed", "1"]
-    modes = {"inline": ["--grade-inline"], "sandboxed": []}
+    modes = {"inline": ["--grade-inline"], **{m: [f"--grade-isolation={m}"] for m in isolations}}
     results: dict[str, list[tuple[float, float, float]]] = {mode: [] for mode in modes}
     for _ in range(rounds):
         for mode, extra in modes.items():
@@ -107,7 +113,7 @@ def curriculum(rounds: int) -> None:
             if done.returncode not in (0, 1):
                 print(done.stdout[-2000:])
             results[mode].append((wall, data["duration_s"], data["percent"]))
-    checks = len(json.loads((out / "sandboxed.json").read_text())["checks"])
+    checks = len(json.loads((out / "inline.json").read_text())["checks"])
     print(f"curriculum: exercises/ against solutions/, {checks} checks, median of {rounds} fresh pytest runs")
     print(f"  {'mode':<12} {'wall':>9} {'in-session':>11} {'percent':>8} {'wall vs inline':>15}")
     inline_wall = statistics.median(r[0] for r in results["inline"])
@@ -117,17 +123,28 @@ def curriculum(rounds: int) -> None:
         session = statistics.median(r[1] for r in rows)
         print(f"  {mode:<12} {wall:8.2f}s {session:10.2f}s {rows[-1][2]:7.1f}% "
               f"{wall / inline_wall:9.2f}x wall, {session / inline_session:.2f}x in-session")
-    print("  (goal: sandboxed within 1.2x of inline)")
+    print("  (goal: bwrap and user within 1.2x of inline, wall clock)")
 
 
 def main() -> None:
+    from pytest_autograd_grader.sandbox import Unavailable, isolation_for
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--modes", default="bwrap,user,process")
     args = parser.parse_args()
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
-    micro(args.calls)
-    curriculum(args.rounds)
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, uid {os.getuid()}")
+    modes = []
+    for mode in args.modes.split(","):
+        try:
+            isolation_for(mode)
+            modes.append(mode)
+        except Unavailable as exc:
+            print(f"[{mode}] skipped: {exc}")
+    for mode in modes:
+        micro(args.calls, mode)
+    curriculum(args.rounds, modes)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ import pytest
 from .messages import msg
 
 DEVICES = ("cpu", "cuda", "auto", "all")
+ISOLATIONS = ("auto", "bwrap", "user", "process")
 
 # (flag, ini type, help). The dest of "--grade-x" is "grade_x", as is the ini key.
 OPTIONS: tuple[tuple[str, str, str], ...] = (
@@ -25,6 +26,8 @@ OPTIONS: tuple[tuple[str, str, str], ...] = (
     ("--grade-seed", "string", "seed of the random inputs: a whole number, or 'random' (the default); printed in the header"),
     ("--grade-timeout", "string", "wall-clock limit in seconds for student code in one check (default 10)"),
     ("--grade-memory", "string", "memory limit in megabytes for a worker running student code (default 4096)"),
+    ("--grade-isolation", "string", "how student code is fenced off: auto (the strongest that works), bwrap (bubblewrap), user (a uid per worker; needs root) or process"),
+    ("--grade-answer-limit", "string", "largest answer in megabytes a student function may return (default 8)"),
     ("--grade-json", "string", "write the JSON report (schema pytest-autograd-grader/1) to this path"),
     ("--grade-gradescope", "string", "write a Gradescope results.json to this path"),
     ("--grade-fail-under", "string", "exit 0 when the total percent is at least this, else 1"),
@@ -69,6 +72,8 @@ class Settings:
     seed_was_random: bool
     timeout: float
     memory_mb: int
+    isolation: str
+    answer_limit_mb: float
     json_path: Path | None
     gradescope_path: Path | None
     fail_under: float | None
@@ -153,6 +158,10 @@ def read_settings(config: pytest.Config) -> Settings:
 
     timeout = _number(_value(config, "grade_timeout") or 10, "usage.timeout", low=0, low_inclusive=False)
     memory = _number(_value(config, "grade_memory") or 4096, "usage.memory", low=1)
+    isolation = (_value(config, "grade_isolation") or "auto").lower()
+    if isolation not in ISOLATIONS:
+        raise pytest.UsageError(msg("usage.isolation", value=isolation))
+    answer_limit = _number(_value(config, "grade_answer_limit") or 8, "usage.answer_limit", low=0, low_inclusive=False)
     fail_under = _value(config, "grade_fail_under")
     if fail_under is not None:
         fail_under = _number(fail_under, "usage.fail_under", low=0, high=100)
@@ -164,6 +173,8 @@ def read_settings(config: pytest.Config) -> Settings:
         seed_was_random=bool(was_random),
         timeout=timeout,
         memory_mb=int(memory),
+        isolation=isolation,
+        answer_limit_mb=answer_limit,
         json_path=_report_path("--grade-json", _value(config, "grade_json"), config.rootpath),
         gradescope_path=_report_path("--grade-gradescope", _value(config, "grade_gradescope"), config.rootpath),
         fail_under=fail_under,

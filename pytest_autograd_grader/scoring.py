@@ -74,6 +74,8 @@ class Gradebook:
     started: float = field(default_factory=time.monotonic)
     duration_s: float = 0.0
     complete: bool = False
+    isolation: str = "inline"  # the sandbox's isolation mode
+    isolation_missing: list[str] = field(default_factory=list)  # protections that mode lacks
 
     # -- filling it in -------------------------------------------------
     def record(self, nodeid: str, when: str, grade: dict | None, outcome: str, longrepr: str) -> None:
@@ -156,6 +158,8 @@ class Gradebook:
             "seed": self.seed,
             "devices": list(self.devices),
             "torch": self.torch,
+            "isolation": self.isolation,
+            "isolation_missing": list(self.isolation_missing),
             "duration_s": self.duration_s if self.complete else _round(time.monotonic() - self.started),
             "concepts": [asdict(t) for t in self.concept_totals()],
             "checks": [c.to_dict() for c in self.checks.values()],

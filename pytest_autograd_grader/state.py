@@ -19,6 +19,7 @@ class GradeState:
     gradebook: Gradebook | None = None
     concepts: dict[str, Concept] | None = None
     last_write: float = 0.0
+    isolation: object = None  # sandbox.Isolation; None when student code runs inline
 
 @dataclass
 class Credit:

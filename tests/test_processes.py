@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 MIXED = """
 import os
 import pytest
@@ -72,3 +74,35 @@ def test_plain_pytest_run_imports_no_torch(pytester):
     result.stdout.fnmatch_lines(["*HEAVY MODULES: none*"])
     # the plugin was active all the same
     assert "autograd-grader" in result.stdout.str()
+
+
+@pytest.mark.parametrize("isolation", ["bwrap", "user"])
+def test_curriculum_totals_identical_with_xdist_in_each_isolation(pytester, isolation):
+    import shutil
+
+    from conftest import EXERCISES, SOLUTIONS
+    from test_isolation import REQUIRED
+
+    from pytest_autograd_grader.sandbox import Unavailable, isolation_for
+
+    try:
+        isolation_for(isolation)
+    except Unavailable as exc:
+        if isolation in REQUIRED:
+            pytest.fail(str(exc))
+        pytest.skip(str(exc))
+    checks, student = pytester.path / "checks", pytester.path / "student"
+    checks.mkdir()
+    student.mkdir()
+    for test in EXERCISES.glob("test_*.py"):
+        shutil.copy(test, checks / test.name)
+        topic = test.name.removeprefix("test_")
+        # half the topics solved, half left as stubs: a mixed score
+        shutil.copy((SOLUTIONS if topic < "i" else EXERCISES) / topic, student / topic)
+    args = ("checks", "--grade-submission=student", f"--grade-isolation={isolation}")
+    _, single = _report(pytester, *args, "-p", "no:xdist")
+    _, dist = _report(pytester, *args, "-n", "2")
+    per_check = {c["id"]: (c["score"], c["status"]) for c in single["checks"]}
+    assert {c["id"]: (c["score"], c["status"]) for c in dist["checks"]} == per_check
+    assert dist["score"] == single["score"] and 0 < single["score"] < single["max_score"]
+    assert dist["isolation"] == single["isolation"] == isolation

@@ -17,7 +17,8 @@ import torch
 from conftest import run_grader
 
 from pytest_autograd_grader.records import dumps, loads
-from pytest_autograd_grader.sandbox import SandboxExecutor, _zygote, describe_status
+from pytest_autograd_grader.sandbox import SandboxExecutor, describe_status
+from pytest_autograd_grader.sandbox.executor import _sandbox
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox needs Linux")
 
@@ -46,6 +47,20 @@ def _wait_gone(pid: int, seconds: float = 5.0) -> bool:
             return True
         time.sleep(0.05)
     return _gone(pid)
+
+
+def named(tag: str) -> list[int]:
+    """Live processes whose name (comm) starts with ``tag``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/comm") as handle:
+                    if handle.read().startswith(tag) and not _gone(int(entry)):
+                        found.append(int(entry))
+            except OSError:
+                pass
+    return found
 
 
 # -- every failure kind costs exactly its own check --------------------------------
@@ -109,20 +124,19 @@ BAD = """
         threading.Thread(target=spin).start()
         return x * 2
 
-    def _sleep_forever(record, escape):
+    def _sleep_forever(tag, escape):
         if os.fork() == 0:
             if escape:
                 os.setsid()
-            with open(record, "w") as handle:
-                handle.write(os.readlink("/proc/self"))
+                if os.fork():
+                    os._exit(0)  # the sleeper is now an orphan in a session of its own
+            ctypes.CDLL(None).prctl(15, tag.encode(), 0, 0, 0)  # PR_SET_NAME: findable in /proc
             time.sleep(120)
             os._exit(0)
 
-    def fork_sleeper(x, record, escape):
-        _sleep_forever(record, escape)
-        deadline = time.monotonic() + 5
-        while not os.path.exists(record) and time.monotonic() < deadline:
-            time.sleep(0.01)
+    def fork_sleeper(x, tag, escape):
+        _sleep_forever(tag, escape)
+        time.sleep(0.2)
         return x * 2
 
     def huge_output(x):
@@ -153,7 +167,7 @@ FAILURES = """
 
     pytestmark = pytest.mark.grade(concept="graph")
     STUDENT = {student!r}
-    RECORDS = {records!r}
+    TAG = {tag!r}
 
     def good(submission, autograd):
         x = torch.randn(3)
@@ -182,8 +196,8 @@ FAILURES = """
     @pytest.mark.parametrize("escape", [False, True])
     def test_fork_sleeper(submission, autograd, escape):
         x = torch.randn(3)
-        record = os.path.join(RECORDS, f"sleeper-{{escape}}")
-        autograd.assert_close(submission("bad").fork_sleeper(x, record, escape), x * 2, "fork_sleeper")
+        autograd.assert_close(submission("bad").fork_sleeper(x, TAG + str(int(escape)), escape), x * 2,
+                              "fork_sleeper")
 
     def test_kill_parent(submission, autograd):
         x = torch.randn(3)
@@ -212,17 +226,16 @@ FAILURES = """
 @pytest.fixture
 def failures(pytester: pytest.Pytester):
     student = _student(pytester, good=GOOD, bad=BAD)
-    records = pytester.path / "records"
-    records.mkdir()
-    pytester.makepyfile(test_checks=textwrap.dedent(FAILURES).format(student=str(student), records=str(records)))
+    tag = f"slp{os.getpid() % 100000}-"
+    pytester.makepyfile(test_checks=textwrap.dedent(FAILURES).format(student=str(student), tag=tag))
     started = time.monotonic()
     graded = run_grader(pytester, "test_checks.py", "--grade-submission", "student", "--grade-seed", "3",
                         "--grade-timeout", "1", "--grade-memory", "1024")
-    return graded, records, time.monotonic() - started
+    return graded, tag, time.monotonic() - started
 
 
 def test_each_failure_kind_costs_only_its_check(failures):
-    graded, records, seconds = failures
+    graded, tag, seconds = failures
     checks = graded.report["checks"]
     assert graded.report["complete"] is True, graded.text
     status = {c["id"].split("::")[1]: c["status"] for c in checks}
@@ -258,9 +271,8 @@ def test_each_failure_kind_costs_only_its_check(failures):
     assert status["test_stray_thread"] == "passed"
     assert status["test_no_thread_left"] == "passed"
     assert status["test_fork_sleeper[False]"] == status["test_fork_sleeper[True]"] == "passed"
-    for escape in (False, True):
-        pid = int((records / f"sleeper-{escape}").read_text())
-        assert _wait_gone(pid), f"the {'escaped ' if escape else ''}sleeping child {pid} still runs"
+    for escape in (0, 1):
+        assert named(f"{tag}{escape}") == [], f"the {'escaped ' if escape else ''}sleeping child still runs"
     assert status["test_kill_parent"] == "passed"
     assert status["test_good_after_kill_parent"] == "passed"
 
@@ -455,12 +467,14 @@ def test_executor_round_trip_and_restart(tmp_path):
         fresh = loads(executor.run(str(tmp_path), "m", "pid", empty, "call", 5))
         assert fresh["stage"] == "ok"
         # the zygote itself is replaced when it is gone
-        launcher = _zygote().launcher
-        os.killpg(launcher.pid, 9)
-        launcher.wait()
+        sandbox = _sandbox(executor.isolation)
+        launcher = sandbox.launcher
+        sandbox.stop()
+        for worker in list(executor.workers.values()):
+            worker.retire()
         executor.workers.clear()
         assert loads(executor.run(str(tmp_path), "m", "pid", empty, "call", 60))["stage"] == "ok"
-        assert _zygote().launcher is not launcher
+        assert sandbox.launcher is not launcher
     finally:
         executor.close()
     assert executor.workers == {}

@@ -1,0 +1,28 @@
+"""Student code runs in worker processes behind an operating-system
+boundary; the pytest process only judges.
+
+Processes::
+
+    pytest (grader)            executor.SandboxExecutor: one worker per submission directory
+      └─ launcher              bubblewrap (--grade-isolation bwrap), else python; a session of its own
+           └─ zygote           imports torch once, never touches CUDA; pid 1 of a PID namespace,
+                │              non-dumpable, subreaper (zygote.py)
+                └─ keeper      one per worker: pid 1 of the worker's own PID namespace where the
+                     │         kernel allows, else its subreaper; writes the worker's wait status
+                     └─ worker student code: own uid (user mode), rlimits, no new privileges,
+                               private working directory, output on a pipe (worker.py)
+
+* ``isolation.py`` decides the boundary (bubblewrap, a uid per worker, or
+  processes only) and builds bubblewrap's command line.
+* ``staging.py`` copies the submission where the sandbox can read it.
+* The grader holds pidfds of each keeper and worker: it reads from /proc
+  whether a worker left a thread or process behind (then the worker is
+  replaced before the next check), kills a worker's whole namespace (or
+  uid) on a timeout, a crash or at the end, and knows when it is gone.
+"""
+
+from .executor import SandboxExecutor, isolation_for
+from .framing import describe_status
+from .isolation import Isolation, Unavailable, choose
+
+__all__ = ["SandboxExecutor", "Isolation", "Unavailable", "choose", "describe_status", "isolation_for"]

@@ -1,0 +1,5 @@
+import sys
+
+from .zygote import main
+
+main(sys.argv[1:])

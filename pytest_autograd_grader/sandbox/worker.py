@@ -1,0 +1,130 @@
+"""The worker: the only process where student code runs.
+
+Forked by a keeper, it drops what it may not keep (the grader's uid in
+``user`` mode, the ability to gain privileges, resources beyond its
+limits), then answers requests one at a time with ``student.call``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import socket
+import sys
+import tempfile
+
+from .framing import frame, recv_frame
+
+FILE_SIZE_LIMIT = 64 << 20      # bytes a worker may write to one file
+EXTRA_TASKS = 256               # RLIMIT_NPROC head-room over what its uid already runs
+PR_SET_NO_NEW_PRIVS = 38
+
+
+def _limit(resource_module, name: str, value: int) -> None:
+    kind = getattr(resource_module, name, None)
+    if kind is None:
+        return
+    try:
+        soft, hard = resource_module.getrlimit(kind)
+        if hard != resource_module.RLIM_INFINITY:
+            value = min(value, hard)
+        resource_module.setrlimit(kind, (value, value))
+    except (OSError, ValueError):
+        pass
+
+
+def _tasks_of_user(uid: int) -> int:
+    count = 0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/status") as handle:
+                    fields = dict(line.split(":", 1) for line in handle if ":" in line)
+                if str(uid) == fields.get("Uid", "").split()[0]:
+                    count += int(fields.get("Threads", "1"))
+            except (OSError, ValueError, IndexError):
+                pass
+    return count
+
+
+def _drop_privileges(uid: int | None) -> None:
+    if uid is not None:
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+        if os.getuid() != uid or os.geteuid() != uid:
+            os._exit(71)
+    try:
+        import ctypes
+
+        # setuid programs on the system (su, mount, ...) gain nothing for us
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def worker_main(sock_fd: int, output_fd: int, request: dict) -> None:
+    import resource
+
+    os.setsid()
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    _drop_privileges(request.get("uid"))
+    sock = socket.socket(fileno=sock_fd)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(output_fd, 1)
+    os.dup2(output_fd, 2)
+    os.close(devnull)
+    os.close(output_fd)
+    sys.stdin = open(0, "r", closefd=False)
+    sys.stdout = io.TextIOWrapper(open(1, "wb", buffering=0, closefd=False), errors="replace", write_through=True)
+    sys.stderr = io.TextIOWrapper(open(2, "wb", buffering=0, closefd=False), errors="replace", write_through=True)
+
+    private = request.get("private") or tempfile.mkdtemp(prefix="worker-", dir="/tmp")
+    os.chdir(private)
+    os.environ["TMPDIR"] = os.environ["HOME"] = private
+    tempfile.tempdir = private
+
+    memory_mb = int(request["memory_mb"])
+    _limit(resource, "RLIMIT_DATA", memory_mb << 20)
+    _limit(resource, "RLIMIT_FSIZE", FILE_SIZE_LIMIT)
+    _limit(resource, "RLIMIT_CORE", 0)
+    if os.getuid() != 0:  # the kernel does not enforce RLIMIT_NPROC for root
+        _limit(resource, "RLIMIT_NPROC", _tasks_of_user(os.getuid()) + EXTRA_TASKS)
+
+    from ..records import dumps
+    from ..student import Loader, call
+
+    try:
+        import ctypes
+
+        fflush = ctypes.CDLL(None).fflush
+    except (OSError, AttributeError):
+        fflush = None
+    loader = Loader(str(request["directory"]), unique_names=True)
+    me = os.getpid()
+    sock.sendall(frame(json.dumps({"ready": True}).encode()))
+    while True:
+        data = recv_frame(sock)
+        payload = recv_frame(sock) if data is not None else None
+        if payload is None:
+            os._exit(0)
+        header = json.loads(data)
+        try:
+            answer = call(loader, str(header["module"]), str(header["function"]), payload, str(header["op"]),
+                          capture=False, memory_limit=memory_mb)
+        except BaseException as exc:  # student code broke the worker's own machinery
+            answer = dumps({"stage": "crashed", "how": f"the worker broke: {type(exc).__name__}"})
+        if os.getpid() != me:
+            os._exit(0)  # a fork made by student code came back here: it never answers
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except BaseException:
+                pass
+        if fflush is not None:
+            fflush(None)
+        sock.sendall(frame(json.dumps({"seq": header.get("seq")}).encode()) + frame(answer))

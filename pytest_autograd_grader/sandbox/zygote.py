@@ -1,0 +1,316 @@
+"""The zygote and the keepers: the sandbox's side that runs no student code.
+
+The zygote imports torch once and forks a keeper per worker on the grader's
+request. A keeper puts itself at the top of a PID namespace of its own
+where the kernel allows it, forks the worker, and when the worker ends,
+writes its wait status to the grader and exits, which takes every process
+the worker started with it (however it detached itself). The grader holds a
+pidfd of each keeper: killing a worker and knowing it is gone never depends
+on anything inside the sandbox answering.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import socket
+import struct
+import sys
+import time
+
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
+PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
+_NO_PIDNS_ENV = "PYTEST_AUTOGRAD_GRADER_NO_PIDNS"
+STATUS = struct.Struct("!i")
+
+
+def _libc():
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _kill(pid: int) -> None:
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def unshare_pid_namespace(allow_user_namespace: bool = True) -> bool:
+    """Make our next child pid 1 of a new PID namespace; False where the
+    kernel refuses. Without privilege this needs a user namespace too, which
+    maps only our own uid and gid."""
+    if os.environ.get(_NO_PIDNS_ENV) or not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = _libc()
+    except OSError:
+        return False
+    if libc.unshare(CLONE_NEWPID) == 0:
+        return True
+    if not allow_user_namespace:
+        return False
+    uid, gid = os.getuid(), os.getgid()
+    if libc.unshare(CLONE_NEWUSER | CLONE_NEWPID) != 0:
+        return False
+    # A non-dumpable process (the zygote's forks are) cannot write its own
+    # maps: its /proc files belong to root.
+    libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
+    try:
+        for path, text in (("/proc/self/setgroups", "deny"), ("/proc/self/uid_map", f"{uid} {uid} 1"),
+                           ("/proc/self/gid_map", f"{gid} {gid} 1")):
+            with open(path, "w") as handle:
+                handle.write(text)
+    except OSError:
+        pass  # still a new PID namespace; only the ids show as unmapped
+    finally:
+        libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # workers must not read each other's memory
+    return True
+
+
+def _keeper(report_fd: int, sock_fd: int, output_fd: int, status_fd: int, request: dict) -> None:
+    """Runs in a fork of the zygote; never returns."""
+    # A worker that drops to a uid of its own must stay in our user namespace.
+    in_namespace = unshare_pid_namespace(allow_user_namespace=request.get("uid") is None)
+    if in_namespace:
+        child = os.fork()
+        if child:
+            # We stay outside the new namespace: hand the keeper (its pid 1)
+            # over to the zygote, which adopts it as subreaper.
+            os.write(report_fd, json.dumps({"pid": child, "pidns": True}).encode())
+            os._exit(0)
+    else:
+        os.write(report_fd, json.dumps({"pid": os.getpid(), "pidns": False}).encode())
+    os.close(report_fd)
+    worker = os.fork()
+    if worker == 0:
+        os.close(status_fd)
+        try:
+            from .worker import worker_main
+
+            worker_main(sock_fd, output_fd, request)
+        finally:
+            os._exit(70)
+    os.close(sock_fd)
+    os.close(output_fd)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    if not in_namespace:
+        # Orphans of the worker come to us rather than to the zygote.
+        try:
+            _libc().prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    status = None
+    while True:  # pid 1 (or subreaper): we also reap the worker's orphans
+        try:
+            pid, code = os.wait()
+        except ChildProcessError:
+            break
+        except InterruptedError:
+            continue
+        if pid == worker:
+            status = code
+            break
+    if status is not None:
+        try:
+            os.write(status_fd, STATUS.pack(status))
+        except OSError:
+            pass
+    if not in_namespace:
+        _kill_children(os.getpid())
+    os._exit(0)
+
+
+def children_of(pid: int) -> list[int]:
+    """Direct children of ``pid`` (every thread's), from /proc."""
+    found: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as handle:
+                found += [int(p) for p in handle.read().split()]
+        except (OSError, ValueError):
+            pass
+    return found
+
+
+def _kill_children(pid: int, seconds: float = 3.0) -> None:
+    """Kill and reap every child of ours until none is left (a child forked
+    between two passes is caught by the next)."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        children = children_of(pid)
+        for child in children:
+            _kill(child)
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        except ChildProcessError:
+            return
+        if not children:
+            time.sleep(0.005)
+
+
+class Zygote:
+    def __init__(self, control: socket.socket):
+        self.control = control
+        self.keepers: set[int] = set()
+
+    def reap_all(self) -> None:
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            self.keepers.discard(pid)
+
+    def sweep(self) -> None:
+        """Kill orphans adopted from keepers that had no PID namespace of
+        their own: any child of ours that is not a keeper."""
+        me = os.getpid()
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) in self.keepers or int(entry) == me:
+                continue
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    ppid = int(handle.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            if ppid == me:
+                _kill(int(entry))
+        self.reap_all()
+
+    def spawn(self, request: dict, fds: list[int]) -> tuple[dict, list[int]]:
+        sock_fd, output_fd, status_fd = fds
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                self.control.close()
+                os.close(read_end)
+                _keeper(write_end, sock_fd, output_fd, status_fd, request)
+            finally:
+                os._exit(70)
+        for fd in (*fds, write_end):
+            os.close(fd)
+        self.keepers.add(pid)
+        with os.fdopen(read_end, "rb") as handle:
+            data = handle.read()
+        try:
+            report = json.loads(data)
+            keeper = int(report["pid"])
+        except (ValueError, KeyError, TypeError):
+            return {"error": "the keeper did not start"}, []
+        self.keepers.add(keeper)
+        try:
+            pidfd = os.pidfd_open(keeper)
+        except OSError as exc:
+            return {"error": f"pidfd_open failed: {exc}"}, []
+        return {"pid": keeper, "pidns": bool(report.get("pidns"))}, [pidfd]
+
+    def serve(self) -> None:
+        control = self.control
+        idle = 0
+        while True:
+            ready, _, _ = select.select([control], [], [], 1.0)
+            self.reap_all()
+            if not ready:
+                idle += 1
+                if idle % 5 == 0:
+                    self.sweep()
+                continue
+            try:
+                data, fds, _, _ = socket.recv_fds(control, 1 << 16, 4)
+            except OSError:
+                break
+            if not data:
+                break
+            try:
+                message = json.loads(data)
+            except ValueError:
+                message = {}
+            op = message.get("op") if type(message) is dict else None
+            out_fds: list[int] = []
+            if op == "spawn" and len(fds) == 3:
+                reply, out_fds = self.spawn(message, fds)
+            elif op == "sweep":
+                self.sweep()
+                reply = {"ok": True}
+            else:
+                for fd in fds:
+                    os.close(fd)
+                reply = {"error": "bad request"}
+            try:
+                socket.send_fds(control, [json.dumps(reply).encode()], out_fds)
+            except OSError:
+                break
+            finally:
+                for fd in out_fds:
+                    os.close(fd)
+        for pid in list(self.keepers):
+            _kill(pid)
+        self.sweep()
+
+
+def _warm_up() -> None:
+    """Import and exercise what every worker needs, without touching CUDA."""
+    import torch
+
+    from .. import devices, records, student  # noqa: F401
+
+    torch.set_num_threads(1)  # no pool threads, so any thread a worker has is the student's
+    devices.prepare("cuda")  # flags only: TF32 off, no CUDA context is created
+    records.loads(records.dumps({"x": torch.ones(2, requires_grad=True) * 2, "n": [1, 2.0, "s", None]}))
+    records.decode(records.encode(torch.ones(2)))
+    try:
+        import numpy  # noqa: F401
+    except ImportError:
+        pass
+
+
+def main(argv: list[str]) -> None:
+    control_fd = int(argv[0])
+    in_bwrap = len(argv) > 1 and argv[1] == "bwrap"
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # bubblewrap already gave us a PID namespace; elsewhere make one, so
+    # the zygote's death takes every worker with it.
+    if not in_bwrap and unshare_pid_namespace():
+        pid = os.fork()
+        if pid:
+            os.close(control_fd)
+            os.waitpid(pid, 0)
+            os._exit(0)
+    try:
+        libc = _libc()
+        libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # keepers whose parent exits come to us
+        libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # no worker may read or write our memory
+    except (OSError, AttributeError):
+        pass
+    control = socket.socket(fileno=control_fd)
+    _warm_up()
+    Zygote(control).serve()
+    os._exit(0)
+
+
+def wait_gone(pidfd: int, seconds: float) -> bool:
+    """True once the process behind ``pidfd`` has ended (grader side)."""
+    poller = select.poll()
+    poller.register(pidfd, select.POLLIN)
+    end = time.monotonic() + seconds
+    while True:
+        left = end - time.monotonic()
+        if left <= 0:
+            return False
+        if poller.poll(left * 1000):
+            return True

@@ -1,0 +1,344 @@
+"""Student code can touch nothing of the grader's, in every isolation mode
+that fences it off (``bwrap`` and ``user``): files, /proc, processes,
+reports, environment, and nothing it starts outlives its worker.
+
+Each attack is a student function that tries something and reports what
+happened; the checks assert it was blocked, and the tests assert the effects
+on disk, in /proc and on the terminal after the run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import textwrap
+import time
+
+import pytest
+from conftest import QUIET_PLUGINS, run_grader
+
+from pytest_autograd_grader.sandbox import Unavailable, isolation_for
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="isolation needs Linux")
+
+# CI sets this, so a mode that cannot run there fails instead of skipping.
+REQUIRED = os.environ.get("GRADE_REQUIRE_ISOLATION", "").split(",")
+
+
+@pytest.fixture(params=["bwrap", "user"])
+def mode(request) -> str:
+    try:
+        isolation_for(request.param)
+    except Unavailable as exc:
+        if request.param in REQUIRED:
+            pytest.fail(str(exc))
+        pytest.skip(str(exc))
+    return request.param
+
+
+def named(tag: str) -> list[int]:
+    """Live processes whose name (comm) starts with ``tag``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/comm") as handle:
+                comm = handle.read()
+            with open(f"/proc/{entry}/stat") as handle:
+                state = handle.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if comm.startswith(tag) and state not in ("Z", "X"):
+            found.append(int(entry))
+    return found
+
+
+HOSTILE = r'''
+import ctypes
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+
+libc = ctypes.CDLL(None, use_errno=True)
+FAKE = b'{"schema": "pytest-autograd-grader/1", "complete": true, "score": 99, "max_score": 99, "percent": 100.0}'
+
+
+def _try(action):
+    try:
+        action()
+    except Exception as exc:
+        return "blocked"
+    return "DONE"
+
+
+def _write(path, data=b"x"):
+    def action():
+        with open(path, "wb") as handle:
+            handle.write(data)
+    return action
+
+
+def write_grader_files(paths):
+    """A module on the grader's sys.path, a conftest.py beside the checks,
+    the report files, the grader's tmp directory, the student's original."""
+    return [_try(_write(path, b"import os\nos._exit(0)\n")) for path in paths]
+
+
+def grader_process(pid):
+    """Write the grader's memory, its terminal, and signal it."""
+    results = [
+        _try(_write(f"/proc/{pid}/mem")),
+        _try(_write(f"/proc/{pid}/fd/1", b"\nTOTAL FAKE 99/99 100.0%\n")),
+        _try(_write(f"/proc/{pid}/fd/2", b"\nTOTAL FAKE 99/99 100.0%\n")),
+        _try(lambda: os.kill(pid, 0)),
+        _try(lambda: os.kill(pid, signal.SIGSTOP)),
+    ]
+    # every other process's terminal this one can name (the zygote's included)
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != os.getpid():
+            for fd in (1, 2):
+                if _try(_write(f"/proc/{entry}/fd/{fd}", b"\nTOTAL FAKE 99/99 100.0%\n")) == "DONE":
+                    results.append(f"DONE /proc/{entry}/fd/{fd}")
+    return results
+
+
+def read_file(path):
+    return [_try(lambda: open(path, "rb").read())]
+
+
+def environment():
+    return sorted(os.environ)
+
+
+def privileges():
+    return [_try(lambda: os.setuid(0)), _try(lambda: os.setgid(0)), _try(_write("/etc/grade-evil"))]
+
+
+def network(port):
+    def connect():
+        with socket.create_connection(("127.0.0.1", port), timeout=2):
+            pass
+    return [_try(connect)]
+
+
+def rewrite_self():
+    _try(_write(__file__, b"TAMPERED = True\n"))
+    return "tried"
+
+
+def _name(tag):
+    libc.prctl(15, tag.encode(), 0, 0, 0)  # PR_SET_NAME: the test finds us in /proc
+
+
+def report_chain(paths, tag):
+    """A chain of processes in sessions of their own that keeps rewriting the
+    report files, re-forking so that no kill of a known pid catches it."""
+    if os.fork() == 0:
+        os.setsid()
+        _name(tag)
+        end = time.monotonic() + 30
+        while time.monotonic() < end:
+            if os.fork():
+                os._exit(0)  # the parent goes, the child carries on as an orphan
+            os.setsid()
+            _name(tag)
+            for path in paths:
+                try:
+                    with open(path, "wb") as handle:
+                        handle.write(FAKE)
+                except OSError:
+                    pass
+            time.sleep(0.005)
+        os._exit(0)
+    time.sleep(0.3)
+    return "started"
+
+
+def keep_alive(tag):
+    """Leave a thread behind, disguised, and lie about it."""
+    global ALIVE
+    ALIVE = True
+
+    def linger():
+        _name("pt_autograd_0")
+        time.sleep(60)
+
+    threading.Thread(target=linger, daemon=True).start()
+    threading.active_count = lambda: 1
+    threading.enumerate = lambda: [threading.main_thread()]
+    return "left"
+
+
+def fresh():
+    return "fresh" if not globals().get("ALIVE") else "the same worker"
+
+
+def fork_bomb(tag):
+    started = 0
+    for _ in range(3000):
+        try:
+            pid = os.fork()
+        except OSError:
+            break
+        if pid == 0:
+            _name(tag)
+            time.sleep(60)
+            os._exit(0)
+        started += 1
+    return started
+'''
+
+CHECKS = r'''
+import os
+import sys
+import pytest
+
+pytestmark = pytest.mark.grade(concept="graph")
+GRADER_FILES = {grader_files!r}
+REPORTS = {reports!r}
+TAG = {tag!r}
+PORT = {port!r}
+ALLOWED_ENV = {{"PATH", "HOME", "TMPDIR", "LANG", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE", "PYTHONNOUSERSITE",
+                "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "PWD", "TZ"}}
+
+
+def test_write_grader_files(submission, autograd):
+    got = submission("hostile").write_grader_files(GRADER_FILES)
+    autograd.assert_equal(got, ["blocked"] * len(GRADER_FILES), "writes", labels=GRADER_FILES)
+
+
+def test_grader_process(submission, autograd):
+    got = submission("hostile").grader_process(os.getpid())
+    autograd.assert_equal(got, ["blocked"] * 5, "attacks on the grader process")
+
+
+def test_read_checks(submission, autograd):
+    autograd.assert_equal(submission("hostile").read_file(__file__), ["blocked"], "reading the checks")
+
+
+def test_environment(submission, autograd):
+    leaked = sorted(set(submission("hostile").environment()) - ALLOWED_ENV)
+    autograd.assert_equal(leaked, [], "environment variables")
+
+
+def test_privileges(submission, autograd):
+    autograd.assert_equal(submission("hostile").privileges(), ["blocked"] * 3, "privileges")
+
+
+def test_network(submission, autograd):
+    autograd.assert_equal(submission("hostile").network(PORT), [{network!r}], "network")
+
+
+def test_rewrite_self(submission, autograd):
+    autograd.assert_equal(submission("hostile").rewrite_self(), "tried", "rewrite")
+
+
+def test_report_chain(submission, autograd):
+    autograd.assert_equal(submission("hostile").report_chain(REPORTS, TAG + "r"), "started", "chain")
+
+
+def test_keep_alive(submission, autograd):
+    autograd.assert_equal(submission("hostile").keep_alive(TAG + "k"), "left", "keep alive")
+
+
+def test_fresh_after_keep_alive(submission, autograd):
+    autograd.assert_equal(submission("hostile").fresh(), "fresh", "the next check's worker")
+
+
+def test_fork_bomb(submission, autograd):
+    started = submission("hostile").fork_bomb(TAG + "b")
+    assert started < 3000, started
+'''
+
+
+def test_student_code_touches_nothing_of_the_graders(pytester: pytest.Pytester, mode: str):
+    student = pytester.path / "student"
+    student.mkdir()
+    (student / "hostile.py").write_text(HOSTILE)
+    original = (student / "hostile.py").read_text()
+    checks = pytester.path / "checks"
+    checks.mkdir()
+    (checks / "pytest.ini").write_text("[pytest]\n")
+    reports = [str(pytester.path / "report.json"), str(pytester.path / "results.json")]
+    venv_bin = os.path.dirname(sys.executable)
+    import pytest_autograd_grader
+    import torch
+
+    site_packages = os.path.dirname(os.path.dirname(torch.__file__))
+    grader_files = [str(checks / "conftest.py"), str(checks / "mpmath_accelerator.py"),
+                    os.path.join(site_packages, "grade_evil.py"), os.path.join(venv_bin, "grade_evil"),
+                    os.path.join(os.path.dirname(pytest_autograd_grader.__file__), "grade_evil.py"),
+                    str(student / "grade_evil.py"), str(pytester.path.parent / "grade_evil"), *reports]
+    tag = f"atk{os.getpid() % 100000}"
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    port = listener.getsockname()[1]
+    (checks / "test_attacks.py").write_text(textwrap.dedent(CHECKS).format(
+        grader_files=grader_files, reports=reports, tag=tag, port=port,
+        network="blocked" if mode == "bwrap" else "DONE"))
+    graded = run_grader(pytester, "-c", str(checks / "pytest.ini"), "--rootdir", str(checks),
+                        f"--grade-submission={student}", "--grade-seed=1", f"--grade-isolation={mode}",
+                        "--grade-gradescope", reports[1], "--grade-timeout", "20", str(checks))
+    listener.close()
+    statuses = {c["id"].split("::")[1]: (c["status"], c["feedback"]) for c in graded.report["checks"]}
+    assert all(status == "passed" for status, _ in statuses.values()), statuses
+    assert graded.report["isolation"] == mode
+    # nothing written anywhere of the grader's, nothing of the student's changed
+    for path in grader_files[:-2]:
+        assert not os.path.exists(path), path
+    assert (student / "hostile.py").read_text() == original
+    # no fake total reached the terminal
+    assert "FAKE" not in graded.text
+    # nothing the student started is alive once pytest is done, and the
+    # reports are the grader's, also a while after the final write
+    time.sleep(0.5)
+    assert named(tag) == []
+    report = json.loads(open(reports[0]).read())
+    assert report["complete"] is True and report["score"] == report["max_score"] == len(statuses)
+    assert json.loads(open(reports[1]).read())["score"] == len(statuses)
+
+
+def test_process_mode_says_what_is_missing(pytester: pytest.Pytester):
+    (pytester.path / "student").mkdir()
+    (pytester.path / "student" / "m.py").write_text("def f(x):\n    return x\n")
+    pytester.makepyfile(test_checks="""
+        import pytest
+
+        @pytest.mark.grade(concept="graph")
+        def test_f(submission, autograd):
+            autograd.assert_equal(submission("m").f(3), 3, "f")
+    """)
+    graded = run_grader(pytester, "test_checks.py", "--grade-submission=student", "--grade-isolation", "process",
+                        "--grade-gradescope", "results.json")
+    graded.result.stdout.fnmatch_lines(["*isolation process*", "grade: not protected: student code runs as your own user*",
+                                        "grade: to protect it: install bubblewrap*"])
+    assert graded.report["isolation"] == "process"
+    assert any("your own user" in line for line in graded.report["isolation_missing"])
+    gradescope = json.loads((pytester.path / "results.json").read_text())
+    assert "isolation process" in gradescope["output"] and "your own user" in gradescope["output"]
+    assert graded.check("test_f")["status"] == "passed"
+
+
+def test_unavailable_mode_is_a_usage_error(pytester: pytest.Pytester, monkeypatch):
+    import pytest_autograd_grader as package
+    from pytest_autograd_grader.sandbox import isolation
+
+    monkeypatch.setattr(isolation, "_is_root", lambda: False)
+    monkeypatch.setattr(isolation.shutil, "which", lambda name: None)
+    monkeypatch.setattr(package, "_isolations", {}, raising=False)
+    pytester.makepyfile(test_checks="def test_nothing():\n    pass\n")
+    result = pytester.runpytest("--grade", "--grade-isolation", "user", *QUIET_PLUGINS)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--grade-isolation user: workers can drop to a uid of their own only when the grader runs as root*"])
+    result = pytester.runpytest("--grade", "--grade-isolation", "bwrap", *QUIET_PLUGINS)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--grade-isolation bwrap: bubblewrap is not installed*"])
+    result = pytester.runpytest("--grade", "--grade-isolation", "auto", *QUIET_PLUGINS)
+    result.stdout.fnmatch_lines(["*isolation process*", "grade: stronger isolation was not available: bubblewrap is not installed*"])
