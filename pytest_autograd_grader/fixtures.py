@@ -35,7 +35,8 @@ def executor_for(config: pytest.Config):
         if state is not None and not state.settings.inline:
             from .sandbox import SandboxExecutor
 
-            executor = SandboxExecutor(memory_mb=state.settings.memory_mb)
+            executor = SandboxExecutor(memory_mb=state.settings.memory_mb, isolation=state.isolation,
+                                       answer_limit=int(state.settings.answer_limit_mb * (1 << 20)))
             # Stop every worker before the reports are written, so no student
             # process is left that could overwrite them.
             config.pluginmanager.register(_CloseBeforeReports(executor), "grade-sandbox-close")
@@ -85,6 +86,7 @@ def grade_rng(request: pytest.FixtureRequest):
 @pytest.fixture
 def submission(request: pytest.FixtureRequest):
     """``submission("leaf")`` returns a proxy to the student's ``leaf.py``."""
+    from .blame import student_values
     from .submission import Budget, Submission
 
     state = state_of(request.config)
@@ -92,9 +94,12 @@ def submission(request: pytest.FixtureRequest):
     timeout = state.settings.timeout if state is not None else 10.0
     executor = executor_for(request.config)
     budget = Budget(timeout)  # --grade-timeout bounds the whole check, not each call
+    # Every value handed back is remembered, so an error the check makes on
+    # a malformed answer is blamed on the answer (blame.py).
+    on_value = student_values(request.node).add if state is not None else None
 
     def load(module: str) -> Submission:
-        return Submission(executor, Path(directory).resolve(), module, budget)
+        return Submission(executor, Path(directory).resolve(), module, budget, on_value=on_value)
 
     return load
 

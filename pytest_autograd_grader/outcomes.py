@@ -3,7 +3,9 @@
 ``GradeFailure`` (an AssertionError) means the student's answer is wrong;
 its subclass ``StudentFailure`` carries ``timeout`` or ``crashed`` when the
 student's code hung or died. Any other exception escaping a check is the
-check's own bug and makes it ``error``; ``CheckError`` says so explicitly.
+check's own bug and makes it ``error`` (``CheckError`` says so explicitly),
+unless ``blame.blame_student`` finds the check tripped over the form of the
+student's answer (``for g in got`` on an int): then it is ``failed``.
 """
 
 from __future__ import annotations

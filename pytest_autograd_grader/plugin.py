@@ -44,6 +44,13 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     settings = options.read_settings(config)
     state = GradeState(settings=settings, is_worker=hasattr(config, "workerinput"))
+    if not settings.inline:
+        from .sandbox import Unavailable, isolation_for
+
+        try:
+            state.isolation = isolation_for(settings.isolation)
+        except Unavailable as exc:
+            raise pytest.UsageError(str(exc)) from None
     config.stash[STATE] = state
     # One broken checks file must not stop the others from being graded.
     config.option.continue_on_collection_errors = True
@@ -92,13 +99,31 @@ def pytest_grade_gradebook(config: pytest.Config, gradebook: Gradebook) -> None:
     _write_reports(config, gradebook)
 
 
-def pytest_report_header(config: pytest.Config) -> str | None:
+def pytest_report_header(config: pytest.Config) -> list[str] | None:
     state = state_of(config)
     if state is None:
         return None
     s = state.settings
-    return msg("header", seed=s.seed, device=s.device,
-               submission=str(s.submission) if s.submission else "beside each checks file")
+    lines = [msg("header", seed=s.seed, device=s.device,
+                 submission=str(s.submission) if s.submission else "beside each checks file",
+                 isolation=isolation_name(state))]
+    lines += [msg("header.missing", what=what) for what in isolation_missing(state)]
+    if state.isolation is not None and state.isolation.fix:
+        lines.append(msg("header.fix", fix=state.isolation.fix))
+    if state.isolation is not None and state.isolation.reason:
+        lines.append(msg("header.reason", reason=state.isolation.reason))
+    return lines
+
+
+def isolation_name(state: GradeState) -> str:
+    return state.isolation.mode if state.isolation is not None else "inline"
+
+
+def isolation_missing(state: GradeState) -> list[str]:
+    """The protections the run lacks, in words for the header and reports."""
+    if state.isolation is None:
+        return [msg("isolation.inline")]
+    return list(state.isolation.missing)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -198,6 +223,14 @@ def _result_for(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestRep
         fraction = getattr(exc, "fraction", None) or 0.0
         result.score = round(spec.points * fraction, 6)
         result.feedback = getattr(exc, "feedback", None) or (spec.problem if isinstance(exc, CheckError) else _crash_line(report))
+        if result.status == "error" and report.when == "call" and exc is not None:
+            from .blame import STUDENT_VALUES, blame_student
+
+            # The check tripped over the form of the student's answer: the
+            # student's failure, not the instructor's bug.
+            blamed = blame_student(exc, item.stash.get(STUDENT_VALUES, None))
+            if blamed is not None:
+                result.status, result.feedback = "failed", blamed
     elif report.when == "call":
         result.status = "passed"
         result.score = spec.points
@@ -212,11 +245,21 @@ def _result_for(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestRep
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    from .blame import STUDENT_VALUES, forget_student_values, redact, redact_report
+
     report = yield
+    values = item.stash.get(STUDENT_VALUES, None)
+    if report.when == "teardown":
+        forget_student_values(item)  # keep no student tensor alive past its check
     if state_of(item.config) is None:
         return report
     result = _result_for(item, call, report)
     result = item.config.hook.pytest_grade_check_result(item=item, result=result)
+    if result.status == "error":
+        # What a broken check says reaches instructors, TAs and their tools:
+        # none of it may be text the student's code chose.
+        result.feedback = redact(result.feedback, values)
+        redact_report(report, values)
     report.grade = result.to_dict()
     if report.when == "call" or (report.failed and report.when == "setup"):
         report.user_properties.extend([
@@ -250,7 +293,8 @@ class GradingSession:
 
         self.state.gradebook = Gradebook(
             seed=self.state.settings.seed, devices=graded_devices(self.state.settings.device),
-            torch=torch.__version__.split("+")[0], concepts=known_concepts(self.config))
+            torch=torch.__version__.split("+")[0], concepts=known_concepts(self.config),
+            isolation=isolation_name(self.state), isolation_missing=isolation_missing(self.state))
         _write_reports(self.config, self.state.gradebook)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
@@ -299,11 +343,25 @@ def _collect_cause(detail: str) -> str:
 
 
 def _write_reports(config: pytest.Config, gradebook: Gradebook) -> None:
+    """Write each report file on its own: one that fails stops neither the
+    other nor the grading. Its reason is kept for the terminal summary and
+    the write is tried again next time (the final write included)."""
+    from .reporters import REPORT_FAILURES
+
     state = state_of(config)
-    if state.settings.json_path is not None:
-        write_json_atomic(state.settings.json_path, gradebook.to_json())
-    if state.settings.gradescope_path is not None:
-        write_json_atomic(state.settings.gradescope_path, gradescope_results(gradebook))
+    failures = config.stash.setdefault(REPORT_FAILURES, {})
+    reports = (("--grade-json", state.settings.json_path, gradebook.to_json),
+               ("--grade-gradescope", state.settings.gradescope_path, lambda: gradescope_results(gradebook)))
+    for option, path, content in reports:
+        if path is None:
+            continue
+        try:
+            write_json_atomic(path, content())
+        except Exception as exc:  # never a traceback instead of the grades
+            reason = str(exc) or type(exc).__name__
+            failures[option] = msg("report.write_failed", option=option, path=path, reason=reason)
+        else:
+            failures.pop(option, None)
 
 
 def _summarize(tr, state: GradeState, gradebook: Gradebook) -> None:
@@ -322,6 +380,12 @@ def _summarize(tr, state: GradeState, gradebook: Gradebook) -> None:
         tr.write_line(msg("summary.fail_under", percent=gradebook.percent,
                           relation="at or above" if passed else "below", required=state.settings.fail_under),
                       green=passed, red=not passed)
-    for path in (state.settings.json_path, state.settings.gradescope_path):
-        if path is not None:
+    from .reporters import REPORT_FAILURES
+
+    failures = tr.config.stash.get(REPORT_FAILURES, {})
+    for option, path in (("--grade-json", state.settings.json_path),
+                         ("--grade-gradescope", state.settings.gradescope_path)):
+        if path is not None and option not in failures:
             tr.write_line(msg("summary.json", path=path))
+    for failure in failures.values():
+        tr.write_line(failure, red=True)
