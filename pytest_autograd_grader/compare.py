@@ -11,7 +11,8 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Callable, Sequence
 
-from .diagnose import AUTOGRAD_ERRORS, Context, diagnose_error, diagnose_none, diagnose_values, error_name
+from .diagnose import (AUTOGRAD_ERRORS, Context, diagnose_error, diagnose_none, diagnose_values, error_name,
+                       torch_wording)
 from .messages import has_message, msg
 from .outcomes import CheckError, GradeFailure, StudentFailure
 from .records import ErrorRecord, ObjectRecord, TensorRecord
@@ -270,10 +271,16 @@ class Autograd:
             raise GradeFailure(msg("cmp.not_error", what=what, text=text, got=_kind_of(produced)))
         if error_name(produced.message) != name:
             raise GradeFailure(msg("cmp.wrong_error", what=what, text=text, type=produced.type, message=produced.message))
+        # The text is right, but PyTorch never said it: no hard-coding. Who
+        # raised it is the student process's own claim (records.raised_by):
+        # it stops errors made up in student code, not a student who rewrites
+        # the grader's modules inside that process.
         if produced.raised_by != "library":
-            # The text is right, but PyTorch never said it: no hard-coding.
-            raise GradeFailure(msg("cmp.error_forged", what=what, type=produced.type,
-                                   how="never raised" if produced.raised_by == "nobody" else "raised by your own code"))
+            how = "cmp.forged_never_raised" if produced.raised_by == "nobody" else "cmp.forged_student"
+            raise GradeFailure(msg("cmp.error_forged", what=what, type=produced.type, how=msg(how)))
+        if not torch_wording(name, produced.type, produced.message):
+            # raised by C code, but around the student's text (int(TEXT))
+            raise GradeFailure(msg("cmp.error_forged", what=what, type=produced.type, how=msg("cmp.forged_quoted")))
         return produced
 
     def gradcheck(self, student_fn: Any, inputs: Sequence, what: str | None = None, **kwargs: Any) -> None:

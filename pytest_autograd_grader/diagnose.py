@@ -38,6 +38,22 @@ def error_name(message: str) -> str | None:
     return None
 
 
+def torch_wording(name: str, error_type: str, message: str) -> bool:
+    """Whether an error that matched ``name`` reads as PyTorch's own: a
+    RuntimeError whose known text comes before any quote, colon or line
+    break. C functions that echo an argument quote it after words of their
+    own (int(TEXT): "invalid literal for int() with base 10: 'TEXT'",
+    torch.device(TEXT): "Invalid device string: 'TEXT'"); PyTorch's autograd
+    errors open with their own words ("element 0 of tensors does not ...")."""
+    if error_type != "RuntimeError":
+        return False
+    for text in AUTOGRAD_ERRORS[name][0]:
+        at = message.find(text)
+        if at >= 0 and not any(mark in message[:at] for mark in "'\":\n"):
+            return True
+    return False
+
+
 def diagnose_error(message: str, context: "Context | None" = None) -> str | None:
     name = error_name(message or "")
     if name == "no_grad_fn" and context is not None and context.order >= 2:

@@ -93,13 +93,16 @@ def submission(request: pytest.FixtureRequest):
     directory = state.settings.submission if state is not None and state.settings.submission else Path(request.path).parent
     timeout = state.settings.timeout if state is not None else 10.0
     executor = executor_for(request.config)
+    from .records import Limits
+
+    limits = Limits(max_bytes=int(state.settings.answer_limit_mb * (1 << 20))) if state is not None else Limits()
     budget = Budget(timeout)  # --grade-timeout bounds the whole check, not each call
     # Every value handed back is remembered, so an error the check makes on
     # a malformed answer is blamed on the answer (blame.py).
     on_value = student_values(request.node).add if state is not None else None
 
     def load(module: str) -> Submission:
-        return Submission(executor, Path(directory).resolve(), module, budget, on_value=on_value)
+        return Submission(executor, Path(directory).resolve(), module, budget, on_value=on_value, limits=limits)
 
     return load
 

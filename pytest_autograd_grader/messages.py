@@ -72,7 +72,6 @@ EN: dict[str, str] = {
     "student.no_function": "{module}.py has no function {function!r}; keep the names of the exercise file",
     "student.raised": "{module}.{function} raised {type}: {message}{where}",
     "student.where": " (at {file}:{line}: {code})",
-    "student.unsupported_return": "{module}.{function} returned a {type}, which cannot be graded; return tensors, numbers, strings or lists, tuples and dicts of these",
     "student.bad_argument": "this check passes {type} to the student's function, which cannot cross to the student's code; pass tensors, numbers, strings, containers or module-level functions (check author: fix the check)",
     "student.lambda": "this check passes {name} to the student's function, but only module-level functions can be passed by name (check author: define it at module level)",
     "student.timeout": "{module}.{function} did not finish within {seconds:g} s: look for a loop that never ends",

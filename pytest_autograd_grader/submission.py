@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 from .diagnose import diagnose_error
 from .messages import msg
-from .outcomes import CheckError, StudentFailure
-from .records import BoundaryError, ErrorRecord, decode, dumps, encode_argument, loads
+from .outcomes import CheckError, GradeFailure, StudentFailure
+from .records import BoundaryError, ErrorRecord, Limits, decode, dumps, encode_argument, loads
 
 
 class Executor(Protocol):
@@ -74,8 +74,13 @@ def _where(error: dict | ErrorRecord) -> str:
     return ""
 
 
-def failure_from(outcome: dict, show_output: bool = True) -> StudentFailure:
-    """The feedback for a student-side problem reported by ``student.call``."""
+def failure_from(outcome: dict, show_output: bool = True, limits: Limits | None = None) -> StudentFailure:
+    """The feedback for a student-side problem reported by ``student.call``.
+
+    ``outcome`` came from student code: a field of the wrong type or a
+    missing one may raise anything here (``Submission`` turns that into a
+    failed check); an error record is decoded under ``limits``."""
+    limits = limits if limits is not None else Limits()
     stage = outcome.get("stage")
     module = outcome.get("module", "?")
     function = outcome.get("function", "?")
@@ -88,13 +93,13 @@ def failure_from(outcome: dict, show_output: bool = True) -> StudentFailure:
         text = msg("student.syntax_error", module=module, file=file, line=outcome.get("line"),
                    message=outcome.get("message"), code=outcome.get("code", ""))
     elif stage == "import":
-        error = decode(outcome["error"])
+        error = decode(outcome["error"], limits)
         text = msg("student.import_error", module=module, type=error.type, message=error.message, where=_where(error))
         error_type, message = error.type, error.message
     elif stage == "no_function":
         text = msg("student.no_function", module=module, function=function)
     elif stage == "raised":
-        error = decode(outcome["error"])
+        error = decode(outcome["error"], limits)
         error_type, message = error.type, error.message
         if error.type == "NotImplementedError":
             text = msg("student.not_implemented", module=module, function=function)
@@ -110,6 +115,11 @@ def failure_from(outcome: dict, show_output: bool = True) -> StudentFailure:
         text = msg("student.interrupt", module=module, function=function)
     elif stage == "memory":
         text = msg("student.memory", module=module, function=function, limit=outcome.get("limit", "?"))
+    elif stage == "too_large":  # the sandbox refused to read the answer at all
+        text = msg("student.answer_too_large", module=module, function=function,
+                   size=_megabytes(outcome["size"]), limit=_megabytes(outcome["limit"]))
+    elif stage == "unstageable":  # the sandbox could not copy the submission
+        text = str(outcome["reason"])
     elif stage == "timeout":
         status = "timeout"
         text = msg("student.timeout", module=module, function=function, seconds=outcome.get("seconds", 0))
@@ -125,16 +135,40 @@ def failure_from(outcome: dict, show_output: bool = True) -> StudentFailure:
     return StudentFailure(text, status=status, error_type=error_type, message=message)
 
 
-class Submission:
-    """``submission("leaf")``: one student module, reachable only by calls."""
+def _megabytes(size: Any) -> float:
+    if type(size) not in (int, float):
+        raise TypeError("a size must be a number")
+    return size / (1 << 20)
 
-    def __init__(self, executor: Executor, directory: Path, module: str, timeout: "float | Budget"):
+
+def _reason(exc: BaseException) -> str:
+    """Why an answer could not be read, without a word of the answer: a
+    BoundaryError under Limits says only what the grader measured, and of
+    anything else only the (built-in) exception type is told."""
+    if isinstance(exc, BoundaryError):
+        return str(exc)
+    name = type(exc).__name__ if type(exc).__module__ == "builtins" else "error"
+    return msg("limit.malformed", problem=name)
+
+
+class Submission:
+    """``submission("leaf")``: one student module, reachable only by calls.
+
+    Every answer is read under ``limits`` (default ``Limits()``); an answer
+    that breaks them or cannot be read fails the check, never errors it. The
+    time spent reading counts in the check's ``Budget``. ``on_value`` is
+    called with every value handed back to the check."""
+
+    def __init__(self, executor: Executor, directory: Path, module: str, timeout: "float | Budget", *,
+                 limits: Limits | None = None, on_value: Callable[[Any], None] | None = None):
         self._executor = executor
         self._directory = str(directory)
         self._module = module
         # A Budget is shared by every call of one check; a number limits each call.
         self._budget = timeout if isinstance(timeout, Budget) else None
         self._timeout = timeout.total if isinstance(timeout, Budget) else timeout
+        self._limits = limits if limits is not None else Limits()
+        self._on_value = on_value
 
     def __getattr__(self, name: str) -> "StudentFunction":
         if name.startswith("__"):
@@ -162,15 +196,44 @@ class Submission:
             # time in student code only (the executor's own start-up excluded)
             spent = getattr(self._executor, "last_run_seconds", None)
             budget.spend(spent if isinstance(spent, float) else time.monotonic() - started)
-        outcome = loads(answer)
-        if type(outcome) is not dict or "stage" not in outcome:
-            raise StudentFailure(msg("student.crashed", module=self._module, function=path, how="unreadable answer"),
-                                 status="crashed")
-        outcome.setdefault("module", self._module)
-        outcome.setdefault("function", path)
+        outcome = self._read(path, lambda: loads(answer, self._limits))
+        if type(outcome) is not dict or type(outcome.get("stage")) is not str:
+            raise self._unreadable(path, BoundaryError(msg("limit.malformed", problem="outcome")))
+        # The grader knows what it called and where (a sandbox may run a copy
+        # of the submission elsewhere); the answer's own names are not needed.
+        outcome["module"], outcome["function"] = self._module, path
+        if outcome["stage"] == "missing":
+            outcome["directory"] = self._directory
         if budget is not None and outcome.get("stage") == "timeout":
             outcome["seconds"] = budget.total
         return outcome
+
+    def _read(self, path: str, read: Callable[[], Any]) -> Any:
+        """Run ``read`` (loading or decoding an answer): its time counts in the
+        budget, and any failure but a GradeFailure fails the check."""
+        started = time.monotonic()
+        try:
+            return read()
+        except GradeFailure:
+            raise
+        except Exception as exc:
+            raise self._unreadable(path, exc) from None
+        finally:
+            if self._budget is not None:
+                self._budget.spend(time.monotonic() - started)
+
+    def _unreadable(self, path: str, exc: BaseException) -> StudentFailure:
+        if isinstance(exc, BoundaryError) and exc.cap == "max_bytes":
+            text = msg("student.answer_too_large", module=self._module, function=path,
+                       size=exc.measured / (1 << 20), limit=exc.limit / (1 << 20))
+        else:
+            text = msg("student.unreadable", module=self._module, function=path, reason=_reason(exc))
+        return StudentFailure(text, status="failed")
+
+    def _handed_back(self, value: Any) -> Any:
+        if self._on_value is not None:
+            self._on_value(value)
+        return value
 
 
 class StudentFunction:
@@ -193,36 +256,34 @@ class StudentFunction:
     def qualname(self) -> str:
         return f"{self._submission._module}.{self._path}"
 
-    def _value(self, outcome: dict):
-        try:
-            return decode(outcome["value"])
-        except BoundaryError as exc:
-            raise StudentFailure(msg("student.unsupported_return", module=self._submission._module,
-                                     function=self._path, type=str(exc))) from None
+    def _answer(self, outcome: dict, capture: bool = False):
+        """The decoded value of an answer, or the failure it reports; with
+        ``capture`` an exception the student's code raised is the value."""
+        submission = self._submission
+        limits = submission._limits
+
+        def read():
+            if capture and outcome["stage"] == "raised":
+                error = decode(outcome["error"], limits)
+                if error.type != "NotImplementedError":
+                    return error
+                # an untouched stub still says "not implemented yet"
+            if outcome["stage"] != "ok":
+                raise failure_from(outcome, limits=limits)
+            return decode(outcome["value"], limits)
+
+        return submission._handed_back(submission._read(self._path, read))
 
     def __call__(self, *args, **kwargs):
-        outcome = self._submission._request(self._path, "call", args, kwargs)
-        if outcome["stage"] != "ok":
-            raise failure_from(outcome)
-        return self._value(outcome)
+        return self._answer(self._submission._request(self._path, "call", args, kwargs))
 
     def capture(self, *args, **kwargs):
         """Like calling, but an exception the student's code raises comes back
         as an ``ErrorRecord`` instead of failing the check."""
-        outcome = self._submission._request(self._path, "call", args, kwargs)
-        if outcome["stage"] == "raised":
-            error = decode(outcome["error"])
-            if error.type != "NotImplementedError":
-                return error
-            # an untouched stub still says "not implemented yet"
-        if outcome["stage"] != "ok":
-            raise failure_from(outcome)
-        return self._value(outcome)
+        return self._answer(self._submission._request(self._path, "call", args, kwargs), capture=True)
 
     def vjp(self, inputs: tuple, grad_outputs: tuple):
         """Run the function on ``inputs`` and backpropagate ``grad_outputs``
         through the student's own graph; return (output records, gradients)."""
         outcome = self._submission._request(self._path, "vjp", tuple(inputs), {}, grad_outputs=grad_outputs)
-        if outcome["stage"] != "ok":
-            raise failure_from(outcome)
-        return self._value(outcome)
+        return self._answer(outcome)

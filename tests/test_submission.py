@@ -280,7 +280,9 @@ def test_returns_are_records_and_wrong_ones_fail(pytester):
         "[wrong_type]": "the gradient: expected a tensor, got a list",
         "[wrong_shape]": "the gradient: expected shape (2, 3), got shape (6,)",
         "[wrong_dtype]": "the gradient: expected dtype float64, got float32",
-        "[wrong_device]": "the gradient: expected a tensor on cpu, got one on meta",
+        # a meta tensor holds no values: the answer is refused before any comparison
+        "[wrong_device]": "the answer of leaf.wrong_device could not be read: it holds a tensor on a device "
+                          "other than cpu or cuda (a meta tensor, say, which holds no values)",
         "[has_nan]": "the gradient: contains NaN values",
         "[has_inf]": "the gradient: contains infinite values",
         "test_lying_tensor_cannot_pass": "ones: values differ",
@@ -392,3 +394,102 @@ def test_inline_student_code_runs_with_gradients_on(tmp_path):
     with torch.no_grad():
         record = proxy.double(torch.ones(2, requires_grad=True))
     assert record.grad_fn == "MulBackward0" and record.requires_grad is True
+
+
+# -- reading answers: limits, doctored outcomes, budget, on_value ---------------
+
+class Scripted:
+    """An executor whose worker answers with the bytes it is given."""
+
+    def __init__(self, *answers: bytes):
+        self.answers = list(answers)
+        self.last_run_seconds = 0.0
+
+    def run(self, directory, module, function, payload, op, timeout) -> bytes:
+        return self.answers.pop(0)
+
+    def close(self) -> None:
+        pass
+
+
+def _framed(tree) -> bytes:
+    import json
+    import struct
+
+    raw = json.dumps({"tree": tree, "tensors": []}).encode()
+    return struct.pack("!I", len(raw)) + raw
+
+
+@pytest.mark.parametrize("answer, reason", [
+    (_framed(["SECRET"]), "it is not in the grader's format (outcome)"),
+    (_framed({"stage": 5}), "it is not in the grader's format (outcome)"),
+    (_framed({"stage": "raised"}), "it is not in the grader's format (KeyError)"),
+    (_framed({"stage": "raised", "error": {"$": "error", "type": ["SECRET"], "message": "SECRET", "file": "",
+                                           "line": 1, "code": ""}}), "its field type has type list"),
+    (_framed({"stage": "ok"}), "it is not in the grader's format (KeyError)"),
+    (_framed({"stage": "ok", "value": {"$": "SECRET"}}), "it holds a record of an unknown kind"),
+    (_framed({"stage": "timeout", "seconds": "SECRET"}), "it is not in the grader's format (ValueError)"),
+    (_framed({"stage": "too_large", "size": "SECRET", "limit": 1}), "it is not in the grader's format (TypeError)"),
+    (_framed({"stage": "syntax", "file": ["SECRET"]}), "it is not in the grader's format (TypeError)"),
+    (b"SECRET", "its JSON part is 1397048146 bytes long"),
+])
+def test_an_answer_that_cannot_be_read_fails_the_check_without_quoting_it(tmp_path, answer, reason):
+    from pytest_autograd_grader.outcomes import StudentFailure
+    from pytest_autograd_grader.submission import Submission
+
+    proxy = Submission(Scripted(answer), tmp_path, "leaf", 10.0)
+    with pytest.raises(StudentFailure) as failure:
+        proxy.find_leaves()
+    assert failure.value.grade_status == "failed"
+    assert failure.value.feedback.startswith(f"the answer of leaf.find_leaves could not be read: {reason}")
+    assert "SECRET" not in failure.value.feedback
+
+
+def test_limits_and_on_value_and_budget(tmp_path):
+    from pytest_autograd_grader.outcomes import StudentFailure
+    from pytest_autograd_grader.records import ErrorRecord, Limits
+    from pytest_autograd_grader.submission import Budget, InlineExecutor, Submission
+
+    (tmp_path / "leaf.py").write_text(
+        "import torch\n\n"
+        "def pair(x):\n    return [x * 2, 'two']\n\n"
+        "def fails():\n    raise ValueError('no')\n\n"
+        "def many():\n    return list(range(50))\n\n"
+        "def big():\n    return torch.zeros(300_000)\n\n"
+        "def double(x):\n    return x * 2\n")
+    seen = []
+    budget = Budget(10.0)
+    proxy = Submission(InlineExecutor(), tmp_path, "leaf", budget, limits=Limits(max_items=40, max_bytes=1 << 20),
+                       on_value=seen.append)
+    x = torch.ones(2, requires_grad=True)
+    pair = proxy.pair(x)
+    error = proxy.fails.capture()
+    out, grads = proxy.double.vjp((x,), (torch.ones(2),))
+    assert seen == [pair, error, (out, grads)]
+    assert isinstance(error, ErrorRecord) and error.raised_by == "student"
+    assert torch.equal(grads[0].data, torch.full((2,), 2.0))
+    assert budget.used > 0  # reading the answers counts too
+    with pytest.raises(StudentFailure) as failure:
+        proxy.many()
+    assert failure.value.feedback == ("the answer of leaf.many could not be read: it holds at least 41 values; "
+                                      "at most 40 are accepted (return fewer values)")
+    with pytest.raises(StudentFailure) as failure:
+        proxy.big()
+    assert failure.value.feedback == "leaf.big returned 1.1 MB of data; at most 1 MB is accepted: return smaller values"
+    assert len(seen) == 3  # refused answers are never handed back
+
+
+def test_the_sandbox_s_own_refusals_and_the_directory_are_the_graders(tmp_path):
+    from pytest_autograd_grader.outcomes import StudentFailure
+    from pytest_autograd_grader.submission import Submission
+
+    proxy = Submission(Scripted(dumps({"stage": "too_large", "size": 12 << 20, "limit": 8 << 20}),
+                                _framed({"stage": "missing", "module": "SECRET", "directory": "/SECRET"})),
+                       tmp_path, "leaf", 10.0)
+    with pytest.raises(StudentFailure) as failure:
+        proxy.f()
+    assert failure.value.grade_status == "failed"
+    assert failure.value.feedback == "leaf.f returned 12.0 MB of data; at most 8 MB is accepted: return smaller values"
+    with pytest.raises(StudentFailure) as failure:
+        proxy.f()
+    assert failure.value.feedback.startswith(f"could not find leaf.py in {tmp_path}:")

@@ -563,7 +563,7 @@ class SandboxExecutor:
     # -- the Executor protocol
 
     def run(self, directory: str, module: str, function: str, payload: bytes, op: str, timeout: float) -> bytes:
-        from ..records import dumps, loads
+        from ..records import Limits, dumps, loads
 
         self.last_run_seconds = 0.0
         if self.closed:
@@ -598,7 +598,7 @@ class SandboxExecutor:
             self._retire(directory, worker)
         if output.strip():
             try:
-                outcome = loads(answer)
+                outcome = loads(answer, Limits(max_bytes=self.answer_limit))
             except Exception:
                 return answer  # refused again, with its reason, by the caller
             if type(outcome) is dict:
