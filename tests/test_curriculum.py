@@ -54,16 +54,9 @@ def test_one_unsolved_topic_costs_exactly_its_concept(grade_topics, topic):
 
 @pytest.mark.parametrize("isolation", ["bwrap", "user", "process"])
 def test_every_isolation_grades_solutions_full_and_stubs_zero(grade_topics, isolation):
-    from test_isolation import REQUIRED
+    from test_isolation import require_isolation
 
-    from pytest_autograd_grader.sandbox import Unavailable, isolation_for
-
-    try:
-        isolation_for(isolation)
-    except Unavailable as exc:
-        if isolation in REQUIRED:
-            pytest.fail(str(exc))
-        pytest.skip(str(exc))
+    require_isolation(isolation)
     solved = grade_topics(TOPICS, f"--grade-isolation={isolation}")
     assert solved.report["isolation"] == isolation
     assert solved.report["percent"] == 100.0, [c["feedback"] for c in solved.report["checks"] if c["status"] != "passed"]

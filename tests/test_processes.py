@@ -81,16 +81,9 @@ def test_curriculum_totals_identical_with_xdist_in_each_isolation(pytester, isol
     import shutil
 
     from conftest import EXERCISES, SOLUTIONS
-    from test_isolation import REQUIRED
+    from test_isolation import require_isolation
 
-    from pytest_autograd_grader.sandbox import Unavailable, isolation_for
-
-    try:
-        isolation_for(isolation)
-    except Unavailable as exc:
-        if isolation in REQUIRED:
-            pytest.fail(str(exc))
-        pytest.skip(str(exc))
+    require_isolation(isolation)
     checks, student = pytester.path / "checks", pytester.path / "student"
     checks.mkdir()
     student.mkdir()
