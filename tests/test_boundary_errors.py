@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import grade_checks
+from test_diagnose import RAISE
 
 from pytest_autograd_grader.diagnose import AUTOGRAD_ERRORS
 from pytest_autograd_grader.records import error_fields, raised_by
@@ -113,51 +114,13 @@ FORGERIES = ["raise_paren", "exec_string", "eval_compiled", "other_module", "tor
              "generator_throw", "unstarted_generator_throw", "nested_function", "in_a_lambda", "torch_file_name",
              "int_echo", "device_echo", "assert_close_message", "in_a_hook", "custom_backward"]
 
-GENUINE = """
-    import torch
-
-    def _x():
-        return torch.tensor([1.0, 2.0], requires_grad=True)
-
-    def backward_twice():
-        y = (_x().exp()).sum()
-        y.backward()
-        y.backward()
-
-    def inplace_leaf():
-        _x().add_(1)
-
-    def implicit_grad():
-        (_x() * 2).backward()
-
-    def shape_mismatch():
-        (_x() * 2).backward(torch.ones(3))
-
-    def no_grad_fn():
-        torch.ones(2).sum().backward()
-
-    def inplace_saved():
-        x = _x()
-        y = x.exp()
-        y.add_(1)
-        y.sum().backward()
-
-    def nonleaf_requires_grad():
+# PyTorch's own errors, produced for real (shared with test_diagnose), plus
+# ways a student legitimately passes one on, and one raised by C code at an
+# attribute store rather than a call.
+GENUINE = RAISE + """
+    def attribute_store():
         y = _x() * 2
-        y.requires_grad = False  # raised by C code at an attribute store
-
-    def int_requires_grad():
-        torch.ones(2, dtype=torch.long, requires_grad=True)
-
-    def unused_input():
-        x, z = _x(), _x()
-        torch.autograd.grad((x * 2).sum(), [x, z])
-
-    def catch(name):
-        try:
-            globals()[name]()
-        except RuntimeError as exc:
-            return exc
+        y.requires_grad = False
 
     def reraised():
         try:
@@ -200,6 +163,9 @@ def test_made_up_errors_are_refused_and_real_ones_accepted(pytester):
         @pytest.mark.parametrize("name", ["reraised", "in_a_generator"])
         def test_genuine_passed_on(submission, autograd, name):
             autograd.expect_error("backward_twice", getattr(submission("genuine"), name))
+
+        def test_genuine_attribute_store(submission, autograd):
+            autograd.expect_error("nonleaf_requires_grad", submission("genuine").attribute_store)
     """
     graded = grade_checks(pytester, checks, *QUIET, forge=FORGE, forge_helper=HELPER, genuine=GENUINE)
     assert not [c for c in graded.report["checks"] if c["status"] == "error"], graded.text
@@ -217,7 +183,7 @@ def test_made_up_errors_are_refused_and_real_ones_accepted(pytester):
         assert text in graded.check(f"test_forged_raised[{name}]")["feedback"], name
     assert "this RuntimeError was never raised" in graded.check("test_forged_returned[unraised]")["feedback"]
     genuine = [c for c in graded.report["checks"] if "genuine" in c["id"]]
-    assert len(genuine) == 2 * len(names) + 2
+    assert len(genuine) == 2 * len(names) + 3
     for check in genuine:
         assert check["status"] == "passed", check
 
