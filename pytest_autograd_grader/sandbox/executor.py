@@ -24,7 +24,7 @@ from pathlib import Path
 from . import isolation as iso
 from .framing import HEADER, describe_status, frame, recv_frame
 from .staging import StageError, stage
-from .zygote import STATUS, children_of, wait_gone
+from .zygote import STATUS, children_of, kill_group, wait_gone
 
 OUTPUT_LIMIT = 4000            # characters of a call's output kept for feedback
 ANSWER_LIMIT = 1 << 30          # bytes: a bigger answer is refused (the worker is replaced)
@@ -411,11 +411,7 @@ class _Sandbox:
                 launcher.wait(timeout=3)
             except subprocess.TimeoutExpired:
                 pass
-            for kill in (os.killpg, os.kill):
-                try:
-                    kill(launcher.pid, signal.SIGKILL)
-                except OSError:
-                    pass
+            kill_group(launcher.pid)
             try:
                 launcher.wait(timeout=5)
             except subprocess.TimeoutExpired:

@@ -34,7 +34,8 @@ def _libc():
     return ctypes.CDLL(None, use_errno=True)
 
 
-def _kill(pid: int) -> None:
+def kill_group(pid: int) -> None:
+    """SIGKILL the process group led by ``pid``, and ``pid`` itself."""
     for kill in (os.killpg, os.kill):
         try:
             kill(pid, signal.SIGKILL)
@@ -150,7 +151,7 @@ def _kill_children(pid: int, seconds: float = 3.0) -> None:
     while time.monotonic() < end:
         children = children_of(pid)
         for child in children:
-            _kill(child)
+            kill_group(child)
         try:
             while os.waitpid(-1, os.WNOHANG)[0]:
                 pass
@@ -188,7 +189,7 @@ class Zygote:
             except (OSError, ValueError, IndexError):
                 continue
             if ppid == me:
-                _kill(int(entry))
+                kill_group(int(entry))
         self.reap_all()
 
     def spawn(self, request: dict, fds: list[int]) -> tuple[dict, list[int]]:
@@ -259,7 +260,7 @@ class Zygote:
                 for fd in out_fds:
                     os.close(fd)
         for pid in list(self.keepers):
-            _kill(pid)
+            kill_group(pid)
         self.sweep()
 
 
