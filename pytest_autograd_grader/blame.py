@@ -54,7 +54,6 @@ _PREFIX = 32  # a long string is also found cut short, as in ValueError's %.200R
 _SHORT = 8  # strings this short are redacted only as whole words
 _MISSING = object()
 _STUDENT_ANSWER = object()  # the value of a call into student code
-_LOADER = "submission.<locals>.load"  # what the submission fixture returns (fixtures.py)
 _COMPREHENSIONS = ("<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>")
 
 
@@ -290,13 +289,13 @@ def _values_used(operands: list[ast.AST], scopes: list[dict], failed: ast.AST | 
 def _calls_student(call: ast.Call, scopes: list[dict]) -> bool:
     """``m.f(x)``, ``m.f.capture(x)``, ``submission("m").f(x)``: the root of
     the callee is a proxy to student code, or the ``submission`` fixture."""
-    from .submission import StudentFunction, Submission
+    from .submission import StudentFunction, Submission, Submissions
 
     func = call.func
     while isinstance(func, (ast.Attribute, ast.Call)):
         func = func.value if isinstance(func, ast.Attribute) else func.func
     root = _lookup(func, scopes)
-    return isinstance(root, (Submission, StudentFunction)) or getattr(root, "__qualname__", None) == _LOADER
+    return isinstance(root, (Submission, StudentFunction, Submissions))
 
 
 def _lookup(node: ast.AST, scopes: list[dict]) -> Any:

@@ -87,7 +87,7 @@ def grade_rng(request: pytest.FixtureRequest):
 def submission(request: pytest.FixtureRequest):
     """``submission("leaf")`` returns a proxy to the student's ``leaf.py``."""
     from .blame import student_values
-    from .submission import Budget, Submission
+    from .submission import Budget, Submission, Submissions
 
     state = state_of(request.config)
     directory = state.settings.submission if state is not None and state.settings.submission else Path(request.path).parent
@@ -101,10 +101,11 @@ def submission(request: pytest.FixtureRequest):
     # a malformed answer is blamed on the answer (blame.py).
     on_value = student_values(request.node).add if state is not None else None
 
-    def load(module: str) -> Submission:
-        return Submission(executor, Path(directory).resolve(), module, budget, on_value=on_value, limits=limits)
+    def load(module: str, on_trace=None) -> Submission:
+        return Submission(executor, Path(directory).resolve(), module, budget, on_value=on_value, limits=limits,
+                          on_trace=on_trace)
 
-    return load
+    return Submissions(load)
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from . import records
+from . import records, tracing
 from .records import encode, loads
 
 OUTPUT_LIMIT = 4000
@@ -138,12 +138,32 @@ def materialize(tree: Any) -> Any:
     raise ValueError(f"cannot pass {tag!r} to student code")
 
 
-def _vjp(fn, args, grad_outputs):
+@contextlib.contextmanager
+def _traced(rec):
+    """Record the student's torch calls into ``rec``; whatever the student's
+    code did to torch's mode stack, it is as it was before afterwards."""
+    import torch
+
+    depth = torch._C._len_torch_function_stack()
+    rec.__enter__()
+    try:
+        yield
+    finally:
+        try:
+            rec.__exit__(None, None, None)
+        except BaseException:
+            pass
+        while torch._C._len_torch_function_stack() > depth:
+            torch._C._pop_torch_function_stack()
+
+
+def _vjp(fn, args, grad_outputs, rec):
     """Run fn on leaves, then backpropagate grad_outputs through the student's
     own graph (their custom backward included); return outputs and grads."""
     import torch
 
-    out = fn(*args)
+    with _traced(rec):
+        out = fn(*args)
     outs = out if isinstance(out, (tuple, list)) else (out,)
     inputs = [a for a in args if isinstance(a, torch.Tensor) and a.requires_grad]
     pairs = [(o, g) for o, g in zip(outs, grad_outputs) if isinstance(o, torch.Tensor) and o.requires_grad]
@@ -180,6 +200,11 @@ def call(loader: Loader, module: str, function: str, payload: bytes, op: str = "
     trusts none of the bytes it gets back (``records.Limits``).
     """
     output = _CappedText()
+    rec = None
+
+    def trace() -> dict:
+        return {"trace": rec.plain()} if rec is not None else {}
+
     try:
         mod = loader.load(module)
         try:
@@ -189,13 +214,16 @@ def call(loader: Loader, module: str, function: str, payload: bytes, op: str = "
         request = loads(payload)
         args = materialize(request["args"])
         kwargs = materialize(request["kwargs"])
+        rec = tracing.recorder()
         with (contextlib.redirect_stdout(output) if capture else contextlib.nullcontext()), \
                 (contextlib.redirect_stderr(output) if capture else contextlib.nullcontext()):
             if op == "vjp":
-                value = _vjp(target, args, materialize(request["grad_outputs"]))
+                value = _vjp(target, args, materialize(request["grad_outputs"]), rec)
             else:
-                value = target(*args, **kwargs)
-        return records.dumps({"stage": "ok", "value": encode(value, loader.in_student_file), "output": output.getvalue()})
+                with _traced(rec):
+                    value = target(*args, **kwargs)
+        return records.dumps({"stage": "ok", "value": encode(value, loader.in_student_file), "output": output.getvalue(),
+                              **trace()})
     except _StageError as exc:
         return records.dumps({**exc.outcome, "output": output.getvalue()})
     except SystemExit as exc:
@@ -208,4 +236,4 @@ def call(loader: Loader, module: str, function: str, payload: bytes, op: str = "
             return records.dumps({"stage": "memory", "module": module, "function": function,
                           "limit": memory_limit if memory_limit is not None else "?", "output": output.getvalue()})
         return records.dumps({"stage": "raised", "module": module, "function": function,
-                      "error": encode(exc, loader.in_student_file), "output": output.getvalue()})
+                              "error": encode(exc, loader.in_student_file), "output": output.getvalue(), **trace()})

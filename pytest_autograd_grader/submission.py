@@ -12,10 +12,12 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
+from . import tracing
 from .diagnose import diagnose_error
 from .messages import msg
 from .outcomes import CheckError, GradeFailure, StudentFailure
 from .records import BoundaryError, ErrorRecord, Limits, decode, dumps, encode_argument, loads
+from .tracing import Trace
 
 
 class Executor(Protocol):
@@ -160,7 +162,8 @@ class Submission:
     called with every value handed back to the check."""
 
     def __init__(self, executor: Executor, directory: Path, module: str, timeout: "float | Budget", *,
-                 limits: Limits | None = None, on_value: Callable[[Any], None] | None = None):
+                 limits: Limits | None = None, on_value: Callable[[Any], None] | None = None,
+                 on_trace: Callable[[Trace], None] | None = None):
         self._executor = executor
         self._directory = str(directory)
         self._module = module
@@ -169,6 +172,7 @@ class Submission:
         self._timeout = timeout.total if isinstance(timeout, Budget) else timeout
         self._limits = limits if limits is not None else Limits()
         self._on_value = on_value
+        self._on_trace = on_trace
 
     def __getattr__(self, name: str) -> "StudentFunction":
         if name.startswith("__"):
@@ -236,6 +240,24 @@ class Submission:
         return value
 
 
+class Submissions:
+    """The ``submission`` fixture: ``submission("leaf")`` returns the proxy
+    of a student module; ``submission.trace`` is the autograd trace of the
+    check's most recent student call (``tracing.Trace``), ``traces`` all of
+    them in order."""
+
+    def __init__(self, load: Callable[..., Submission]):
+        self._load = load
+        self.traces: list[Trace] = []
+
+    def __call__(self, module: str) -> Submission:
+        return self._load(module, on_trace=self.traces.append)
+
+    @property
+    def trace(self) -> Trace:
+        return self.traces[-1] if self.traces else Trace()
+
+
 class StudentFunction:
     """A function (or class attribute, e.g. ``MyExp.apply``) in a student
     module; calling it returns records, never live objects."""
@@ -263,6 +285,10 @@ class StudentFunction:
         limits = submission._limits
 
         def read():
+            if outcome["stage"] in ("ok", "raised"):
+                trace = tracing.read(outcome.get("trace"))
+                if submission._on_trace is not None:
+                    submission._on_trace(trace)
             if capture and outcome["stage"] == "raised":
                 error = decode(outcome["error"], limits)
                 if error.type != "NotImplementedError":

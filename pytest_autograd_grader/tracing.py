@@ -1,0 +1,279 @@
+"""How a student's answer was computed: the autograd trace of one call.
+
+The worker records, while a student function runs, every torch function it
+calls (through a ``TorchFunctionMode``, torch's own hook for this, which
+also sees ``Tensor.backward``, ``torch.autograd.grad``, property reads and
+factory functions), with the grad mode in force and the graph node each
+op created. The trace travels back as plain data beside the answer; the
+grader reads it under limits into a ``Trace``, which checks use to enforce
+what a docstring asks ("by hand", "one backward over both losses") and
+diagnoses use to name a mistake ("the first backward kept the graph").
+
+The trace is what the student's process reports: code that rewrites the
+worker can hide calls from it. It is evidence about honest work, never a
+substitute for the values the grader recomputes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+MAX_OPS = 5000  # ops kept in order; later ones are only counted
+MAX_CALLS = 200  # backward / autograd.grad calls kept
+MAX_OPS_TEXT = 60_000  # characters of the ops' text (one string: a trace costs the answer few items)
+
+# torch functions that make a tensor out of nothing (or out of Python data)
+FACTORIES = frozenset({
+    "tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "empty", "full", "rand", "randn", "randint",
+    "randperm", "arange", "linspace", "logspace", "eye", "zeros_like", "ones_like", "empty_like", "full_like",
+    "rand_like", "randn_like", "randint_like", "scalar_tensor", "normal",
+})
+_BACKWARD = {"backward": "backward", "grad": "autograd.grad"}  # call kind -> its op name
+
+
+@dataclass(frozen=True)
+class Op:
+    """One torch function the student's code called: its name (a property
+    read is its attribute's name, a property write ``name=``), whether
+    gradients were being recorded, and the class name of the graph node the
+    op created ("" when it created none)."""
+
+    name: str
+    grad_enabled: bool
+    node: str = ""
+
+
+@dataclass(frozen=True)
+class BackwardCall:
+    """One ``Tensor.backward``/``torch.autograd.backward`` (``kind``
+    "backward") or ``torch.autograd.grad`` (``kind`` "grad") call."""
+
+    kind: str
+    retain_graph: bool | None  # as passed; None when left out (then it follows create_graph)
+    create_graph: bool
+    outputs: int  # tensors differentiated
+    gradient: bool  # a gradient / grad_outputs / grad_tensors argument was passed
+    inputs: int | None  # tensors asked for (autograd.grad's inputs, backward's inputs=)
+    raised: str = ""  # the exception's type name when the call raised
+
+    @property
+    def keeps_graph(self) -> bool:
+        """Whether the graph survived this call (``retain_graph`` defaults to
+        ``create_graph``)."""
+        return bool(self.create_graph if self.retain_graph is None else self.retain_graph)
+
+
+@dataclass(frozen=True)
+class Trace:
+    """The autograd trace of one student call (``submission.trace``)."""
+
+    ops: tuple[Op, ...] = ()
+    calls: tuple[BackwardCall, ...] = ()
+    dropped: int = 0  # ops past MAX_OPS, counted but not kept
+    grad_mode_end: bool = True  # whether gradients were on when the function returned
+
+    @property
+    def backward_calls(self) -> tuple[BackwardCall, ...]:
+        return tuple(c for c in self.calls if c.kind == "backward")
+
+    @property
+    def grad_calls(self) -> tuple[BackwardCall, ...]:
+        return tuple(c for c in self.calls if c.kind == "grad")
+
+    @property
+    def nodes(self) -> tuple[str, ...]:
+        """Class names of the graph nodes the call created, in order."""
+        return tuple(op.node for op in self.ops if op.node)
+
+    def count(self, *names: str) -> int:
+        """How many ops had one of these names (``trace.count("detach")``)."""
+        return sum(op.name in names for op in self.ops)
+
+    def nodes_named(self, *names: str) -> int:
+        return sum(node in names for node in self.nodes)
+
+    @property
+    def tensors_created(self) -> int:
+        """Calls of factory functions (torch.tensor, zeros, randn, ...)."""
+        return sum(op.name in FACTORIES for op in self.ops)
+
+    @property
+    def ops_without_grad(self) -> tuple[Op, ...]:
+        """Ops run while gradients were off (under ``torch.no_grad()``)."""
+        return tuple(op for op in self.ops if not op.grad_enabled and op.name not in _MODE_SWITCHES)
+
+    @property
+    def tensor_ops(self) -> tuple[Op, ...]:
+        """Ops that compute or create tensors: everything but property reads,
+        grad-mode switches and backward calls."""
+        return tuple(op for op in self.ops if op.name not in _NOT_TENSOR_OPS and not op.name.endswith("="))
+
+
+_MODE_SWITCHES = frozenset({"_set_grad_enabled", "set_grad_enabled"})
+_PROPERTIES = frozenset({"grad", "grad_fn", "is_leaf", "requires_grad", "data", "shape", "dtype", "device",
+                         "retains_grad", "_version", "T", "mT", "H", "mH", "ndim", "names", "layout", "output_nr",
+                         "_base", "is_cuda", "_cdata", "__get__", "__len__", "dim", "size", "numel", "item",
+                         "tolist", "__bool__", "__float__", "__int__", "__index__", "__format__", "__repr__",
+                         "__hash__", "__iter__", "__contains__", "__array__", "numpy", "retain_grad", "element_size",
+                         "is_floating_point", "is_complex", "stride", "storage_offset", "data_ptr", "__reduce_ex__",
+                         "__deepcopy__", "register_hook", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"})
+_NOT_TENSOR_OPS = _PROPERTIES | _MODE_SWITCHES | frozenset(_BACKWARD.values())
+
+
+# -- the worker's side ----------------------------------------------------------
+
+def _name(func: Any) -> str:
+    name = getattr(func, "__name__", None) or type(func).__name__
+    if name in ("__get__", "__set__"):
+        owner = getattr(getattr(func, "__self__", None), "__name__", None)
+        if owner:
+            return owner + ("=" if name == "__set__" else "")
+    return str(name)
+
+
+def _flatten(value: Any, out: list, depth: int = 0) -> list:
+    if depth < 3:
+        if isinstance(value, (tuple, list)):
+            for item in value[:64]:
+                _flatten(item, out, depth + 1)
+        elif isinstance(value, dict):
+            for item in list(value.values())[:64]:
+                _flatten(item, out, depth + 1)
+        else:
+            out.append(value)
+    return out
+
+
+def _count_tensors(value: Any) -> int:
+    import torch
+
+    return sum(isinstance(t, torch.Tensor) for t in _flatten(value, []))
+
+
+def _backward_call(kind: str, args: tuple, kwargs: dict) -> dict:
+    """What a backward or autograd.grad call asked for, read from its
+    arguments as torch's own signatures name them."""
+    if kind == "backward":  # Tensor.backward(self, gradient, retain_graph, create_graph, inputs)
+        names = ("tensors", "grad_tensors", "retain_graph", "create_graph", "grad_variables", "inputs")
+        if kwargs.get("gradient") is not None or ("gradient" in kwargs):
+            kwargs = {**kwargs, "grad_tensors": kwargs.get("gradient")}
+    else:  # autograd.grad(outputs, inputs, grad_outputs, retain_graph, create_graph, ...)
+        names = ("outputs", "inputs", "grad_outputs", "retain_graph", "create_graph")
+    bound = dict(zip(names, args))
+    bound.update(kwargs)
+    gradient = bound.get("grad_tensors") if kind == "backward" else bound.get("grad_outputs")
+    retain = bound.get("retain_graph")
+    inputs = bound.get("inputs")
+    return {
+        "kind": kind,
+        "retain_graph": None if retain is None else bool(retain),
+        "create_graph": bool(bound.get("create_graph") or False),
+        "outputs": _count_tensors(bound.get("tensors" if kind == "backward" else "outputs")),
+        "gradient": gradient is not None and any(g is not None for g in _flatten(gradient, [])),
+        "inputs": None if inputs is None else _count_tensors(inputs),
+        "raised": "",
+    }
+
+
+def recorder():
+    """A ``TorchFunctionMode`` that records into ``.ops``/``.calls``; used
+    as ``with recorder() as rec: ...`` around one student call."""
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    kinds = {torch.Tensor.backward: "backward", torch.autograd.backward: "backward", torch.autograd.grad: "grad"}
+
+    class Recorder(TorchFunctionMode):
+        def __init__(self):
+            super().__init__()
+            self.ops: list = []
+            self.calls: list = []
+            self.dropped = 0
+            self.size = 0
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            kind = kinds.get(func)
+            name = _BACKWARD[kind] if kind else _name(func)
+            grad_enabled = torch.is_grad_enabled()
+            call = _backward_call(kind, args, kwargs) if kind else None
+            if call is not None:
+                self.calls.append(call)
+            inputs = {id(t.grad_fn) for t in _flatten((args, kwargs), []) if isinstance(t, torch.Tensor)
+                      and t.grad_fn is not None} if name not in _PROPERTIES else set()
+            try:
+                result = func(*args, **kwargs)
+            except BaseException as exc:
+                if call is not None:
+                    call["raised"] = type(exc).__name__
+                self._op(name, grad_enabled, "")
+                raise
+            node = ""
+            if not kind and name not in _PROPERTIES and not name.endswith("="):
+                for out in _flatten(result, []):
+                    if isinstance(out, torch.Tensor) and out.grad_fn is not None and id(out.grad_fn) not in inputs:
+                        node = type(out.grad_fn).__name__
+                        break
+            self._op(name, grad_enabled, node)
+            return result
+
+        def _op(self, name: str, grad_enabled: bool, node: str) -> None:
+            line = f"{name[:64]}\t{int(grad_enabled)}\t{node[:64]}"
+            if len(self.ops) < MAX_OPS and self.size + len(line) + 1 <= MAX_OPS_TEXT:
+                self.ops.append(line)
+                self.size += len(line) + 1
+            else:
+                self.dropped += 1
+
+        def plain(self) -> dict:
+            return {"ops": "\n".join(self.ops), "calls": self.calls[:MAX_CALLS], "dropped": self.dropped,
+                    "grad_mode_end": torch.is_grad_enabled()}
+
+    return Recorder()
+
+
+# -- the grader's side -------------------------------------------------------------
+
+class TraceError(ValueError):
+    """A trace that is not in the recorder's format (forged or broken)."""
+
+
+def _field(value: Any, kinds: tuple, what: str) -> Any:
+    if type(value) not in kinds:
+        raise TraceError(what)
+    return value
+
+
+def read(tree: Any) -> Trace:
+    """The ``Trace`` of a plain tree from the worker; anything malformed
+    raises ``TraceError``. Sizes are already bounded by ``records.Limits``
+    (the trace is part of the answer)."""
+    if tree is None:
+        return Trace()
+    _field(tree, (dict,), "trace")
+    ops = []
+    text = _field(tree.get("ops", ""), (str,), "ops")
+    for line in text.split("\n")[:MAX_OPS] if text else ():
+        parts = line.split("\t")
+        if len(parts) != 3 or parts[1] not in ("0", "1"):
+            raise TraceError("op")
+        ops.append(Op(parts[0][:64], parts[1] == "1", parts[2][:64]))
+    calls = []
+    for entry in _field(tree.get("calls", []), (list,), "calls")[:MAX_CALLS]:
+        _field(entry, (dict,), "call")
+        kind = _field(entry.get("kind"), (str,), "kind")
+        if kind not in _BACKWARD:
+            raise TraceError("kind")
+        inputs = entry.get("inputs")
+        calls.append(BackwardCall(
+            kind=kind,
+            retain_graph=_field(entry.get("retain_graph"), (bool, type(None)), "retain_graph"),
+            create_graph=_field(entry.get("create_graph", False), (bool,), "create_graph"),
+            outputs=_field(entry.get("outputs", 0), (int,), "outputs"),
+            gradient=_field(entry.get("gradient", False), (bool,), "gradient"),
+            inputs=_field(inputs, (int, type(None)), "inputs"),
+            raised=_field(entry.get("raised", ""), (str,), "raised")[:64],
+        ))
+    return Trace(ops=tuple(ops), calls=tuple(calls), dropped=_field(tree.get("dropped", 0), (int,), "dropped"),
+                 grad_mode_end=_field(tree.get("grad_mode_end", True), (bool,), "grad_mode_end"))
