@@ -16,6 +16,7 @@ from .diagnose import (AUTOGRAD_ERRORS, Context, diagnose_error, diagnose_none, 
 from .messages import has_message, msg
 from .outcomes import CheckError, GradeFailure, StudentFailure
 from .records import ErrorRecord, ObjectRecord, TensorRecord
+from .tracing import Trace
 
 # torch.testing.assert_close's documented defaults, spelled out so feedback
 # can show them; float32 is widened on CUDA (different reduction orders).
@@ -39,9 +40,14 @@ def describe(t) -> str:
     return f"shape {tuple(t.shape)} {str(t.dtype).removeprefix('torch.')} [{shown}{more}]"
 
 
+_SCALAR_KINDS = {bool: "kind.bool", int: "kind.int", float: "kind.float", str: "kind.str"}
+
+
 def _kind_of(value: Any) -> str:
     if value is None:
         return "None"
+    if type(value) in _SCALAR_KINDS:
+        return msg("kind.value", kind=msg(_SCALAR_KINDS[type(value)]), value=repr(value)[:80])
     if isinstance(value, ErrorRecord):
         return f"the error {value.type}: {value.message}"
     if isinstance(value, ObjectRecord):
@@ -61,6 +67,14 @@ def _differences(produced: Any, expected: Any, what: str, labels: Sequence[str] 
     if expected is None:
         return [] if produced is None else [msg("cmp.value_kind", what=what, expected="None", got=_kind_of(produced))]
     sequence = isinstance(expected, (list, tuple))
+    if type(expected) in _SCALAR_KINDS:
+        # One policy for scalars: Python and numpy scalars of the right kind
+        # (numpy's arrive as Python's), an int where a float is expected.
+        accepted = (int, float) if type(expected) is float else (type(expected),)
+        if type(produced) not in accepted:
+            return [msg("cmp.value_kind", what=what, expected=msg(_SCALAR_KINDS[type(expected)]),
+                        got=_kind_of(produced))]
+        return [] if produced == expected else [msg("cmp.value", what=what, expected=expected, got=produced)]
     if type(produced) is not type(expected) and not (sequence and isinstance(produced, (list, tuple))):
         return [msg("cmp.container", what=what, expected=f"a {type(expected).__name__}", got=_kind_of(produced))]
     if sequence:
@@ -189,12 +203,15 @@ class Autograd:
     def check_grad(self, produced: Any, fn: Callable, inputs: Sequence, *, grad_outputs=None,
                    wrt: Sequence[int] | None = None, order: int = 1, names: Sequence[str] | None = None,
                    mean_over: int | None = None, calls: int | None = None, holders: Sequence | None = None,
-                   role: str | None = None, scale: float = 1.0, previous: Sequence = ()) -> None:
+                   role: str | None = None, scale: float = 1.0, previous: Sequence = (),
+                   trace: Trace | None = None) -> None:
         """The student's gradient(s) of ``fn`` at ``inputs`` against
         torch.autograd's. ``produced`` is one gradient or a sequence aligned
         with ``wrt``; ``scale`` multiplies the reference (e.g. k backward
         calls that should accumulate); ``previous`` holds the expected
-        gradients of a loop's earlier steps, to recognise a running sum."""
+        gradients of a loop's earlier steps, to recognise a running sum;
+        ``trace`` (``submission.trace``) lets diagnoses count the backward
+        calls the student really made."""
         expected = self.grad(fn, inputs, grad_outputs, wrt=wrt, order=order)
         ones = None
         if grad_outputs is not None:
@@ -211,7 +228,7 @@ class Autograd:
             what = names[i] if names else f"gradient {i + 1}"
             holder = holders[i] if holders else None
             context = Context(holder=holder, role=role, ones_vjp=None if ones is None else ones[i] * scale,
-                              mean_over=mean_over, calls=calls, order=order, previous=tuple(previous))
+                              mean_over=mean_over, calls=calls, order=order, previous=tuple(previous), trace=trace)
             self.assert_grad(got, want * scale, what, context=context)
 
     def assert_equal(self, produced: Any, expected: Any, what: str, *, labels: Sequence[str] | None = None,
@@ -222,6 +239,14 @@ class Autograd:
         lines = _differences(produced, expected, what, labels)
         if lines:
             raise GradeFailure("\n".join(lines + ([hint_text(hint)] if hint else [])))
+
+    def require(self, ok: bool, message: str, **fields: Any) -> None:
+        """A requirement of the task that values cannot show, typically read
+        from ``submission.trace`` ("by hand": no backward calls). When
+        ``ok`` is false the check fails with ``message`` (a message id, whose
+        ``{fields}`` are filled in, or plain text)."""
+        if not ok:
+            raise GradeFailure(msg(message, **fields) if has_message(message) else message)
 
     def unpack(self, produced: Any, n: int, what: str) -> list:
         """``produced`` as a list of ``n`` values. Unpack student returns with

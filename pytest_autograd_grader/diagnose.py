@@ -74,6 +74,13 @@ class Context:
     order: int = 1  # derivative order
     parameter_shape: tuple | None = None  # for broadcasting mistakes
     previous: tuple = ()  # expected gradients of the earlier steps of a loop
+    trace: Any = None  # tracing.Trace of the student's call, when the check passed it
+
+    def calls_made(self) -> int | None:
+        """Backward and autograd.grad calls the student's code completed."""
+        if self.trace is None:
+            return None
+        return sum(not call.raised for call in self.trace.calls)
 
 
 def _constant_ratio(produced, expected):
@@ -137,10 +144,13 @@ def diagnose_values(produced, expected, context: Context) -> str | None:
         if k == -1:
             return msg("diag.sign")
         if k is not None and k >= 2:
+            made = context.calls_made()
             if context.mean_over is not None and k == context.mean_over:
                 return msg("diag.mean_sum", k=k)
-            if context.calls == 1:
-                # One backward call cannot have accumulated: the maths is off.
+            if made is not None and made >= 2:
+                return msg("diag.multiple_calls", k=k, calls=made)
+            if made is not None or context.calls == 1:
+                # One backward call (or none) cannot have accumulated: the maths is off.
                 return msg("diag.factor", k=k)
             return msg("diag.multiple", k=k)
         if c > 0:

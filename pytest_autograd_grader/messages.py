@@ -122,6 +122,11 @@ EN: dict[str, str] = {
     "cmp.container": "{what}: expected {expected}, got {got}",
     "cmp.value": "{what}: expected {expected!r}, got {got!r}",
     "cmp.value_kind": "{what}: expected {expected}, got {got}",
+    "kind.bool": "True or False (a bool)",
+    "kind.int": "a whole number (an int)",
+    "kind.float": "a number (a float)",
+    "kind.str": "a string",
+    "kind.value": "{kind}: {value}",
     "cmp.meta": "{what}: expected {field} = {expected!r}, got {got!r}",
     "cmp.no_error": "{what}: expected PyTorch's error '{text}', but no error was raised",
     "cmp.wrong_error": "{what}: expected PyTorch's error '{text}', got {type}: {message}",
@@ -132,6 +137,7 @@ EN: dict[str, str] = {
     "cmp.credit": "partial credit: {fraction:.0%} of the points",
     # -- diagnoses ---------------------------------------------------------
     "diag.multiple": "Likely mistake: the gradient is {k} times too large. .grad adds up over backward calls: zero it (x.grad = None or optimizer.zero_grad()) before each backward.",
+    "diag.multiple_calls": "Likely mistake: the gradient is {k} times too large, and your code called backward {calls} times: .grad adds up over backward calls. Zero it (x.grad = None or optimizer.zero_grad()) before each backward, or call backward once.",
     "diag.mean_sum": "Likely mistake: the gradient is {k} times too large, and {k} is the number of elements averaged: you used a sum where a mean was asked (or dropped the 1/N).",
     "diag.fraction": "Likely mistake: the gradient is 1/{k} of the expected one. Accumulation was asked for: do not zero .grad between the {k} backward calls.",
     "diag.running_sum": "Likely mistake: the gradient of step {step} is the sum of the gradients of steps 1 to {step}: .grad was never cleared. Zero it (w.grad = None or optimizer.zero_grad()) before each backward.",
@@ -158,6 +164,23 @@ EN: dict[str, str] = {
     "diag.broadcast": "Likely mistake: the gradient has the broadcast shape {got} instead of the parameter's shape {expected}; sum over the broadcast axes in backward.",
     "diag.nonleaf_grad_kept": "Likely mistake: intermediate nodes still hold .grad after backward; only leaves should keep their gradient.",
     "diag.gradcheck_float32": "Likely mistake: gradcheck needs float64 inputs; float32 finite differences are too coarse.",
+    # -- concept titles (concepts.BUILTIN_CONCEPTS) --------------------------
+    "concept.graph": "Computational graphs",
+    "concept.leaf": "Leaf tensors",
+    "concept.retain_grad": "Gradients of intermediates",
+    "concept.dynamic_graph": "Dynamic graphs",
+    "concept.retain_graph": "Backward twice",
+    "concept.vector_backward": "Backward of non-scalars",
+    "concept.accumulation": "Gradient accumulation",
+    "concept.inplace": "In-place operations",
+    "concept.no_grad": "Turning gradients off",
+    "concept.higher_order": "Higher-order gradients",
+    "concept.custom_function": "Custom autograd Functions",
+    "concept.engine": "Your own autograd engine",
+    # -- topics graph, leaf, retain_grad: their checks' requirements and diagnoses
+    # -- topics dynamic_graph, retain_graph, vector_backward
+    # -- topics accumulation, inplace, no_grad
+    # -- topics higher_order, custom_function
 }
 
 _catalogue: dict[str, str] = EN

@@ -8,8 +8,18 @@ from dataclasses import dataclass
 from typing import Any
 
 
+def check_id(nodeid: str) -> str:
+    """The part of a check's node id that names it wherever pytest runs:
+    the checks file's name and the test's name with its parameters
+    (``test_leaf.py::test_which_are_leaves[cpu]``), without the directories,
+    which depend on the rootdir and the invocation directory."""
+    path, sep, rest = nodeid.partition("::")
+    return f"{path.replace(chr(92), '/').rsplit('/', 1)[-1]}{sep}{rest}"
+
+
 def check_seed(seed: int, nodeid: str) -> int:
-    digest = hashlib.sha256(f"{seed}\0{nodeid}".encode()).digest()
+    """The seed of one check: the run's seed and the check's ``check_id``."""
+    digest = hashlib.sha256(f"{seed}\0{check_id(nodeid)}".encode()).digest()
     return int.from_bytes(digest[:8], "little") & (2**63 - 1)
 
 

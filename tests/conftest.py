@@ -138,3 +138,45 @@ def solution_with_all(topic: str, replacements: dict[str, str]) -> str:
 def solution_with(topic: str, function: str, replacement: str) -> str:
     """The reference solution of ``topic`` with one function replaced."""
     return solution_with_all(topic, {function: replacement})
+
+
+SEEDS = tuple(range(1001, 1021))  # 20 run seeds for the every-seed tests
+
+# Written beside the checks by grade_seeds: it overrides the plugin's
+# grade_rng with one parametrized by run seed, which derives each check's
+# seed exactly as `--grade-seed S` does, so one session grades every seed.
+_SEEDS_CONFTEST = '''
+import pytest
+from pytest_autograd_grader.seeding import GradeRng, check_seed
+
+@pytest.fixture(params={seeds!r}, ids=lambda seed: f"seed{{seed}}")
+def grade_rng(request):
+    device = request.getfixturevalue("grade_device") if "grade_device" in request.fixturenames else "cpu"
+    nodeid = request.node.nodeid.replace(f"-seed{{request.param}}]", "]").replace(f"[seed{{request.param}}]", "")
+    return GradeRng.create(check_seed(request.param, nodeid), device=device)
+'''
+
+
+@dataclass
+class Seeded(Graded):
+    def runs(self, name: str) -> list[dict]:
+        """Every seed's result of the check whose name contains ``name``."""
+        found = [c for c in self.report["checks"] if name in c["id"].split("::")[-1]]
+        names = {c["id"].split("[")[0] for c in found}
+        assert len(names) == 1, f"{name!r} matches {sorted(names)}"
+        return found
+
+
+@pytest.fixture
+def grade_seeds(pytester: pytest.Pytester, grade_topics):
+    """Like ``grade_topics``, but every check runs once for each of ``seeds``
+    (default: the 20 of ``SEEDS``) with the inputs ``--grade-seed S`` gives
+    it; ``Seeded.runs(name)`` lists one check's results."""
+
+    def run(topics, *args: str, seeds=SEEDS, **kwargs) -> Seeded:
+        (pytester.path / "checks").mkdir(exist_ok=True)
+        (pytester.path / "checks" / "conftest.py").write_text(_SEEDS_CONFTEST.format(seeds=tuple(seeds)))
+        graded = grade_topics(topics, *args, **kwargs)
+        return Seeded(graded.result, graded.report)
+
+    return run
