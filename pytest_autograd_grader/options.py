@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from .messages import msg
+from . import messages
+from .messages import LANGUAGES, msg
 
 DEVICES = ("cpu", "cuda", "auto", "all")
 ISOLATIONS = ("auto", "bwrap", "user", "process")
@@ -28,6 +29,7 @@ OPTIONS: tuple[tuple[str, str, str], ...] = (
     ("--grade-memory", "string", "memory limit in megabytes for a worker running student code (default 4096)"),
     ("--grade-isolation", "string", "how student code is fenced off: auto (the strongest that works), bwrap (bubblewrap), user (a uid per worker; needs root) or process"),
     ("--grade-answer-limit", "string", "largest answer in megabytes a student function may return (default 8)"),
+    ("--grade-lang", "string", "language of every message: en or zh (default: from the locale, LANG=zh_* gives zh)"),
     ("--grade-json", "string", "write the JSON report (schema pytest-autograd-grader/1) to this path"),
     ("--grade-gradescope", "string", "write a Gradescope results.json to this path"),
     ("--grade-fail-under", "string", "exit 0 when the total percent is at least this, else 1"),
@@ -78,6 +80,7 @@ class Settings:
     gradescope_path: Path | None
     fail_under: float | None
     inline: bool
+    lang: str = "en"
 
 
 def _report_path(option: str, value: str | None, rootpath: Path) -> Path | None:
@@ -117,6 +120,23 @@ def parse_seed(value) -> tuple[int, bool]:
     if seed < 0:
         raise pytest.UsageError(msg("usage.seed", value=value))
     return seed, False
+
+
+def read_language(config: pytest.Config) -> str:
+    """``--grade-lang``, else the locale (``LC_ALL``, ``LC_MESSAGES``,
+    ``LANG``, as gettext reads them): ``zh_*`` gives Chinese."""
+    value = _value(config, "grade_lang")
+    if value is None:
+        for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
+            locale = os.environ.get(name)
+            if locale:
+                return "zh" if locale.lower().startswith("zh") else "en"
+        return "en"
+    lang = str(value).lower().replace("_", "-")
+    lang = {"zh-cn": "zh", "zh-hans": "zh", "en-us": "en", "en-gb": "en"}.get(lang, lang)
+    if lang not in LANGUAGES:
+        raise pytest.UsageError(msg("usage.lang", value=value))
+    return lang
 
 
 def read_settings(config: pytest.Config) -> Settings:
@@ -180,4 +200,5 @@ def read_settings(config: pytest.Config) -> Settings:
         fail_under=fail_under,
         # invocation_params.args holds what was typed, without addopts.
         inline=bool(config.getoption("grade_inline")) and "--grade-inline" in config.invocation_params.args,
+        lang=messages.current_language(),
     )

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from . import hookspecs, options
+from . import hookspecs, messages, options
 from .concepts import BUILTIN_CONCEPTS, Concept, merge_concepts
 from .fixtures import autograd, executor_for, grade_device, grade_rng, submission  # noqa: F401  (fixtures)
 from .messages import msg
@@ -40,6 +40,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER_HELP)
+    # Feedback speaks the student's language with or without --grade.
+    config.add_cleanup(messages.saved_language())
+    messages.use_language(options.read_language(config))
     if not options.grading_enabled(config):
         return
     settings = options.read_settings(config)
@@ -86,7 +89,8 @@ def known_concepts(config: pytest.Config) -> dict[str, Concept]:
 
 @pytest.hookimpl(trylast=True)
 def pytest_grade_concepts(config: pytest.Config) -> list[Concept]:
-    return list(BUILTIN_CONCEPTS)
+    # titles in the language of the run (the concept.<id> messages)
+    return [Concept(c.id, msg(f"concept.{c.id}"), c.description) for c in BUILTIN_CONCEPTS]
 
 
 @pytest.hookimpl(trylast=True)
@@ -105,7 +109,7 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
         return None
     s = state.settings
     lines = [msg("header", seed=s.seed, device=s.device,
-                 submission=str(s.submission) if s.submission else "beside each checks file",
+                 submission=str(s.submission) if s.submission else msg("header.beside_checks"),
                  isolation=isolation_name(state))]
     lines += [msg("header.missing", what=what) for what in isolation_missing(state)]
     if state.isolation is not None and state.isolation.fix:
@@ -268,7 +272,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         ])
     if result.hidden and report.failed:
         # A hidden check shows nothing of itself, not even its traceback.
-        report.longrepr = result.feedback or msg("feedback.hidden", title=result.concept)
+        concept = known_concepts(item.config).get(result.concept)
+        report.longrepr = result.feedback or msg("feedback.hidden", title=concept.title if concept else result.concept)
         report.sections = []
     elif report.failed and result.status in ("failed", "timeout", "crashed"):
         # The student needs the feedback once, not a traceback into the grader.
@@ -294,7 +299,8 @@ class GradingSession:
         self.state.gradebook = Gradebook(
             seed=self.state.settings.seed, devices=graded_devices(self.state.settings.device),
             torch=torch.__version__.split("+")[0], concepts=known_concepts(self.config),
-            isolation=isolation_name(self.state), isolation_missing=isolation_missing(self.state))
+            isolation=isolation_name(self.state), isolation_missing=isolation_missing(self.state),
+            lang=self.state.settings.lang)
         _write_reports(self.config, self.state.gradebook)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
@@ -378,7 +384,7 @@ def _summarize(tr, state: GradeState, gradebook: Gradebook) -> None:
     if state.settings.fail_under is not None:
         passed = gradebook.percent >= state.settings.fail_under
         tr.write_line(msg("summary.fail_under", percent=gradebook.percent,
-                          relation="at or above" if passed else "below", required=state.settings.fail_under),
+                          relation=msg("summary.at_or_above" if passed else "summary.below"), required=state.settings.fail_under),
                       green=passed, red=not passed)
     from .reporters import REPORT_FAILURES
 

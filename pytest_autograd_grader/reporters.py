@@ -9,6 +9,7 @@ import json
 import os
 import secrets
 import stat
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -90,18 +91,31 @@ def _points(x: float) -> str:
     return f"{x:g}"
 
 
+def _width(text: str) -> int:
+    """Columns ``text`` takes in a terminal: CJK characters take two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _left(text: str, width: int) -> str:
+    return text + " " * max(0, width - _width(text))
+
+
 def table_lines(gradebook: Gradebook) -> list[str]:
     """One row per concept, then the total."""
     rows = []
     for total in gradebook.concept_totals():
         percent = 100.0 * total.score / total.max_score if total.max_score else 0.0
         rows.append((f"{total.title} ({total.id})", f"{_points(total.score)}/{_points(total.max_score)}",
-                     f"{total.passed}/{total.checks} passed", _bar(total.score, total.max_score), f"{percent:5.1f}%"))
-    width = max([len(r[0]) for r in rows] + [len(msg("summary.total"))])
+                     msg("summary.passed", passed=total.passed, checks=total.checks), _bar(total.score, total.max_score),
+                     f"{percent:5.1f}%"))
+    width = max([_width(r[0]) for r in rows] + [_width(msg("summary.total"))])
     score_width = max([len(r[1]) for r in rows] + [1])
-    lines = [f"{name:<{width}}  {score:>{score_width}}  {passed:<13} {bar} {pct}" for name, score, passed, bar, pct in rows]
+    passed_width = max([_width(r[2]) for r in rows] + [13])
+    lines = [f"{_left(name, width)}  {score:>{score_width}}  {_left(passed, passed_width)} {bar} {pct}"
+             for name, score, passed, bar, pct in rows]
     total = f"{_points(gradebook.score)}/{_points(gradebook.max_score)}"
-    lines.append(f"{msg('summary.total'):<{width}}  {total:>{score_width}}  {'':<13} {_bar(gradebook.score, gradebook.max_score)} {gradebook.percent:5.1f}%")
+    lines.append(f"{_left(msg('summary.total'), width)}  {total:>{score_width}}  {'':<{passed_width}} "
+                 f"{_bar(gradebook.score, gradebook.max_score)} {gradebook.percent:5.1f}%")
     return lines
 
 

@@ -76,6 +76,7 @@ class Gradebook:
     complete: bool = False
     isolation: str = "inline"  # the sandbox's isolation mode
     isolation_missing: list[str] = field(default_factory=list)  # protections that mode lacks
+    lang: str = "en"  # the language of every message (--grade-lang)
 
     # -- filling it in -------------------------------------------------
     def record(self, nodeid: str, when: str, grade: dict | None, outcome: str, longrepr: str) -> None:
@@ -87,7 +88,7 @@ class Gradebook:
             if current is not None and outcome == "failed" and current.status in (None, "passed"):
                 current.status = "crashed"
                 current.score = 0.0
-                current.feedback = longrepr or "the process running this check died"
+                current.feedback = longrepr or msg("feedback.process_died")
             return
         result = CheckResult.from_dict(grade)
         if current is None or when == "setup":
@@ -160,6 +161,7 @@ class Gradebook:
             "torch": self.torch,
             "isolation": self.isolation,
             "isolation_missing": list(self.isolation_missing),
+            "lang": self.lang,
             "duration_s": self.duration_s if self.complete else _round(time.monotonic() - self.started),
             "concepts": [asdict(t) for t in self.concept_totals()],
             "checks": [c.to_dict() for c in self.checks.values()],

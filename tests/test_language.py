@@ -1,0 +1,81 @@
+"""--grade-lang: every message in English or Chinese, from one catalogue each."""
+
+import string
+
+import pytest
+
+from conftest import QUIET_PLUGINS, run_grader
+from pytest_autograd_grader import messages
+from pytest_autograd_grader.messages import EN
+
+CHECKS = r"""
+import pytest
+
+pytestmark = pytest.mark.grade(concept="leaf")
+
+def test_stub(submission, autograd, grade_rng):
+    autograd.assert_equal(submission("leaf").find_leaves(grade_rng.randn(2)), [True], "leaves")
+"""
+STUB = "def find_leaves(x):\n    raise NotImplementedError\n"
+
+
+def _fields(text: str) -> set[tuple[str, str, str]]:
+    """The placeholders of a message (a translation may use one more or less often)."""
+    return {(name, spec or "", conv or "") for _, name, spec, conv in string.Formatter().parse(text)
+            if name is not None}
+
+
+def test_both_catalogues_hold_every_message_with_the_same_placeholders():
+    from pytest_autograd_grader.messages_zh import ZH
+
+    assert sorted(set(EN) - set(ZH)) == [], "messages without a Chinese text"
+    assert sorted(set(ZH) - set(EN)) == [], "Chinese messages no English one has"
+    different = [key for key in EN if _fields(EN[key]) != _fields(ZH[key])]
+    assert different == [], "placeholders differ"
+    untranslated = [key for key in EN if EN[key] == ZH[key] and any(c.isalpha() for c in EN[key])]
+    assert untranslated == []
+
+
+def _grade(pytester, *args):
+    pytester.makepyfile(test_checks=CHECKS)
+    (pytester.path / "student").mkdir(exist_ok=True)
+    (pytester.path / "student" / "leaf.py").write_text(STUB)
+    return run_grader(pytester, "test_checks.py", "--grade-submission=student", "--grade-seed", "3", *args)
+
+
+def test_grade_lang_zh_prints_table_and_feedback_in_chinese(pytester):
+    from pytest_autograd_grader.messages_zh import ZH
+
+    graded = _grade(pytester, "--grade-lang", "zh")
+    text = graded.text
+    assert ZH["concept.leaf"] in text and ZH["summary.total"] in text
+    check = graded.report["checks"][0]
+    assert check["feedback"].startswith(ZH["feedback.header"].format(title=ZH["concept.leaf"], what="")[:3])
+    assert ZH["student.not_implemented"].format(module="leaf", function="find_leaves") in check["feedback"]
+    assert graded.report["lang"] == "zh"
+    assert graded.report["concepts"][0]["title"] == ZH["concept.leaf"]
+    # the language of the test process itself is untouched
+    assert messages.msg("summary.total") == EN["summary.total"]
+
+
+def test_locale_chooses_chinese_and_the_option_wins(pytester, monkeypatch):
+    from pytest_autograd_grader.messages_zh import ZH
+
+    monkeypatch.delenv("LC_ALL", raising=False)
+    monkeypatch.delenv("LC_MESSAGES", raising=False)
+    monkeypatch.setenv("LANG", "zh_CN.UTF-8")
+    assert _grade(pytester).report["lang"] == "zh"
+    english = _grade(pytester, "--grade-lang", "en")
+    assert english.report["lang"] == "en"
+    assert "not implemented yet: leaf.find_leaves" in english.report["checks"][0]["feedback"]
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    assert _grade(pytester).report["lang"] == "en"
+    pytester.makeini("[pytest]\ngrade_lang = zh\n")
+    assert ZH["summary.total"] in _grade(pytester).text
+
+
+def test_unknown_language_is_a_usage_error(pytester):
+    pytester.makepyfile(test_checks=CHECKS)
+    result = pytester.runpytest("--grade", "--grade-lang", "fr", *QUIET_PLUGINS)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--grade-lang: 'fr' is not a language the grader speaks; use en or zh" in result.stderr.str()
