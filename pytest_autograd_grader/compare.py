@@ -11,8 +11,8 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Callable, Sequence
 
-from .diagnose import (AUTOGRAD_ERRORS, Context, diagnose_error, diagnose_none, diagnose_values, error_name,
-                       torch_wording)
+from .diagnose import (AUTOGRAD_ERRORS, Context, diagnose_error, diagnose_none, diagnose_update, diagnose_values,
+                       diagnose_zero_none, error_name, torch_wording)
 from .messages import has_message, msg
 from .outcomes import CheckError, GradeFailure, StudentFailure
 from .records import ErrorRecord, ObjectRecord, TensorRecord
@@ -49,12 +49,12 @@ def _kind_of(value: Any) -> str:
     if type(value) in _SCALAR_KINDS:
         return msg("kind.value", kind=msg(_SCALAR_KINDS[type(value)]), value=repr(value)[:80])
     if isinstance(value, ErrorRecord):
-        return f"the error {value.type}: {value.message}"
+        return msg("kind.error", type=value.type, message=value.message)
     if isinstance(value, ObjectRecord):
-        return f"a {value.type} ({value.repr})"
+        return msg("kind.object", type=value.type, repr=value.repr)
     if isinstance(value, TensorRecord):
-        return f"a tensor of shape {value.shape}"
-    return f"a {type(value).__name__}"
+        return msg("kind.tensor", shape=value.shape)
+    return msg("kind.other", type=type(value).__name__)
 
 
 def hint_text(hint: str) -> str:
@@ -76,7 +76,7 @@ def _differences(produced: Any, expected: Any, what: str, labels: Sequence[str] 
                         got=_kind_of(produced))]
         return [] if produced == expected else [msg("cmp.value", what=what, expected=expected, got=produced)]
     if type(produced) is not type(expected) and not (sequence and isinstance(produced, (list, tuple))):
-        return [msg("cmp.container", what=what, expected=f"a {type(expected).__name__}", got=_kind_of(produced))]
+        return [msg("cmp.container", what=what, expected=msg("kind.other", type=type(expected).__name__), got=_kind_of(produced))]
     if sequence:
         if len(produced) != len(expected):
             return [msg("cmp.count", what=what, expected=len(expected), got=len(produced))]
@@ -87,6 +87,53 @@ def _differences(produced: Any, expected: Any, what: str, labels: Sequence[str] 
             return [msg("cmp.value", what=f"{what} keys", expected=sorted(expected), got=sorted(produced))]
         return [line for key in expected for line in _differences(produced[key], expected[key], f"{what}[{key!r}]")]
     return [] if produced == expected else [msg("cmp.value", what=what, expected=expected, got=produced)]
+
+
+# -- helpers for checks that recognise mistakes of their own ---------------------
+
+def values(produced: Any):
+    """A produced tensor (a record, a tensor or a numeric numpy array) as a
+    float64 CPU tensor, or None when it is none of these."""
+    import numpy
+    import torch
+
+    if isinstance(produced, TensorRecord):
+        produced = produced.data
+    if isinstance(produced, numpy.ndarray) and produced.dtype.kind in "biuf":
+        return torch.from_numpy(produced).double()
+    if type(produced) is torch.Tensor:
+        return produced.detach().double().cpu()
+    return None
+
+
+def same(a: Any, b: Any, rtol: float = 1e-6, atol: float = 1e-8) -> bool:
+    """Whether two produced or expected values (see ``values``) are equal
+    up to a tolerance loose enough for float64 answers computed another way
+    and tight enough to tell a mistake from the right answer."""
+    import torch
+
+    a, b = values(a), values(b)
+    return a is not None and b is not None and a.shape == b.shape and bool(torch.allclose(a, b, rtol=rtol, atol=atol))
+
+
+def mismatch(produced: Any, expected, what: str, diagnosis: str) -> GradeFailure:
+    """The failure of a wrong value whose mistake the check recognised:
+    expected against produced, then ``diagnosis`` (a text)."""
+    shown = values(produced)
+    return GradeFailure("\n".join([msg("cmp.mismatch", what=what), msg("cmp.expected", desc=describe(expected)),
+                                   msg("cmp.produced", desc=describe(shown) if shown is not None else _kind_of(produced)),
+                                   diagnosis]))
+
+
+def first_suspect(produced: Any, expected, candidates: Callable[[], Sequence]) -> str | None:
+    """The diagnosis of the first candidate a wrong ``produced`` equals, or
+    None. ``candidates()`` (called only for a wrong answer) gives (tensor,
+    diagnosis) pairs: what a known mistake produces, and its name. A
+    candidate equal to the right answer proves nothing and is skipped."""
+    value = values(produced)
+    if value is None or value.shape != values(expected).shape or same(value, expected):
+        return None
+    return next((hint for suspect, hint in candidates() if same(value, suspect) and not same(suspect, expected)), None)
 
 
 class Autograd:
@@ -151,9 +198,12 @@ class Autograd:
         raise GradeFailure(msg("cmp.not_tensor", what=what, got=_kind_of(produced)))
 
     def assert_grad(self, produced: Any, expected, what: str, *, context: Context | None = None,
-                    check_dtype: bool = True, rtol: float | None = None, atol: float | None = None) -> None:
+                    check_dtype: bool = True, rtol: float | None = None, atol: float | None = None,
+                    diagnose: Callable[[], str | None] | None = None) -> None:
         """Compare one produced gradient (a record, tensor, number or None)
-        with the expected tensor; raise GradeFailure explaining any miss."""
+        with the expected tensor; raise GradeFailure explaining any miss.
+        ``diagnose()``, called only for wrong values, may name the mistake
+        better than the generic diagnoses: its text then replaces theirs."""
         import torch
 
         context = context or Context()
@@ -165,11 +215,12 @@ class Autograd:
         if got.device.type != expected.device.type:
             raise GradeFailure(msg("cmp.device", what=what, expected=expected.device.type, got=got.device.type))
         if got.is_floating_point() and not bool(torch.isfinite(got).all()) and bool(torch.isfinite(expected).all()):
-            kind = "NaN" if bool(torch.isnan(got).any()) else "infinite"
+            kind = msg("kind.nan" if bool(torch.isnan(got).any()) else "kind.infinite")
             raise GradeFailure(msg("cmp.nonfinite", what=what, kind=kind) + "\n" + msg("cmp.produced", desc=describe(got)))
         if got.shape != expected.shape:
             text = msg("cmp.shape", what=what, expected=tuple(expected.shape), got=tuple(got.shape))
-            hint = diagnose_values(got.double().cpu(), expected.double().cpu(), context)
+            hint = (diagnose() if diagnose else None) or \
+                diagnose_values(got.double().cpu(), expected.double().cpu(), context)
             raise GradeFailure(text + (("\n" + hint) if hint else ""))
         if check_dtype and got.dtype != expected.dtype:
             raise GradeFailure(msg("cmp.dtype", what=what, expected=str(expected.dtype).removeprefix("torch."),
@@ -191,7 +242,7 @@ class Autograd:
                  msg("cmp.largest", diff=float(diff.max()) if diff.numel() else 0.0, index=index, rtol=rtol, atol=atol)]
         if context.ones_vjp is not None:
             context.ones_vjp = context.ones_vjp.double().cpu()
-        hint = diagnose_values(a, b, context)
+        hint = (diagnose() if diagnose else None) or diagnose_values(a, b, context)
         if hint:
             lines.append(hint)
         raise GradeFailure("\n".join(lines))
@@ -222,10 +273,10 @@ class Autograd:
         single = len(expected) == 1 and not isinstance(produced, (tuple, list))
         items = [produced] if single else list(produced) if isinstance(produced, (tuple, list)) else None
         if items is None or len(items) != len(expected):
-            raise GradeFailure(msg("cmp.count", what=names[0] if names and single else "gradients",
+            raise GradeFailure(msg("cmp.count", what=names[0] if names and single else msg("cmp.gradients"),
                                    expected=len(expected), got=len(items) if items is not None else _kind_of(produced)))
         for i, (got, want) in enumerate(zip(items, expected)):
-            what = names[i] if names else f"gradient {i + 1}"
+            what = names[i] if names else msg("cmp.gradient_n", n=i + 1)
             holder = holders[i] if holders else None
             context = Context(holder=holder, role=role, ones_vjp=None if ones is None else ones[i] * scale,
                               mean_over=mean_over, calls=calls, order=order, previous=tuple(previous), trace=trace)
@@ -240,6 +291,34 @@ class Autograd:
         if lines:
             raise GradeFailure("\n".join(lines + ([hint_text(hint)] if hint else [])))
 
+    def fail_with(self, what: str, produced: Any, expected, diagnosis: str) -> None:
+        """Fail as a wrong value of ``what`` with the check's own diagnosis
+        (a text), for a mistake the check recognised (``first_suspect``)."""
+        raise mismatch(produced, expected, what, diagnosis)
+
+    def call_update(self, function: Any, probe_args: tuple | None, name: str, what: str, *args: Any) -> Any:
+        """Call a student function that updates the parameter ``name`` step by
+        step. When it fails with an error, run one step alone on
+        ``probe_args`` (None: do not): if that step left the parameter a
+        non-leaf or a tensor without requires_grad, the feedback names that
+        update rather than the error it led to later."""
+        try:
+            return function(*args)
+        except StudentFailure as failure:
+            if failure.grade_status != "failed" or failure.error_type in ("", "NotImplementedError"):
+                raise
+            diagnosed = diagnose_zero_none(failure, name)
+            if diagnosed is not None:
+                raise GradeFailure(diagnosed) from None
+            if probe_args is None:
+                raise
+            probe = function.capture(*probe_args)
+            hint = diagnose_update(probe[0] if isinstance(probe, (list, tuple)) and probe else probe, name)
+            if hint is None:
+                raise
+            raise GradeFailure(msg("diag.accumulation.failed_after_update", what=what, name=name) + "\n" + hint) \
+                from None
+
     def require(self, ok: bool, message: str, **fields: Any) -> None:
         """A requirement of the task that values cannot show, typically read
         from ``submission.trace`` ("by hand": no backward calls). When
@@ -253,7 +332,7 @@ class Autograd:
         this rather than ``a, b = ...``: a malformed return is then the
         student's failed check, not a ValueError that marks the check broken."""
         if not isinstance(produced, (list, tuple)):
-            raise GradeFailure(msg("cmp.container", what=what, expected=f"a tuple or list of {n} values",
+            raise GradeFailure(msg("cmp.container", what=what, expected=msg("kind.sequence", n=n),
                                    got=_kind_of(produced)))
         if len(produced) != n:
             raise GradeFailure(msg("cmp.count", what=what, expected=n, got=len(produced)))
@@ -308,45 +387,219 @@ class Autograd:
             raise GradeFailure(msg("cmp.error_forged", what=what, type=produced.type, how=msg("cmp.forged_quoted")))
         return produced
 
-    def gradcheck(self, student_fn: Any, inputs: Sequence, what: str | None = None, **kwargs: Any) -> None:
+    # -- gradcheck: its summary ------------------------------------------------
+    @staticmethod
+    def _gradcheck_jacobians(forward: Callable, backward: Callable, leaves: Sequence, eps: float):
+        """The Jacobians gradcheck compares, computed here so that a failure
+        can be told entry by entry: for each input, the numerical one
+        (central differences of the student's forward, perturbed exactly as
+        gradcheck perturbs it) and the analytical one (the student's
+        backward of each basis vector), both (output elements x input
+        elements); plus the backward of twice the first basis vector, which
+        shows whether backward uses grad_output. ``forward(xs)`` and
+        ``backward(xs, grads)`` remember what gradcheck already asked, so
+        this costs the student's code almost no new calls. None when the
+        student's tensors do not have the shapes a Jacobian needs."""
+        import torch
+
+        xs = tuple(x.detach() for x in leaves)
+        out = forward(xs)
+        numerical = []
+        for i, x in enumerate(xs):
+            columns = []
+            for j in range(x.numel()):
+                ends = []
+                for step in (eps, -eps):
+                    flat = x.clone().reshape(-1)
+                    flat[j] += step
+                    moved = forward(xs[:i] + (flat.reshape(x.shape),) + xs[i + 1:])
+                    if moved.shape != out.shape:
+                        return None
+                    ends.append(moved.to(out.dtype).reshape(-1))
+                columns.append((ends[0] - ends[1]) / (2 * eps))
+            numerical.append(torch.stack(columns, dim=1) if columns else out.new_zeros(out.numel(), 0))
+
+        def rows(go) -> list | None:
+            got = backward(xs, (go,))
+            result = []
+            for g, x in zip(got, xs):
+                g = torch.zeros_like(x) if g is None else g
+                if g.shape != x.shape:
+                    return None
+                result.append(g.to(x.dtype).reshape(-1))
+            return result if len(result) == len(xs) else None
+
+        analytical = [out.new_zeros(out.numel(), x.numel(), dtype=x.dtype) for x in xs]
+        for k in range(out.numel()):
+            basis = torch.zeros_like(out).reshape(-1)
+            basis[k] = 1
+            found = rows(basis.reshape(out.shape))
+            if found is None:
+                return None
+            for jacobian, row in zip(analytical, found):
+                jacobian[k] = row
+        twice = None
+        if out.numel():
+            basis = torch.zeros_like(out).reshape(-1)
+            basis[0] = 2
+            twice = rows(basis.reshape(out.shape))
+        return out, numerical, analytical, twice
+
+    @staticmethod
+    def _gradcheck_diagnosis(leaves, names, out, numerical, analytical, twice, bad, atol, rtol) -> str | None:
+        """The likely mistake behind a gradcheck failure, from the Jacobians
+        (see ``_gradcheck_jacobians``), or None when none fits."""
+        import torch
+
+        def close(a, b) -> bool:
+            return a.shape == b.shape and bool(((a - b).abs() <= atol + rtol * b.abs()).all())
+
+        if any(x.dtype != torch.float64 for x in leaves):
+            return msg("diag.gradcheck_float32")
+        first = [a[0] for a in analytical]
+        if twice is not None and any(bool(f.abs().max() > atol) for f in first if f.numel()) and \
+                all(close(t, f) for t, f in zip(twice, first)):
+            return msg("diag.gradcheck_grad_output")
+        for x, n, a in zip(leaves, numerical, analytical):
+            if tuple(x.shape) == tuple(out.shape) and n.shape[0] == n.shape[1] and n.shape[0] > 1:
+                off = ~torch.eye(n.shape[0], dtype=torch.bool, device=n.device)
+                if bool((n[off].abs() <= atol).all()) and bool(((a[off] - n[off]).abs() > atol).any()):
+                    return msg("diag.gradcheck_mixes")
+        failing = [i for i in range(len(leaves)) if bad[i]]
+        for i in failing:
+            for j in range(len(leaves)):
+                if j != i and close(analytical[i], numerical[j]) and bool(numerical[j].abs().max() > atol):
+                    return msg("diag.gradcheck_swapped", got=names[i], belongs=names[j], order=", ".join(names))
+        for i in failing:
+            a, n = analytical[i].double().cpu(), numerical[i].double().cpu()
+            if a.numel() and bool(a.abs().max() <= atol):
+                return msg("diag.gradcheck_zero", input=names[i])
+            hint = diagnose_values(a, n, Context(calls=1))  # one backward: sign or constant factor
+            if hint:
+                return hint
+            mask = n.abs() > 10 * atol
+            if int(mask.sum()):
+                ratio = float((a[mask] / n[mask]).median())
+                if ratio > 0 and torch.allclose(a, ratio * n, rtol=1e-3, atol=10 * atol):
+                    k = round(1 / ratio)
+                    if k >= 2 and abs(1 / ratio - k) <= 1e-2 * k:
+                        return msg("diag.gradcheck_fraction", k=k)
+        return None
+
+    def _gradcheck_summary(self, forward: Callable, backward: Callable, leaves: Sequence, names: Sequence[str],
+                           eps: float, atol: float, rtol: float) -> list[str] | None:
+        """Lines that tell a gradcheck failure: for each input whose Jacobian
+        disagrees, how many entries do; the worst entry, finite differences
+        against the student's backward; and a diagnosis. None when the
+        Jacobians cannot be computed or agree (then gradcheck's own first
+        line says what failed)."""
+        import torch
+
+        found = self._gradcheck_jacobians(forward, backward, leaves, eps)
+        if found is None:
+            return None
+        out, numerical, analytical, twice = found
+        lines, bad, worst = [], [], None
+        for i, (n, a) in enumerate(zip(numerical, analytical)):
+            gap = (a.double() - n.double()).abs()
+            wrong = gap > atol + rtol * n.double().abs()
+            bad.append(bool(wrong.any()))
+            if not bad[-1]:
+                continue
+            lines.append(msg("gradcheck.count", input=names[i], bad=int(wrong.sum()), total=wrong.numel(),
+                             atol=atol, rtol=rtol))
+            flat = int(torch.where(wrong, gap, torch.zeros_like(gap)).flatten().argmax())
+            k, j = divmod(flat, gap.shape[1])
+            if worst is None or float(gap[k, j]) > worst[0]:
+                worst = (float(gap[k, j]), i, k, j, float(n[k, j]), float(a[k, j]))
+        if worst is None:
+            return None
+
+        def index(flat: int, shape) -> str:
+            if not tuple(shape):
+                return ""
+            at = [int(v) for v in torch.unravel_index(torch.tensor(flat), tuple(shape))]
+            return "[" + ", ".join(map(str, at)) + "]"
+
+        _, i, k, j, expected, got = worst
+        lines.append(msg("gradcheck.worst", output=index(k, out.shape), input=names[i] + index(j, leaves[i].shape),
+                         expected=expected, got=got))
+        hint = self._gradcheck_diagnosis(leaves, names, out, numerical, analytical, twice, bad, atol, rtol)
+        return lines + ([hint] if hint else [])
+
+    def gradcheck(self, student_fn: Any, inputs: Sequence, what: str | None = None, *,
+                  names: Sequence[str] | None = None, **kwargs: Any) -> None:
         """``torch.autograd.gradcheck`` on a student function (for example a
         custom Function's ``apply``), run from the grader: the forward and the
         student's backward are called through the proxy, so the verdict is
-        the grader's own."""
+        the grader's own. A failure is told as which input, which entry of
+        its Jacobian (finite differences of the forward against the
+        student's backward) and the likely mistake, never as raw matrices;
+        ``names`` names the inputs (default "input 1", "input 2", ...);
+        other keywords go to torch.autograd.gradcheck. (Its fast mode is
+        not the default: a random projection of the Jacobians can let a
+        wrong backward pass when its errors cancel, e.g. over inputs of both
+        signs.) The summary reuses the calls gradcheck made, so a failure
+        costs the student's code almost no extra calls."""
         import torch
         # torch.autograd.gradcheck is also a function that hides its module's names
         from torch.autograd.gradcheck import GradcheckError
 
         what = what or getattr(student_fn, "qualname", "function")
         grader = self
+        outputs: dict = {}  # inputs -> the student's forward of them
+        gradients: dict = {}  # (inputs, grad_outputs) -> the student's backward
+
+        def key(tensors) -> tuple:
+            return tuple((str(t.dtype), tuple(t.shape),
+                          t.detach().cpu().reshape(-1).contiguous().view(torch.uint8).numpy().tobytes())
+                         for t in tensors)
+
+        def forward(xs) -> Any:
+            k = key(xs)
+            if k not in outputs:
+                outputs[k] = grader._tensor(student_fn(*xs), xs[0], what).detach()
+            return outputs[k]
+
+        def backward(xs, grads, fresh: bool = False) -> tuple:
+            # gradcheck's own calls are always fresh: it checks that backward is reentrant
+            k = (key(xs), key(grads))
+            if fresh or k not in gradients:
+                _, got = student_fn.vjp(tuple(x.detach().clone().requires_grad_(True) for x in xs), tuple(grads))
+                gradients[k] = tuple(None if g is None else grader._tensor(g, x, what).detach().to(x.dtype)
+                                     for g, x in zip(got, xs))
+            return gradients[k]
 
         class Remote(torch.autograd.Function):
             @staticmethod
             def forward(ctx, *xs):
                 ctx.save_for_backward(*xs)
-                out = student_fn(*xs)
-                return grader._tensor(out, xs[0], what).clone()
+                return forward(xs).clone()
 
             @staticmethod
             def backward(ctx, *grads):
-                xs = tuple(x.detach().requires_grad_(True) for x in ctx.saved_tensors)
-                _, got = student_fn.vjp(xs, grads)
-                result = []
-                for g, x in zip(got, xs):
-                    result.append(None if g is None else grader._tensor(g, x, what).to(x.dtype))
-                return tuple(result)
+                return backward(ctx.saved_tensors, grads, fresh=True)
 
         leaves = tuple(x.detach().requires_grad_(True) for x in inputs)
+        names = list(names) if names else [msg("gradcheck.input_n", n=i + 1) for i in range(len(leaves))]
         try:
             torch.autograd.gradcheck(Remote.apply, leaves, **kwargs)
         except GradcheckError as exc:
-            detail = str(exc).strip()
-            lines = [msg("cmp.gradcheck", what=what, detail=detail[:1500])]
+            try:
+                lines = self._gradcheck_summary(forward, backward, leaves, names, kwargs.get("eps", 1e-6),
+                                                kwargs.get("atol", 1e-5), kwargs.get("rtol", 1e-3))
+            except GradeFailure:
+                lines = None  # the student's code failed while the summary was computed
+            if lines:
+                raise GradeFailure(msg("cmp.gradcheck", what=what, detail="\n".join(lines))) from None
+            # the Jacobians agree (or could not be had): gradcheck's own first
+            # line, without the matrices that follow it, e.g. "Backward is not reentrant"
+            lines = ["  " + str(exc).strip().splitlines()[0].rstrip(",")[:300]]
             if any(x.dtype != torch.float64 for x in leaves):
                 lines.append(msg("diag.gradcheck_float32"))
-            raise GradeFailure("\n".join(lines)) from None
+            raise GradeFailure(msg("gradcheck.other", what=what, detail="\n".join(lines))) from None
         except RuntimeError as exc:
-            raise GradeFailure(msg("cmp.gradcheck", what=what, detail=str(exc)[:1500])) from None
+            raise GradeFailure(msg("cmp.gradcheck", what=what, detail=str(exc).strip()[:1500])) from None
 
     @contextlib.contextmanager
     def hints(self, **task: Any):

@@ -78,9 +78,7 @@ class Context:
 
     def calls_made(self) -> int | None:
         """Backward and autograd.grad calls the student's code completed."""
-        if self.trace is None:
-            return None
-        return sum(not call.raised for call in self.trace.calls)
+        return None if self.trace is None else self.trace.completed_calls
 
 
 def _constant_ratio(produced, expected):
@@ -165,4 +163,26 @@ def diagnose_values(produced, expected, context: Context) -> str | None:
     if produced.dim() == 2 and produced.shape[0] == produced.shape[1] and produced.shape[0] > 1 \
             and torch.allclose(produced.T, expected, rtol=1e-5, atol=1e-8):
         return msg("diag.transpose")
+    return None
+
+
+def diagnose_update(record: Any, name: str) -> str | None:
+    """A parameter returned after an update step that is no longer the leaf
+    it was: ``w = w - lr * w.grad`` made a new tensor, or a rebinding under
+    ``no_grad`` lost requires_grad."""
+    from .records import TensorRecord
+
+    if isinstance(record, TensorRecord):
+        if not record.is_leaf and record.grad_fn:
+            return msg("diag.accumulation.out_of_place_update", name=name, grad_fn=record.grad_fn)
+        if not record.requires_grad:
+            return msg("diag.accumulation.rebound_no_grad", name=name)
+    return None
+
+
+def diagnose_zero_none(failure: Any, name: str) -> str | None:
+    """The feedback of ``name.grad.zero_()`` called while ``.grad`` is still
+    None (before the first backward), or None for any other failure."""
+    if failure.error_type == "AttributeError" and "'NoneType' object has no attribute 'zero_'" in failure.message:
+        return failure.feedback.split("\n")[0] + "\n" + msg("diag.accumulation.zero_none", name=name)
     return None

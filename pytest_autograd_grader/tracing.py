@@ -30,6 +30,7 @@ FACTORIES = frozenset({
     "rand_like", "randn_like", "randint_like", "scalar_tensor", "normal",
 })
 _BACKWARD = {"backward": "backward", "grad": "autograd.grad"}  # call kind -> its op name
+_BACKWARD_NAMES = frozenset({"backward", "grad"})  # __name__ of Tensor.backward, autograd.backward/grad
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,11 @@ class Trace:
         return tuple(c for c in self.calls if c.kind == "backward")
 
     @property
+    def completed_calls(self) -> int:
+        """Backward and autograd.grad calls that did not raise."""
+        return sum(not call.raised for call in self.calls)
+
+    @property
     def grad_calls(self) -> tuple[BackwardCall, ...]:
         return tuple(c for c in self.calls if c.kind == "grad")
 
@@ -102,6 +108,13 @@ class Trace:
     def ops_without_grad(self) -> tuple[Op, ...]:
         """Ops run while gradients were off (under ``torch.no_grad()``)."""
         return tuple(op for op in self.ops if not op.grad_enabled and op.name not in _MODE_SWITCHES)
+
+    @property
+    def updated_in_place_without_grad(self) -> bool:
+        """Whether some tensor was changed in place with gradients off (a
+        parameter update under ``torch.no_grad()``, or an optimizer's step)."""
+        return any((op.name.endswith("_") and not op.name.endswith("__") and op.name != "zero_")
+                   or op.name in ("__setitem__", "__isub__", "__iadd__") for op in self.ops_without_grad)
 
     @property
     def tensor_ops(self) -> tuple[Op, ...]:
@@ -178,11 +191,16 @@ def _backward_call(kind: str, args: tuple, kwargs: dict) -> dict:
 
 def recorder():
     """A ``TorchFunctionMode`` that records into ``.ops``/``.calls``; used
-    as ``with recorder() as rec: ...`` around one student call."""
+    as ``with recorder() as rec: ...`` around one student call. It runs on
+    every torch call the student makes, so its common path does little:
+    top-level arguments only, names cached, text made once at the end."""
     import torch
     from torch.overrides import TorchFunctionMode
 
     kinds = {torch.Tensor.backward: "backward", torch.autograd.backward: "backward", torch.autograd.grad: "grad"}
+    tensor = torch.Tensor
+    is_grad_enabled = torch.is_grad_enabled
+    names: dict = {}
 
     class Recorder(TorchFunctionMode):
         def __init__(self):
@@ -194,40 +212,59 @@ def recorder():
 
         def __torch_function__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
-            kind = kinds.get(func)
-            name = _BACKWARD[kind] if kind else _name(func)
-            grad_enabled = torch.is_grad_enabled()
+            try:
+                name = names[func]
+            except (KeyError, TypeError):
+                name = _name(func)
+                if len(names) < 4096:
+                    try:
+                        names[func] = name
+                    except TypeError:
+                        pass
+            enabled = is_grad_enabled()
+            kind = kinds.get(func) if name in _BACKWARD_NAMES else None
+            if kind or name in _PROPERTIES or name.endswith("="):
+                return self._call(func, args, kwargs, kind, name, enabled)
+            # a node is new unless an argument already had it (in-place ops
+            # replace their tensor's grad_fn, views of views keep theirs)
+            before = [a.grad_fn for a in args if isinstance(a, tensor)]
+            result = func(*args, **kwargs)
+            out = result
+            if not isinstance(out, tensor) and isinstance(out, (tuple, list)) and out:
+                out = out[0]
+            node = ""
+            if isinstance(out, tensor):
+                fn = out.grad_fn
+                if fn is not None and all(fn is not b for b in before):
+                    node = type(fn).__name__
+            self._op(name, enabled, node)
+            return result
+
+        def _call(self, func, args, kwargs, kind, name, enabled):
             call = _backward_call(kind, args, kwargs) if kind else None
             if call is not None:
                 self.calls.append(call)
-            inputs = {id(t.grad_fn) for t in _flatten((args, kwargs), []) if isinstance(t, torch.Tensor)
-                      and t.grad_fn is not None} if name not in _PROPERTIES else set()
+                name = _BACKWARD[kind]
             try:
-                result = func(*args, **kwargs)
+                return func(*args, **kwargs)
             except BaseException as exc:
                 if call is not None:
                     call["raised"] = type(exc).__name__
-                self._op(name, grad_enabled, "")
                 raise
-            node = ""
-            if not kind and name not in _PROPERTIES and not name.endswith("="):
-                for out in _flatten(result, []):
-                    if isinstance(out, torch.Tensor) and out.grad_fn is not None and id(out.grad_fn) not in inputs:
-                        node = type(out.grad_fn).__name__
-                        break
-            self._op(name, grad_enabled, node)
-            return result
+            finally:
+                self._op(name, enabled, "")
 
-        def _op(self, name: str, grad_enabled: bool, node: str) -> None:
-            line = f"{name[:64]}\t{int(grad_enabled)}\t{node[:64]}"
-            if len(self.ops) < MAX_OPS and self.size + len(line) + 1 <= MAX_OPS_TEXT:
-                self.ops.append(line)
-                self.size += len(line) + 1
+        def _op(self, name: str, enabled: bool, node: str) -> None:
+            size = self.size + len(name) + len(node) + 4
+            if len(self.ops) < MAX_OPS and size <= MAX_OPS_TEXT:
+                self.ops.append((name, enabled, node))
+                self.size = size
             else:
                 self.dropped += 1
 
         def plain(self) -> dict:
-            return {"ops": "\n".join(self.ops), "calls": self.calls[:MAX_CALLS], "dropped": self.dropped,
+            ops = "\n".join(f"{name[:64]}\t{int(enabled)}\t{node[:64]}" for name, enabled, node in self.ops)
+            return {"ops": ops, "calls": self.calls[:MAX_CALLS], "dropped": self.dropped,
                     "grad_mode_end": torch.is_grad_enabled()}
 
     return Recorder()

@@ -268,12 +268,17 @@ def _warm_up() -> None:
     """Import and exercise what every worker needs, without touching CUDA."""
     import torch
 
-    from .. import devices, records, student  # noqa: F401
+    from .. import devices, records, student, tracing
 
     torch.set_num_threads(1)  # no pool threads, so any thread a worker has is the student's
     devices.prepare("cuda")  # flags only: TF32 off, no CUDA context is created
     records.loads(records.dumps({"x": torch.ones(2, requires_grad=True) * 2, "n": [1, 2.0, "s", None]}))
     records.decode(records.encode(torch.ones(2)))
+    # The first backward with an explicit gradient imports torch.fx's
+    # symbolic shapes (0.5 s to 1 s); paid here once, not in every worker.
+    x = torch.ones(2, requires_grad=True)
+    with student._traced(tracing.recorder()):
+        torch.autograd.grad(x * 2, x, torch.ones(2))
     try:
         import numpy  # noqa: F401
     except ImportError:
