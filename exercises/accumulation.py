@@ -27,48 +27,78 @@ import torch
 
 
 def accumulated_grad(x: torch.Tensor, k: int):
-    """x is a leaf with requires_grad=True; k >= 2.
+    """x is a float64 leaf tensor of any shape with requires_grad=True and no
+    gradient yet (x.grad is None); k is an int, k >= 2.
 
-    k times: compute out = ((x + 2) ** 2).mean() (a fresh forward pass each
-    time) and call out.backward(). Do NOT zero x.grad in between. Return
-    x.grad at the end (k times the gradient of one pass).
+    Do k passes. In each pass build out = ((x + 2) ** 2).mean() anew (a fresh
+    forward pass; do not reuse an earlier pass's graph) and call
+    out.backward(). Do not clear x.grad in between: the k gradients add up.
+    Return x.grad (a tensor of x's shape), k times the gradient of one pass:
+    for the tutorial's x = torch.ones(2, 2) and k = 2, 3.0 everywhere.
+
+    The check counts your backward calls: exactly k, each after its own
+    forward pass. (torch.autograd.grad does not count: it returns gradients
+    without adding them to .grad.)
     """
     raise NotImplementedError
 
 
-def zeroed_grads(x: torch.Tensor, k: int):
-    """x is a leaf with requires_grad=True; k >= 2.
+def zeroed_grads(x: torch.Tensor, scales: list):
+    """x is a float64 leaf tensor with requires_grad=True (x.grad is None);
+    scales is a list of k >= 2 Python floats.
 
-    k times: clear x.grad, compute out = ((x + 2) ** 2).mean(), call
-    out.backward() and keep a copy of x.grad (x.grad.clone()). Return the
-    list of the k copies; each must be the gradient of one pass only.
+    For each c in scales, in order: clear x.grad (x.grad = None), build
+    out = c * ((x + 2) ** 2).mean(), call out.backward() and keep a copy of
+    x.grad. Return the list of the k copies (a list of tensors, each of x's
+    shape): copy i must be the gradient of pass i alone, c_i times the
+    gradient of ((x + 2) ** 2).mean() (c_i * 1.5 everywhere for the
+    tutorial's x = torch.ones(2, 2)).
+
+    Keep copies (x.grad.clone()), not x.grad itself: x.grad is one tensor
+    that backward adds into and zero_() clears in place, so a list holding
+    x.grad k times shows its last value k times. The check counts your
+    backward calls: exactly k, one per pass.
     """
     raise NotImplementedError
 
 
 def train_loop(w: torch.Tensor, xs: torch.Tensor, ys: torch.Tensor, lr: float):
-    """w has shape (n,) and requires grad; xs has shape (k, b, n); ys has
-    shape (k, b); lr is the learning rate.
+    """w is a float64 leaf of shape (n,) with requires_grad=True (w.grad is
+    None); xs has shape (k, b, n) and ys shape (k, b), k >= 2 (neither
+    requires grad); lr is a Python float, possibly 0.0.
 
     Run k steps of gradient descent; step i uses the batch xs[i], ys[i]:
+
         loss = ((xs[i] @ w - ys[i]) ** 2).mean()
-        call loss.backward(), keep a copy of w.grad,
-        update w in place: w <- w - lr * w.grad (under torch.no_grad()),
-        then clear w.grad for the next step.
-    Return the tuple (w, grads): w after the k steps and the list of the k
-    gradient copies, in step order.
+        loss.backward()
+        keep a copy of w.grad (w.grad.clone())
+        with torch.no_grad():
+            w -= lr * w.grad        # in place, with gradients off
+        clear w.grad (w.grad = None) for the next step
+
+    Return the tuple (w, grads): w itself after the k steps (still the leaf
+    you were given, with requires_grad=True) and the list of the k gradient
+    copies, in step order.
+
+    The check requires the update to change w in place with gradients off
+    (torch.no_grad() as above, or an optimizer's step(), which does the
+    same); w = w - lr * w.grad, w.data or detach() tricks do not count.
     """
     raise NotImplementedError
 
 
 def microbatch_grad(w: torch.Tensor, xs: torch.Tensor, ys: torch.Tensor):
-    """w has shape (n,) and requires grad; xs has shape (k, b, n) and ys has
-    shape (k, b): k micro-batches of b samples each.
+    """w is a float64 leaf of shape (n,) with requires_grad=True (w.grad is
+    None); xs has shape (k, b, n) and ys shape (k, b): k >= 2 micro-batches
+    of b >= 2 samples each.
 
-    Accumulate the gradient of the mean squared error over all k * b samples,
-    ((x @ w - y) ** 2) averaged over every sample, one micro-batch at a
-    time: for each i call backward on the loss of micro-batch i (its mean
-    over its b samples) divided by k, without zeroing w.grad in between.
-    Return w.grad.
+    Accumulate in w.grad the gradient of the mean squared error over all
+    k * b samples, ((x @ w - y) ** 2) averaged over every sample, one
+    micro-batch at a time: for each i, take the loss of micro-batch i (the
+    mean over its b samples), divide it by k and call backward on it,
+    without clearing w.grad in between. Return w.grad (a tensor of shape
+    (n,)).
+
+    The check counts your backward calls: exactly k, one per micro-batch.
     """
     raise NotImplementedError

@@ -34,32 +34,48 @@ import torch
 
 
 def branch_grad(x: torch.Tensor):
-    """x is a 1-D tensor with requires_grad=True.
+    """x is a 1-D float64 tensor (1 to 6 elements) with requires_grad=True;
+    its elements may have both signs.
 
-    If x.sum() > 0, loss = (x * x).sum(); otherwise loss = torch.exp(x).sum().
-    Call loss.backward() and return the tuple (loss, x.grad).
+    Decide ONCE, for the whole tensor: if x.sum() > 0, loss = (x * x).sum();
+    otherwise (x.sum() < 0, and also x.sum() == 0 exactly),
+    loss = torch.exp(x).sum(). Do not branch element by element: with
+    x = [-1., 3.], x.sum() = 2 > 0, so loss = 1 + 9 = 10 and every element's
+    gradient is 2 * x = [-2., 6.], the negative element included.
+    Call loss.backward() and return the tuple (loss, x.grad): loss as a 0-d
+    tensor (or a Python float), x.grad a tensor of x's shape.
     """
     raise NotImplementedError
 
 
 def loop_grad(x: torch.Tensor, c: float, limit: float):
-    """x is a 1-D tensor with requires_grad=True, c > 1 and limit > 0 floats.
+    """x is a 1-D float64 tensor (1 to 3 elements) with requires_grad=True;
+    c > 1 and limit > 0 are Python floats.
 
     Starting from y = x, repeat y = y * c while y.norm() < limit, counting
-    the repetitions in steps (0 if x.norm() is already at least limit).
-    Then call y.sum().backward() and return the tuple (steps, x.grad), with
-    steps a Python int.
+    the repetitions in steps. The test comes before each multiplication, so
+    steps is 0 when x.norm() is already at least limit, and the loop stops
+    as soon as y.norm() >= limit (a norm exactly equal to limit stops it).
+    Build y inside that while loop, one multiplication per step on the
+    tensor that requires grad: the grader checks that the graph holds one
+    multiplication per step, so counting the steps first and then computing
+    x * c ** steps does not count. Then call y.sum().backward() once and
+    return the tuple (steps, x.grad): steps a Python int, x.grad a tensor
+    of x's shape (every element is c ** steps).
     """
     raise NotImplementedError
 
 
 def rnn_grad(xs: torch.Tensor, w: torch.Tensor, h0: torch.Tensor):
     """A tiny recurrent network over a sequence whose length T changes from
-    call to call. xs has shape (T, n); w and h0 have shape (n,) and
-    require grad.
+    call to call (T = 1 included). xs is a float64 tensor of shape (T, n)
+    that does not require grad; w and h0 are float64 tensors of shape (n,)
+    with requires_grad=True.
 
-    Starting from h = h0, for each row x_t of xs in order compute
-    h = torch.tanh(w * h + x_t). Then call h.sum().backward() on the last h
-    and return the tuple (w.grad, h0.grad).
+    Starting from h = h0, for each row x_t of xs, in order from xs[0] to
+    xs[T - 1], compute h = torch.tanh(w * h + x_t) (w * h multiplies element
+    by element). Keep every step in the graph (no detach). Then call
+    h.sum().backward() on the last h and return the tuple
+    (w.grad, h0.grad): two tensors of shape (n,).
     """
     raise NotImplementedError

@@ -38,13 +38,22 @@ def sgd(w: torch.Tensor, x: torch.Tensor, y: torch.Tensor, lr: float, steps: int
 
         loss = ((x @ w - y) ** 2).mean()
 
-    w has shape (d,) and is a leaf with requires_grad=True; x has shape
-    (n, d) and y shape (n,). Do `steps` steps; each computes the loss, calls
-    loss.backward(), updates w <- w - lr * dloss/dw in place under
-    torch.no_grad() and clears w.grad before the next step.
+    w is a float64 leaf of shape (d,) with requires_grad=True (w.grad is
+    None); x has shape (n, d) and y shape (n,), neither requires grad; lr is
+    a Python float and steps an int >= 1. Do `steps` steps; each computes the
+    loss, calls loss.backward(), updates w <- w - lr * dloss/dw in place
+    with gradients off:
 
-    Return w itself: after training it must still be a leaf that requires
-    grad, holding the updated values.
+        with torch.no_grad():
+            w -= lr * w.grad
+
+    and clears w.grad (w.grad = None) before the next step.
+
+    Return w itself (a tensor): after training it must still be the leaf you
+    were given, with requires_grad=True, holding the updated values. The
+    check also requires that your code changed w in place with gradients
+    off (torch.no_grad() as above, or an optimizer's step(), which does the
+    same); w = w - ..., w.data or detach() tricks do not count.
     """
     raise NotImplementedError
 
@@ -59,8 +68,10 @@ def repaired(x: torch.Tensor):
             return e.log() * x
 
     calling backward through broken(x) raises "modified by an inplace
-    operation". Return f(x) for a tensor x that requires grad, computed so
-    that backward through your result works (no in-place change of a tensor
-    that backward needs). The result has the shape of x.
+    operation". x is a float64 tensor of any shape with requires_grad=True.
+    Return f(x) (a tensor of x's shape), computed so that backward through
+    your result works and gives the true gradient: no in-place change of a
+    tensor that backward needs, and no part of f cut off from the graph
+    (with detach() or torch.no_grad()).
     """
     raise NotImplementedError

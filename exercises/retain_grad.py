@@ -29,36 +29,48 @@ import torch
 
 
 def intermediate_grads(x: torch.Tensor, w: torch.Tensor, v: torch.Tensor):
-    """x and w are leaves with requires_grad=True, v a tensor of the same
-    shape that does not require grad.
+    """The tutorial's intermediate gradients, with weights.
 
-    Compute a = x + w, b = w + 1, y = a * b and loss = (v * y).sum(), make
-    a, b and y keep their gradients, call loss.backward() and return the
-    tuple (a, b, y) of the tensors themselves: the grader reads a.grad,
-    b.grad and y.grad.
+    Inputs: x and w are float64 leaf tensors of the same shape (1-D or 2-D,
+    at least 4 elements) with requires_grad=True; v is a float64 tensor of
+    that shape that does not require grad (the weights).
+
+    Compute a = x + w, b = w + 1, y = a * b and loss = (v * y).sum() (a
+    sum, not a mean), make a, b and y keep their gradients (retain_grad()
+    before backward), call loss.backward() once and return the tuple
+    (a, b, y), in this order, of the tensors themselves, not copies: the
+    grader reads a.grad, b.grad and y.grad, which should be v * b, v * a
+    and v.
     """
     raise NotImplementedError
 
 
 def hidden_grads(x: torch.Tensor, W1: torch.Tensor, W2: torch.Tensor):
-    """A two-layer network. x has shape (N, D), W1 (D, H) and W2 (H, C);
-    W1 and W2 require grad.
+    """The gradient arriving at the hidden layer of a two-layer network.
+
+    Inputs: float64 tensors x of shape (N, D) (no grad), W1 of shape (D, H)
+    and W2 of shape (H, C), both leaves with requires_grad=True.
 
     Compute h = torch.tanh(x @ W1), out = h @ W2 and
-    loss = (out ** 2).mean(), make h and out keep their gradients, call
-    loss.backward() and return the tuple (h, out): the grader reads h.grad
-    (dloss/dh, the gradient arriving at the hidden layer) and out.grad.
+    loss = (out ** 2).mean() (a mean over all N * C elements), make h and
+    out keep their gradients, call loss.backward() once and return the
+    tuple (h, out) of the tensors themselves: the grader reads h.grad
+    (dloss/dh) and out.grad (dloss/dout).
     """
     raise NotImplementedError
 
 
 def chain_grads(x: torch.Tensor, c: torch.Tensor):
-    """x is a leaf with requires_grad=True and c a 1-D tensor of n numbers
-    (n changes from call to call).
+    """Keep the gradient of every step of a loop.
+
+    Inputs: x is a float64 leaf tensor (1-D or 2-D, at least 2 elements)
+    with requires_grad=True; c is a 1-D float64 tensor of n numbers that
+    does not require grad; n changes from call to call and may be 1.
 
     Starting from z_0 = x, compute n steps z_{k+1} = torch.tanh(c[k] * z_k)
-    for k = 0, ..., n - 1, then loss = z_n.sum(), and call loss.backward().
-    Return the list [z_1, z_2, ..., z_n] of the tensors themselves, each of
-    which must keep its gradient dloss/dz_k.
+    for k = 0, ..., n - 1, then loss = z_n.sum(), and call loss.backward()
+    once. Every z_k must keep its gradient dloss/dz_k: call retain_grad()
+    on each one as you make it, before backward. Return the list
+    [z_1, z_2, ..., z_n] (n tensors, without x) of the tensors themselves.
     """
     raise NotImplementedError

@@ -28,35 +28,49 @@ import torch
 
 
 def backward_k_times(x: torch.Tensor, k: int):
-    """x is a leaf with requires_grad=True and k >= 2 a whole number.
+    """x is a float64 leaf with requires_grad=True (1-D or 2-D, any shape);
+    k is a Python int, 2 or more.
 
     Build the graph once: L = (x * torch.exp(x)).sum(). Then call backward on
-    that same L k times, without rebuilding it and without zeroing x.grad in
-    between. Return x.grad at the end (it holds k times dL/dx).
+    that same L exactly k times, without rebuilding L in between and without
+    zeroing x.grad: pass retain_graph=True to every call but the last. The
+    grader checks both: the graph built once (one exp, one multiplication)
+    and k backward calls (torch.autograd.grad calls count too, if you prefer
+    them and add their results up yourself).
+    Return x.grad at the end: a tensor of x's shape holding k times dL/dx.
     """
     raise NotImplementedError
 
 
 def caught_error(x: torch.Tensor):
-    """x is a leaf with requires_grad=True.
+    """x is a float64 leaf with requires_grad=True (1-D or 2-D).
 
     Build L = (x ** 3).sum(), call L.backward() once WITHOUT retain_graph, and
-    then try L.backward() a second time. Catch the RuntimeError this raises
-    (try/except) and return the tuple (error, x.grad): the caught exception
-    object itself (do not raise it) and x.grad after the first backward.
+    then try L.backward() a second time on the same L. Catch the RuntimeError
+    this raises (try: ... except RuntimeError as error: ...) and return the
+    tuple (error, x.grad): the caught exception object itself, exactly as
+    PyTorch raised it (do not raise it again, do not turn it into a string,
+    do not make one yourself), and x.grad, a tensor of x's shape holding the
+    gradient of the first backward, 3 * x ** 2 (the second backward failed,
+    so it added nothing).
     """
     raise NotImplementedError
 
 
 def two_losses(x: torch.Tensor, w: torch.Tensor):
-    """x is a plain tensor; w is a leaf with requires_grad=True of the same
-    shape.
+    """x is a float64 tensor that does not require grad; w is a float64 leaf
+    with requires_grad=True of the same shape (1-D or 2-D, at least 2
+    elements).
 
     Both losses share the hidden tensor h = torch.tanh(x * w):
         L1 = h.sum()
         L2 = (h ** 2).mean()
-    Build h once. Call L1.backward() first, then save a copy of w.grad
-    (w.grad.clone()), then call L2.backward(). Return the tuple
-    (grad_after_L1, grad_after_both): the saved copy, and w.grad at the end.
+    Build h once (the grader checks that tanh ran once) and call backward
+    exactly twice, once per loss: L1.backward(retain_graph=True) first (L2's
+    backward goes through the same h), then save a copy of w.grad right
+    away (w.grad.clone(): w.grad itself keeps changing), then L2.backward(),
+    without clearing w.grad in between. Return the tuple
+    (grad_after_L1, grad_after_both): the saved copy, and w.grad at the end
+    (dL1/dw + dL2/dw), two tensors of w's shape.
     """
     raise NotImplementedError

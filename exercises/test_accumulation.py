@@ -1,10 +1,25 @@
 import pytest
+import torch
+
+from pytest_autograd_grader import TensorRecord
+from pytest_autograd_grader.diagnose import Context
+from pytest_autograd_grader.diagnose import diagnose_update
+from pytest_autograd_grader.messages import msg
+from pytest_autograd_grader.compare import mismatch, same, values
 
 pytestmark = pytest.mark.grade(concept="accumulation")
+
+# Pass scales of zeroed_grads: neither a scale nor its inverse is a whole
+# number, so a pass that ignores its scale never reads as "k times too large".
+SCALES = (0.4, 0.75, 1.25, 1.5, 2.5, 3.5)
 
 
 def one_pass(x):
     return ((x + 2) ** 2).mean()
+
+
+def scaled_pass(x, c):
+    return c * ((x + 2) ** 2).mean()
 
 
 def batch_loss(w, x, y):
@@ -12,66 +27,147 @@ def batch_loss(w, x, y):
 
 
 def inputs(grade_rng, grade_device):
-    """The tutorial's x = ones(2, 2), then a random x of at least 3 elements:
-    a sum and a mean differ, and a mean over 2 elements cannot be mistaken
-    for two gradients added up."""
-    import torch
-
+    """The tutorial's x = ones(2, 2), then a random x of at least 5 elements:
+    a sum and a mean differ, and the number of elements is never a pass count."""
     ndim = grade_rng.integers(1, 2)
-    shape = grade_rng.shape(ndim=ndim, low=3 if ndim == 1 else 2, high=5)
+    shape = (grade_rng.integers(5, 8),) if ndim == 1 else (grade_rng.integers(2, 4), grade_rng.integers(3, 4))
     return [torch.ones(2, 2, dtype=torch.float64, device=grade_device, requires_grad=True),
             grade_rng.randn(*shape, requires_grad=True)]
 
 
+def pass_counts(grade_rng):
+    """Two different pass counts, so no fixed count is right for both."""
+    first = grade_rng.integers(2, 3)  # the tutorial's x has 4 elements: never a pass count
+    return first, grade_rng.choice([k for k in (2, 3, 4) if k != first])
+
+
+# -- what the trace and the values tell ------------------------------------------
+
+def backward_count(trace):
+    return sum(not call.raised for call in trace.backward_calls)
+
+
+def fresh_forward_each_time(trace):
+    """Whether every backward call came after a graph node built since the
+    previous backward call (a fresh forward pass)."""
+    built = False
+    for op in trace.ops:
+        if op.name == "backward":
+            if not built:
+                return False
+            built = False
+        elif op.node:
+            built = True
+    return True
+
+
+def check_grad_with(autograd, got, expected, suspects, *args, **kwargs):
+    """``autograd.check_grad(got, *args, **kwargs)``, but a wrong gradient that
+    equals one of ``suspects`` ((tensor, diagnosis) pairs) gets that diagnosis."""
+    value = values(got)
+    if value is not None and value.shape == expected.shape and not same(value, expected):
+        for suspect, hint in suspects:
+            if same(value, suspect) and not same(suspect, expected):
+                raise mismatch(value, expected, kwargs["names"][0], hint)
+    autograd.check_grad(got, *args, **kwargs)
+
+
+# -- checks ----------------------------------------------------------------------
+
 @pytest.mark.grade(points=2)
 def test_accumulated_grad(submission, autograd, grade_rng, grade_device):
-    for x in inputs(grade_rng, grade_device):
-        k = grade_rng.integers(2, 5)
+    for x, k in zip(inputs(grade_rng, grade_device), pass_counts(grade_rng)):
+        what = f"x.grad after {k} passes (x of shape {tuple(x.shape)})"
         got = submission("accumulation").accumulated_grad(x, k)
-        autograd.check_grad(got, one_pass, (x,), scale=k, calls=k, mean_over=x.numel(),
-                            names=(f"x.grad after {k} passes (x of shape {tuple(x.shape)})",))
+        trace = submission.trace
+        calls = backward_count(trace)
+        autograd.require(calls == k, "req.accumulation.backward_count", what=what, k=k, calls=calls)
+        autograd.require(fresh_forward_each_time(trace), "req.accumulation.fresh_forward", what=what)
+        autograd.check_grad(got, one_pass, (x,), scale=k, calls=k, mean_over=x.numel(), names=(what,), trace=trace)
 
 
 @pytest.mark.grade(points=2)
 def test_zeroed_grads(submission, autograd, grade_rng, grade_device):
-    for x in inputs(grade_rng, grade_device):
-        k = grade_rng.integers(2, 5)
-        grads = autograd.unpack(submission("accumulation").zeroed_grads(x, k), k, "the returned list of gradients")
+    for x, k in zip(inputs(grade_rng, grade_device), pass_counts(grade_rng)):
+        scales = [1.0] + [SCALES[j] for j in grade_rng.numpy.permutation(len(SCALES))[:k - 1]]
+        result = autograd.call_update(submission("accumulation").zeroed_grads, None, "x", "zeroed_grads", x, scales)
+        calls = backward_count(submission.trace)
+        autograd.require(calls == k, "req.accumulation.backward_per_pass", what=f"zeroed_grads with {k} scales", k=k,
+                         calls=calls)
+        grads = autograd.unpack(result, k, "the returned list of gradients")
+        expected = [autograd.grad(scaled_pass, (x, c), wrt=(0,))[0] for c in scales]
+        names = [f"gradient {i + 1} of {k} (scale {c}, x of shape {tuple(x.shape)})" for i, c in enumerate(scales)]
+        saved = [values(g) for g in grads]
+        if all(s is not None and s.shape == saved[0].shape and torch.equal(s, saved[0]) for s in saved) \
+                and not same(saved[0], expected[0]):
+            # k identical entries where the passes differ: x.grad itself, k times
+            raise mismatch(saved[0], expected[0], names[0], msg("diag.accumulation.saved_grad_alias", name="x"))
         for i, got in enumerate(grads):
-            autograd.check_grad(got, one_pass, (x,), mean_over=x.numel(),
-                                names=(f"gradient {i + 1} of {k} (x of shape {tuple(x.shape)})",))
+            autograd.check_grad(got, scaled_pass, (x, scales[i]), wrt=(0,), mean_over=x.numel(),
+                                previous=expected[:i], names=(names[i],))
 
 
 @pytest.mark.grade(points=3)
 def test_train_loop(submission, autograd, grade_rng, grade_device):
     # b >= 3: step 2 of the repeated batch sees 2x the gradient, and 2 must not read as
     # "sum instead of a mean over b samples"
-    k, b, n = grade_rng.integers(2, 5), grade_rng.integers(3, 5), grade_rng.integers(2, 4)
+    k, b, n = grade_rng.integers(2, 4), grade_rng.integers(3, 4), grade_rng.integers(2, 3)
     w = grade_rng.randn(n, requires_grad=True)
     xs, ys = grade_rng.randn(k, b, n), grade_rng.randn(k, b)
     # First the same batch k times with lr 0: every step must see the same
     # gradient (a step that did not clear w.grad shows up as a multiple).
-    same = (xs[0].expand(k, b, n).clone(), ys[0].expand(k, b).clone())
-    for (bxs, bys), lr in ((same, 0.0), ((xs, ys), grade_rng.choice([0.01, 0.05, 0.1]))):
+    repeated = (xs[0].expand(k, b, n).clone(), ys[0].expand(k, b).clone())
+    train_loop = submission("accumulation").train_loop
+    for (bxs, bys), lr in ((repeated, 0.0), ((xs, ys), grade_rng.choice([0.01, 0.05, 0.1]))):
         what = f"lr {lr}, {'one batch repeated' if lr == 0 else f'{k} different batches'}"
-        final, grads = autograd.unpack(submission("accumulation").train_loop(w, bxs, bys, lr), 2,
-                             f"the returned (w, grads) ({what})")
+        result = autograd.call_update(train_loop, (w, bxs[:1], bys[:1], lr), "w", f"train_loop ({what})",
+                                  w, bxs, bys, lr)
+        trace = submission.trace
+        final, grads = autograd.unpack(result, 2, f"the returned (w, grads) ({what})")
         grads = autograd.unpack(grads, k, f"grads ({what})")
-        reference, previous = w.detach(), []
+        reference, expected = w.detach(), []
         for i in range(k):
-            autograd.check_grad(grads[i], batch_loss, (reference, bxs[i], bys[i]), wrt=(0,), mean_over=b,
-                                previous=previous, names=(f"gradient of step {i + 1} of {k} ({what})",))
-            previous.append(autograd.grad(batch_loss, (reference, bxs[i], bys[i]), wrt=(0,))[0])
-            reference = reference - lr * previous[-1]
+            expected.append(autograd.grad(batch_loss, (reference, bxs[i], bys[i]), wrt=(0,))[0])
+            reference = reference - lr * expected[-1]
+        # A saved entry that is exactly w.grad's last value where the step's
+        # gradient differs: w.grad itself was saved, not a copy.
+        last = values(final.grad) if isinstance(final, TensorRecord) and final.grad is not None else None
+        for i in range(k - 1):
+            saved = values(grads[i])
+            if last is not None and saved is not None and saved.shape == last.shape and torch.equal(saved, last) \
+                    and not same(saved, expected[i]):
+                raise mismatch(saved, expected[i], f"gradient of step {i + 1} of {k} ({what})",
+                               msg("diag.accumulation.saved_grad_alias", name="w"))
+        for i in range(k):
+            autograd.assert_grad(grads[i], expected[i], f"gradient of step {i + 1} of {k} ({what})",
+                                 context=Context(mean_over=b, previous=tuple(expected[:i]), trace=trace))
+        autograd.assert_meta(final, f"the returned w ({what})", is_leaf=True, requires_grad=True,
+                             hint=diagnose_update(final, "w"))
         autograd.assert_close(final, reference, f"w after {k} steps ({what})")
+        autograd.require(trace.updated_in_place_without_grad, "req.inplace.update_no_grad",
+                         what=f"train_loop ({what})", name="w")
 
 
 @pytest.mark.grade(points=2)
 def test_microbatch_grad(submission, autograd, grade_rng, grade_device):
-    k, b, n = grade_rng.integers(2, 4), grade_rng.integers(1, 4), grade_rng.integers(2, 4)
+    # b != k, both >= 2: a micro-batch summed and a loss not divided by k are told apart
+    k = grade_rng.integers(2, 3)
+    b, n = grade_rng.choice([s for s in (2, 3, 4) if s != k]), grade_rng.integers(2, 3)
     w = grade_rng.randn(n, requires_grad=True)
     xs, ys = grade_rng.randn(k, b, n), grade_rng.randn(k, b)
     got = submission("accumulation").microbatch_grad(w, xs, ys)
+    what = f"w.grad accumulated over {k} micro-batches of {b} samples"
+    trace = submission.trace
+    calls = backward_count(trace)
+    autograd.require(calls == k, "req.accumulation.backward_count", what=what, k=k, calls=calls)
     whole = (w, xs.reshape(k * b, n), ys.reshape(k * b))
-    autograd.check_grad(got, batch_loss, whole, wrt=(0,), mean_over=k, calls=k,
-                        names=(f"w.grad accumulated over {k} micro-batches",))
+    (expected,) = autograd.grad(batch_loss, whole, wrt=(0,))
+    (last,) = autograd.grad(batch_loss, (w, xs[-1], ys[-1]), wrt=(0,))
+    suspects = [(k * expected, msg("diag.accumulation.microbatch_no_divide", k=k)),
+                (b * expected, msg("diag.accumulation.microbatch_sum", b=b)),
+                (k * b * expected, msg("diag.accumulation.microbatch_sum", b=b) + "\n"
+                 + msg("diag.accumulation.microbatch_no_divide", k=k)),
+                (last / k, msg("diag.accumulation.last_microbatch")),
+                (last, msg("diag.accumulation.last_microbatch"))]
+    check_grad_with(autograd, got, expected, suspects, batch_loss, whole, wrt=(0,), mean_over=k * b, calls=k,
+                    trace=trace, names=(what,))

@@ -1,13 +1,31 @@
 import pytest
 import torch
 
+from pytest_autograd_grader.messages import msg
+from pytest_autograd_grader.compare import same, values
+
 pytestmark = pytest.mark.grade(concept="dynamic_graph")
 
+
+# -- the functions the checks differentiate --------------------------------------
 
 def branch_loss(x):
     if x.sum() > 0:
         return (x * x).sum()
     return torch.exp(x).sum()
+
+
+def square_loss(x):
+    return (x * x).sum()
+
+
+def exp_loss(x):
+    return torch.exp(x).sum()
+
+
+def per_element_loss(x):
+    # each element takes its own branch: the mistake the mixed-sign inputs catch
+    return torch.where(x > 0, x * x, torch.exp(x)).sum()
 
 
 def loop_output(x, c, limit):
@@ -28,54 +46,271 @@ def rnn_loss(xs, w, h0):
     return h.sum()
 
 
+def rnn_variant(xs, w, h0, variant, m):
+    """The RNN as plausible mistakes compute it."""
+    rows = {"prefix": xs[:m], "skip_first": xs[1:], "reversed": xs.flip(0)}.get(variant, xs)
+    h = h0
+    for x_t in rows:
+        if variant == "dot":
+            h = torch.tanh(w @ h + x_t)
+        elif variant == "detached":
+            h = torch.tanh(w * h.detach() + x_t)
+        else:
+            h = torch.tanh(w * h + x_t)
+    return h.sum()
+
+
+# -- reading answers ---------------------------------------------------------------
+
+def recognised(got, expected, candidates):
+    """The first (name, value) of ``candidates`` that the produced value
+    matches while it differs from the expected one; None otherwise."""
+    if got is None or same(got, expected):
+        return None
+    for name, value in candidates:
+        if value is not None and not same(value, expected) and same(got, value):
+            return name
+    return None
+
+
+def backward_count(trace):
+    return sum(not call.raised for call in trace.backward_calls)
+
+
+def require_backward(autograd, grad, what, trace):
+    """A gradient that is None because backward never ran gets that said."""
+    if grad is None and backward_count(trace) == 0:
+        autograd.require(False, "\n".join([msg("cmp.none", what=what), msg("diag.dynamic_graph.no_backward")]))
+
+
+def eighths(rng, count):
+    """``count`` nonzero multiples of 1/8 between 1/8 and 2: sums of them are exact."""
+    return [rng.integers(1, 16) / 8 for _ in range(count)]
+
+
+def mixed_input(rng, sign, device):
+    """2 to 5 values in eighths with elements of both signs, whose sum has
+    ``sign`` (exactly 0 when ``sign`` is 0) while x[0] has the other sign:
+    a branch taken per element, on x[0], on x.max() or x.min(), or with >=,
+    disagrees with the branch on x.sum() > 0."""
+    n = rng.integers(2, 5)
+    if sign == 0:
+        while True:
+            first = eighths(rng, n - 1)
+            first = [v * rng.choice((1, -1)) for v in first]
+            last = -sum(first)
+            if last != 0 and 0 < sum(v > 0 for v in first + [last]) < n:
+                values_ = first + [last]
+                break
+    else:
+        head = eighths(rng, 1)[0]
+        rest = eighths(rng, n - 1)
+        if sum(rest) <= head:
+            rest[-1] += head - sum(rest) + rng.integers(1, 8) / 8
+        values_ = [-sign * head] + [sign * v for v in rest]
+    return torch.tensor(values_, dtype=torch.float64, device=device)
+
+
+# -- branch_grad -------------------------------------------------------------------
+
+def short(x):
+    shown = ", ".join(f"{v:.4g}" for v in x.detach().flatten()[:6].tolist())
+    return f"[{shown}{', ...' if x.numel() > 6 else ''}]"
+
+
+def wrong_branches(x, swapped):
+    """What plausible wrong branches give for x: (diagnosis, loss, grad)
+    each. ``swapped``: the other answers already showed the branch taken on
+    something else than x.sum() > 0."""
+    total = float(x.detach().sum())
+    branch = "(x * x).sum()" if total > 0 else "torch.exp(x).sum()"
+    other = exp_loss if total > 0 else square_loss
+    if total == 0 and not swapped:
+        cases = [(msg("diag.dynamic_graph.sum_zero"), square_loss)]
+    else:
+        cases = [(msg("diag.dynamic_graph.wrong_branch", total=total, branch=branch), other)]
+    cases.append((msg("diag.dynamic_graph.per_element", total=total, branch=branch), per_element_loss))
+    out = []
+    for diagnosis, fn in cases:
+        leaf = x.detach().double().cpu().requires_grad_(True)
+        loss = fn(leaf)
+        (grad,) = torch.autograd.grad(loss, leaf)
+        out.append((diagnosis, loss.detach(), grad))
+    return out
+
+
+def took_other_branch(x, loss):
+    """Whether a returned loss is the other branch's, for an x whose sum is not 0."""
+    total = float(x.detach().sum())
+    if total == 0:
+        return False
+    xd = x.detach().double().cpu()
+    expected, other = (square_loss(xd), exp_loss(xd)) if total > 0 else (exp_loss(xd), square_loss(xd))
+    return recognised(values(loss), expected, [("", other)]) is not None
+
+
 @pytest.mark.grade(points=3)
 def test_branch_grad(submission, autograd, grade_rng, grade_device):
-    n = grade_rng.integers(1, 6)
-    base = grade_rng.randn(n)
-    base = base - base.mean()
-    shift = float(grade_rng.numpy.uniform(0.1, 1.0))
-    # One input per branch, in a random order: x.sum() is n * shift or -n * shift.
-    signs = (1, -1) if grade_rng.integers(0, 1) else (-1, 1)
-    inputs = [(base + sign * shift).requires_grad_(True) for sign in signs]
-    results = [submission("dynamic_graph").branch_grad(x) for x in inputs]
-    for sign, x, result in zip(signs, inputs, results):
-        branch = "x.sum() > 0" if sign > 0 else "x.sum() <= 0"
+    # Built on every run, of random lengths and values: a positive sum with
+    # x[0] < 0, a negative sum with x[0] > 0 and a sum of exactly 0, each with
+    # elements of both signs.
+    inputs = [mixed_input(grade_rng, s, grade_device) for s in (1, -1, 0)]
+    answers = []
+    for x in inputs:
+        x.requires_grad_(True)
+        answers.append((x, submission("dynamic_graph").branch_grad(x), submission.trace))
+    swapped = any(isinstance(result, (tuple, list)) and len(result) == 2 and took_other_branch(x, result[0])
+                  for x, result, _ in answers)
+    for x, result, trace in answers:
+        total = float(x.detach().sum())
+        relation = ">" if total > 0 else "==" if total == 0 else "<"
+        label = f"x = {short(x)}, x.sum() {relation} 0"
         with autograd.part(1):
             loss, grad = autograd.unpack(result, 2, "the returned (loss, x.grad)")
-            autograd.assert_close(loss, branch_loss(x.detach()), f"loss when {branch}")
-            autograd.check_grad(grad, branch_loss, (x,), names=(f"x.grad when {branch}",))
+            expected_loss = branch_loss(x.detach())
+            (expected_grad,) = autograd.grad(branch_loss, (x,))
+            got_loss, got_grad = values(loss), values(grad)
+            right = same(got_loss, expected_loss) and same(got_grad, expected_grad)
+            for diagnosis, wrong_loss, wrong_grad in () if right else wrong_branches(x, swapped):
+                if recognised(got_loss, expected_loss, [("", wrong_loss)]) is not None:
+                    autograd.fail_with(f"loss ({label})", got_loss, expected_loss, diagnosis)
+                if recognised(got_grad, expected_grad, [("", wrong_grad)]) is not None:
+                    autograd.fail_with(f"x.grad ({label})", got_grad, expected_grad, diagnosis)
+            autograd.assert_close(loss, expected_loss, f"loss ({label})")
+            require_backward(autograd, grad, f"x.grad ({label})", trace)
+            autograd.check_grad(grad, branch_loss, (x,), names=(f"x.grad ({label})",), trace=trace)
+
+
+# -- loop_grad -----------------------------------------------------------------------
+
+# Vectors whose norm is a whole number, and factors c that are short binary
+# fractions: x * c ** k and its norm are then exact in float64 however the
+# norm is computed, so a limit equal to a norm separates < from <=.
+WHOLE_NORMS = ((3.0, 4.0), (1.0, 2.0, 2.0), (2.0, 3.0, 6.0), (1.0, 4.0, 8.0), (4.0, 4.0, 7.0), (2.0, 6.0, 9.0))
+EXACT_FACTORS = (1.25, 1.5, 1.75)
+
+
+def whole_norm_input(rng, device):
+    """A vector with a whole-number norm (signs, order and a power-of-two
+    scale drawn at random) and its norm."""
+    entries = list(rng.choice(WHOLE_NORMS))
+    order = rng.numpy.permutation(len(entries))
+    scale = 2.0 ** rng.integers(-2, 1)
+    x = torch.tensor([entries[int(i)] * rng.choice((1, -1)) * scale for i in order], dtype=torch.float64)
+    return x.to(device), float(sum(e * e for e in entries) ** 0.5) * scale
+
+
+def loop_cases(rng, device):
+    """(x, c, limit) of every loop-count case, built on every run: no step
+    (the limit below |x|, and exactly |x|), one step after which the norm
+    equals the limit exactly, and 3 to 7 steps with random values."""
+    x, c = rng.randn(rng.integers(1, 4)), float(rng.numpy.uniform(1.2, 1.8))
+    cases = [(x, c, float(x.norm()) * c ** -float(rng.numpy.uniform(0.2, 2.8)))]  # no step: |x| past the limit
+    x, norm = whole_norm_input(rng, device)
+    cases.append((x, rng.choice(EXACT_FACTORS), norm))  # no step: the norm equals the limit
+    x, norm = whole_norm_input(rng, device)
+    c = rng.choice(EXACT_FACTORS)
+    cases.append((x, c, norm * c))  # one step, and then the norm equals the limit
+    x, c = rng.randn(rng.integers(1, 4)), float(rng.numpy.uniform(1.2, 1.8))
+    cases.append((x, c, float(x.norm()) * c ** (rng.integers(2, 6) + float(rng.numpy.uniform(0.2, 0.8)))))
+    return cases
+
+
+def steps_diagnosis(got, expected, norm, limit, trace):
+    """The likely mistake behind a wrong step count, or None."""
+    if type(got) is not int or got == expected:
+        return None
+    if got == expected + 1:
+        if expected == 0 and norm != limit:
+            return msg("diag.dynamic_graph.loop_zero", norm=norm, limit=limit)
+        if norm == limit:  # the norm after `expected` steps is exactly the limit
+            return msg("diag.dynamic_graph.loop_boundary", steps=expected, limit=limit, got=got)
+    if abs(got - expected) == 1:
+        return msg("diag.dynamic_graph.loop_off_by_one", got=got, expected=expected)
+    return None
 
 
 @pytest.mark.grade(points=3)
 def test_loop_grad(submission, autograd, grade_rng, grade_device):
-    n = grade_rng.integers(1, 5)
-    x = grade_rng.randn(n, requires_grad=True)
-    c = float(grade_rng.numpy.uniform(1.2, 1.8))
-    # limit = |x| * c ** (k + u): the loop runs k + 1 times (0 when k = -1),
-    # and the last norm is well away from the limit.
-    k = grade_rng.integers(-1, 6)
-    limit = float(x.detach().norm()) * c ** (k + float(grade_rng.numpy.uniform(0.2, 0.8)))
-    expected_steps = 0
-    z = x.detach()
-    while z.norm() < limit:
-        z = z * c
-        expected_steps += 1
-    result = submission("dynamic_graph").loop_grad(x, c, limit)
-    steps, grad = autograd.unpack(result, 2, "the returned (steps, x.grad)")
-    with autograd.part(1):
-        autograd.assert_equal(steps, expected_steps, f"steps (|x| = {float(x.detach().norm()):.4g}, c = {c:.4g}, limit = {limit:.4g})")
-    with autograd.part(2):
-        autograd.check_grad(grad, loop_loss, (x, c, limit), wrt=(0,), names=("x.grad",))
+    for x, c, limit in loop_cases(grade_rng, grade_device):
+        x = x.to(grade_device).requires_grad_(True)
+        expected_steps, z = 0, x.detach()
+        while z.norm() < limit:
+            z = z * c
+            expected_steps += 1
+        last_norm = float(z.norm())
+        result = submission("dynamic_graph").loop_grad(x, c, limit)
+        trace = submission.trace
+        muls = trace.nodes_named("MulBackward0")
+        # The loop itself must build the graph, one multiplication per step:
+        # counting first and then computing x * c ** steps skips the point.
+        autograd.require(expected_steps < 2 or muls >= expected_steps, "req.dynamic_graph.loop_graph",
+                         muls=muls, steps=expected_steps)
+        label = f"|x| = {float(x.detach().norm()):.6g}, c = {c:.6g}, limit = {limit:.6g}"
+        steps, grad = autograd.unpack(result, 2, "the returned (steps, x.grad)")
+        with autograd.part(1):
+            autograd.assert_equal(steps, expected_steps, f"steps ({label})",
+                                  hint=steps_diagnosis(steps, expected_steps, last_norm, limit, trace))
+        with autograd.part(2):
+            what = f"x.grad ({label})"
+            require_backward(autograd, grad, what, trace)
+            expected_grad = torch.full_like(x.detach(), c ** expected_steps)
+            got = values(grad)
+            if type(steps) is int and steps != expected_steps and 0 <= steps < 64 and \
+                    same(got, torch.full_like(expected_grad, c ** steps)):
+                autograd.fail_with(what, got, expected_grad, msg("diag.dynamic_graph.grad_follows_steps", steps=steps))
+            if backward_count(trace) > 1 and got is not None and not same(got, expected_grad):
+                autograd.fail_with(what, got, expected_grad,
+                          msg("diag.dynamic_graph.backward_in_loop", calls=backward_count(trace)))
+            autograd.check_grad(grad, loop_loss, (x, c, limit), wrt=(0,), names=(what,), trace=trace)
 
+
+# -- rnn_grad ------------------------------------------------------------------------
 
 @pytest.mark.grade(points=3)
 def test_rnn_grad(submission, autograd, grade_rng, grade_device):
-    steps, n = grade_rng.integers(1, 6), grade_rng.integers(1, 4)
-    xs = grade_rng.randn(steps, n)
-    w = grade_rng.randn(n, requires_grad=True)
-    h0 = grade_rng.randn(n, requires_grad=True)
-    result = submission("dynamic_graph").rnn_grad(xs, w, h0)
-    w_grad, h0_grad = autograd.unpack(result, 2, "the returned (w.grad, h0.grad)")
-    for index, got, name in ((1, w_grad, "w.grad"), (2, h0_grad, "h0.grad")):
-        with autograd.part(1):
-            autograd.check_grad(got, rnn_loss, (xs, w, h0), wrt=(index,), names=(f"{name} (T = {steps})",))
+    # A sequence of length 1 and one of length 3 to 6 on every run (the same
+    # code must follow each length), the longer one with at least 2 features.
+    for steps, n in ((1, grade_rng.integers(1, 3)), (grade_rng.integers(3, 6), grade_rng.integers(2, 4))):
+        xs = grade_rng.randn(steps, n)
+        w = grade_rng.randn(n, requires_grad=True)
+        h0 = grade_rng.randn(n, requires_grad=True)
+        result = submission("dynamic_graph").rnn_grad(xs, w, h0)
+        trace = submission.trace
+        w_grad, h0_grad = autograd.unpack(result, 2, "the returned (w.grad, h0.grad)")
+        unrecorded = any(op.name in ("tanh", "mul", "add") for op in trace.ops_without_grad)
+        cut = trace.count("detach", "detach_", "data")
+        variants = [("diag.dynamic_graph.rnn_detached", "detached", 0)] if cut else []
+        variants += [("diag.dynamic_graph.rnn_empty", "prefix", 0)]
+        variants += [("diag.dynamic_graph.rnn_prefix", "prefix", m) for m in range(1, steps)]
+        if steps >= 2:  # with one row, skipping the first row is the empty loop
+            variants += [("diag.dynamic_graph.rnn_skip_first", "skip_first", 0)]
+        variants += [("diag.dynamic_graph.rnn_reversed", "reversed", 0), ("diag.dynamic_graph.rnn_dot", "dot", 0)]
+        for index, got, name in ((1, w_grad, "w.grad"), (2, h0_grad, "h0.grad")):
+            what = f"{name} (T = {steps}, n = {n})"
+            with autograd.part(1):
+                require_backward(autograd, got, what, trace)
+                (expected,) = autograd.grad(rnn_loss, (xs, w, h0), wrt=(index,))
+                produced = values(got)
+                if got is None and variants and variants[0][1] == "detached" and index == 2:
+                    autograd.require(False, "\n".join([msg("cmp.none", what=what),
+                                                       msg("diag.dynamic_graph.rnn_detached")]))
+                if got is None and index == 1 and not trace.nodes_named("TanhBackward0"):
+                    # no step ran at all, so w was never used
+                    autograd.require(False, "\n".join([msg("cmp.none", what=what),
+                                                       msg("diag.dynamic_graph.rnn_empty", steps=steps)]))
+                # steps computed with gradients off are missing from the graph
+                if unrecorded and got is None:
+                    autograd.require(False, "\n".join([msg("cmp.none", what=what),
+                                                       msg("diag.dynamic_graph.rnn_no_grad")]))
+                if unrecorded and produced is not None and not same(produced, expected):
+                    autograd.fail_with(what, produced, expected, msg("diag.dynamic_graph.rnn_no_grad"))
+                for key, variant, m in variants:
+                    if produced is None or same(produced, expected):
+                        break
+                    if (variant == "dot" and n < 2) or (variant == "prefix" and m == 0 and index == 1):
+                        continue  # the same as the task / w unused (then w.grad is None, not zeros)
+                    (wrong,) = autograd.grad(rnn_variant, (xs, w, h0, variant, m), wrt=(index,))
+                    if recognised(produced, expected, [("", wrong)]) is not None:
+                        autograd.fail_with(what, produced, expected, msg(key, m=m, steps=steps))
+                autograd.check_grad(got, rnn_loss, (xs, w, h0), wrt=(index,), names=(what,), trace=trace)

@@ -1,41 +1,133 @@
 import pytest
+import torch
+
+from pytest_autograd_grader.messages import msg
+from pytest_autograd_grader.compare import same, values
 
 pytestmark = pytest.mark.grade(concept="graph")
+
+# Written into x and w on every run, beside random values: the tutorial's
+# point (x = 2, w = 1) and one element for each sign pattern of a = x + w and
+# b = w + 1 (and of dy/dw = a + b), so a mistake that depends on a sign
+# cannot hide behind a lucky draw.
+FIXED_X = (2.0, -1.5, 0.7, 2.5)
+FIXED_W = (1.0, 0.5, -2.0, -1.5)
 
 
 def y_of(x, w):
     return ((x + w) * (w + 1)).sum()
 
 
-@pytest.mark.grade(points=2)
-def test_build_graph(submission, autograd, grade_rng):
-    n = grade_rng.integers(1, 6)
-    x, w = grade_rng.randn(n), grade_rng.randn(n)
-    a, b, y = autograd.unpack(submission("graph").build_graph(x, w), 3, "build_graph's (a, b, y)")
-    autograd.assert_close(a, x + w, "a = x + w")
-    autograd.assert_close(b, w + 1, "b = w + 1")
-    autograd.assert_close(y, (x + w) * (w + 1), "y = a * b")
+def inputs(rng, device, requires_grad):
+    """x and w of one random shape (1-D with 4 to 7 elements, or 2-D with
+    2 to 4 per side), float64, holding FIXED_X/FIXED_W and random values."""
+    if rng.integers(1, 2) == 1:
+        shape = (rng.integers(4, 7),)
+    else:
+        shape = (rng.integers(2, 4), rng.integers(2, 4))
+    x, w = rng.randn(*shape, device="cpu"), rng.randn(*shape, device="cpu")
+    x.view(-1)[:4] = torch.tensor(FIXED_X, dtype=x.dtype)
+    w.view(-1)[:4] = torch.tensor(FIXED_W, dtype=w.dtype)
+    return x.to(device).requires_grad_(requires_grad), w.to(device).requires_grad_(requires_grad)
+
+
+def check_order(autograd, got, expected, order):
+    """The right values in the wrong places of a returned tuple."""
+    if len(got) == len(expected) and not all(same(g, e) for g, e in zip(got, expected)) and \
+            all(any(same(g, e) for g in got) for e in expected):
+        autograd.require(False, "diag.graph.order", expected=order)
+
+
+def mean_ratio(got, expected):
+    """k when every produced gradient is the expected one divided by k >= 2,
+    the number of elements (a mean where the task sums)."""
+    k = expected[0].numel()
+    if k >= 2 and all(same(g, e / k) for g, e in zip(got, expected)):
+        return k
+    return None
 
 
 @pytest.mark.grade(points=2)
-def test_grad_fn_names(submission, autograd, grade_rng):
-    n = grade_rng.integers(1, 6)
-    names = submission("graph").grad_fn_names(grade_rng.randn(n), grade_rng.randn(n))
-    autograd.assert_equal(names, ("AddBackward0", "AddBackward0", "MulBackward0"), "grad_fn names of (a, b, y)")
+def test_build_graph(submission, autograd, grade_rng, grade_device):
+    x, w = inputs(grade_rng, grade_device, requires_grad=True)
+    result = submission("graph").build_graph(x, w)
+    trace = submission.trace
+    a, b, y = autograd.unpack(result, 3, "build_graph's (a, b, y)")
+    xd, wd = x.detach(), w.detach()
+    expected = (xd + wd, wd + 1, (xd + wd) * (wd + 1))
+    check_order(autograd, [values(t) for t in (a, b, y)], expected, "(a, b, y)")
+    for record, name, value in zip((a, b, y), ("a = x + w", "b = w + 1", "y = a * b"), expected):
+        autograd.assert_close(record, value, name)
+    for record, name in zip((a, b, y), "aby"):
+        autograd.assert_meta(record, name, requires_grad=True, is_leaf=False,
+                             hint=msg("diag.graph.not_recorded", what=name))
+    adds = trace.nodes_named("AddBackward0")
+    autograd.require(adds <= 2, "req.graph.y_from_a_b", adds=adds)
+
+
+@pytest.mark.grade(points=2)
+def test_grad_fn_names(submission, autograd, grade_rng, grade_device):
+    x, w = inputs(grade_rng, grade_device, requires_grad=True)
+    names = submission("graph").grad_fn_names(x, w)
+    trace = submission.trace
+    hint = None
+    if isinstance(names, (list, tuple)):
+        texts = [n for n in names if isinstance(n, str)]
+        if "NoneType" in texts:
+            hint = msg("diag.graph.none_type", count=texts.count("NoneType"))
+        elif any("object at" in n or n.startswith("<") for n in texts):
+            hint = "diag.graph.repr"
+    autograd.assert_equal(names, ("AddBackward0", "AddBackward0", "MulBackward0"), "grad_fn names of (a, b, y)",
+                          labels=["the name of a.grad_fn", "the name of b.grad_fn", "the name of y.grad_fn"],
+                          hint=hint)
+    nodes, reads = len(trace.nodes), trace.count("grad_fn")
+    autograd.require(nodes >= 3 and reads >= 1, "req.graph.read_grad_fn", nodes=nodes, reads=reads)
 
 
 @pytest.mark.grade(points=3)
 def test_hand_gradients(submission, autograd, grade_rng, grade_device):
-    shape = grade_rng.shape(ndim=grade_rng.integers(1, 2))
-    x, w = grade_rng.randn(*shape), grade_rng.randn(*shape)
+    x, w = inputs(grade_rng, grade_device, requires_grad=False)
     got = submission("graph").hand_gradients(x, w)
-    autograd.check_grad(got, y_of, (x, w), wrt=(1, 0), names=("dy/dw", "dy/dx"))
+    trace = submission.trace
+    made = sum(not call.raised for call in trace.calls)
+    autograd.require(made == 0, "req.graph.by_hand", count=made)
+    dy_dw, dy_dx = autograd.unpack(got, 2, "hand_gradients' (dy_dw, dy_dx)")
+    a, b = x + w, w + 1
+    expected = (a + b, b)
+    gw, gx = values(dy_dw), values(dy_dx)
+    check_order(autograd, [gw, gx], expected, "(dy_dw, dy_dx)")
+    if not same(gw, expected[0]) and (same(gw, a) or same(gw, b)):
+        autograd.fail_with("dy/dw", gw, expected[0], msg("diag.graph.one_path"))
+    if same(gx, a):
+        autograd.fail_with("dy/dx", gx, expected[1], msg("diag.graph.local_swap"))
+    for got_one, want, what in ((gw, expected[0], "dy/dw"), (gx, expected[1], "dy/dx")):
+        want = want.double().cpu()
+        if got_one is not None and got_one.shape == want.shape and not same(got_one, want) \
+                and same(got_one.abs(), want.abs()):
+            wrong = (got_one - want).abs() > 1e-6 * (1 + want.abs())
+            if bool(wrong.all()):
+                continue  # every sign flipped: the generic diagnosis says so
+            where = "negative" if bool((want[wrong] < 0).all()) else "positive" if bool((want[wrong] > 0).all()) \
+                else "of either sign"
+            autograd.fail_with(what, got_one, want,
+                      msg("diag.graph.sign_some", count=int(wrong.sum()), total=want.numel(), where=where))
+    autograd.check_grad(got, y_of, (x, w), wrt=(1, 0), names=("dy/dw", "dy/dx"), trace=trace)
 
 
 @pytest.mark.grade(points=3)
 def test_autograd_gradients(submission, autograd, grade_rng, grade_device):
-    shape = grade_rng.shape(ndim=2)
-    x = grade_rng.randn(*shape, requires_grad=True)
-    w = grade_rng.randn(*shape, requires_grad=True)
+    x, w = inputs(grade_rng, grade_device, requires_grad=True)
     got = submission("graph").autograd_gradients(x, w)
-    autograd.check_grad(got, y_of, (x, w), wrt=(1, 0), names=("w.grad", "x.grad"))
+    trace = submission.trace
+    autograd.require(any(not call.raised for call in trace.calls), "req.graph.use_autograd")
+    w_grad, x_grad = autograd.unpack(got, 2, "autograd_gradients' (w.grad, x.grad)")
+    xd, wd = x.detach(), w.detach()
+    expected = (2 * wd + xd + 1, wd + 1)
+    produced = [values(w_grad), values(x_grad)]
+    check_order(autograd, produced, expected, "(w.grad, x.grad)")
+    if same(produced[0], wd) and same(produced[1], xd):
+        autograd.require(False, "diag.graph.returned_inputs", names="(w, x)", grads="(w.grad, x.grad)")
+    k = mean_ratio(produced, expected)
+    if k is not None:
+        autograd.fail_with("w.grad", produced[0], expected[0], msg("diag.graph.sum_not_mean", k=k))
+    autograd.check_grad(got, y_of, (x, w), wrt=(1, 0), names=("w.grad", "x.grad"), trace=trace)

@@ -1,7 +1,13 @@
+import contextlib
+
 import pytest
 import torch
 
-from pytest_autograd_grader.diagnose import Context
+from pytest_autograd_grader import TensorRecord
+from pytest_autograd_grader.diagnose import Context, diagnose_error, error_name
+from pytest_autograd_grader.messages import msg
+from pytest_autograd_grader.outcomes import GradeFailure, StudentFailure
+from pytest_autograd_grader.compare import same, values
 
 pytestmark = pytest.mark.grade(concept="higher_order")
 
@@ -18,53 +24,169 @@ def poly_sum(c, x):
     return poly(c, x).sum()
 
 
-def polynomial(grade_rng, low_degree=4):
-    coeffs = grade_rng.randn(grade_rng.integers(low_degree, 6) + 1)
-    x = grade_rng.randn(*grade_rng.shape(ndim=grade_rng.integers(1, 2)), requires_grad=True)
-    return coeffs, x
+def logsumexp_of(a):
+    return lambda t: torch.logsumexp(a @ t, dim=0)
 
 
-def call_higher(autograd, fn, *args):
-    """Call a student function in a higher-order task: there, "does not have a
-    grad_fn" from the second torch.autograd.grad means the first gradient was
-    taken without create_graph=True, and the feedback says so."""
-    with autograd.hints(order=2):
-        return fn(*args)
+def polynomial(grade_rng):
+    """Coefficients of a polynomial of degree 4 to 6 (so that p'' to p''''
+    all depend on x) and x with at least two elements, of both signs."""
+    coeffs = grade_rng.randn(grade_rng.integers(4, 6) + 1)
+    shape = grade_rng.shape(ndim=grade_rng.integers(1, 2), low=2, high=4)
+    magnitude = grade_rng.randn(*shape, low=0.1)
+    signs = torch.ones(magnitude.numel(), dtype=magnitude.dtype, device=magnitude.device)
+    signs[::2] = -1
+    return coeffs, (magnitude * signs.reshape(shape)).requires_grad_(True)
 
+
+# -- reading the student's answer and trace -----------------------------------
+
+def completed(trace):
+    """The backward / torch.autograd.grad calls that returned."""
+    return [call for call in trace.calls if not call.raised]
+
+
+def missing_graph(trace, producing, returned=None) -> str | None:
+    """Why a gradient the student's code took had no graph to differentiate,
+    judged from the calls that produced it (the last one counts): None when
+    no such call was made (then the generic diagnosis stands)."""
+    if not producing:
+        return None
+    last = producing[-1]
+    if last.create_graph:
+        return msg("diag.higher_order.graph_cut")
+    new_leaf = isinstance(returned, TensorRecord) and returned.is_leaf and returned.requires_grad
+    if new_leaf or trace.count("requires_grad_", "requires_grad="):
+        return msg("diag.higher_order.new_leaf")
+    if last.retain_graph:
+        return msg("diag.higher_order.retain_not_create")
+    if any(call.create_graph for call in producing):
+        return msg("diag.higher_order.create_graph_call", k=len(producing))
+    return msg("diag.no_create_graph")
+
+
+@contextlib.contextmanager
+def differentiating_gradients(submission):
+    """Around a student call that differentiates its own gradients: the
+    errors PyTorch raises when a gradient has no graph get the diagnosis the
+    trace supports (create_graph missing, retain_graph used instead, the
+    gradient cut off or made a new leaf), not the generic one."""
+    try:
+        yield
+    except StudentFailure as failure:
+        name = error_name(failure.message or "")
+        trace = submission.trace
+        hint = missing_graph(trace, completed(trace)) if name in ("no_grad_fn", "unused_input") else None
+        if hint is None:
+            raise
+        generic = diagnose_error(failure.message)
+        feedback = failure.feedback.replace(generic, hint) if generic and generic in failure.feedback \
+            else f"{failure.feedback}\n{hint}"
+        raise StudentFailure(feedback, status=failure.grade_status, error_type=failure.error_type,
+                             message=failure.message) from None
+
+
+def assert_value(autograd, got, expected, what, context, diagnose):
+    """``autograd.assert_grad``, where ``diagnose()`` (called only on a
+    mismatch) may name the mistake better than the generic diagnosis: its
+    text then replaces that one. None fails without a diagnosis: a function
+    that forgot its return statement gives None too."""
+    if got is None:
+        raise GradeFailure(msg("cmp.none", what=what))
+    autograd.assert_grad(got, expected, what, context=context, diagnose=diagnose)
+
+
+# -- the checks -------------------------------------------------------------------
 
 @pytest.mark.grade(points=2)
 def test_first_derivative(submission, autograd, grade_rng, grade_device):
     coeffs, x = polynomial(grade_rng)
     got = submission("higher_order").first_derivative(coeffs, x)
-    autograd.check_grad(got, poly_sum, (coeffs, x), wrt=(1,), names=("p'(x)",))
+    trace = submission.trace
+    autograd.assert_meta(got, "p'(x)")  # a tensor, not a tuple or an array
+    autograd.check_grad(got, poly_sum, (coeffs, x), wrt=(1,), names=("p'(x)",), trace=trace)
+    autograd.require(not trace.backward_calls and trace.grad_calls, "req.higher_order.first_derivative",
+                     backward=len(trace.backward_calls), grad=len(trace.grad_calls))
 
 
 @pytest.mark.grade(points=3)
 def test_first_derivative_is_differentiable(submission, autograd, grade_rng, grade_device):
     coeffs, x = polynomial(grade_rng)
     v = grade_rng.randn(*x.shape)
-    _, grads = submission("higher_order").first_derivative.vjp((coeffs, x), (v,))
-    autograd.check_grad(grads, poly, (coeffs, x), grad_outputs=v, wrt=(1,), order=2,
-                        names=("d/dx of (v * your p'(x)).sum(), i.e. v * p''(x)",))
+    returned, grads = submission("higher_order").first_derivative.vjp((coeffs, x), (v,))
+    autograd.assert_meta(returned, "p'(x)")  # None (no return statement) is not a missing graph
+    what = "d/dx of (v * your p'(x)).sum(), i.e. v * p''(x)"
+    if isinstance(grads, (tuple, list)) and len(grads) == 1 and grads[0] is None:
+        trace = submission.trace
+        hint = missing_graph(trace, completed(trace), returned) or msg("diag.requires_grad")
+        raise GradeFailure(msg("cmp.none", what=what) + "\n" + hint)
+    autograd.check_grad(grads, poly, (coeffs, x), grad_outputs=v, wrt=(1,), order=2, names=(what,))
 
 
 @pytest.mark.grade(points=2)
 def test_derivatives(submission, autograd, grade_rng, grade_device):
     coeffs, x = polynomial(grade_rng)
-    n = grade_rng.integers(2, 4)
-    got = call_higher(autograd, submission("higher_order").derivatives, coeffs, x, n)
-    autograd.assert_equal(len(got) if isinstance(got, (list, tuple)) else got, n, f"number of derivatives for n={n}")
-    for k, produced in enumerate(got, start=1):
-        (expected,) = autograd.grad(poly_sum, (coeffs, x), wrt=(1,), order=k)
-        autograd.assert_grad(produced, expected, f"derivative {k} of p", context=Context(order=k))
+    derivatives = submission("higher_order").derivatives
+    # n = 1 catches a fixed number of derivatives; n = 3 or 4 a create_graph
+    # that only the first call passes and a list built from x.grad
+    traces = {}
+    for n in (1, grade_rng.integers(3, 4)):
+        with differentiating_gradients(submission):
+            got = derivatives(coeffs, x, n)
+        trace = traces[n] = submission.trace
+        items = autograd.unpack(got, n, f"derivatives(coeffs, x, n={n})")
+        expected = [poly(coeffs, x.detach())] + [autograd.grad(poly_sum, (coeffs, x), wrt=(1,), order=k)[0]
+                                                 for k in range(1, n + 1)]
+        for k, produced in enumerate(items, start=1):
+
+            def diagnose(k=k, produced=values(produced), trace=trace):
+                if k == 1 and same(produced, expected[0]):
+                    return msg("diag.higher_order.shifted")
+                if k >= 2 and same(produced, expected[k - 1]):
+                    return msg("diag.higher_order.repeated", k=k, previous=k - 1)
+                if k >= 2 and same(produced, expected[k] + expected[k - 1]) and trace.backward_calls:
+                    return msg("diag.higher_order.accumulated", what=f"derivative {k}",
+                               previous=msg("diag.higher_order.previous_derivative", k=k - 1))
+                if k >= 2 and produced is not None and not produced.abs().max() > 0:
+                    return missing_graph(trace, completed(trace)[:k - 1])
+                return None
+
+            assert_value(autograd, produced, expected[k], f"derivative {k} of p (n={n})",
+                         Context(order=k, calls=1), diagnose)
+    # values first: a list built from x.grad is told as such before the rule
+    for n, trace in traces.items():
+        autograd.require(not trace.backward_calls and len(trace.grad_calls) >= n, "req.higher_order.derivatives",
+                         n=n, backward=len(trace.backward_calls), grad=len(trace.grad_calls))
 
 
 @pytest.mark.grade(points=2)
 def test_hessian_vector_product(submission, autograd, grade_rng, grade_device):
-    m, d = grade_rng.integers(2, 6), grade_rng.integers(2, 5)
+    m, d = grade_rng.integers(2, 5), grade_rng.integers(2, 4)
     a = grade_rng.randn(m, d)
     x = grade_rng.randn(d, requires_grad=True)
     v = grade_rng.randn(d)
-    got = call_higher(autograd, submission("higher_order").hessian_vector_product, a, x, v)
-    _, expected = torch.autograd.functional.hvp(lambda t: torch.logsumexp(a @ t, dim=0), x.detach(), v)
-    autograd.assert_grad(got, expected, "H @ v", context=Context(order=2))
+    with differentiating_gradients(submission):
+        got = submission("higher_order").hessian_vector_product(a, x, v)
+    trace = submission.trace
+    f = logsumexp_of(a)
+    point = x.detach()
+    _, expected = torch.autograd.functional.hvp(f, point, v)
+    _, h_ones = torch.autograd.functional.hvp(f, point, torch.ones_like(v))
+    (gradient,) = autograd.grad(f, (x,))
+
+    def diagnose(produced=values(got)):
+        if same(produced, expected + gradient) and trace.backward_calls:
+            return msg("diag.higher_order.accumulated", what="H @ v",
+                       previous=msg("diag.higher_order.gradient_of_f"))
+        if same(produced, h_ones * v):
+            return msg("diag.higher_order.sum_then_v")
+        if same(produced, h_ones):
+            return msg("diag.higher_order.no_v")
+        if same(produced, gradient):
+            return msg("diag.higher_order.first_gradient")
+        if produced is not None and not produced.abs().max() > 0:
+            return missing_graph(trace, completed(trace)[:-1])
+        return None
+
+    assert_value(autograd, got, expected, "H @ v", Context(order=2, calls=1), diagnose)
+    autograd.require(len(completed(trace)) == 2, "req.higher_order.hvp_two_passes", calls=len(completed(trace)))

@@ -1,6 +1,10 @@
 import pytest
 import torch
 
+from pytest_autograd_grader.diagnose import diagnose_update
+from pytest_autograd_grader.messages import msg
+from pytest_autograd_grader.compare import first_suspect, mismatch
+
 pytestmark = pytest.mark.grade(concept="inplace")
 
 
@@ -21,30 +25,57 @@ def regression(grade_rng):
     return w, x, y, lr
 
 
-def descend(autograd, w, x, y, lr, steps):
-    """Gradient descent written without any in-place update, as a reference."""
-    w = w.detach()
+def descend(autograd, w, x, y, lr, steps, accumulate=False):
+    """Gradient descent written without any in-place update, as a reference;
+    with ``accumulate`` each step uses the sum of all gradients so far (a
+    w.grad never cleared)."""
+    w, total = w.detach(), 0
     for _ in range(steps):
         (g,) = autograd.grad(mse, (w, x, y), wrt=(0,))
-        w = w - lr * g
+        total = total + g if accumulate else g
+        w = w - lr * total
     return w
 
 
+def suspects(autograd, w, x, y, lr, steps):
+    """Plausible wrong trainings, each with its diagnosis."""
+    found = [(descend(autograd, w, x, y, lr, steps, accumulate=True), msg("diag.inplace.grad_not_cleared")),
+             (descend(autograd, w, x, y, -lr, steps), msg("diag.inplace.ascent")),
+             (descend(autograd, w, x, y, lr * x.shape[0], steps), msg("diag.inplace.sum_loss", n=x.shape[0]))]
+    for made in (steps - 1, steps + 1):
+        found.append((descend(autograd, w, x, y, lr, made), msg("diag.inplace.step_count", made=made, steps=steps)))
+    return found
+
+
+# -- what the trace and the values tell ------------------------------------------
+
+def check_sgd(submission, autograd, grade_rng, steps):
+    w, x, y, lr = regression(grade_rng)
+    what = f"w after {steps} step{'s' if steps > 1 else ''}"
+    sgd = submission("inplace").sgd
+    got = autograd.call_update(sgd, (w, x, y, lr, 1) if steps > 1 else None, "w", f"sgd with {steps} steps",
+                           w, x, y, lr, steps)
+    trace = submission.trace
+    autograd.assert_meta(got, what, is_leaf=True, requires_grad=True, hint=diagnose_update(got, "w"))
+    expected = descend(autograd, w, x, y, lr, steps)
+    hint = first_suspect(got, expected, lambda: suspects(autograd, w, x, y, lr, steps))
+    if hint:
+        raise mismatch(got, expected, f"{what} with lr={lr}", hint)
+    autograd.assert_close(got, expected, f"{what} with lr={lr}")
+    autograd.require(trace.updated_in_place_without_grad, "req.inplace.update_no_grad", what=f"sgd ({what})",
+                     name="w")
+
+
+# -- checks ----------------------------------------------------------------------
+
 @pytest.mark.grade(points=3)
 def test_sgd_step_keeps_leaf(submission, autograd, grade_rng, grade_device):
-    w, x, y, lr = regression(grade_rng)
-    got = submission("inplace").sgd(w, x, y, lr, 1)
-    autograd.assert_meta(got, "w after one step", is_leaf=True, requires_grad=True)
-    autograd.assert_close(got, descend(autograd, w, x, y, lr, 1), f"w after one step with lr={lr}")
+    check_sgd(submission, autograd, grade_rng, 1)
 
 
 @pytest.mark.grade(points=3)
 def test_sgd_steps(submission, autograd, grade_rng, grade_device):
-    w, x, y, lr = regression(grade_rng)
-    steps = grade_rng.integers(2, 6)
-    got = submission("inplace").sgd(w, x, y, lr, steps)
-    autograd.assert_meta(got, f"w after {steps} steps", is_leaf=True, requires_grad=True)
-    autograd.assert_close(got, descend(autograd, w, x, y, lr, steps), f"w after {steps} steps with lr={lr}")
+    check_sgd(submission, autograd, grade_rng, grade_rng.integers(2, 5))
 
 
 @pytest.mark.grade(points=3)
@@ -58,4 +89,12 @@ def test_repaired(submission, autograd, grade_rng, grade_device):
         autograd.assert_close(out, x_softplus_x(x.detach()), "f(x) = x * log(1 + e^x)")
     with autograd.part(2):
         _, grads = repaired.vjp((x,), (v,))
-        autograd.check_grad(grads, x_softplus_x, (x,), grad_outputs=v, names=("gradient through your f(x)",))
+        what = "gradient through your f(x)"
+        (expected,) = autograd.grad(x_softplus_x, (x,), v)
+        got = grads[0] if isinstance(grads, (list, tuple)) and len(grads) == 1 else grads
+        # x * c with c = log(1 + e^x) cut off from the graph: only the path through the factor x is left
+        hint = first_suspect(got, expected, lambda: [(v * torch.nn.functional.softplus(x.detach()),
+                                                      msg("diag.inplace.detached_path"))])
+        if hint:
+            raise mismatch(got, expected, what, hint)
+        autograd.check_grad(grads, x_softplus_x, (x,), grad_outputs=v, names=(what,))

@@ -1,10 +1,19 @@
+import numpy
 import pytest
 import torch
 
+from pytest_autograd_grader import TensorRecord
+from pytest_autograd_grader.compare import describe, same, values
+from pytest_autograd_grader.messages import msg
 
 pytestmark = pytest.mark.grade(concept="leaf")
 
 OPS = ("add", "mul", "exp")
+
+# Written into x and w on every run, beside random values: the tutorial's
+# point (x = 2, w = 1) and both signs of x, w, a = x + w and b = w + 1.
+FIXED_X = (2.0, -1.5, 0.7, 2.5)
+FIXED_W = (1.0, 0.5, -2.0, -1.5)
 
 
 def y_of(x, w):
@@ -15,7 +24,63 @@ def dot(w, x):
     return (w * x).sum()
 
 
-# -- random graphs for predict_leaves ------------------------------------------
+def inputs(rng, device, requires_grad):
+    """x and w of one random shape (1-D with 4 to 7 elements, or 2-D with
+    2 to 4 per side), float64, holding FIXED_X/FIXED_W and random values."""
+    if rng.integers(1, 2) == 1:
+        shape = (rng.integers(4, 7),)
+    else:
+        shape = (rng.integers(2, 4), rng.integers(2, 4))
+    x, w = rng.randn(*shape, device="cpu"), rng.randn(*shape, device="cpu")
+    x.view(-1)[:4] = torch.tensor(FIXED_X, dtype=x.dtype)
+    w.view(-1)[:4] = torch.tensor(FIXED_W, dtype=w.dtype)
+    return x.to(device).requires_grad_(requires_grad), w.to(device).requires_grad_(requires_grad)
+
+
+def grads_of(records):
+    return [values(r.grad) if isinstance(r, TensorRecord) and r.grad is not None else None for r in records]
+
+
+def check_order(autograd, got, expected, order):
+    """The right values in the wrong places of a returned tuple."""
+    if len(got) == len(expected) and not all(same(g, e) for g, e in zip(got, expected)) and \
+            all(any(same(g, e) for g in got) for e in expected):
+        autograd.require(False, "diag.graph.order", expected=order)
+
+
+def require_backward(autograd, records, names, trace):
+    """Gradients that are None because no backward call filled them in."""
+    for record, name in zip(records, names):
+        if isinstance(record, TensorRecord) and record.grad is None:
+            if any(not call.raised for call in trace.backward_calls):
+                return
+            grad_call = any(not call.raised for call in trace.grad_calls)
+            autograd.require(False, msg("cmp.none", what=f"{name}.grad") + "\n" +
+                             msg("diag.leaf.grad_not_stored" if grad_call else "diag.leaf.no_backward"))
+
+
+def require_sum(autograd, got, expected, what):
+    """Gradients that are the expected ones divided by the number of
+    elements: a mean where the task sums."""
+    k = expected[0].numel()
+    if k >= 2 and all(same(g, e / k) for g, e in zip(got, expected)):
+        lines = [msg("cmp.mismatch", what=what), msg("cmp.expected", desc=describe(expected[0])),
+                 msg("cmp.produced", desc=describe(got[0])), msg("diag.graph.sum_not_mean", k=k)]
+        autograd.require(False, "\n".join(lines))
+
+
+def copy_hint(record, what):
+    """The diagnosis for a returned tensor that is a copy of the one asked for."""
+    if not isinstance(record, TensorRecord):
+        return None
+    if record.grad_fn is not None:
+        return msg("diag.leaf.made_copy", what=what, grad_fn=record.grad_fn)
+    if not record.requires_grad:
+        return msg("diag.leaf.detached_copy", what=what)
+    return None
+
+
+# -- graphs for predict_leaves ------------------------------------------------------
 
 def build(nodes):
     tensors = []
@@ -47,13 +112,35 @@ def random_graph(rng):
     raise RuntimeError("random_graph: no graph whose output requires grad was drawn")
 
 
+def edge_graph(rng):
+    """A graph with every case, the inputs in a random order: an input the
+    loss uses, one that does not require grad, one never used, one used only
+    by a branch the loss ignores; an operation on tensors that do not require
+    grad (a leaf); a branch the loss ignores; an operation with one input
+    that requires grad and one that does not."""
+    roles = [("used", True), ("plain", False), ("unused", True), ("dead", True)]
+    roles = [roles[int(i)] for i in rng.numpy.permutation(4)]
+    at = {role: k for k, (role, _) in enumerate(roles)}
+    nodes = [["input", flag] for _, flag in roles]
+    nodes.append([rng.choice(("add", "mul")), at["plain"], at["plain"]])
+    nodes.append([rng.choice(("add", "mul")), at["dead"], at["used"]])
+    mixed = [at["used"], 4] if rng.integers(0, 1) else [4, at["used"]]
+    nodes.append([rng.choice(("add", "mul")), *mixed])
+    nodes.append(["exp", 6])
+    return nodes
+
+
+# The smallest case: the loss is an input's own sum, so the last tensor is a leaf with a gradient.
+TINY_GRAPH = [["input", False], ["input", True]]
+
+
 def truth(nodes):
     tensors = build(nodes)
     with torch.enable_grad():
         tensors[-1].sum().backward()
     is_leaf = [bool(t.is_leaf) for t in tensors]
     has_grad = [bool(t.is_leaf and t.grad is not None) for t in tensors]
-    return is_leaf, has_grad
+    return is_leaf, has_grad, [bool(t.requires_grad) for t in tensors]
 
 
 def node_name(nodes, k):
@@ -65,48 +152,124 @@ def node_name(nodes, k):
     return f"t{k} = t{node[1]} {'+' if node[0] == 'add' else '*'} t{node[2]}"
 
 
+def as_list(value):
+    """A 1-D numpy or torch array of a prediction, as a list."""
+    if isinstance(value, numpy.ndarray) and value.ndim == 1:
+        return value.tolist()
+    if isinstance(value, TensorRecord) and len(value.shape) == 1:
+        return value.data.tolist()
+    return value
+
+
+def leaf_hints(nodes, got, is_leaf, requires):
+    """The diagnoses of wrong is_leaf predictions, by the kind of node."""
+    wrong = {}
+    for k, (node, want) in enumerate(zip(nodes, is_leaf)):
+        if got[k] is want or type(got[k]) is not bool:
+            continue
+        if node[0] == "input":
+            kind = "diag.leaf.created_leaf"
+        elif not requires[k]:
+            kind = "diag.leaf.op_without_grad"
+        elif not all(requires[i] for i in node[1:]):
+            kind = "diag.leaf.any_input"
+        else:
+            kind = "diag.leaf.recorded_op"
+        wrong.setdefault(kind, []).append(f"t{k}")
+    return [msg(kind, names=", ".join(names)) for kind, names in wrong.items()]
+
+
+def grad_hints(got, has_grad, is_leaf, requires):
+    """The diagnoses of wrong has_grad predictions, by the kind of node."""
+    wrong = {}
+    for k, want in enumerate(has_grad):
+        if got[k] is want or type(got[k]) is not bool:
+            continue
+        if want:
+            kind = "diag.leaf.reached"
+        elif not is_leaf[k]:
+            kind = "diag.nonleaf_grad_kept"
+        elif not requires[k]:
+            kind = "diag.leaf.no_requires_grad"
+        else:
+            kind = "diag.leaf.unreached"
+        wrong.setdefault(kind, []).append(f"t{k}")
+    return [msg(kind) if kind == "diag.nonleaf_grad_kept" else msg(kind, names=", ".join(names))
+            for kind, names in wrong.items()]
+
+
+def compare_predictions(autograd, got, want, what, nodes, hints):
+    labels = [f"{what} of {node_name(nodes, k)}" for k in range(len(nodes))]
+    items = got if isinstance(got, (list, tuple)) and len(got) == len(want) else None
+    extra = [msg("leaf.graph_nodes", nodes=nodes)]
+    if items is not None:
+        extra += hints(items)
+        if any(type(g) is int for g in items):
+            extra.append(msg("diag.leaf.bools"))
+    autograd.assert_equal(got, want, what, labels=labels, hint="\n".join(extra))
+
+
 # -- checks ----------------------------------------------------------------------
 
 @pytest.mark.grade(points=2)
 def test_tutorial_graph(submission, autograd, grade_rng, grade_device):
-    shape = grade_rng.shape(ndim=grade_rng.integers(1, 2))
-    x = grade_rng.randn(*shape, requires_grad=True)
-    w = grade_rng.randn(*shape, requires_grad=True)
+    x, w = inputs(grade_rng, grade_device, requires_grad=True)
     result = submission("leaf").tutorial_graph(x, w)
-    w_rec, x_rec, a, b, y = autograd.unpack(result, 5, "the returned (w, x, a, b, y)")
-    for record, name in ((w_rec, "w"), (x_rec, "x")):
-        autograd.assert_meta(record, name, is_leaf=True, grad_fn=None)
-    autograd.check_grad((w_rec.grad, x_rec.grad), y_of, (x, w), wrt=(1, 0), names=("w.grad", "x.grad"),
-                        holders=(w_rec, x_rec), role="leaf")
+    trace = submission.trace
+    records = autograd.unpack(result, 5, "the returned (w, x, a, b, y)")
+    w_rec, x_rec, a, b, y = records
     xd, wd = x.detach(), w.detach()
-    for record, name, value in ((a, "a", xd + wd), (b, "b", wd + 1), (y, "y", (xd + wd) * (wd + 1))):
-        autograd.assert_meta(record, name, is_leaf=False)
+    expected = (wd, xd, xd + wd, wd + 1, (xd + wd) * (wd + 1))
+    check_order(autograd, [values(r) for r in records], expected, "(w, x, a, b, y)")
+    for record, name, value in ((w_rec, "w", wd), (x_rec, "x", xd)):
         autograd.assert_close(record, value, name)
+        autograd.assert_meta(record, name, requires_grad=True, is_leaf=True, hint=copy_hint(record, name))
+    require_backward(autograd, (w_rec, x_rec), ("w", "x"), trace)
+    require_sum(autograd, grads_of((w_rec, x_rec)), (2 * wd + xd + 1, wd + 1), "w.grad")
+    autograd.check_grad((w_rec.grad, x_rec.grad), y_of, (x, w), wrt=(1, 0), names=("w.grad", "x.grad"),
+                        holders=(w_rec, x_rec), role="leaf", trace=trace)
+    for record, name, value in zip((a, b, y), "aby", expected[2:]):
+        autograd.assert_close(record, value, name)
+        autograd.assert_meta(record, name, is_leaf=False, hint=msg("diag.leaf.detached_copy", what=name))
         autograd.assert_meta(record, name, has_grad=False, hint="diag.nonleaf_grad_kept")
 
 
 @pytest.mark.grade(points=3)
 def test_init_parameter(submission, autograd, grade_rng, grade_device):
-    shape = grade_rng.shape(ndim=grade_rng.integers(1, 3))
+    shape = grade_rng.shape(ndim=grade_rng.integers(1, 3), low=2, high=4)
     data, x = grade_rng.randn(*shape), grade_rng.randn(*shape)
     scale = float(grade_rng.numpy.uniform(0.01, 0.5))
     w = submission("leaf").init_parameter(data, scale, x)
+    trace = submission.trace
+    if isinstance(w, TensorRecord) and w.grad_fn is not None:
+        autograd.assert_meta(w, "w", is_leaf=True, hint=msg("diag.leaf.scale_first", grad_fn=w.grad_fn))
     autograd.assert_meta(w, "w", is_leaf=True, requires_grad=True)
     autograd.assert_close(w, data * scale, "w (the values data * scale)")
-    autograd.check_grad(w.grad, dot, (data * scale, x), wrt=(0,), names=("w.grad",), holders=(w,), role="leaf")
+    require_backward(autograd, (w,), ("w",), trace)
+    require_sum(autograd, grads_of((w,)), (x,), "w.grad")
+    autograd.check_grad(w.grad, dot, (data * scale, x), wrt=(0,), names=("w.grad",), holders=(w,), role="leaf",
+                        trace=trace)
 
 
 @pytest.mark.grade(points=4)
 def test_predict_leaves(submission, autograd, grade_rng):
-    nodes = random_graph(grade_rng)
-    is_leaf, has_grad = truth(nodes)
-    result = submission("leaf").predict_leaves(nodes)
-    got_leaf, got_grad = autograd.unpack(result, 2, "the returned (is_leaf, has_grad)")
-    labels = [node_name(nodes, k) for k in range(len(nodes))]
-    kept_by_non_leaf = isinstance(got_grad, (list, tuple)) and any(
-        g is True and not leaf for g, leaf in zip(got_grad, is_leaf))
+    # The graph with every case first: its feedback names the rule a wrong answer breaks.
+    graphs = [edge_graph(grade_rng), random_graph(grade_rng), TINY_GRAPH]
+    predictions = []
+    for nodes in graphs:
+        result = submission("leaf").predict_leaves(nodes)
+        got_leaf, got_grad = autograd.unpack(result, 2, "the returned (is_leaf, has_grad)")
+        predictions.append((as_list(got_leaf), as_list(got_grad)))
+    ops = [op.name for trace in submission.traces for op in trace.tensor_ops]
+    calls = sum(len(trace.calls) for trace in submission.traces)
+    autograd.require(not ops and not calls, "req.leaf.no_tensors", count=len(ops) + calls,
+                     first=ops[0] if ops else "backward")
+    answers = [truth(nodes) for nodes in graphs]
     with autograd.part(2):
-        autograd.assert_equal(got_leaf, is_leaf, "is_leaf", labels=[f"is_leaf of {n}" for n in labels])
+        for nodes, (got_leaf, _), (is_leaf, _, requires) in zip(graphs, predictions, answers):
+            compare_predictions(autograd, got_leaf, is_leaf, "is_leaf", nodes,
+                                lambda got: leaf_hints(nodes, got, is_leaf, requires))
     with autograd.part(2):
-        autograd.assert_equal(got_grad, has_grad, "has_grad", labels=[f"has_grad of {n}" for n in labels],
-                              hint="diag.nonleaf_grad_kept" if kept_by_non_leaf else None)
+        for nodes, (_, got_grad), (is_leaf, has_grad, requires) in zip(graphs, predictions, answers):
+            compare_predictions(autograd, got_grad, has_grad, "has_grad", nodes,
+                                lambda got: grad_hints(got, has_grad, is_leaf, requires))

@@ -1,6 +1,10 @@
 import pytest
 import torch
 
+from pytest_autograd_grader.diagnose import diagnose_error, error_name
+from pytest_autograd_grader.messages import msg
+from pytest_autograd_grader.outcomes import GradeFailure, StudentFailure
+from pytest_autograd_grader.compare import first_suspect, mismatch, same, values
 
 pytestmark = pytest.mark.grade(concept="no_grad")
 
@@ -15,7 +19,17 @@ def td_loss(w, x, target):
     return ((x @ w - target) ** 2).mean()
 
 
-# -- random graphs for predict_requires_grad ---------------------------------------
+def td_loss_through_target(w, x, x_next, r, gamma):
+    """The TD loss with the target left in the graph."""
+    return ((x @ w - (r + gamma * (x_next @ w))) ** 2).mean()
+
+
+def td_loss_through_target_only(w, x, x_next, r, gamma):
+    """The TD loss with the prediction cut off instead of the target."""
+    return ((x @ w.detach() - (r + gamma * (x_next @ w))) ** 2).mean()
+
+
+# -- graphs for predict_requires_grad -----------------------------------------------
 
 def build(nodes):
     tensors = []
@@ -52,6 +66,38 @@ def random_graph(rng):
     return nodes
 
 
+def separating_graph(rng):
+    """A graph where every rule decides some node, laid out at random: a
+    wrong rule (no_grad ignored, detach() thought to change its source, "all
+    inputs" for "any input", ...) gets at least one node wrong."""
+    flags = [True, True, False, False]
+    order = [int(i) for i in rng.numpy.permutation(4)]
+    nodes = [["input", flags[i]] for i in order]
+    a, c, b, e = (order.index(i) for i in range(4))  # a, c require grad; b, e do not
+
+    def node(op, *args, no_grad=False):
+        args = list(args)
+        if len(args) == 2 and rng.integers(0, 1):
+            args.reverse()
+        op = rng.choice(["add", "mul"]) if op == "binary" else op
+        nodes.append([op, *args] + (["no_grad"] if no_grad else []))
+        return len(nodes) - 1
+
+    node("binary", a, b)                   # one input requires grad: True
+    node("binary", b, e)                   # none does: False
+    n3 = node("exp", a, no_grad=True)      # under no_grad: False
+    node("binary", n3, c)                  # after the block, with c: True
+    n5 = node("binary", a, c, no_grad=True)
+    node("exp", n5)                        # from a no_grad result alone: False
+    d = node("detach", a)                  # False
+    node("binary", a, b)                   # a itself still requires grad: True
+    node("exp", a)                         # True: a was not changed by a.detach()
+    node("binary", d, c)                   # detached, but c requires grad: True
+    node("binary", d, e)                   # False
+    node("exp", c)                         # True
+    return nodes
+
+
 def node_name(nodes, k):
     node = nodes[k]
     if node[0] == "input":
@@ -65,24 +111,100 @@ def node_name(nodes, k):
     return text + (" under no_grad" if node[-1] == "no_grad" else "")
 
 
+def explain_prediction(nodes, got, expected):
+    """Diagnoses of a wrong prediction, each told once, for the first node it
+    explains. Each node is judged by the student's own predictions for its
+    inputs, so a mistake is blamed where it is made, not where it spreads."""
+    if not isinstance(got, (list, tuple)) or len(got) != len(nodes) or any(type(g) is not bool for g in got):
+        return None
+    sources = {node[1] for node in nodes if node[0] == "detach"}
+    believed, hints, detached, maybe_detach = list(got), {}, set(), None
+    for k, node in enumerate(nodes):
+        op, inputs = node[0], [i for i in node[1:] if type(i) is int]
+        name = node_name(nodes, k)
+        if got[k] != expected[k] and not got[k] and k in sources:
+            # a tensor said not to require grad because it is detached later:
+            # detach() thought to change its source in place
+            hints.setdefault("detach_source", msg("diag.no_grad.detach_source", node=name, source=k))
+            believed[k] = True
+            continue
+        if op == "detach":
+            if got[k]:
+                hints.setdefault("detach_result", msg("diag.no_grad.detach_result", node=name))
+            detached.add(inputs[0])
+            continue
+        if op == "input" or got[k] == (node[-1] != "no_grad" and any(believed[i] for i in inputs)):
+            continue
+        if node[-1] == "no_grad":
+            hints.setdefault("ignored_no_grad", msg("diag.no_grad.ignored_no_grad", node=name))
+        elif got[k]:
+            hints.setdefault("no_input", msg("diag.no_grad.no_input", node=name))
+        else:
+            requiring = [i for i in inputs if believed[i]]
+            if not all(i in detached for i in requiring):
+                source = next(i for i in requiring if i not in detached)
+                hints.setdefault("any_input", msg("diag.no_grad.any_input", node=name, source=source))
+            elif all(believed[i] for i in inputs):
+                hints.setdefault("detach_source", msg("diag.no_grad.detach_source", node=name, source=requiring[0]))
+            else:  # as well explained by "every input must require grad"
+                maybe_detach = maybe_detach or msg("diag.no_grad.detach_source", node=name, source=requiring[0])
+    if maybe_detach and "any_input" not in hints:
+        hints.setdefault("detach_source", maybe_detach)
+    return "\n".join(hints.values()) or None
+
+
+def check_prediction(submission, autograd, nodes, what):
+    expected = [bool(t.requires_grad) for t in build(nodes)]
+    got = submission("no_grad").predict_requires_grad(nodes)
+    ops = [op.name for op in submission.trace.tensor_ops]
+    autograd.require(not ops, "req.no_grad.predict_no_tensors", what=what, ops=", ".join(dict.fromkeys(ops[:20])))
+    autograd.assert_equal(got, expected, what, labels=[f"{what}, requires_grad of {node_name(nodes, k)}"
+                                                      for k in range(len(nodes))],
+                          hint=explain_prediction(nodes, got, expected))
+
+
+# -- helpers ---------------------------------------------------------------------
+
+def recorded_features(trace):
+    """The graph node recorded with gradients on before the features' last
+    op with gradients off, if any: part of h was computed outside no_grad."""
+    off = [i for i, op in enumerate(trace.ops)
+           if not op.grad_enabled and op.name not in ("_set_grad_enabled", "set_grad_enabled")]
+    if not off:
+        return None
+    return next((op.node for op in trace.ops[:off[-1]] if op.node), None)
+
+
 # -- checks ----------------------------------------------------------------------
 
 @pytest.mark.grade(points=3)
 def test_predict_requires_grad(submission, autograd, grade_rng):
-    nodes = random_graph(grade_rng)
-    expected = [bool(t.requires_grad) for t in build(nodes)]
-    got = submission("no_grad").predict_requires_grad(nodes)
-    autograd.assert_equal(got, expected, "requires_grad",
-                          labels=[f"requires_grad of {node_name(nodes, k)}" for k in range(len(nodes))])
+    check_prediction(submission, autograd, separating_graph(grade_rng), "graph 1")
+    check_prediction(submission, autograd, random_graph(grade_rng), "graph 2")
 
 
 @pytest.mark.grade(points=3)
 def test_frozen_features(submission, autograd, grade_rng, grade_device):
-    n, d, h, c = (grade_rng.integers(1, 4) for _ in range(4))
+    # n * c >= 2: a sum and a mean of the squared outputs differ
+    n, d, h, c = grade_rng.integers(2, 4), grade_rng.integers(1, 3), grade_rng.integers(1, 3), grade_rng.integers(1, 3)
     x = grade_rng.randn(n, d)
     W1 = grade_rng.randn(d, h, requires_grad=True)
     W2 = grade_rng.randn(h, c, requires_grad=True)
-    result = submission("no_grad").frozen_features(x, W1, W2)
+    try:
+        result = submission("no_grad").frozen_features(x, W1, W2)
+    except StudentFailure as failure:
+        trace = submission.trace
+        generic = diagnose_error(failure.message)
+        if error_name(failure.message) == "no_grad_fn" and trace.ops_without_grad and not trace.nodes and generic:
+            # every op ran with gradients off, the loss included
+            raise GradeFailure(failure.feedback.replace(generic, msg("diag.no_grad.loss_under_no_grad"))) from None
+        raise
+    trace = submission.trace
+    autograd.require(bool(trace.ops_without_grad) or trace.count("detach", "detach_") > 0,
+                     "req.no_grad.frozen_no_grad")
+    autograd.require(trace.count("detach", "detach_") == 0, "req.no_grad.frozen_detach")
+    node = recorded_features(trace)
+    autograd.require(node is None, "req.no_grad.frozen_partly", node=node)
     h_rec, W1_grad, W2_grad = autograd.unpack(result, 3, "the returned (h, W1.grad, W2.grad)")
     hv = torch.tanh(x @ W1.detach())
     with autograd.part(1):
@@ -97,16 +219,30 @@ def test_frozen_features(submission, autograd, grade_rng, grade_device):
 
 @pytest.mark.grade(points=3)
 def test_td_grad(submission, autograd, grade_rng, grade_device):
-    n, d = grade_rng.integers(1, 5), grade_rng.integers(1, 4)
+    # n >= 2: a sum and a mean of the squared errors differ
+    n, d = grade_rng.integers(2, 5), grade_rng.integers(1, 3)
     w = grade_rng.randn(d, requires_grad=True)
     x, x_next = grade_rng.randn(n, d), grade_rng.randn(n, d)
     r = grade_rng.randn(n)
     gamma = float(grade_rng.numpy.uniform(0.5, 0.99))
     result = submission("no_grad").td_grad(w, x, x_next, r, gamma)
+    detached = submission.trace.count("detach", "detach_") > 0
     target, grad = autograd.unpack(result, 2, "the returned (target, w.grad)")
     target_value = r + gamma * (x_next @ w.detach())
+    (expected,) = autograd.grad(td_loss, (w, x, target_value), wrt=(0,))
+    inputs = (w, x, x_next, r, gamma)
+    # the gradient tells which part stayed in the graph
+    unused = msg("diag.no_grad.detach_unused" if detached else "diag.no_grad.target_not_cut")
+    hint = first_suspect(grad, expected, lambda: [
+        (autograd.grad(td_loss_through_target, inputs, wrt=(0,))[0], unused),
+        (autograd.grad(td_loss_through_target_only, inputs, wrt=(0,))[0], msg("diag.no_grad.wrong_side"))])
     with autograd.part(1):
-        autograd.assert_meta(target, "target", requires_grad=False, grad_fn=None)
+        # the diagnosis is told once, with w.grad, when the gradient shows it
+        wrong_grad = not same(values(grad), expected)
+        autograd.assert_meta(target, "target", requires_grad=False, grad_fn=None,
+                             hint=None if hint or detached or not wrong_grad else "diag.no_grad.target_not_cut")
         autograd.assert_close(target, target_value, "target")
     with autograd.part(2):
+        if hint:
+            raise mismatch(grad, expected, "w.grad", hint)
         autograd.check_grad(grad, td_loss, (w, x, target_value), wrt=(0,), names=("w.grad",), mean_over=n)

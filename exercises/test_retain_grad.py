@@ -1,7 +1,16 @@
 import pytest
 import torch
 
+from pytest_autograd_grader import TensorRecord
+from pytest_autograd_grader.messages import msg
+from pytest_autograd_grader.compare import same, values
+
 pytestmark = pytest.mark.grade(concept="retain_grad")
+
+# Written into x and w on every run, beside random values: the tutorial's
+# point (x = 2, w = 1) and both signs of x, w, a = x + w and b = w + 1.
+FIXED_X = (2.0, -1.5, 0.7, 2.5)
+FIXED_W = (1.0, 0.5, -2.0, -1.5)
 
 
 def weighted_product(a, b, v):
@@ -20,61 +29,148 @@ def mean_square(out):
     return (out ** 2).mean()
 
 
+def inputs(rng, device):
+    """x and w (leaves that require grad) and v of one random shape (1-D
+    with 4 to 7 elements, or 2-D with 2 to 4 per side), float64, x and w
+    holding FIXED_X/FIXED_W beside random values."""
+    if rng.integers(1, 2) == 1:
+        shape = (rng.integers(4, 7),)
+    else:
+        shape = (rng.integers(2, 4), rng.integers(2, 4))
+    x, w = rng.randn(*shape, device="cpu"), rng.randn(*shape, device="cpu")
+    x.view(-1)[:4] = torch.tensor(FIXED_X, dtype=x.dtype)
+    w.view(-1)[:4] = torch.tensor(FIXED_W, dtype=w.dtype)
+    return x.to(device).requires_grad_(True), w.to(device).requires_grad_(True), rng.randn(*shape)
+
+
+def grads_of(records):
+    return [values(r.grad) if isinstance(r, TensorRecord) and r.grad is not None else None for r in records]
+
+
+def require_sum(autograd, got, expected, what):
+    """Gradients that are the expected ones divided by the number of
+    elements: a mean where the task sums."""
+    k = expected[0].numel()
+    if k >= 2 and all(same(g, e / k) for g, e in zip(got, expected)):
+        autograd.fail_with(what, got[0], expected[0], msg("diag.graph.sum_not_mean", k=k))
+
+
+# grad_fn of a copy of a tensor (.clone(), .view_as(), ...)
+COPY_NODES = ("CloneBackward0", "AliasBackward0", "ViewBackward0", "ToCopyBackward0")
+
+
+def why_none(record, name, node, trace):
+    """Why an intermediate tensor returned as ``record`` holds no gradient,
+    read from the record and the trace (None: no more than the generic
+    diagnosis knows). ``node`` is the grad_fn the tensor itself has, where
+    only one operation makes it (None where several could)."""
+    # torch.autograd.grad fills retained gradients too, so it counts as a backward here.
+    if not any(not call.raised for call in trace.calls):
+        return msg("diag.leaf.no_backward")
+    names = [op.name for op in trace.ops]
+    if "retain_grad" not in names:
+        return None
+    if record.retains_grad:
+        first_backward = min(names.index(n) for n in ("backward", "autograd.grad") if n in names)
+        if any(n == "retain_grad" for n in names[first_backward:]):
+            return msg("diag.retain_grad.too_late", what=name)
+        return None
+    if record.grad_fn is None:
+        return msg("diag.retain_grad.detached", what=name)
+    if record.grad_fn in COPY_NODES or (node is not None and record.grad_fn != node):
+        return msg("diag.retain_grad.cloned", what=name, grad_fn=record.grad_fn)
+    return None
+
+
+def require_retained(autograd, records, names, nodes, trace):
+    """A returned intermediate without a gradient, with the diagnosis the
+    evidence supports (the generic one otherwise)."""
+    for record, name, node in zip(records, names, nodes):
+        if isinstance(record, TensorRecord) and record.grad is None:
+            reason = why_none(record, name, node, trace)
+            if reason:
+                autograd.require(False, msg("cmp.none", what=f"{name}.grad") + "\n" + reason)
+
+
 @pytest.mark.grade(points=3)
 def test_intermediate_grads(submission, autograd, grade_rng, grade_device):
-    shape = grade_rng.shape(ndim=grade_rng.integers(1, 2))
-    x = grade_rng.randn(*shape, requires_grad=True)
-    w = grade_rng.randn(*shape, requires_grad=True)
-    v = grade_rng.randn(*shape)
+    x, w, v = inputs(grade_rng, grade_device)
     result = submission("retain_grad").intermediate_grads(x, w, v)
-    a, b, y = autograd.unpack(result, 3, "the returned (a, b, y)")
+    trace = submission.trace
+    records = autograd.unpack(result, 3, "the returned (a, b, y)")
+    a, b, y = records
     av, bv = x.detach() + w.detach(), w.detach() + 1
-    for record, name, value in ((a, "a", av), (b, "b", bv), (y, "y", av * bv)):
+    for record, name, value in zip(records, "aby", (av, bv, av * bv)):
         autograd.assert_close(record, value, name)
+    require_retained(autograd, records, "aby", ("AddBackward0", "AddBackward0", "MulBackward0"), trace)
+    got = grads_of(records)
+    expected = (v * bv, v * av, v)
+    if all(same(g, e) for g, e in zip(got, (bv, av, torch.ones_like(v)))):
+        autograd.fail_with("a.grad", got[0], expected[0], msg("diag.retain_grad.weights"))
+    require_sum(autograd, got, expected, "a.grad")
     autograd.check_grad((a.grad, b.grad), weighted_product, (av, bv, v), wrt=(0, 1), names=("a.grad", "b.grad"),
-                        holders=(a, b), role="intermediate")
+                        holders=(a, b), role="intermediate", trace=trace)
     autograd.check_grad(y.grad, weighted, (av * bv, v), wrt=(0,), names=("y.grad",), holders=(y,),
-                        role="intermediate")
+                        role="intermediate", trace=trace)
 
 
 @pytest.mark.grade(points=3)
 def test_hidden_grads(submission, autograd, grade_rng, grade_device):
-    n, d, h, c = (grade_rng.integers(1, 4) for _ in range(4))
+    # At least 2 rows and 2 outputs: out has 4 or more elements, so a sum
+    # where the task takes the mean always shows.
+    n, d, h, c = grade_rng.integers(2, 4), grade_rng.integers(1, 3), grade_rng.integers(1, 3), grade_rng.integers(2, 3)
     x = grade_rng.randn(n, d)
     W1 = grade_rng.randn(d, h, requires_grad=True)
     W2 = grade_rng.randn(h, c, requires_grad=True)
     result = submission("retain_grad").hidden_grads(x, W1, W2)
+    trace = submission.trace
     h_rec, out_rec = autograd.unpack(result, 2, "the returned (h, out)")
     hv = torch.tanh(x @ W1.detach())
     outv = hv @ W2.detach()
     autograd.assert_close(h_rec, hv, "h")
     autograd.assert_close(out_rec, outv, "out")
+    require_retained(autograd, (h_rec, out_rec), ("h", "out"), (None, None), trace)
     autograd.check_grad(h_rec.grad, second_layer_loss, (hv, W2), wrt=(0,), names=("h.grad",), holders=(h_rec,),
-                        role="intermediate", mean_over=outv.numel())
+                        role="intermediate", mean_over=outv.numel(), trace=trace)
     autograd.check_grad(out_rec.grad, mean_square, (outv,), names=("out.grad",), holders=(out_rec,),
-                        role="intermediate", mean_over=outv.numel())
+                        role="intermediate", mean_over=outv.numel(), trace=trace)
+
+
+def chain_coefficients(rng, steps):
+    """c with both signs once there are two steps or more."""
+    c = rng.randn(steps, device="cpu")
+    c[0] = c[0].abs() + 0.1
+    if steps >= 2:
+        c[1] = -(c[1].abs() + 0.1)
+    return c
 
 
 @pytest.mark.grade(points=3)
 def test_chain_grads(submission, autograd, grade_rng, grade_device):
-    shape = grade_rng.shape(ndim=grade_rng.integers(1, 2))
-    steps = grade_rng.integers(1, 5)
-    x = grade_rng.randn(*shape, requires_grad=True)
-    c = grade_rng.randn(steps)
-    result = submission("retain_grad").chain_grads(x, c)
-    names = tuple(f"z_{k}" for k in range(1, steps + 1))
-    records = autograd.unpack(result, len(names), "the returned (" + ", ".join(names) + ")")
+    shape = grade_rng.shape(ndim=grade_rng.integers(1, 2), low=2, high=4)
+    # A random number of steps, and the edge case of a single step.
+    for steps in (grade_rng.integers(2, 5), 1):
+        x = grade_rng.randn(*shape, requires_grad=True)
+        c = chain_coefficients(grade_rng, steps).to(grade_device)
+        result = submission("retain_grad").chain_grads(x, c)
+        trace = submission.trace
+        names = tuple(f"z_{k}" for k in range(1, steps + 1))
+        records = autograd.unpack(result, len(names), "the returned [" + ", ".join(names) + "]")
 
-    def tail(k):
-        def loss_from(z):
-            for j in range(k, steps):
-                z = torch.tanh(c[j] * z)
-            return z.sum()
-        return loss_from
+        def tail(k):
+            def loss_from(z):
+                for j in range(k, steps):
+                    z = torch.tanh(c[j] * z)
+                return z.sum()
+            return loss_from
 
-    z = x.detach()
-    for k, (record, name) in enumerate(zip(records, names), start=1):
-        z = torch.tanh(c[k - 1] * z)
-        autograd.assert_close(record, z, name)
-        autograd.check_grad(record.grad, tail(k), (z,), names=(f"{name}.grad",), holders=(record,),
-                            role="intermediate")
+        z = x.detach()
+        expected = []
+        for k, (record, name) in enumerate(zip(records, names), start=1):
+            z = torch.tanh(c[k - 1] * z)
+            expected.append(z)
+            autograd.assert_close(record, z, name)
+        require_retained(autograd, records, names, [None] * steps, trace)
+        for k, (record, name, value) in enumerate(zip(records, names, expected), start=1):
+            autograd.check_grad(record.grad, tail(k), (value,), names=(f"{name}.grad",), holders=(record,),
+                                role="intermediate", trace=trace)

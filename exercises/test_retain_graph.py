@@ -1,4 +1,11 @@
+import numpy
 import pytest
+
+from pytest_autograd_grader import ErrorRecord, TensorRecord
+from pytest_autograd_grader.diagnose import error_name
+from pytest_autograd_grader.messages import msg
+from pytest_autograd_grader.outcomes import GradeFailure
+from pytest_autograd_grader.compare import same, values
 
 pytestmark = pytest.mark.grade(concept="retain_graph")
 
@@ -15,35 +22,153 @@ def first_loss(x, w):
     return (x * w).tanh().sum()
 
 
+def second_loss(x, w):
+    return ((x * w).tanh() ** 2).mean()
+
+
 def both_losses(x, w):
     h = (x * w).tanh()
     return h.sum() + (h ** 2).mean()
 
 
+# -- reading answers and traces --------------------------------------------------------
+
+def require_backward(autograd, grad, what, trace):
+    """A gradient that is None because backward never ran gets that said."""
+    if grad is None and not any(not call.raised for call in trace.backward_calls):
+        autograd.require(False, "\n".join([msg("cmp.none", what=what), msg("diag.dynamic_graph.no_backward")]))
+
+
+def shape_of_at_least_2(grade_rng):
+    """A 1-D or 2-D shape with at least 2 elements (a mean and a sum differ)."""
+    while True:
+        shape = grade_rng.shape(ndim=grade_rng.integers(1, 2))
+        if int(numpy.prod(shape)) >= 2:
+            return shape
+
+
+# -- backward_k_times --------------------------------------------------------------------
+
 @pytest.mark.grade(points=3)
 def test_backward_k_times(submission, autograd, grade_rng, grade_device):
-    k = grade_rng.integers(2, 4)
-    x = grade_rng.randn(*grade_rng.shape(ndim=grade_rng.integers(1, 2)), requires_grad=True)
-    got = submission("retain_graph").backward_k_times(x, k)
-    autograd.check_grad(got, exp_loss, (x,), scale=k, calls=k, names=(f"x.grad after {k} backward calls",))
+    # Two calls with different k on every run, so no fixed count passes.
+    k_first = grade_rng.integers(2, 3)
+    for k in (k_first, grade_rng.integers(k_first + 1, 5)):
+        x = grade_rng.randn(*grade_rng.shape(ndim=grade_rng.integers(1, 2)), requires_grad=True)
+        got = submission("retain_graph").backward_k_times(x, k)
+        trace = submission.trace
+        # The forward's nodes: one exp and one multiplication when L is built once.
+        built = max(trace.nodes_named("ExpBackward0"), trace.nodes_named("MulBackward0"))
+        autograd.require(built <= 1, "req.retain_graph.build_once", built=built, k=k)
+        calls = trace.completed_calls
+        what = f"x.grad after {k} backward calls"
+        require_backward(autograd, got, what, trace)
+        (grad,) = autograd.grad(exp_loss, (x,))
+        produced = values(got)
+        if calls != k and 1 <= calls <= 8 and not same(produced, k * grad) and same(produced, calls * grad):
+            autograd.fail_with(what, produced, k * grad, msg("diag.retain_graph.call_count", calls=calls, k=k))
+        autograd.check_grad(got, exp_loss, (x,), scale=k, calls=k, names=(what,), trace=trace)
+        autograd.require(calls == k, "req.retain_graph.k_calls", calls=calls, k=k)
 
+
+# -- caught_error ------------------------------------------------------------------------
 
 @pytest.mark.grade(points=3)
 def test_caught_error(submission, autograd, grade_rng, grade_device):
     x = grade_rng.randn(*grade_rng.shape(ndim=grade_rng.integers(1, 2)), requires_grad=True)
-    error, grad = autograd.unpack(submission("retain_graph").caught_error(x), 2, "the returned (error, x.grad)")
+    caught_error = submission("retain_graph").caught_error
+    result = caught_error.capture(x)
+    trace = submission.trace
+    if isinstance(result, ErrorRecord):
+        # The student's function raised: the error escaped instead of being caught.
+        module, function = caught_error.qualname.split(".", 1)
+        autograd.require(error_name(result.message) != "backward_twice",
+                         "\n".join([msg("student.raised", module=module, function=function, type=result.type,
+                                        message=result.message, where=""), msg("diag.retain_graph.not_caught")]))
+        caught_error(x)  # any other error: the usual feedback
+    if isinstance(result, (tuple, list)) and len(result) == 2 and isinstance(result[0], TensorRecord) and \
+            isinstance(result[1], ErrorRecord):
+        autograd.require(False, msg("diag.retain_graph.swapped", order="(error, x.grad)"))
+    error, grad = autograd.unpack(result, 2, "the returned (error, x.grad)")
+    backwards = list(trace.calls)
+    went_through = len(backwards) >= 2 and not any(call.raised for call in backwards)
+    kept = went_through and backwards[0].keeps_graph
+    built = trace.nodes_named("PowBackward0")
+    if kept:
+        diagnosis = msg("diag.retain_graph.kept_graph")
+    elif went_through and built >= 2:
+        diagnosis = msg("diag.retain_graph.rebuilt", built=built)
+    elif len(backwards) == 1 and not backwards[0].raised:
+        diagnosis = msg("diag.retain_graph.one_backward")
+    else:
+        diagnosis = None
     with autograd.part(2):
-        autograd.expect_error("backward_twice", error, what="the error of the second backward")
+        try:
+            autograd.expect_error("backward_twice", error, what="the error of the second backward")
+        except GradeFailure as failure:
+            raise GradeFailure(f"{failure.feedback}\n{diagnosis}") if diagnosis else failure
     with autograd.part(1):
-        autograd.check_grad(grad, cube_loss, (x,), calls=1, names=("x.grad after the first backward",))
+        what = "x.grad after the first backward"
+        (expected,) = autograd.grad(cube_loss, (x,))
+        produced = values(grad)
+        if diagnosis and produced is not None and not same(produced, expected):
+            autograd.fail_with(what, produced, expected, diagnosis)
+        autograd.check_grad(grad, cube_loss, (x,), calls=1, names=(what,), trace=trace)
+
+
+# -- two_losses --------------------------------------------------------------------------
+
+# ops that copy a gradient (or read it out) into a tensor of its own
+COPIES = frozenset({"clone", "detach", "copy_", "tensor", "as_tensor", "mul", "add", "sub", "div", "numpy",
+                    "tolist", "__deepcopy__", "__reduce_ex__", "contiguous", "to", "new_tensor", "cat", "stack"})
+
+
+def copy_diagnosis(trace):
+    """Why grad_after_L1 holds both gradients, from where the copy was made:
+    no copy after the first backward (w.grad itself was kept), or every copy
+    after the last backward (copied too late); None when it is unclear."""
+    ops = trace.ops
+    backwards = [i for i, op in enumerate(ops) if op.name in ("backward", "autograd.grad")]
+    if not backwards:
+        return None
+    # a copy of a gradient records no graph node (unlike computing L2 from h)
+    copies = [i for i, op in enumerate(ops) if op.name in COPIES and not op.node and i > backwards[0]]
+    if not copies:
+        return msg("diag.retain_graph.no_clone")
+    if len(backwards) >= 2 and all(i > backwards[-1] for i in copies):
+        return msg("diag.retain_graph.copied_late")
+    return None
 
 
 @pytest.mark.grade(points=3)
 def test_two_losses(submission, autograd, grade_rng, grade_device):
-    shape = grade_rng.shape(ndim=grade_rng.integers(1, 2))
+    shape = shape_of_at_least_2(grade_rng)
     x = grade_rng.randn(*shape)
     w = grade_rng.randn(*shape, requires_grad=True)
-    first, both = autograd.unpack(submission("retain_graph").two_losses(x, w), 2,
-                        "the returned (grad_after_L1, grad_after_both)")
-    autograd.check_grad(first, first_loss, (x, w), wrt=(1,), names=("w.grad after L1.backward()",))
-    autograd.check_grad(both, both_losses, (x, w), wrt=(1,), names=("w.grad after both backward calls",))
+    result = submission("retain_graph").two_losses(x, w)
+    trace = submission.trace
+    built = trace.nodes_named("TanhBackward0")
+    autograd.require(built <= 1, "req.retain_graph.h_once", built=built)
+    first, both = autograd.unpack(result, 2, "the returned (grad_after_L1, grad_after_both)")
+    calls = trace.completed_calls
+    (g1,) = autograd.grad(first_loss, (x, w), wrt=(1,))
+    (g2,) = autograd.grad(second_loss, (x, w), wrt=(1,))
+    got_first, got_both = values(first), values(both)
+    n = w.numel()
+    if same(got_first, g1 + g2) and same(got_both, g1):
+        autograd.require(False, msg("diag.retain_graph.swapped", order="(grad_after_L1, grad_after_both)"))
+    what = "w.grad after L1.backward()"
+    require_backward(autograd, first, what, trace)
+    if same(got_first, g1 + g2) and not same(got_first, g1):
+        diagnosis = copy_diagnosis(trace)
+        if diagnosis:
+            autograd.fail_with(what, got_first, g1, diagnosis)
+    autograd.check_grad(first, first_loss, (x, w), wrt=(1,), names=(what,), trace=trace)
+    what = "w.grad after both backward calls"
+    require_backward(autograd, both, what, trace)
+    for key, wrong in (("diag.retain_graph.zeroed_between", g2), ("diag.retain_graph.l2_sum", g1 + n * g2),
+                       ("diag.retain_graph.l1_twice", 2 * g1 + g2)):
+        if not same(got_both, g1 + g2) and same(got_both, wrong):
+            autograd.fail_with(what, got_both, g1 + g2, msg(key, k=n, calls=calls))
+    autograd.check_grad(both, both_losses, (x, w), wrt=(1,), names=(what,), trace=trace)
+    autograd.require(calls == 2, "req.retain_graph.two_calls", calls=calls)

@@ -1,4 +1,9 @@
 import pytest
+import torch
+
+from pytest_autograd_grader import TensorRecord
+from pytest_autograd_grader.messages import msg
+from pytest_autograd_grader.compare import same, values
 
 pytestmark = pytest.mark.grade(concept="vector_backward")
 
@@ -11,48 +16,162 @@ def two_losses(w, x):
     return ((x @ w) ** 2).mean(), w.exp().sum()
 
 
+def two_losses_l1_summed(w, x):
+    return ((x @ w) ** 2).sum(), w.exp().sum()
+
+
+# -- reading answers and traces --------------------------------------------------------
+
+def require_backward(autograd, grad, what, trace):
+    """A gradient that is None because backward never ran gets that said."""
+    if grad is None and not any(not call.raised for call in trace.backward_calls):
+        autograd.require(False, "\n".join([msg("cmp.none", what=what), msg("diag.dynamic_graph.no_backward")]))
+
+
+def ones_diagnosis(trace):
+    """Why an answer is the VJP with ones, from the backward calls: no
+    gradient passed (.sum() or backward() on a 1-element output), or a
+    gradient of ones passed."""
+    if any(call.gradient for call in trace.calls if not call.raised):
+        return msg("diag.vector_backward.ones_not_v")
+    return msg("diag.vector_backward.sum_not_v")
+
+
+MATMUL_NODES = ("MmBackward0", "MvBackward0", "BmmBackward0", "DotBackward0")
+# ops that copy a gradient (or read it out) into a tensor of its own
+COPIES = ("clone", "detach", "copy_", "tensor", "as_tensor", "numpy", "tolist", "__deepcopy__", "__reduce_ex__",
+          "contiguous", "new_tensor")
+
+
+# -- jacobian_rows -----------------------------------------------------------------------
+
+def rows_diagnosis(got, rows, trace):
+    """The likely mistake behind a wrong (m, n) matrix of Jacobian rows, from
+    how its rows relate to the right ones; None when none fits."""
+    m = rows.shape[0]
+    if got is None or got.shape != rows.shape or m < 2 or same(got, rows):
+        return None
+    total = rows.sum(dim=0, keepdim=True).expand_as(rows)
+    if not same(total, rows) and same(got, total):
+        if trace.completed_calls >= m and not trace.count(*COPIES):
+            # one call per row and no copy: every row is the same tensor
+            return msg("diag.vector_backward.rows_alias", m=m)
+        return msg("diag.vector_backward.rows_ones")
+    if not same(rows.cumsum(dim=0), rows) and same(got, rows.cumsum(dim=0)):
+        return msg("diag.vector_backward.rows_not_zeroed")
+    if bool((got == 0).all()) and trace.count("zero_", "fill_", "mul_"):
+        return msg("diag.vector_backward.rows_zero")
+    return None
+
+
 @pytest.mark.grade(points=3)
 def test_jacobian_rows(submission, autograd, grade_rng, grade_device):
-    import torch
-
-    from pytest_autograd_grader import TensorRecord
-
     n, m = grade_rng.shape(ndim=2, low=1, high=5)
     tutorial = (torch.tensor([[1.0, 2.0]], dtype=torch.float64, device=grade_device),
                 torch.tensor([[3.0, 4.0], [5.0, 6.0]], dtype=torch.float64, device=grade_device))
-    # Equal columns first: their Jacobian rows are equal, so rows that were
-    # not zeroed in between come out as exact multiples and get a diagnosis.
-    equal_columns = grade_rng.randn(n, 1).repeat(1, grade_rng.integers(2, 4))
-    cases = [(grade_rng.randn(1, n), equal_columns), (grade_rng.randn(1, n), grade_rng.randn(n, m)), tutorial]
+    # Random values with at least 2 columns (2 rows to find), then the tutorial's.
+    cases = [(grade_rng.randn(1, n), grade_rng.randn(n, max(m, 2))), tutorial]
     for x, Y in cases:
         got = submission("vector_backward").jacobian_rows(x.requires_grad_(True), Y)
+        trace = submission.trace
+        columns = Y.shape[1]
+        built = trace.nodes_named(*MATMUL_NODES)
+        autograd.require(built <= 1, "req.vector_backward.build_once", built=built)
         rows = []
-        for j in range(Y.shape[1]):
-            e = torch.zeros(1, Y.shape[1], dtype=x.dtype, device=x.device)
+        for j in range(columns):
+            e = torch.zeros(1, columns, dtype=x.dtype, device=x.device)
             e[0, j] = 1.0
             rows.append(autograd.grad(product, (x, Y), e, wrt=(0,))[0])
+        expected = torch.cat(rows)
         what = f"Jacobian rows for x of shape {tuple(x.shape)}, Y of shape {tuple(Y.shape)}"
+        produced = values(got)
+        if produced is not None and produced.shape == (columns, 1, x.shape[1]):
+            shape = tuple(produced.shape)
+            autograd.require(False, "\n".join([msg("cmp.shape", what=what, expected=tuple(expected.shape), got=shape),
+                                               msg("diag.vector_backward.stacked", got=shape, m=columns)]))
+        diagnosis = rows_diagnosis(produced, expected.double().cpu(), trace)
+        if diagnosis:
+            autograd.fail_with(what, produced, expected, diagnosis)
         if isinstance(got, TensorRecord) and got.shape == (len(rows), x.shape[1]):
             for j, row in enumerate(rows):  # row by row, so each row's mistake can be named
                 autograd.assert_grad(got.data[j:j + 1], row, f"{what}: row {j}")
-        autograd.assert_grad(got, torch.cat(rows), what)
+        autograd.assert_grad(got, expected, what)
+        calls = trace.completed_calls
+        autograd.require(calls >= columns, "req.vector_backward.rows_calls", calls=calls, m=columns)
+
+
+# -- vjp_matmul --------------------------------------------------------------------------
+
+def scale_of(got, expected):
+    """c when every produced gradient is c * the expected one (c != 1), else None."""
+    pairs = [(g, e.detach().double().cpu()) for g, e in zip(got, expected)]
+    if any(g is None or g.shape != e.shape for g, e in pairs):
+        return None
+    norm = sum(float((e * e).sum()) for _, e in pairs)
+    if norm == 0:
+        return None
+    c = sum(float((g * e).sum()) for g, e in pairs) / norm
+    if abs(c - 1) < 1e-6 or not all(same(g, c * e) for g, e in pairs):
+        return None
+    return c
 
 
 @pytest.mark.grade(points=3)
 def test_vjp_matmul(submission, autograd, grade_rng, grade_device):
-    b, n, m = grade_rng.shape(ndim=3, low=1, high=5)
+    b, n, m = grade_rng.shape(ndim=3, low=1, high=4)
     x = grade_rng.randn(b, n, requires_grad=True)
     Y = grade_rng.randn(n, m, requires_grad=True)
     v = grade_rng.randn(b, m)
     got = submission("vector_backward").vjp_matmul(x, Y, v)
-    autograd.check_grad(got, product, (x, Y), grad_outputs=v, names=("x.grad", "Y.grad"))
+    trace = submission.trace
+    names = (f"x.grad (x: {b}x{n}, Y: {n}x{m})", f"Y.grad (x: {b}x{n}, Y: {n}x{m})")
+    calls = [call for call in trace.calls if not call.raised]
+    if isinstance(got, (tuple, list)) and len(got) == 2:
+        for one_got, what in zip(got, names):
+            require_backward(autograd, one_got, what, trace)
+        produced = [values(g) for g in got]
+        expected = autograd.grad(product, (x, Y), v)
+        ones = autograd.grad(product, (x, Y), torch.ones_like(v))
+        for one_got, want, one, what in zip(produced, expected, ones, names):
+            if not same(one_got, want) and not same(one, want) and same(one_got, one):
+                autograd.fail_with(what, one_got, want, ones_diagnosis(trace))
+        c = scale_of(produced, expected)
+        if c is not None and len(calls) == 1 and calls[0].gradient:
+            # one backward with a gradient that is a multiple of v
+            autograd.fail_with(names[0], produced[0], expected[0], msg("diag.vector_backward.scaled_v", k=c))
+    autograd.check_grad(got, product, (x, Y), grad_outputs=v, names=names, trace=trace)
+    autograd.require(len(calls) == 1, "req.vector_backward.vjp_one_call", calls=len(calls))
 
+
+# -- weighted_losses ---------------------------------------------------------------------
 
 @pytest.mark.grade(points=3)
 def test_weighted_losses(submission, autograd, grade_rng, grade_device):
-    b, n = grade_rng.shape(ndim=2, low=1, high=5)
+    b, n = grade_rng.integers(2, 5), grade_rng.integers(1, 5)
     w = grade_rng.randn(n, requires_grad=True)
     x = grade_rng.randn(b, n)
-    weights = grade_rng.randn(2, low=0.1)
+    # Two different weights, neither near 1, in a random order: swapped,
+    # squared or missing weights all give other gradients.
+    small, large = grade_rng.numpy.uniform(0.2, 0.8), grade_rng.numpy.uniform(1.3, 3.0)
+    pair = (small, large) if grade_rng.integers(0, 1) else (large, small)
+    weights = torch.tensor(pair, dtype=torch.float64, device=grade_device)
     got = submission("vector_backward").weighted_losses(w, x, weights)
-    autograd.check_grad(got, two_losses, (w, x), grad_outputs=(weights[0], weights[1]), wrt=(0,), names=("w.grad",))
+    trace = submission.trace
+    what = f"w.grad (weights = [{pair[0]:.4g}, {pair[1]:.4g}])"
+    require_backward(autograd, got, what, trace)
+    (expected,) = autograd.grad(two_losses, (w, x), (weights[0], weights[1]), wrt=(0,))
+    produced = values(got)
+    if produced is not None and not same(produced, expected):
+        one = torch.ones((), dtype=torch.float64, device=grade_device)
+        for key, fn, grads in (
+                ("diag.vector_backward.unweighted", two_losses, (one, one)),
+                ("diag.vector_backward.weights_swapped", two_losses, (weights[1], weights[0])),
+                ("diag.vector_backward.weights_twice", two_losses, (weights[0] ** 2, weights[1] ** 2)),
+                ("diag.vector_backward.l1_sum", two_losses_l1_summed, (weights[0], weights[1]))):
+            (wrong,) = autograd.grad(fn, (w, x), grads, wrt=(0,))
+            if same(produced, wrong):
+                autograd.fail_with(what, produced, expected, msg(key, k=b))
+    autograd.check_grad(got, two_losses, (w, x), grad_outputs=(weights[0], weights[1]), wrt=(0,), names=(what,),
+                        trace=trace)
+    calls = trace.completed_calls
+    autograd.require(calls == 1, "req.vector_backward.weighted_one_call", calls=calls)

@@ -29,35 +29,48 @@ import torch
 
 
 def jacobian_rows(x: torch.Tensor, Y: torch.Tensor):
-    """x has shape (1, n) and requires grad; Y has shape (n, m).
+    """x is a float64 leaf of shape (1, n) with requires_grad=True; Y is a
+    float64 tensor of shape (n, m), m >= 2, that does not require grad.
 
-    Compute L = x @ Y (shape (1, m)) once. For each output j = 0 .. m-1, call
-    L.backward(gradient=e_j, retain_graph=True), where e_j has L's shape, a 1
-    at [0, j] and zeros elsewhere; keep a copy of x.grad, then zero x.grad
-    before the next j. Return torch.cat of the m copies: a tensor of shape
-    (m, n) whose row j is dL[0, j]/dx.
+    Compute L = x @ Y (shape (1, m)) once: the grader checks that the
+    matrix product ran once. For each output j = 0 .. m-1, call
+    L.backward(gradient=e_j, retain_graph=True), where e_j has L's shape, a
+    1 at [0, j] and zeros elsewhere: one backward call per row, m in all
+    (the grader counts them; torch.autograd.grad(L, x, e_j,
+    retain_graph=True) counts as well). Keep a copy of x.grad
+    (x.grad.clone(): x.grad itself is changed by what follows), then zero
+    x.grad before the next j. Return torch.cat of the m copies: a tensor of
+    shape (m, n) whose row j is dL[0, j]/dx. With the example above the
+    result is [[3., 5.], [4., 6.]].
     """
     raise NotImplementedError
 
 
 def vjp_matmul(x: torch.Tensor, Y: torch.Tensor, v: torch.Tensor):
-    """x (shape (b, n)) and Y (shape (n, m)) both require grad; v has shape
-    (b, m).
+    """x (shape (b, n)) and Y (shape (n, m)) are float64 leaves with
+    requires_grad=True; v is a float64 tensor of shape (b, m) that does not
+    require grad.
 
-    Compute L = x @ Y and backpropagate the vector v through it with a single
-    backward call. Return the tuple (x.grad, Y.grad).
+    Compute L = x @ Y and backpropagate the vector v through it with a
+    single backward call that passes v (the grader checks there is exactly
+    one): L.backward(gradient=v). Return the tuple (x.grad, Y.grad): tensors
+    of shapes (b, n) and (n, m).
     """
     raise NotImplementedError
 
 
 def weighted_losses(w: torch.Tensor, x: torch.Tensor, weights: torch.Tensor):
-    """w has shape (n,) and requires grad; x has shape (b, n); weights has
-    shape (2,).
+    """w is a float64 leaf of shape (n,) with requires_grad=True; x is a
+    float64 tensor of shape (b, n), b >= 2, and weights a float64 tensor of
+    shape (2,) with two different positive entries; neither requires grad.
 
     Compute the two losses
         L1 = ((x @ w) ** 2).mean()
         L2 = torch.exp(w).sum()
     and call torch.autograd.backward([L1, L2], grad_tensors=[weights[0],
-    weights[1]]) once. Return w.grad.
+    weights[1]]) once: a single backward call for both losses (the grader
+    checks there is exactly one; backward of weights[0] * L1 +
+    weights[1] * L2 is the same single call). Return w.grad: a tensor of
+    shape (n,), the gradient of weights[0] * L1 + weights[1] * L2.
     """
     raise NotImplementedError

@@ -9,7 +9,7 @@ def build_graph(x, w):
 
 
 def grad_fn_names(x, w):
-    a, b, y = build_graph(x.detach().requires_grad_(True), w.detach().requires_grad_(True))
+    a, b, y = build_graph(x, w)
     return tuple(type(t.grad_fn).__name__ for t in (a, b, y))
 
 

@@ -4,15 +4,19 @@ the JSON report, the way an instructor's CI would."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy  # noqa: F401
 import pytest
 import torch  # noqa: F401
 from _pytest import pytester as _pytester
+
+from pytest_autograd_grader.messages import EN, msg
 
 # pytester forgets every module first imported during an in-process run.
 # torch imports parts of itself lazily (torch.testing pulls in
@@ -152,7 +156,10 @@ from pytest_autograd_grader.seeding import GradeRng, check_seed
 @pytest.fixture(params={seeds!r}, ids=lambda seed: f"seed{{seed}}")
 def grade_rng(request):
     device = request.getfixturevalue("grade_device") if "grade_device" in request.fixturenames else "cpu"
-    nodeid = request.node.nodeid.replace(f"-seed{{request.param}}]", "]").replace(f"[seed{{request.param}}]", "")
+    # the node id `--grade-seed S` would see: without this fixture's parameter
+    base, _, params = request.node.nodeid.partition("[")
+    params = [p for p in params.rstrip("]").split("-") if p != f"seed{{request.param}}"]
+    nodeid = base + (f"[{{'-'.join(params)}}]" if params else "")
     return GradeRng.create(check_seed(request.param, nodeid), device=device)
 '''
 
@@ -176,7 +183,180 @@ def grade_seeds(pytester: pytest.Pytester, grade_topics):
     def run(topics, *args: str, seeds=SEEDS, **kwargs) -> Seeded:
         (pytester.path / "checks").mkdir(exist_ok=True)
         (pytester.path / "checks" / "conftest.py").write_text(_SEEDS_CONFTEST.format(seeds=tuple(seeds)))
-        graded = grade_topics(topics, *args, **kwargs)
+        # the JSON report is what these tests read: pytest's tracebacks of
+        # failing checks would cost ~0.1 s each
+        graded = grade_topics(topics, "--tb=no", "-rN", *args, **kwargs)
         return Seeded(graded.result, graded.report)
 
     return run
+
+
+def grade_variants(pytester, topic, variants, seeds=SEEDS, args=("--tb=no", "-rN"), keep=None):
+    """Grade ``topic``'s checks against several student modules in one
+    session, each under every seed of ``seeds`` with exactly the inputs
+    ``--grade-seed S`` gives: variant NAME's copy of the checks lies in
+    checks/NAME/ (directories are not part of a check's seed) and calls the
+    student module TOPIC_NAME; ``keep`` ({variant: test names}) grades only
+    those checks of a variant. Returns {variant: {test name: [result, ...]}}."""
+    checks, student = pytester.path / "checks", pytester.path / "student"
+    checks.mkdir(exist_ok=True)
+    student.mkdir(exist_ok=True)
+    (checks / "conftest.py").write_text(_SEEDS_CONFTEST.format(seeds=tuple(seeds)))
+    source = (EXERCISES / f"test_{topic}.py").read_text()
+    call = f'submission("{topic}")'
+    assert call in source
+    for name, module in variants.items():
+        package = checks / name
+        package.mkdir()
+        (package / "__init__.py").write_text("")
+        text = source.replace(call, f'submission("{topic}_{name}")')
+        if keep is not None and name in keep:
+            for test in set(re.findall(r"^def (test_\w+)\(", text, re.M)) - set(keep[name]):
+                text = text.replace(f"def {test}(", f"def _not_graded_{test}(")
+        (package / f"test_{topic}.py").write_text(text)
+        (student / f"{topic}_{name}.py").write_text(module)
+    graded = run_grader(pytester, "checks", "--grade-submission=student", *args)
+    assert graded.report.get("complete"), graded.text[-3000:]
+    results = {name: {} for name in variants}
+    for check in graded.report["checks"]:
+        path, _, test = check["id"].partition("::")
+        results[path.split("/")[-2]].setdefault(test.split("[")[0], []).append(check)
+    for name, checks_of in results.items():
+        for test, runs in checks_of.items():
+            assert len(runs) == len(seeds), (name, test, len(runs))
+    return results
+
+
+def pattern(message_id):
+    """A regular expression matching every instance of a catalogue message."""
+    parts = re.split(r"\{[^{}]*\}", EN[message_id])
+    return re.compile(".*?".join(re.escape(part) for part in parts))
+
+
+# Generic diagnoses: a planted mistake's feedback may name one only where its
+# expectations list it (a misdiagnosis shows up as an unexpected one).
+GENERIC = ("diag.multiple", "diag.multiple_calls", "diag.mean_sum", "diag.fraction", "diag.running_sum",
+           "diag.factor", "diag.mean_twice", "diag.too_small", "diag.ones", "diag.sign", "diag.transpose",
+           "diag.none_leaf", "diag.none_not_leaf", "diag.none_intermediate", "diag.requires_grad",
+           "diag.backward_twice", "diag.implicit_grad", "diag.shape_mismatch", "diag.inplace_saved")
+
+
+def assert_diagnosed(results, topic, expect, may=None):
+    """Every planted mistake of ``expect`` ({variant: {check: [wanted, ...]}})
+    fails on every seed and its feedback says each wanted thing: a message
+    id (any instance of that message), (message id, {fields}) (that very
+    text) or a plain text. It names no other diagnosis or requirement of
+    ``topic`` and no generic diagnosis that is not wanted (or allowed by
+    ``may``: {(variant, check): [message id, ...]}, for the seed-dependent).
+    Every diagnosis and requirement of ``topic`` must be wanted somewhere."""
+    topic_ids = [key for key in EN if key.startswith((f"diag.{topic}.", f"req.{topic}."))]
+    planted = {w[0] if isinstance(w, tuple) else w for checks in expect.values() for wanted in checks.values()
+               for w in wanted}
+    assert set(topic_ids) <= planted, f"no planted mistake gets {sorted(set(topic_ids) - planted)}"
+    own = topic_ids + list(GENERIC)
+    for variant, checks in expect.items():
+        for check, wanted in checks.items():
+            ids = {w[0] if isinstance(w, tuple) else w for w in wanted} & set(EN)
+            allowed = ids | set((may or {}).get((variant, check), ()))
+            for run in results[variant][check]:
+                feedback = run["feedback"]
+                assert run["status"] == "failed" and run["score"] < run["max_score"], (variant, check, run)
+                for w in wanted:
+                    if isinstance(w, tuple):
+                        assert msg(w[0], **w[1]) in feedback, (variant, check, w, feedback)
+                    elif w in EN:
+                        assert pattern(w).search(feedback), (variant, check, w, feedback)
+                    else:
+                        assert w in feedback, (variant, check, w, feedback)
+                for key in own:
+                    assert key in allowed or not pattern(key).search(feedback), (variant, check, key, feedback)
+
+
+def assert_all_pass(results, variant, *checks):
+    for check in checks or results[variant]:
+        for run in results[variant][check]:
+            assert run["status"] == "passed" and run["score"] == run["max_score"], (variant, check, run)
+
+
+
+
+def grade_planted(pytester, topic, variants, checks_of=None):
+    """``grade_variants`` for a list of plantings: each a dict {function:
+    source} (replacing those functions of the reference solution) with an
+    optional "only" (the checks to grade; else ``checks_of[function]`` or
+    test_<function>). Returns, per planting, {test name: [its results]}."""
+    checks_of = checks_of or {}
+    modules, keep = {}, {}
+    for i, variant in enumerate(variants):
+        functions = {f: text for f, text in variant.items() if f != "only"}
+        modules[f"v{i}"] = solution_with_all(topic, functions)
+        keep[f"v{i}"] = variant.get("only") or [c for f in functions for c in checks_of.get(f, (f"test_{f}",))]
+    results = grade_variants(pytester, topic, modules, keep=keep)
+    return [results[f"v{i}"] for i in range(len(variants))]
+
+
+def fails_everywhere(runs, *texts, absent=()):
+    """Every seed's result failed, and its feedback says each of ``texts``
+    and none of ``absent``."""
+    for run in runs:
+        assert run["status"] == "failed" and run["score"] < run["max_score"], run
+        for text in texts:
+            assert text in run["feedback"], (text, run["feedback"])
+        for text in absent:
+            assert text not in run["feedback"], (text, run["feedback"])
+
+
+def passes_everywhere(runs):
+    assert all(run["status"] == "passed" for run in runs), [run["feedback"] for run in runs if run["feedback"]]
+
+
+class Mistake(NamedTuple):
+    """A planted mistake for ``assert_planted``."""
+
+    function: str  # graded by the check test_<function>
+    what: str
+    source: str
+    diagnosis: "str | tuple | None"  # the message id(s) its feedback must give (None: none of the check's own)
+    texts: tuple = ()  # more text the feedback must hold
+    score: float = 0
+
+
+def fragment(message_id):
+    """The longest piece of a message's English text without placeholders."""
+    return max(re.split(r"\{[^}]*\}", EN[message_id]), key=len).strip()
+
+
+def assert_planted(pytester, topic, mistakes, correct, specific):
+    """Grade every ``Mistake`` and every correct style ({name: {function:
+    source}}) under the 20 seeds in one session (``grade_variants``, at
+    most one mistake per function in each module): each mistake fails on
+    every seed with its score, its diagnosis and texts, and none of the
+    other message ids ``specific`` lists for its check; each style passes."""
+    by_function = {}
+    for mistake in mistakes:
+        by_function.setdefault(mistake.function, []).append(mistake)
+    versions = {}
+    for i in range(max(len(found) for found in by_function.values())):
+        chosen = {function: found[i] for function, found in by_function.items() if i < len(found)}
+        versions[f"version{i}"] = chosen
+    modules = {name: solution_with_all(topic, {f: m.source for f, m in chosen.items()})
+               for name, chosen in versions.items()}
+    modules.update({name: solution_with_all(topic, functions) for name, functions in correct.items()})
+    keep = {name: [f"test_{f}" for f in functions] for name, functions in {**versions, **correct}.items()}
+    runs = grade_variants(pytester, topic, modules, keep=keep)
+    for name, functions in correct.items():
+        for function in functions:
+            for run in runs[name][f"test_{function}"]:
+                assert run["status"] == "passed", (name, function, run["feedback"])
+    for name, chosen in versions.items():
+        for function, mistake in chosen.items():
+            check = f"test_{function}"
+            given = (mistake.diagnosis,) if isinstance(mistake.diagnosis, str) else mistake.diagnosis or ()
+            others = [fragment(i) for i in specific[check] if i not in given]
+            for run in runs[name][check]:
+                feedback = run["feedback"]
+                assert run["status"] == "failed" and run["score"] == mistake.score, (mistake.what, run)
+                for text in tuple(fragment(i) for i in given) + mistake.texts:
+                    assert text in feedback, (mistake.what, text, feedback)
+                for other in others:
+                    assert other not in feedback, (mistake.what, other, feedback)

@@ -18,13 +18,16 @@ def test_every_topic_has_stub_checks_and_solution():
         assert (SOLUTIONS / f"{topic}.py").is_file(), f"solutions/{topic}.py is missing"
 
 
-@pytest.mark.parametrize("seed", SEEDS)
-def test_solutions_score_full_marks(grade_topics, seed):
-    graded = grade_topics(TOPICS, "--grade-seed", str(seed))
+def test_solutions_score_full_marks_on_every_seed(grade_seeds):
+    graded = grade_seeds(TOPICS, seeds=SEEDS)
     wrong = {c["id"]: c["feedback"] for c in graded.report["checks"] if c["status"] != "passed"}
     assert wrong == {}
     assert graded.report["percent"] == 100.0
     assert {c["id"] for c in graded.report["concepts"]} == set(TOPICS)
+    runs = {}
+    for check in graded.report["checks"]:
+        runs.setdefault(check["id"].split("[")[0], []).append(check)
+    assert {len(r) for r in runs.values()} == {len(SEEDS)}
 
 
 def test_untouched_stubs_score_zero_with_only_not_implemented(grade_topics):

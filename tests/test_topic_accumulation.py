@@ -1,75 +1,121 @@
-"""The `accumulation` topic: solutions pass, stubs say "not implemented", and
-plausible mistakes get their diagnosis."""
+"""The `accumulation` topic: every plausible mistake fails on every seed with
+the diagnosis that names it, no diagnosis is given without its evidence, and
+correct solutions in other styles pass on every seed.
 
-from conftest import solution_with
+One grading session grades many submissions (a session costs seconds to
+start, a check milliseconds): variant i is the reference solution with a
+mistake, or a correct other style, planted in some functions, graded by a
+copy of the topic's checks for those functions in checks/v{i}/ (same file
+name, so each check gets exactly the inputs `--grade-seed S` gives it) that
+loads the module accumulation_v{i}."""
 
-TOO_LARGE = "times too large. .grad adds up over backward calls: zero it"
-FRACTION = "of the expected one. Accumulation was asked for: do not zero .grad between the"
-MEAN_SUM = "is the number of elements averaged: you used a sum where a mean was asked"
+from conftest import fails_everywhere, grade_planted, passes_everywhere
 
+from pytest_autograd_grader.messages import msg
 
-def test_forgetting_to_zero_is_diagnosed(grade_topics):
-    wrong = solution_with("accumulation", "zeroed_grads", """
-def zeroed_grads(x, k):
-    grads = []
-    for _ in range(k):
-        out = ((x + 2) ** 2).mean()
-        out.backward()
-        grads.append(x.grad.clone())
-    return grads
-""")
-    graded = grade_topics(["accumulation"], modules={"accumulation": wrong})
-    check = graded.check("test_zeroed_grads")
-    assert check["status"] == "failed"
-    assert "gradient 2 of" in check["feedback"]
-    assert "the gradient is 2 " + TOO_LARGE in check["feedback"]
+TOPIC = "accumulation"
+CHECKS = ("test_accumulated_grad", "test_zeroed_grads", "test_train_loop", "test_microbatch_grad")
 
-
-def test_zeroing_where_accumulation_was_asked_is_diagnosed(grade_topics):
-    wrong = solution_with("accumulation", "accumulated_grad", """
+VARIANTS = [
+    {  # 0
+        # .grad zeroed in every pass where accumulation was asked for
+        "accumulated_grad": """
 def accumulated_grad(x, k):
     for _ in range(k):
         x.grad = None
-        out = ((x + 2) ** 2).mean()
-        out.backward()
+        ((x + 2) ** 2).mean().backward()
     return x.grad
-""")
-    graded = grade_topics(["accumulation"], modules={"accumulation": wrong})
-    check = graded.check("test_accumulated_grad")
-    assert check["status"] == "failed"
-    assert "the gradient is 1/" in check["feedback"] and FRACTION in check["feedback"]
-
-
-def test_sum_instead_of_mean_is_diagnosed(grade_topics):
-    wrong = solution_with("accumulation", "accumulated_grad", """
-def accumulated_grad(x, k):
-    for _ in range(k):
-        out = ((x + 2) ** 2).sum()
-        out.backward()
-    return x.grad
-""")
-    graded = grade_topics(["accumulation"], modules={"accumulation": wrong})
-    check = graded.check("test_accumulated_grad")
-    assert check["status"] == "failed"
-    # the tutorial's x = ones(2, 2) comes first: a mean over 4 elements
-    assert "the gradient is 4 times too large, and 4 " + MEAN_SUM in check["feedback"]
-
-
-def test_micro_batches_without_dividing_by_k_are_diagnosed(grade_topics):
-    wrong = solution_with("accumulation", "microbatch_grad", """
+""",
+        # .grad never cleared: pass i holds the sum of passes 1..i
+        "zeroed_grads": """
+def zeroed_grads(x, scales):
+    grads = []
+    for c in scales:
+        (c * ((x + 2) ** 2).mean()).backward()
+        grads.append(x.grad.clone())
+    return grads
+""",
+        # w.grad saved without clone(), zeroed in place: every entry is the last gradient
+        "train_loop": """
+def train_loop(w, xs, ys, lr):
+    grads = []
+    for x, y in zip(xs, ys):
+        if w.grad is not None:
+            w.grad.zero_()
+        loss = ((x @ w - y) ** 2).mean()
+        loss.backward()
+        grads.append(w.grad)
+        with torch.no_grad():
+            w -= lr * w.grad
+    return w, grads
+""",
+        # the micro-batch losses are not divided by k
+        "microbatch_grad": """
 def microbatch_grad(w, xs, ys):
     for x, y in zip(xs, ys):
         ((x @ w - y) ** 2).mean().backward()
     return w.grad
-""")
-    graded = grade_topics(["accumulation"], modules={"accumulation": wrong})
-    check = graded.check("test_microbatch_grad")
-    assert check["status"] == "failed"
-    assert MEAN_SUM in check["feedback"]
-
-
-def test_training_loop_without_zeroing_is_diagnosed(grade_topics):
-    wrong = solution_with("accumulation", "train_loop", """
+""",
+    },
+    {  # 1
+        # the tutorial's two passes, whatever k is
+        "accumulated_grad": """
+def accumulated_grad(x, k):
+    for _ in range(2):
+        ((x + 2) ** 2).mean().backward()
+    return x.grad
+""",
+        # saved without clone(), zeroed in place after each pass: every entry is zero
+        "zeroed_grads": """
+def zeroed_grads(x, scales):
+    grads = []
+    for c in scales:
+        (c * ((x + 2) ** 2).mean()).backward()
+        grads.append(x.grad)
+        x.grad.zero_()
+    return grads
+""",
+        # the out-of-place update: w is no longer a leaf after one step
+        "train_loop": """
+def train_loop(w, xs, ys, lr):
+    grads = []
+    for x, y in zip(xs, ys):
+        loss = ((x @ w - y) ** 2).mean()
+        loss.backward()
+        grads.append(w.grad.clone())
+        w = w - lr * w.grad
+    return w, grads
+""",
+        # w.grad cleared before every micro-batch: only the last one is left
+        "microbatch_grad": """
+def microbatch_grad(w, xs, ys):
+    for x, y in zip(xs, ys):
+        w.grad = None
+        (((x @ w - y) ** 2).mean() / len(xs)).backward()
+    return w.grad
+""",
+    },
+    {  # 2
+        # one forward pass, k backward calls through the same graph
+        "accumulated_grad": """
+def accumulated_grad(x, k):
+    out = ((x + 2) ** 2).mean()
+    for _ in range(k):
+        out.backward(retain_graph=True)
+    return x.grad
+""",
+        # x.grad.zero_() before the first backward, when x.grad is still None
+        "zeroed_grads": """
+def zeroed_grads(x, scales):
+    grads = []
+    for c in scales:
+        x.grad.zero_()
+        (c * ((x + 2) ** 2).mean()).backward()
+        grads.append(x.grad.clone())
+    return grads
+""",
+        # w.grad never cleared between steps
+        "train_loop": """
 def train_loop(w, xs, ys, lr):
     grads = []
     for x, y in zip(xs, ys):
@@ -79,24 +125,197 @@ def train_loop(w, xs, ys, lr):
         with torch.no_grad():
             w -= lr * w.grad
     return w, grads
-""")
-    graded = grade_topics(["accumulation"], modules={"accumulation": wrong})
-    check = graded.check("test_train_loop")
-    assert check["status"] == "failed"
-    # the first case repeats one batch with lr 0, so step 2 sees twice the gradient
-    assert "gradient of step 2 of" in check["feedback"] and "(lr 0.0, one batch repeated)" in check["feedback"]
-    assert "the gradient of step 2 is the sum of the gradients of steps 1 to 2: .grad was never cleared" \
-        in check["feedback"]
-
-
-def test_malformed_return_is_a_failure_not_an_error(grade_topics):
-    wrong = solution_with("accumulation", "train_loop", """
+""",
+        # each micro-batch summed instead of averaged
+        "microbatch_grad": """
+def microbatch_grad(w, xs, ys):
+    for x, y in zip(xs, ys):
+        (((x @ w - y) ** 2).sum() / len(xs)).backward()
+    return w.grad
+""",
+    },
+    {  # 3
+        # a sum where the mean was asked
+        "accumulated_grad": """
+def accumulated_grad(x, k):
+    for _ in range(k):
+        ((x + 2) ** 2).sum().backward()
+    return x.grad
+""",
+        # torch.autograd.grad: right values, but .grad is never used
+        "zeroed_grads": """
+def zeroed_grads(x, scales):
+    return [torch.autograd.grad(c * ((x + 2) ** 2).mean(), x)[0] for c in scales]
+""",
+        # the out-of-place update under no_grad: w stops requiring grad
+        "train_loop": """
 def train_loop(w, xs, ys, lr):
+    grads = []
+    for x, y in zip(xs, ys):
+        loss = ((x @ w - y) ** 2).mean()
+        loss.backward()
+        grads.append(w.grad.clone())
+        with torch.no_grad():
+            w = w - lr * w.grad
+    return w, grads
+""",
+        # the whole batch's mean in one backward call
+        "microbatch_grad": """
+def microbatch_grad(w, xs, ys):
+    ((torch.einsum("kbn,n->kb", xs, w) - ys) ** 2).mean().backward()
+    return w.grad
+""",
+    },
+    {  # 4: the update through w.data: right values, but w was not updated with gradients off
+        "train_loop": """
+def train_loop(w, xs, ys, lr):
+    grads = []
+    for x, y in zip(xs, ys):
+        loss = ((x @ w - y) ** 2).mean()
+        loss.backward()
+        grads.append(w.grad.clone())
+        w.data -= lr * w.grad
+        w.grad = None
+    return w, grads
+""",
+    },
+    {  # 5: w.grad.zero_() before the first backward, when w.grad is still None
+        "train_loop": """
+def train_loop(w, xs, ys, lr):
+    grads = []
+    for x, y in zip(xs, ys):
+        w.grad.zero_()
+        loss = ((x @ w - y) ** 2).mean()
+        loss.backward()
+        grads.append(w.grad.clone())
+        with torch.no_grad():
+            w -= lr * w.grad
+    return w, grads
+""",
+    },
+    {  # 6: malformed returns are the student's failure, never the check's error
+        "zeroed_grads": """
+def zeroed_grads(x, scales):
+    (scales[0] * ((x + 2) ** 2).mean()).backward()
+    for c in scales[1:]:
+        x.grad = None
+        (c * ((x + 2) ** 2).mean()).backward()
+    return x.grad
+""",
+        "train_loop": """
+def train_loop(w, xs, ys, lr):
+    for x, y in zip(xs, ys):
+        ((x @ w - y) ** 2).mean().backward()
+        with torch.no_grad():
+            w -= lr * w.grad
+        w.grad = None
     return w
-""")
-    wrong = wrong.replace("def zeroed_grads(x, k):", "def zeroed_grads(x, k):\n    return x\n\n\ndef _unused(x, k):")
-    graded = grade_topics(["accumulation"], modules={"accumulation": wrong})
-    for name in ("test_train_loop", "test_zeroed_grads"):
-        check = graded.check(name)
-        assert check["status"] == "failed"
-        assert "expected a list, got a tensor" in check["feedback"] or "expected a tuple" in check["feedback"]
+""",
+    },
+    {  # 7: correct solutions in other styles
+        "accumulated_grad": """
+def accumulated_grad(x, k):
+    for _ in range(k):
+        torch.autograd.backward(torch.mean(torch.pow(torch.add(x, 2), 2)), retain_graph=True)
+    return x.grad.clone()
+""",
+        "zeroed_grads": """
+def zeroed_grads(x, scales):
+    grads = []
+    for c in scales:
+        if x.grad is not None:
+            x.grad.zero_()
+        out = ((x + 2) ** 2).mean() * c
+        out.backward()
+        grads.append(torch.clone(x.grad))
+    return tuple(grads)
+""",
+        # an optimizer; w.grad appended without clone() is right here: zero_grad()
+        # sets it to None, so every step's backward makes a new tensor
+        "train_loop": """
+def train_loop(w, xs, ys, lr):
+    opt = torch.optim.SGD([w], lr=lr)
+    grads = []
+    for i in range(len(xs)):
+        opt.zero_grad()
+        loss = torch.nn.functional.mse_loss(xs[i] @ w, ys[i])
+        loss.backward()
+        grads.append(w.grad)
+        opt.step()
+    return [w, grads]
+""",
+        "microbatch_grad": """
+def microbatch_grad(w, xs, ys):
+    k = len(xs)
+    for i in range(k):
+        loss = torch.nn.functional.mse_loss(torch.matmul(xs[i], w), ys[i])
+        loss.backward(gradient=torch.tensor(1.0 / k, dtype=w.dtype, device=w.device))
+    return w.grad
+""",
+    },
+]
+
+
+FUNCTION_CHECKS = {function: (f"test_{function}",)
+                   for function in ("accumulated_grad", "zeroed_grads", "train_loop", "microbatch_grad")}
+
+
+ALIAS_X = msg("diag.accumulation.saved_grad_alias", name="x")
+ALIAS_W = msg("diag.accumulation.saved_grad_alias", name="w")
+RUNNING_SUM = "is the sum of the gradients of steps 1 to 2: .grad was never cleared"
+OUT_OF_PLACE = "made a new tensor (grad_fn SubBackward0) instead of updating w"
+LAST = msg("diag.accumulation.last_microbatch")
+
+
+def test_mistakes_fail_on_every_seed_with_their_diagnosis(pytester, grade_seeds):
+    v = grade_planted(pytester, TOPIC, VARIANTS, FUNCTION_CHECKS)
+
+    # 0: zeroed where accumulation was asked; never zeroed; w.grad saved without
+    # clone; micro-batches not divided by k
+    fails_everywhere(v[0]["test_accumulated_grad"], "Accumulation was asked for: do not zero .grad between the",
+                     absent=[ALIAS_X])
+    fails_everywhere(v[0]["test_zeroed_grads"], "gradient 2 of", RUNNING_SUM, absent=[ALIAS_X])
+    fails_everywhere(v[0]["test_train_loop"], "(lr 0.", "different batches)", ALIAS_W, absent=[RUNNING_SUM])
+    for run in v[0]["test_microbatch_grad"]:
+        k = run["feedback"].split("accumulated over ")[1].split(" ")[0]
+        fails_everywhere([run], msg("diag.accumulation.microbatch_no_divide", k=int(k)), absent=[LAST])
+
+    # 1: a fixed pass count; saved without clone and zeroed in place; w = w - lr * w.grad;
+    # w.grad cleared between micro-batches
+    fails_everywhere(v[1]["test_accumulated_grad"], "your code called backward 2 time(s); the task asks for exactly")
+    fails_everywhere(v[1]["test_zeroed_grads"], "gradient 1 of", ALIAS_X)
+    fails_everywhere(v[1]["test_train_loop"], "your code stopped with an error after updating w once", OUT_OF_PLACE,
+                     absent=["TypeError", "NoneType", "UserWarning", "not a leaf Tensor is being accessed"])
+    fails_everywhere(v[1]["test_microbatch_grad"], LAST)
+
+    # 2: one graph, k backward calls; zero_() on a None .grad; w.grad never cleared; sums
+    fails_everywhere(v[2]["test_accumulated_grad"], msg("req.accumulation.fresh_forward", what="").strip(": "))
+    fails_everywhere(v[2]["test_zeroed_grads"], "'NoneType' object has no attribute 'zero_'",
+                     msg("diag.accumulation.zero_none", name="x"))
+    fails_everywhere(v[2]["test_train_loop"], "gradient of step 2 of", "(lr 0.0, one batch repeated)", RUNNING_SUM,
+                     absent=[ALIAS_W, OUT_OF_PLACE])
+    for run in v[2]["test_microbatch_grad"]:
+        b = run["feedback"].split(" micro-batches of ")[1].split(" ")[0]
+        fails_everywhere([run], msg("diag.accumulation.microbatch_sum", b=int(b)), absent=[LAST])
+
+    # 3: a sum; torch.autograd.grad instead of backward; w rebound under no_grad; one backward
+    fails_everywhere(v[3]["test_accumulated_grad"], "is the number of elements averaged: you used a sum")
+    fails_everywhere(v[3]["test_zeroed_grads"],
+                     "your code called backward 0 time(s); the task asks for one out.backward() per pass")
+    fails_everywhere(v[3]["test_train_loop"], msg("diag.accumulation.rebound_no_grad", name="w"),
+                     absent=[OUT_OF_PLACE, "does not require grad and does not have a grad_fn"])
+    fails_everywhere(v[3]["test_microbatch_grad"], "your code called backward 1 time(s); the task asks for exactly")
+
+    # 4: w.data; 5: zero_() on a None .grad
+    fails_everywhere(v[4]["test_train_loop"], msg("req.inplace.update_no_grad", what="", name="w").strip(": "),
+                     absent=[ALIAS_W, OUT_OF_PLACE])
+    fails_everywhere(v[5]["test_train_loop"], "'NoneType' object has no attribute 'zero_'",
+                     msg("diag.accumulation.zero_none", name="w"), absent=[OUT_OF_PLACE])
+
+    # 6: malformed returns
+    fails_everywhere(v[6]["test_zeroed_grads"], "the returned list of gradients: expected a tuple or list of")
+    fails_everywhere(v[6]["test_train_loop"], "the returned (w, grads) (lr 0.0, one batch repeated): expected a tuple")
+
+    # 7: correct in other styles
+    for name in CHECKS:
+        passes_everywhere(v[7][name])

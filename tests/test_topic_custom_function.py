@@ -1,16 +1,24 @@
-"""The `custom_function` topic: solutions pass, stubs say "not implemented",
-and plausible mistakes get their diagnosis."""
+"""The `custom_function` topic: correct answers in other styles pass on
+every seed, plausible mistakes fail on every seed, and each is told its
+mistake (and no other diagnosis where its evidence is absent).
 
-from conftest import solution_with
+All variants are graded in ONE session and one sandbox worker (its start and
+warm-up paid once): each variant is a copy of the checks file in a directory
+of its own, calling a student module named TOPIC_VARIANT; the copies keep
+the file's name, so every check gets exactly the inputs `--grade-seed S`
+gives the real one, for each of the 20 seeds of SEEDS."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import grade_variants
 
 from pytest_autograd_grader.messages import msg
 
+TOPIC = "custom_function"
+SWISH = '''import torch
 
-def test_wrong_backwards_and_float32_gradcheck_are_diagnosed(grade_topics):
-    # Swish.backward without the product rule, Hypot.backward that forgets
-    # the 1/2 of d sqrt(u) = du / (2 sqrt(u)), and a float32 gradcheck input;
-    # later definitions replace the solution's
-    wrong = solution_with("custom_function", "Swish", """
+
 class Swish(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
@@ -21,8 +29,10 @@ class Swish(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_output):
         x, s = ctx.saved_tensors
-        return grad_output * s * (1 - s)
-""") + """
+        return {swish}
+'''
+HYPOT = '''
+
 class Hypot(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, y):
@@ -33,28 +43,202 @@ class Hypot(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_output):
         x, y, r = ctx.saved_tensors
-        return grad_output * 2 * x / r, grad_output * 2 * y / r
+        return {hypot}
 
 
 def gradcheck_input(x):
-    return x.detach().clone().requires_grad_(True)
-"""
-    graded = grade_topics(["custom_function"], "--grade-seed", "3", modules={"custom_function": wrong})
-    assert graded.check("test_swish_forward")["status"] == "passed"
-    check = graded.check("test_swish_backward")
-    assert check["status"] == "failed" and "values differ from torch.autograd" in check["feedback"]
-    check = graded.check("test_swish_gradcheck")
-    assert check["status"] == "failed"
-    assert "gradcheck failed" in check["feedback"] and "Jacobian mismatch" in check["feedback"]
-    assert msg("diag.gradcheck_float32") not in check["feedback"]
+    return {gradcheck_input}
+'''
 
-    check = graded.check("test_hypot")
-    assert check["status"] == "failed"
-    assert check["score"] == 0.5  # the forward part only
-    assert msg("diag.multiple", k=2) in check["feedback"]
-    assert "gradcheck failed" in check["feedback"]
 
-    check = graded.check("test_gradcheck_input")
-    assert check["status"] == "failed"
-    assert "gradcheck failed" in check["feedback"]
-    assert msg("diag.gradcheck_float32") in check["feedback"]
+def planted(swish: str, hypot: str, gradcheck_input: str) -> str:
+    """The reference solution with the three given return expressions."""
+    return SWISH.format(swish=swish) + HYPOT.format(hypot=hypot, gradcheck_input=gradcheck_input)
+
+
+RIGHT_SWISH = "grad_output * (s + x * s * (1 - s))"
+RIGHT_INPUT = "x.detach().to(torch.float64).requires_grad_(True)"
+
+VARIANTS = {
+    # -- correct, in other styles than the reference's ----------------------
+    "styles_a": '''import torch
+
+
+class Swish(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.x = x   # an attribute of ctx instead of save_for_backward
+        return x / (1 + torch.exp(-x))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        s = torch.sigmoid(ctx.x)
+        return (grad_output * s * (1 + ctx.x * (1 - s)),)
+
+
+class Hypot(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, y):
+        r = torch.hypot(x, y)
+        ctx.save_for_backward(x, y, r)
+        return r
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, y, r = ctx.saved_tensors
+        scale = grad_output / r
+        return scale * x, scale * y
+
+
+def gradcheck_input(x):
+    return torch.tensor(x, dtype=torch.float64, requires_grad=True)
+''',
+    "styles_b": '''import torch
+
+
+class Swish(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)   # sigmoid recomputed in backward
+        return torch.nn.functional.silu(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        s = 1 / (1 + torch.exp(-x))
+        return torch.mul(grad_output, s + x * s * (1 - s))
+
+
+class Hypot(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x, y)
+        return (x * x + y * y).sqrt()
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, y = ctx.saved_tensors
+        r = (x * x + y * y).sqrt()
+        return tuple(grad_output * t / r for t in (x, y))
+
+
+def gradcheck_input(x):
+    return x.double().requires_grad_()
+''',
+    # -- mistakes, one per function ---------------------------------------------
+    "grad_output": planted("s + x * s * (1 - s)", "grad_output * y / r, grad_output * x / r",
+                           "x.detach().clone().requires_grad_(True)"),
+    "sigmoid_only": planted("grad_output * s * (1 - s)", "x / r, y / r", "x.double()"),
+    "product": planted("grad_output * s", "grad_output * 2 * x / r, grad_output * 2 * y / r",
+                       "x.requires_grad_().double()"),
+    "mixing": planted("grad_output.sum() * (s + x * s * (1 - s))", "grad_output * x / r, None",
+                      "torch.randn(x.shape, dtype=torch.float64, requires_grad=True)"),
+    "second_term": planted("grad_output * x * s * (1 - s)", "[grad_output * x / r, grad_output * y / r]",
+                           RIGHT_INPUT),
+    "copy_paste": planted("-(" + RIGHT_SWISH + ")", "grad_output * x / r, grad_output * x / r", RIGHT_INPUT),
+}
+
+_graded: dict = {}
+
+
+@pytest.fixture
+def graded(pytester):
+    """Every variant's results, graded once for the whole module
+    (``grade_variants``): ``graded(variant, check)`` returns that check's 20
+    results."""
+    if not _graded:
+        _graded.update(grade_variants(pytester, TOPIC, VARIANTS))
+    return lambda variant, check: _graded[variant][check]
+
+
+def failing_with(graded, variant, check, *texts, absent=(), score=0.0):
+    """The check fails on every seed with ``score``, its feedback holds every
+    text of ``texts`` and none of ``absent``."""
+    for run in graded(variant, check):
+        assert run["status"] == "failed" and run["score"] == score, run
+        for text in texts:
+            assert text in run["feedback"], (text, run["feedback"])
+        for text in absent:
+            assert text not in run["feedback"], (text, run["feedback"])
+
+
+def passing(graded, variant, check):
+    runs = graded(variant, check)
+    assert [r["feedback"] for r in runs if r["status"] != "passed"] == []
+
+
+CHECKS = ("test_swish_forward", "test_swish_backward", "test_swish_gradcheck", "test_hypot", "test_gradcheck_input")
+RAW_MATRICES = ("numerical:", "analytical:", "tensor(")
+
+
+@pytest.mark.parametrize("variant", ["styles_a", "styles_b"])
+def test_correct_answers_in_other_styles_pass_on_every_seed(graded, variant):
+    for check in CHECKS:
+        passing(graded, variant, check)
+
+
+def test_a_backward_that_ignores_grad_output(graded):
+    ignores = msg("diag.custom_function.ignores_grad_output")
+    passing(graded, "grad_output", "test_swish_forward")
+    failing_with(graded, "grad_output", "test_swish_backward", "values differ", ignores,
+                 absent=(msg("diag.ones"), "grad_tensors"))
+    failing_with(graded, "grad_output", "test_swish_gradcheck", "gradcheck failed", "worst entry: d output",
+                 msg("diag.gradcheck_grad_output"), absent=RAW_MATRICES)
+    failing_with(graded, "sigmoid_only", "test_hypot", "dL/dx from Hypot.backward: values differ", ignores,
+                 msg("diag.gradcheck_grad_output"), absent=(msg("diag.ones"),), score=0.5)
+
+
+def test_a_backward_without_the_product_rule(graded):
+    rule = msg("diag.custom_function.product_rule")
+    sigmoid_only = msg("diag.custom_function.sigmoid_only")
+    for variant in ("product", "second_term"):
+        failing_with(graded, variant, "test_swish_backward", "values differ", rule,
+                     absent=(sigmoid_only, msg("diag.custom_function.ignores_grad_output")))
+        failing_with(graded, variant, "test_swish_gradcheck", "gradcheck failed", "worst entry", absent=RAW_MATRICES)
+    failing_with(graded, "sigmoid_only", "test_swish_backward", sigmoid_only, absent=(rule,))
+    # another wrong backward gets none of these
+    failing_with(graded, "copy_paste", "test_swish_backward", msg("diag.sign"),
+                 absent=(rule, sigmoid_only, msg("diag.custom_function.ignores_grad_output")))
+
+
+def test_gradients_returned_in_the_wrong_places(graded):
+    # (dL/dy, dL/dx): named as swapped, in the check and in the gradcheck summary
+    swapped = msg("diag.gradcheck_swapped", got="x", belongs="y", order="x, y")
+    failing_with(graded, "grad_output", "test_hypot", "dL/dx from Hypot.backward: values differ", swapped,
+                 "x: ", "y: ", absent=RAW_MATRICES, score=0.5)
+    # the gradient for x returned for y as well: only y's is named
+    copied = msg("diag.gradcheck_swapped", got="y", belongs="x", order="x, y")
+    failing_with(graded, "copy_paste", "test_hypot", "dL/dy from Hypot.backward: values differ", copied,
+                 "y: ", absent=(swapped, "  x: "), score=0.5)
+    assert all(r["feedback"].count(copied) == 2 for r in graded("copy_paste", "test_hypot"))  # check and gradcheck
+    # None for y
+    failing_with(graded, "mixing", "test_hypot", "dL/dy from Hypot.backward: expected a gradient, got None",
+                 msg("diag.gradcheck_zero", input="y"), absent=(swapped,), score=0.5)
+    # a list counts as one gradient
+    failing_with(graded, "second_term", "test_hypot", "incorrect number of gradients (expected 2, got 1)",
+                 msg("diag.custom_function.gradient_count"))
+
+
+def test_a_constant_factor_is_not_called_accumulation(graded):
+    factor = msg("diag.factor", k=2)
+    failing_with(graded, "product", "test_hypot", factor, "gradcheck failed",
+                 absent=(msg("diag.multiple", k=2), msg("diag.multiple_calls", k=2, calls=2)), score=0.5)
+
+
+def test_a_backward_that_mixes_elements(graded):
+    mixes = msg("diag.gradcheck_mixes")
+    failing_with(graded, "mixing", "test_swish_backward", mixes)
+    failing_with(graded, "mixing", "test_swish_gradcheck", mixes, absent=(msg("diag.gradcheck_grad_output"),))
+    failing_with(graded, "grad_output", "test_swish_gradcheck", absent=(mixes,))
+
+
+def test_gradcheck_inputs(graded):
+    float32 = msg("diag.gradcheck_float32")
+    # float32: gradcheck of the (right) Swish fails, told entry by entry, then why
+    passing(graded, "second_term", "test_gradcheck_input")
+    failing_with(graded, "grad_output", "test_gradcheck_input", "gradcheck of Swish on your gradcheck input", float32,
+                 absent=RAW_MATRICES)
+    failing_with(graded, "sigmoid_only", "test_gradcheck_input", "expected requires_grad = True, got False",
+                 msg("diag.custom_function.gradcheck_requires_grad"))
+    failing_with(graded, "product", "test_gradcheck_input", "expected is_leaf = True, got False")
+    failing_with(graded, "mixing", "test_gradcheck_input", "values of your gradcheck input: values differ")

@@ -1,36 +1,160 @@
-"""The `graph` topic: solutions pass, stubs say "not implemented", and
-plausible mistakes get their diagnosis."""
+"""The `graph` topic: plausible mistakes fail on every seed with the
+diagnosis that names them (and no other), the docstrings' instructions are
+enforced from the trace, and correct solutions in other styles pass.
 
-from conftest import solution_with
-
-
-def test_flipped_sign_is_diagnosed(grade_topics):
-    wrong = solution_with("graph", "hand_gradients", """
-def hand_gradients(x, w):
-    return -(2 * w + x + 1), w + 1
-""")
-    graded = grade_topics(["graph"], modules={"graph": wrong})
-    check = graded.check("test_hand_gradients")
-    assert check["status"] == "failed"
-    assert "dy/dw" in check["feedback"] and "sign is flipped" in check["feedback"]
+Every planted mistake and every correct style is graded under the 20 seeds
+of ``grade_seeds``, all in one grading session."""
 
 
-def test_repeated_backward_without_zeroing_is_diagnosed(grade_topics):
-    wrong = solution_with("graph", "autograd_gradients", """
-def autograd_gradients(x, w):
-    for _ in range(2):
-        ((x + w) * (w + 1)).sum().backward()
-    return w.grad, x.grad
-""")
-    graded = grade_topics(["graph"], modules={"graph": wrong})
-    assert "2 times too large" in graded.check("test_autograd_gradients")["feedback"]
+from conftest import Mistake, assert_planted
+
+from pytest_autograd_grader.messages import msg
+
+TOPIC = "graph"
+
+# The ids each check may answer with; a planted mistake must get its own and none of the others.
+SPECIFIC = {
+    "test_build_graph": ("diag.graph.not_recorded", "diag.graph.order", "req.graph.y_from_a_b"),
+    "test_grad_fn_names": ("diag.graph.none_type", "diag.graph.repr", "req.graph.read_grad_fn"),
+    "test_hand_gradients": ("req.graph.by_hand", "diag.graph.order", "diag.graph.one_path", "diag.graph.local_swap",
+                            "diag.graph.sign_some", "diag.sign"),
+    "test_autograd_gradients": ("req.graph.use_autograd", "diag.graph.order", "diag.graph.returned_inputs",
+                                "diag.graph.sum_not_mean", "diag.multiple_calls", "diag.multiple", "diag.factor"),
+}
 
 
-def test_malformed_return_is_the_students_failure_not_a_broken_check(grade_topics):
-    wrong = solution_with("graph", "build_graph", """
+MISTAKES = [
+    Mistake("build_graph", "computed from detached copies: nothing recorded", """
+def build_graph(x, w):
+    a = x.detach() + w.detach()
+    b = w.detach() + 1
+    return a, b, a * b
+""", "diag.graph.not_recorded", ("a: expected requires_grad = True, got False",
+                                 msg("diag.graph.not_recorded", what="a"))),
+    Mistake("build_graph", "y computed again, not from a and b", """
+def build_graph(x, w):
+    a = x + w
+    b = w + 1
+    y = (x + w) * (w + 1)
+    return a, b, y
+""", "req.graph.y_from_a_b", (msg("req.graph.y_from_a_b", adds=4),)),
+    Mistake("build_graph", "the right tensors in another order", """
+def build_graph(x, w):
+    a = x + w
+    b = w + 1
+    return a * b, a, b
+""", "diag.graph.order", (msg("diag.graph.order", expected="(a, b, y)"),)),
+    Mistake("build_graph", "a malformed return is the student's failure, not a broken check", """
 def build_graph(x, w):
     return x + w, w + 1
-""")
-    check = grade_topics(["graph"], modules={"graph": wrong}).check("test_build_graph")
-    assert check["status"] == "failed"
-    assert "build_graph's (a, b, y): expected 3 values, got 2" in check["feedback"]
+""", None, ("build_graph's (a, b, y): expected 3 values, got 2",)),
+    Mistake("grad_fn_names", "the names typed in, no graph read", """
+def grad_fn_names(x, w):
+    return ("AddBackward0", "AddBackward0", "MulBackward0")
+""", "req.graph.read_grad_fn", (msg("req.graph.read_grad_fn", nodes=0, reads=0),)),
+    Mistake("grad_fn_names", "'build the same graph' on detached inputs: 'NoneType' three times", """
+def grad_fn_names(x, w):
+    x, w = x.detach(), w.detach()
+    a = x + w
+    b = w + 1
+    y = a * b
+    return tuple(type(t.grad_fn).__name__ for t in (a, b, y))
+""", "diag.graph.none_type", ("the name of a.grad_fn: expected 'AddBackward0', got 'NoneType'",
+                              msg("diag.graph.none_type", count=3))),
+    Mistake("grad_fn_names", "the printed node instead of its class name", """
+def grad_fn_names(x, w):
+    a = x + w
+    b = w + 1
+    y = a * b
+    return tuple(str(t.grad_fn) for t in (a, b, y))
+""", "diag.graph.repr"),
+    Mistake("grad_fn_names", "the names in the wrong order: a plain mismatch", """
+def grad_fn_names(x, w):
+    a = x + w
+    b = w + 1
+    y = a * b
+    return tuple(type(t.grad_fn).__name__ for t in (y, a, b))
+""", None, ("the name of a.grad_fn: expected 'AddBackward0', got 'MulBackward0'",)),
+    Mistake("hand_gradients", "'by hand' done by autograd", """
+def hand_gradients(x, w):
+    x = x.clone().requires_grad_(True)
+    w = w.clone().requires_grad_(True)
+    ((x + w) * (w + 1)).sum().backward()
+    return w.grad, x.grad
+""", "req.graph.by_hand", (msg("req.graph.by_hand", count=1),)),
+    Mistake("hand_gradients", "only the path through a", """
+def hand_gradients(x, w):
+    return x + w, w + 1
+""", "diag.graph.one_path", ("dy/dw: values differ",)),
+    Mistake("hand_gradients", "a per-element sign mistake (right wherever dy/dw > 0, as with one lucky element)", """
+def hand_gradients(x, w):
+    return (2 * w + x + 1).abs(), w + 1
+""", "diag.graph.sign_some", ("dy/dw: values differ", "those where the expected value is negative")),
+    Mistake("hand_gradients", "dy/da taken as a instead of b", """
+def hand_gradients(x, w):
+    return 2 * w + x + 1, x + w
+""", "diag.graph.local_swap", ("dy/dx: values differ",)),
+    Mistake("hand_gradients", "every sign flipped: the generic diagnosis", """
+def hand_gradients(x, w):
+    return -(2 * w + x + 1), w + 1
+""", "diag.sign", ("dy/dw: values differ",)),
+    Mistake("autograd_gradients", "the two gradients swapped", """
+def autograd_gradients(x, w):
+    ((x + w) * (w + 1)).sum().backward()
+    return x.grad, w.grad
+""", "diag.graph.order", (msg("diag.graph.order", expected="(w.grad, x.grad)"),)),
+    Mistake("autograd_gradients", "a mean where the loss is a sum", """
+def autograd_gradients(x, w):
+    ((x + w) * (w + 1)).mean().backward()
+    return w.grad, x.grad
+""", "diag.graph.sum_not_mean", ("w.grad: values differ",)),
+    Mistake("autograd_gradients", "two backward calls, .grad never cleared", """
+def autograd_gradients(x, w):
+    loss = ((x + w) * (w + 1)).sum()
+    loss.backward(retain_graph=True)
+    loss.backward()
+    return w.grad, x.grad
+""", "diag.multiple_calls", (msg("diag.multiple_calls", k=2, calls=2),)),
+    Mistake("autograd_gradients", "the gradients written out by hand", """
+def autograd_gradients(x, w):
+    with torch.no_grad():
+        return 2 * w + x + 1, w + 1
+""", "req.graph.use_autograd"),
+    Mistake("autograd_gradients", "the tensors returned instead of their .grad", """
+def autograd_gradients(x, w):
+    ((x + w) * (w + 1)).sum().backward()
+    return w, x
+""", "diag.graph.returned_inputs", (msg("diag.graph.returned_inputs", names="(w, x)", grads="(w.grad, x.grad)"),)),
+]
+
+# Correct, in other styles than the reference's.
+OTHER_STYLES = {
+    "build_graph": """
+def build_graph(x, w):
+    a = x + w
+    b = 1 + w
+    return [a, b, a * b]
+""",
+    # Reads only y's node and walks to a's and b's.
+    "grad_fn_names": """
+def grad_fn_names(x, w):
+    a, b, y = build_graph(x, w)
+    node = y.grad_fn
+    return [node.next_functions[0][0].name(), node.next_functions[1][0].name(), node.name()]
+""",
+    "hand_gradients": """
+def hand_gradients(x, w):
+    a, b = x + w, w + 1
+    return [(b * 1 + a * 1).numpy(), b.numpy()]
+""",
+    "autograd_gradients": """
+def autograd_gradients(x, w):
+    return list(torch.autograd.grad(torch.sum(torch.mul(torch.add(x, w), torch.add(w, 1))), [w, x]))
+""",
+}
+
+CORRECT = {"styles": OTHER_STYLES}
+
+
+def test_planted_mistakes_fail_and_other_styles_pass_on_every_seed(pytester):
+    assert_planted(pytester, TOPIC, MISTAKES, CORRECT, SPECIFIC)

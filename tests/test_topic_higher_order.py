@@ -1,57 +1,381 @@
-"""The `higher_order` topic: solutions pass, stubs say "not implemented", and
-plausible mistakes get their diagnosis."""
+"""The `higher_order` topic: correct answers in other styles pass on every
+seed, plausible mistakes fail on every seed, and each is told its mistake
+(and no other diagnosis where its evidence is absent).
 
-from conftest import solution_with
+All variants are graded in ONE session and one sandbox worker (its start and
+warm-up paid once): each variant is a copy of the checks file in a directory
+of its own, calling a student module named TOPIC_VARIANT; the copies keep
+the file's name, so every check gets exactly the inputs `--grade-seed S`
+gives the real one, for each of the 20 seeds of SEEDS."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import grade_variants
 
 from pytest_autograd_grader.messages import msg
 
+TOPIC = "higher_order"
+POLY = '''import torch
 
-def test_missing_create_graph_is_diagnosed(grade_topics):
-    # every task done without create_graph=True; later definitions replace the solution's
-    wrong = solution_with("higher_order", "first_derivative", """
+
+def _p(coeffs, x):
+    return sum(coeffs[k] * x ** k for k in range(len(coeffs)))
+'''
+
+VARIANTS = {
+    # -- correct, in other styles than the reference's ----------------------
+    "styles_a": '''import torch
+
+
+def _p(c, x):
+    out = torch.zeros_like(x)
+    for coef in reversed(list(c)):
+        out = out * x + coef
+    return out
+
+
+def first_derivative(coeffs, x):
+    p = _p(coeffs, x)
+    return torch.autograd.grad(p, x, grad_outputs=torch.ones_like(p), create_graph=True)[0]
+
+
+def derivatives(coeffs, x, n):
+    out, current = [], _p(coeffs, x)
+    for k in range(n):   # the last derivative need not be differentiable
+        current = torch.autograd.grad(current, x, torch.ones_like(current), create_graph=k < n - 1)[0]
+        out.append(current)
+    return tuple(out)
+
+
+def hessian_vector_product(a, x, v):
+    f = torch.log(torch.exp(a @ x).sum())
+    f.backward(create_graph=True)
+    g = x.grad
+    x.grad = None
+    (g * v).sum().backward()
+    return x.grad
+''',
+    "styles_b": '''import torch
+
+
+def _p(c, x):
+    return (x.unsqueeze(-1) ** torch.arange(len(c), dtype=x.dtype, device=x.device) * c).sum(-1)
+
+
+def first_derivative(coeffs, x):
+    (g,) = torch.autograd.grad([_p(coeffs, x).sum()], [x], create_graph=True)
+    return g
+
+
+def derivatives(coeffs, x, n):
+    out = [_p(coeffs, x)]
+    for _ in range(n):
+        out.append(torch.autograd.grad(out[-1].sum(), x, create_graph=True)[0])
+    return out[1:]
+
+
+def hessian_vector_product(a, x, v):
+    g = torch.autograd.grad(torch.logsumexp(a @ x, 0), x, create_graph=True)[0]
+    return torch.autograd.grad(g, x, grad_outputs=v)[0]
+''',
+    # -- mistakes, one per function ---------------------------------------------
+    "backward": POLY + '''
+
+def first_derivative(coeffs, x):
+    _p(coeffs, x).sum().backward(create_graph=True)
+    return x.grad
+
+
+def derivatives(coeffs, x, n):   # x.grad never cleared: p', p' + p'', ...
+    current, out = _p(coeffs, x).sum(), []
+    for _ in range(n):
+        current.backward(create_graph=True)
+        out.append(x.grad.clone())
+        current = x.grad.sum()
+    return out
+
+
+def hessian_vector_product(a, x, v):   # returns grad f + H v
+    torch.logsumexp(a @ x, dim=0).backward(create_graph=True)
+    (x.grad * v).sum().backward()
+    return x.grad
+''',
+    "retain": POLY + '''
+
+def first_derivative(coeffs, x):
+    (g,) = torch.autograd.grad(_p(coeffs, x).sum(), x, retain_graph=True)
+    return g
+
+
+def derivatives(coeffs, x, n):
+    result, current = [], _p(coeffs, x)
+    for _ in range(n):
+        (current,) = torch.autograd.grad(current.sum(), x, retain_graph=True)
+        result.append(current)
+    return result
+
+
+def hessian_vector_product(a, x, v):
+    (g,) = torch.autograd.grad(torch.logsumexp(a @ x, dim=0), x, retain_graph=True)
+    return torch.autograd.grad((g * v).sum(), x)[0]
+''',
+    "no_create": POLY + '''
+
 def first_derivative(coeffs, x):
     (g,) = torch.autograd.grad(_p(coeffs, x).sum(), x)
     return g
-""") + """
-def derivatives(coeffs, x, n):
-    result = []
-    current = _p(coeffs, x)
-    for _ in range(n):
-        (current,) = torch.autograd.grad(current.sum(), x)
+
+
+def derivatives(coeffs, x, n):   # only the first call records its backward
+    result, current = [], _p(coeffs, x)
+    for i in range(n):
+        (current,) = torch.autograd.grad(current.sum(), x, create_graph=i == 0)
         result.append(current)
     return result
 
 
 def hessian_vector_product(a, x, v):
     (g,) = torch.autograd.grad(torch.logsumexp(a @ x, dim=0), x)
-    (hv,) = torch.autograd.grad((g * v).sum(), x)
-    return hv
-"""
-    graded = grade_topics(["higher_order"], modules={"higher_order": wrong})
-    assert graded.check("test_first_derivative[")["status"] == "passed"
-    check = graded.check("test_first_derivative_is_differentiable")
-    assert check["status"] == "failed"
-    assert "expected a gradient, got None" in check["feedback"]
-    assert msg("diag.no_create_graph") in check["feedback"]
-    for name in ("test_derivatives", "test_hessian_vector_product"):
-        check = graded.check(name)
-        assert check["status"] == "failed"
-        assert "does not require grad" in check["feedback"]
-        assert msg("diag.no_create_graph") in check["feedback"]
-        assert msg("diag.requires_grad") not in check["feedback"]
+    return torch.autograd.grad((g * v).sum(), x)[0]
+''',
+    "cut": POLY + '''
+
+def first_derivative(coeffs, x):
+    (g,) = torch.autograd.grad(_p(coeffs, x).sum(), x, create_graph=True)
+    return g.detach()
 
 
-def test_detached_first_gradient_gives_zero_second_derivative(grade_topics):
-    # "fixing" the error by making the first gradient a new leaf and asking
-    # for zeros where x is unused
-    wrong = solution_with("higher_order", "hessian_vector_product", """
+def derivatives(coeffs, x, n):
+    result, current = [], _p(coeffs, x)
+    for _ in range(n):
+        (current,) = torch.autograd.grad(current.sum(), x, create_graph=True)
+        current = torch.tensor(current.tolist(), dtype=x.dtype, device=x.device)
+        result.append(current)
+    return result
+
+
+def hessian_vector_product(a, x, v):
+    (g,) = torch.autograd.grad(torch.logsumexp(a @ x, dim=0), x, create_graph=True)
+    g = g.detach().requires_grad_()   # "appears to not have been used in the graph"
+    return torch.autograd.grad((g * v).sum(), x)[0]
+''',
+    "mixups": POLY + '''
+
+def first_derivative(coeffs, x):   # right values, but no torch.autograd.grad
+    return sum(k * coeffs[k] * x ** (k - 1) for k in range(1, len(coeffs)))
+
+
+def derivatives(coeffs, x, n):   # [p, p', ..., p^(n-1)]
+    result, current = [], _p(coeffs, x)
+    for _ in range(n):
+        result.append(current)
+        (current,) = torch.autograd.grad(current.sum(), x, create_graph=True)
+    return result
+
+
+def hessian_vector_product(a, x, v):   # (H @ ones) * v
+    (g,) = torch.autograd.grad(torch.logsumexp(a @ x, dim=0), x, create_graph=True)
+    return torch.autograd.grad(g.sum(), x)[0] * v
+''',
+    "repeats": POLY + '''
+
+def first_derivative(coeffs, x):
+    (g,) = torch.autograd.grad(_p(coeffs, x).sum(), x)
+    return g.requires_grad_()
+
+
+def derivatives(coeffs, x, n):   # p' every time
+    return [torch.autograd.grad(_p(coeffs, x).sum(), x, create_graph=True)[0] for _ in range(n)]
+
+
+def hessian_vector_product(a, x, v):   # H @ ones
+    (g,) = torch.autograd.grad(torch.logsumexp(a @ x, dim=0), x, create_graph=True)
+    return torch.autograd.grad(g.sum(), x)[0]
+''',
+    "misc": POLY + '''
+
+def first_derivative(coeffs, x):   # p has no graph: the generic diagnosis fits
+    x = x.detach()
+    (g,) = torch.autograd.grad(_p(coeffs, x).sum(), x, create_graph=True)
+    return g
+
+
+def derivatives(coeffs, x, n):   # always two
+    (d1,) = torch.autograd.grad(_p(coeffs, x).sum(), x, create_graph=True)
+    (d2,) = torch.autograd.grad(d1.sum(), x, create_graph=True)
+    return [d1, d2]
+
+
+def hessian_vector_product(a, x, v):   # the first gradient only
+    return torch.autograd.grad(torch.logsumexp(a @ x, dim=0), x, create_graph=True)[0]
+''',
+    "library": POLY + '''
+
+def first_derivative(coeffs, x):   # a tuple, not a tensor
+    return torch.autograd.grad(_p(coeffs, x).sum(), x, create_graph=True)
+
+
+def derivatives(coeffs, x, n):   # right values, from backward with x.grad cleared
+    result, current = [], _p(coeffs, x).sum()
+    for _ in range(n):
+        x.grad = None
+        current.backward(create_graph=True)
+        result.append(x.grad)
+        current = x.grad.sum()
+    return result
+
+
+def hessian_vector_product(a, x, v):   # right values, three gradient calls
+    return torch.autograd.functional.hvp(lambda t: torch.logsumexp(a @ t, dim=0), x, v, create_graph=True)[1]
+''',
+    "zeros": POLY + '''
+
+def first_derivative(coeffs, x):   # no return statement
+    (g,) = torch.autograd.grad(_p(coeffs, x).sum(), x, create_graph=True)
+
+
+def derivatives(coeffs, x, n):   # later derivatives of a new leaf: zeros
+    result, current = [], _p(coeffs, x)
+    for _ in range(n):
+        (current,) = torch.autograd.grad(current.sum(), x, allow_unused=True, materialize_grads=True)
+        current.requires_grad_(True)
+        result.append(current)
+    return result
+
+
 def hessian_vector_product(a, x, v):
     (g,) = torch.autograd.grad(torch.logsumexp(a @ x, dim=0), x)
     g.requires_grad_(True)
-    (hv,) = torch.autograd.grad((g * v).sum(), x, allow_unused=True, materialize_grads=True)
-    return hv
-""")
-    graded = grade_topics(["higher_order"], modules={"higher_order": wrong})
-    check = graded.check("test_hessian_vector_product")
-    assert check["status"] == "failed"
-    assert msg("diag.second_zero") in check["feedback"]
+    return torch.autograd.grad((g * v).sum(), x, allow_unused=True, materialize_grads=True)[0]
+''',
+}
+
+_graded: dict = {}
+
+
+@pytest.fixture
+def graded(pytester):
+    """Every variant's results, graded once for the whole module
+    (``grade_variants``): ``graded(variant, check)`` returns that check's 20
+    results."""
+    if not _graded:
+        _graded.update(grade_variants(pytester, TOPIC, VARIANTS))
+    return lambda variant, check: _graded[variant][check]
+
+
+def failing_with(graded, variant, check, *texts, absent=()):
+    """The check fails on every seed, its feedback holds every text of
+    ``texts`` and none of ``absent``; returns the first seed's feedback."""
+    runs = graded(variant, check)
+    for run in runs:
+        assert run["status"] == "failed" and run["score"] == 0, run
+        for text in texts:
+            assert text in run["feedback"], (text, run["feedback"])
+        for text in absent:
+            assert text not in run["feedback"], (text, run["feedback"])
+    return runs[0]["feedback"]
+
+
+def passing(graded, variant, check):
+    runs = graded(variant, check)
+    assert [r["feedback"] for r in runs if r["status"] != "passed"] == []
+
+
+CHECKS = ("test_first_derivative", "test_first_derivative_is_differentiable", "test_derivatives",
+          "test_hessian_vector_product")
+
+
+@pytest.mark.parametrize("variant", ["styles_a", "styles_b"])
+def test_correct_answers_in_other_styles_pass_on_every_seed(graded, variant):
+    for check in CHECKS:
+        passing(graded, variant, check)
+
+
+def test_backward_instead_of_autograd_grad(graded):
+    failing_with(graded, "backward", "test_first_derivative",
+                 msg("req.higher_order.first_derivative", backward=1, grad=0))
+    passing(graded, "backward", "test_first_derivative_is_differentiable")  # its values are right
+    failing_with(graded, "backward", "test_derivatives", "derivative 2 of p (n=",
+                 msg("diag.higher_order.accumulated", what="derivative 2",
+                     previous=msg("diag.higher_order.previous_derivative", k=1)))
+    failing_with(graded, "backward", "test_hessian_vector_product", "H @ v: values differ",
+                 msg("diag.higher_order.accumulated", what="H @ v", previous=msg("diag.higher_order.gradient_of_f")))
+
+
+def test_right_values_from_backward_or_a_library_still_break_the_rules(graded):
+    failing_with(graded, "library", "test_first_derivative", "p'(x): expected a tensor, got a tuple")
+    failing_with(graded, "library", "test_derivatives", msg("req.higher_order.derivatives", n=1, backward=1, grad=0),
+                 absent=("values differ",))
+    failing_with(graded, "library", "test_hessian_vector_product",
+                 msg("req.higher_order.hvp_two_passes", calls=3), absent=("values differ",))
+    failing_with(graded, "mixups", "test_first_derivative",
+                 msg("req.higher_order.first_derivative", backward=0, grad=0))
+    passing(graded, "mixups", "test_first_derivative_is_differentiable")
+
+
+def test_missing_create_graph_is_told_only_when_it_is_missing(graded):
+    retain = msg("diag.higher_order.retain_not_create")
+    missing = msg("diag.no_create_graph")
+    cut = msg("diag.higher_order.graph_cut")
+    # retain_graph=True where create_graph=True belongs
+    passing(graded, "retain", "test_first_derivative")
+    failing_with(graded, "retain", "test_first_derivative_is_differentiable", "expected a gradient, got None", retain,
+                 absent=(missing,))
+    for check in ("test_derivatives", "test_hessian_vector_product"):
+        failing_with(graded, "retain", check, "does not require grad", retain,
+                     absent=(missing, msg("diag.requires_grad")))
+    # create_graph left out
+    passing(graded, "no_create", "test_first_derivative")
+    failing_with(graded, "no_create", "test_first_derivative_is_differentiable", "expected a gradient, got None",
+                 missing, absent=(retain, cut))
+    failing_with(graded, "no_create", "test_hessian_vector_product", "does not require grad", missing,
+                 absent=(msg("diag.requires_grad"), retain, cut))
+    failing_with(graded, "no_create", "test_derivatives", "does not require grad",
+                 msg("diag.higher_order.create_graph_call", k=2), absent=(missing, retain))
+    # create_graph=True given, the graph cut afterwards
+    failing_with(graded, "cut", "test_first_derivative_is_differentiable", "expected a gradient, got None", cut,
+                 absent=(missing,))
+    failing_with(graded, "cut", "test_derivatives", "does not require grad", cut, absent=(missing,))
+    failing_with(graded, "cut", "test_hessian_vector_product", "appears to not have been used in the graph", cut,
+                 absent=(missing, msg("diag.unused_input")))
+    # p itself has no graph: nothing about create_graph
+    failing_with(graded, "misc", "test_first_derivative", "does not require grad", msg("diag.requires_grad"),
+                 absent=(missing, cut, retain))
+
+
+def test_none_returned_is_not_called_a_missing_graph(graded):
+    for check in ("test_first_derivative", "test_first_derivative_is_differentiable"):
+        failing_with(graded, "zeros", check, "p'(x): expected a tensor, got None",
+                     absent=(msg("diag.no_create_graph"), msg("diag.higher_order.graph_cut"), "Likely mistake"))
+
+
+def test_a_gradient_made_a_new_leaf(graded):
+    new_leaf = msg("diag.higher_order.new_leaf")
+    failing_with(graded, "repeats", "test_first_derivative_is_differentiable", "expected a gradient, got None",
+                 new_leaf, absent=(msg("diag.no_create_graph"),))
+    # zeros from materialize_grads: the leaf, not create_graph alone, and not "second derivative zero"
+    failing_with(graded, "zeros", "test_derivatives", "derivative 2 of p (n=", new_leaf,
+                 absent=(msg("diag.second_zero"),))
+    failing_with(graded, "zeros", "test_hessian_vector_product", "H @ v: values differ", new_leaf,
+                 absent=(msg("diag.second_zero"),))
+
+
+def test_wrong_derivative_lists(graded):
+    failing_with(graded, "mixups", "test_derivatives", "derivative 1 of p (n=1)", msg("diag.higher_order.shifted"))
+    failing_with(graded, "repeats", "test_derivatives", "derivative 2 of p (n=",
+                 msg("diag.higher_order.repeated", k=2, previous=1),
+                 absent=(msg("diag.higher_order.shifted"), "x.grad"))
+    failing_with(graded, "misc", "test_derivatives", "derivatives(coeffs, x, n=1): expected 1 values, got 2")
+    # a different wrong list does not get the x.grad diagnosis: no backward call
+    for variant in ("mixups", "repeats", "zeros"):
+        failing_with(graded, variant, "test_derivatives", absent=("x.grad still held",))
+
+
+def test_wrong_hessian_vector_products(graded):
+    failing_with(graded, "mixups", "test_hessian_vector_product", msg("diag.higher_order.sum_then_v"),
+                 absent=(msg("diag.higher_order.no_v"),))
+    failing_with(graded, "repeats", "test_hessian_vector_product", msg("diag.higher_order.no_v"),
+                 absent=(msg("diag.higher_order.sum_then_v"),))
+    failing_with(graded, "misc", "test_hessian_vector_product", msg("diag.higher_order.first_gradient"),
+                 absent=("x.grad still held",))

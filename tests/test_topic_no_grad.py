@@ -1,44 +1,238 @@
-"""The `no_grad` topic: solutions pass, stubs say "not implemented", and
-plausible mistakes get their diagnosis."""
+"""The `no_grad` topic: every plausible mistake fails on every seed with the
+diagnosis that names it, no diagnosis is given without its evidence, and
+correct solutions in other styles pass on every seed.
 
-from conftest import solution_with_all
+One grading session grades many submissions (a session costs seconds to
+start, a check milliseconds): variant i is the reference solution with a
+mistake, or a correct other style, planted in some functions, graded by a
+copy of the topic's checks for those functions in checks/v{i}/ (same file
+name, so each check gets exactly the inputs `--grade-seed S` gives it) that
+loads the module no_grad_v{i}."""
+
+from conftest import fails_everywhere, grade_planted, passes_everywhere
 
 from pytest_autograd_grader.messages import msg
 
+TOPIC = "no_grad"
+CHECKS = ("test_predict_requires_grad", "test_frozen_features", "test_td_grad")
+FUNCTION_CHECKS = {function: (f"test_{function}",)
+                   for function in ("predict_requires_grad", "frozen_features", "td_grad")}
 
-WRONG = {
-    # The whole forward pass under no_grad, loss included: nothing to backward.
-    "frozen_features": """
+
+def predictor(rule):
+    """A predict_requires_grad whose ops follow ``rule`` (Python source of an
+    expression over node, inputs (the predictions of the node's inputs) and
+    out (the predictions so far))."""
+    return f"""
+def predict_requires_grad(nodes):
+    out = []
+    for node in nodes:
+        inputs = [out[i] for i in node[1:] if type(i) is int]
+        if node[0] == "input":
+            out.append(bool(node[1]))
+        elif node[0] == "detach":
+            out.append(False)
+        else:
+            out.append({rule})
+    return out
+"""
+
+
+FROZEN = """
+def frozen_features(x, W1, W2):
+{features}
+    loss = ((h @ W2) ** 2).{reduce}()
+    loss.backward()
+    return h, W1.grad, W2.grad
+"""
+
+TD = """
+def td_grad(w, x, x_next, r, gamma):
+    q = x @ w
+{target}
+    loss = ((q - target) ** 2).{reduce}()
+    loss.backward()
+    return target, w.grad
+"""
+
+VARIANTS = [
+    {  # 0
+        # no_grad ignored
+        "predict_requires_grad": predictor("any(inputs)"),
+        # detach() where no_grad was asked
+        "frozen_features": FROZEN.format(features="    h = torch.tanh(x @ W1.detach())", reduce="mean"),
+        # the target left in the graph
+        "td_grad": TD.format(target="    target = r + gamma * (x_next @ w)", reduce="mean"),
+    },
+    {  # 1
+        # detach() thought to switch off its source for the later ops
+        "predict_requires_grad": """
+def predict_requires_grad(nodes):
+    out, cut = [], set()
+    for node in nodes:
+        inputs = [out[i] and i not in cut for i in node[1:] if type(i) is int]
+        if node[0] == "input":
+            out.append(bool(node[1]))
+        elif node[0] == "detach":
+            cut.add(node[1])
+            out.append(False)
+        else:
+            out.append(any(inputs) and node[-1] != "no_grad")
+    return out
+""",
+        # x @ W1 recorded, only tanh under no_grad
+        "frozen_features": FROZEN.format(
+            features="    z = x @ W1\n    with torch.no_grad():\n        h = torch.tanh(z)", reduce="mean"),
+        # detach() called, its result thrown away
+        "td_grad": TD.format(target="    future = x_next @ w\n    future.detach()\n    target = r + gamma * future",
+                             reduce="mean"),
+    },
+    {  # 2
+        # detach() thought to change its source in place: the source's own entry flips too
+        "predict_requires_grad": """
+def predict_requires_grad(nodes):
+    out = []
+    for node in nodes:
+        inputs = [out[i] for i in node[1:] if type(i) is int]
+        if node[0] == "input":
+            out.append(bool(node[1]))
+        elif node[0] == "detach":
+            out[node[1]] = False
+            out.append(False)
+        else:
+            out.append(any(inputs) and node[-1] != "no_grad")
+    return out
+""",
+        # the loss computed inside the no_grad block too
+        "frozen_features": """
 def frozen_features(x, W1, W2):
     with torch.no_grad():
         h = torch.tanh(x @ W1)
-        out = h @ W2
-        loss = (out ** 2).mean()
+        loss = ((h @ W2) ** 2).mean()
     loss.backward()
     return h, W1.grad, W2.grad
 """,
-    # The target is not cut off, so gradient also flows through x_next @ w.
-    "td_grad": """
+        # the prediction cut off instead of the target
+        "td_grad": """
 def td_grad(w, x, x_next, r, gamma):
-    q = x @ w
+    q = (x @ w).detach()
     target = r + gamma * (x_next @ w)
     loss = ((q - target) ** 2).mean()
     loss.backward()
     return target, w.grad
 """,
-}
+    },
+    {  # 3
+        # every input must require grad
+        "predict_requires_grad": predictor('all(inputs) and node[-1] != "no_grad"'),
+        # no_grad forgotten altogether
+        "frozen_features": FROZEN.format(features="    h = torch.tanh(x @ W1)", reduce="mean"),
+        # a sum of squared errors
+        "td_grad": TD.format(target="    target = (r + gamma * (x_next @ w)).detach()", reduce="sum"),
+    },
+    {  # 4
+        # detach() thought to keep its source's flag
+        "predict_requires_grad": predictor('any(inputs) and node[-1] != "no_grad"').replace(
+            "out.append(False)", "out.append(out[node[1]])"),
+        # W1 frozen with requires_grad_(False) instead of no_grad
+        "frozen_features": FROZEN.format(features="    W1.requires_grad_(False)\n    h = torch.tanh(x @ W1)",
+                                         reduce="mean"),
+        # correct: the target under no_grad
+        "td_grad": TD.format(target="    with torch.no_grad():\n        target = r + gamma * (x_next @ w)",
+                             reduce="mean"),
+    },
+    {  # 5
+        # right answers from tensors built to find out
+        "predict_requires_grad": """
+def predict_requires_grad(nodes):
+    ts = []
+    for node in nodes:
+        if node[0] == "input":
+            ts.append(torch.ones(1, requires_grad=node[1]))
+        elif node[0] == "detach":
+            ts.append(ts[node[1]].detach())
+        else:
+            with torch.set_grad_enabled(node[-1] != "no_grad"):
+                a = ts[node[1]]
+                ts.append(a.exp() if node[0] == "exp" else a + ts[node[2]] if node[0] == "add" else a * ts[node[2]])
+    return [t.requires_grad for t in ts]
+""",
+        # a sum of squared outputs
+        "frozen_features": """
+def frozen_features(x, W1, W2):
+    with torch.no_grad():
+        h = torch.tanh(x @ W1)
+    loss = ((h @ W2) ** 2).sum()
+    loss.backward()
+    return h, W1.grad, W2.grad
+""",
+        # correct: the target from w.detach()
+        "td_grad": TD.format(target="    target = r + gamma * (x_next @ w.detach())", reduce="mean"),
+    },
+    {  # 6: every computed tensor thought to require grad
+        "predict_requires_grad": predictor('node[-1] != "no_grad"'),
+    },
+    {  # 7: correct in other styles
+        "predict_requires_grad": """
+import numpy
+
+def predict_requires_grad(nodes):
+    flags = numpy.zeros(len(nodes), dtype=bool)
+    for k, node in enumerate(nodes):
+        if node[0] == "input":
+            flags[k] = node[1]
+        elif node[0] != "detach" and "no_grad" not in node:
+            flags[k] = any(flags[i] for i in node[1:])
+    return list(flags)
+""",
+        "frozen_features": """
+def frozen_features(x, W1, W2):
+    with torch.set_grad_enabled(False):
+        h = (x @ W1).tanh()
+    torch.mean(torch.pow(h @ W2, 2)).backward()
+    return (h, W1.grad, W2.grad)
+""",
+    },
+]
 
 
-def test_plausible_mistakes_are_diagnosed(grade_topics):
-    graded = grade_topics(["no_grad"], modules={"no_grad": solution_with_all("no_grad", WRONG)})
-    assert graded.check("test_predict_requires_grad")["status"] == "passed"
+def test_mistakes_fail_on_every_seed_with_their_diagnosis(pytester, grade_seeds):
+    v = grade_planted(pytester, TOPIC, VARIANTS, FUNCTION_CHECKS)
 
-    check = graded.check("test_frozen_features")
-    assert check["status"] == "failed" and check["score"] == 0
-    assert "no_grad.frozen_features raised RuntimeError" in check["feedback"]
-    assert msg("diag.requires_grad") in check["feedback"]
+    # predict_requires_grad: each wrong rule is named at the first node where it shows
+    fails_everywhere(v[0]["test_predict_requires_grad"], "graph 1, requires_grad of t",
+                     "under no_grad: expected False, got True",
+                     "a result computed inside torch.no_grad() never requires grad")
+    for i in (1, 2):
+        fails_everywhere(v[i]["test_predict_requires_grad"], ".detach() made a new tensor and left t",
+                         absent=["a result requires grad as soon as one of its inputs does"])
+    fails_everywhere(v[3]["test_predict_requires_grad"], "a result requires grad as soon as one of its inputs does",
+                     absent=[".detach() made a new tensor"])
+    fails_everywhere(v[4]["test_predict_requires_grad"], "always gives a tensor with requires_grad=False",
+                     absent=["never requires grad, even when its inputs do", "none of its inputs requires grad"])
+    fails_everywhere(v[5]["test_predict_requires_grad"], "without building tensors; your code called torch (ones")
+    fails_everywhere(v[6]["test_predict_requires_grad"], "none of its inputs requires grad, so neither does the result",
+                     absent=["a result requires grad as soon as one of its inputs does"])
+    passes_everywhere(v[7]["test_predict_requires_grad"])
 
-    check = graded.check("test_td_grad")
-    assert check["status"] == "failed" and check["score"] == 0
-    assert "target: expected requires_grad = False, got True" in check["feedback"]
-    assert "w.grad: values differ from torch.autograd" in check["feedback"]
+    # frozen_features: the trace shows how h was made
+    fails_everywhere(v[0]["test_frozen_features"], msg("req.no_grad.frozen_detach"))
+    fails_everywhere(v[1]["test_frozen_features"], msg("req.no_grad.frozen_partly", node="MmBackward0"))
+    fails_everywhere(v[2]["test_frozen_features"], "does not require grad and does not have a grad_fn",
+                     msg("diag.no_grad.loss_under_no_grad"), absent=[msg("diag.requires_grad")])
+    for i in (3, 4):
+        fails_everywhere(v[i]["test_frozen_features"], msg("req.no_grad.frozen_no_grad"))
+    fails_everywhere(v[5]["test_frozen_features"], "W2.grad: values differ",
+                     "is the number of elements averaged: you used a sum")
+    passes_everywhere(v[7]["test_frozen_features"])
+
+    # td_grad: the gradient tells which part stayed in the graph
+    target_not_cut = msg("diag.no_grad.target_not_cut")
+    fails_everywhere(v[0]["test_td_grad"], "target: expected requires_grad = False, got True", target_not_cut,
+                     "w.grad: values differ", absent=[msg("diag.no_grad.detach_unused")])
+    fails_everywhere(v[1]["test_td_grad"], msg("diag.no_grad.detach_unused"))
+    fails_everywhere(v[2]["test_td_grad"], msg("diag.no_grad.wrong_side"), absent=[msg("diag.no_grad.detach_unused")])
+    fails_everywhere(v[3]["test_td_grad"], "is the number of elements averaged: you used a sum",
+                     absent=[target_not_cut])
+    for i in (4, 5):
+        passes_everywhere(v[i]["test_td_grad"])

@@ -1,66 +1,25 @@
-"""The `retain_graph` topic: solutions pass, stubs say "not implemented", and
-plausible mistakes get their diagnosis."""
+"""The `retain_graph` topic: plausible mistakes fail on every seed with the
+diagnosis that names them, correct answers in other styles pass on every
+seed (test_curriculum grades the reference solution on every seed and the
+untouched stubs). All variants are graded in one session
+(see test_topic_dynamic_graph.grade_variants)."""
 
-from conftest import solution_with
-
-from pytest_autograd_grader.messages import msg
-
-BACKWARD_TWICE = msg("diag.backward_twice")
-
-
-def test_missing_retain_graph_is_diagnosed(grade_topics):
-    wrong = """
-import torch
+from conftest import assert_all_pass, assert_diagnosed, grade_variants, solution_with_all
 
 
+TOPIC = "retain_graph"
+
+WRONG = {
+    "no_retain": {
+        "backward_k_times": """
 def backward_k_times(x, k):
     loss = (x * torch.exp(x)).sum()
     for _ in range(k):
         loss.backward()
     return x.grad
-
-
-def caught_error(x):
-    loss = (x ** 3).sum()
-    loss.backward()
-    try:
-        loss.backward()
-    except RuntimeError as error:
-        return error, x.grad
-
-
-def two_losses(x, w):
-    h = torch.tanh(x * w)
-    h.sum().backward()
-    first = w.grad.clone()
-    (h ** 2).mean().backward()
-    return first, w.grad
-"""
-    graded = grade_topics(["retain_graph"], modules={"retain_graph": wrong})
-    for name in ("test_backward_k_times", "test_two_losses"):
-        check = graded.check(name)
-        assert check["status"] == "failed"
-        assert "backward through the graph a second time" in check["feedback"]
-        assert BACKWARD_TWICE in check["feedback"]
-    assert graded.check("test_caught_error")["status"] == "passed"
-
-
-def test_zeroing_between_backward_calls_is_diagnosed(grade_topics):
-    wrong = solution_with("retain_graph", "backward_k_times", """
-def backward_k_times(x, k):
-    loss = (x * torch.exp(x)).sum()
-    for _ in range(k):
-        x.grad = None
-        loss.backward(retain_graph=True)
-    return x.grad
-""")
-    graded = grade_topics(["retain_graph"], modules={"retain_graph": wrong})
-    feedback = graded.check("test_backward_k_times")["feedback"]
-    assert "of the expected one. Accumulation was asked for" in feedback
-
-
-def test_no_error_raised_is_reported(grade_topics):
-    wrong = solution_with("retain_graph", "caught_error", """
+""",
+        # keeps the graph on the first call, so the second does not fail
+        "caught_error": """
 def caught_error(x):
     loss = (x ** 3).sum()
     loss.backward(retain_graph=True)
@@ -69,26 +28,317 @@ def caught_error(x):
     except RuntimeError as error:
         return error, x.grad
     return None, x.grad
-""")
-    graded = grade_topics(["retain_graph"], modules={"retain_graph": wrong})
-    check = graded.check("test_caught_error")
-    assert check["status"] == "failed"
-    assert "expected the caught error 'backward through the graph a second time', got None" in check["feedback"]
-    # the second backward went through, so x.grad holds two gradients
-    assert "2 times too large" in check["feedback"]
-    assert graded.report["score"] == 6
-
-
-def test_returned_grad_without_clone_is_caught(grade_topics):
-    wrong = solution_with("retain_graph", "two_losses", """
+""",
+        "two_losses": """
+def two_losses(x, w):
+    h = torch.tanh(x * w)
+    h.sum().backward()
+    first = w.grad.clone()
+    (h ** 2).mean().backward()
+    return first, w.grad
+""",
+    },
+    "zeroed_raised_no_clone": {
+        "backward_k_times": """
+def backward_k_times(x, k):
+    loss = (x * torch.exp(x)).sum()
+    for _ in range(k):
+        x.grad = None
+        loss.backward(retain_graph=True)
+    return x.grad
+""",
+        # lets the error escape
+        "caught_error": """
+def caught_error(x):
+    loss = (x ** 3).sum()
+    loss.backward()
+    grad = x.grad.clone()
+    loss.backward()
+    return None, grad
+""",
+        "two_losses": """
 def two_losses(x, w):
     h = torch.tanh(x * w)
     h.sum().backward(retain_graph=True)
     first = w.grad
     (h ** 2).mean().backward()
     return first, w.grad
-""")
-    graded = grade_topics(["retain_graph"], modules={"retain_graph": wrong})
-    check = graded.check("test_two_losses")
-    assert check["status"] == "failed"
-    assert "w.grad after L1.backward(): values differ from torch.autograd" in check["feedback"]
+""",
+    },
+    "rebuilt_everywhere": {
+        # a fresh graph for every backward: no retain_graph needed
+        "backward_k_times": """
+def backward_k_times(x, k):
+    for _ in range(k):
+        loss = (x * torch.exp(x)).sum()
+        loss.backward()
+    return x.grad
+""",
+        "caught_error": """
+def caught_error(x):
+    (x ** 3).sum().backward()
+    first = x.grad.clone()
+    try:
+        (x ** 3).sum().backward()
+    except RuntimeError as error:
+        return error, first
+    return None, x.grad
+""",
+        "two_losses": """
+def two_losses(x, w):
+    torch.tanh(x * w).sum().backward()
+    first = w.grad.clone()
+    (torch.tanh(x * w) ** 2).mean().backward()
+    return first, w.grad
+""",
+    },
+    "one_call_short_once_zeroed": {
+        "backward_k_times": """
+def backward_k_times(x, k):
+    loss = (x * torch.exp(x)).sum()
+    for _ in range(k - 2):
+        loss.backward(retain_graph=True)
+    loss.backward()
+    return x.grad
+""",
+        # never tries the second backward
+        "caught_error": """
+def caught_error(x):
+    loss = (x ** 3).sum()
+    loss.backward()
+    return None, x.grad
+""",
+        "two_losses": """
+def two_losses(x, w):
+    h = torch.tanh(x * w)
+    h.sum().backward(retain_graph=True)
+    first = w.grad.clone()
+    w.grad.zero_()
+    (h ** 2).mean().backward()
+    return first, w.grad
+""",
+    },
+    "times_k_swapped_late_copy": {
+        # one backward, then the gradient multiplied by k
+        "backward_k_times": """
+def backward_k_times(x, k):
+    loss = (x * torch.exp(x)).sum()
+    loss.backward()
+    return x.grad * k
+""",
+        "caught_error": """
+def caught_error(x):
+    loss = (x ** 3).sum()
+    loss.backward()
+    try:
+        loss.backward()
+    except RuntimeError as error:
+        return x.grad, error
+""",
+        "two_losses": """
+def two_losses(x, w):
+    h = torch.tanh(x * w)
+    h.sum().backward(retain_graph=True)
+    (h ** 2).mean().backward()
+    first = w.grad.clone()
+    return first, w.grad
+""",
+    },
+    "fixed_two_forged_sum": {
+        # a fixed number of calls
+        "backward_k_times": """
+def backward_k_times(x, k):
+    loss = (x * torch.exp(x)).sum()
+    loss.backward(retain_graph=True)
+    loss.backward()
+    return x.grad
+""",
+        "caught_error": """
+def caught_error(x):
+    loss = (x ** 3).sum()
+    loss.backward()
+    return RuntimeError("Trying to backward through the graph a second time"), x.grad
+""",
+        "two_losses": """
+def two_losses(x, w):
+    h = torch.tanh(x * w)
+    h.sum().backward(retain_graph=True)
+    first = w.grad.clone()
+    (h ** 2).sum().backward()
+    return first, w.grad
+""",
+    },
+    "both_again_three_calls": {
+        "two_losses": """
+def two_losses(x, w):
+    h = torch.tanh(x * w)
+    loss1, loss2 = h.sum(), (h ** 2).mean()
+    loss1.backward(retain_graph=True)
+    first = w.grad.clone()
+    (loss1 + loss2).backward()
+    return first, w.grad
+""",
+        # the right numbers, with a third backward call
+        "backward_k_times": """
+def backward_k_times(x, k):
+    loss = (x * torch.exp(x)).sum()
+    (grad,) = torch.autograd.grad(loss, x, retain_graph=True)
+    for _ in range(k):
+        loss.backward(retain_graph=True)
+    return x.grad
+""",
+        "caught_error": """
+def caught_error(x):
+    loss = (x ** 3).sum()
+    loss.backward()
+    try:
+        loss.backward()
+    except RuntimeError as error:
+        return str(error), x.grad
+""",
+    },
+    "grad_not_stored_three_calls": {
+        # torch.autograd.grad returns the gradients and leaves x.grad alone
+        "backward_k_times": """
+def backward_k_times(x, k):
+    loss = (x * torch.exp(x)).sum()
+    for _ in range(k):
+        torch.autograd.grad(loss, x, retain_graph=True)
+    return x.grad
+""",
+        "two_losses": """
+def two_losses(x, w):
+    h = torch.tanh(x * w)
+    loss1, loss2 = h.sum(), (h ** 2).mean()
+    loss1.backward(retain_graph=True)
+    first = w.grad.clone()
+    w.grad = None
+    loss1.backward(retain_graph=True)
+    loss2.backward()
+    return first, w.grad
+""",
+    },
+}
+
+RIGHT = {
+    # torch.autograd.grad instead of backward, other forms of the same maths
+    "autograd_grad": {
+        "backward_k_times": """
+def backward_k_times(x, k):
+    loss = torch.sum(x * x.exp())
+    total = torch.zeros_like(x)
+    for _ in range(k):
+        (grad,) = torch.autograd.grad(loss, x, retain_graph=True)
+        total = total + grad
+    return total
+""",
+        "caught_error": """
+def caught_error(x):
+    loss = (x * x * x).sum()
+    torch.autograd.backward(loss)
+    try:
+        torch.autograd.backward(loss)
+    except Exception as error:
+        return (error, x.grad)
+""",
+        "two_losses": """
+def two_losses(x, w):
+    h = (x * w).tanh()
+    (g1,) = torch.autograd.grad(h.sum(), w, retain_graph=True)
+    (g2,) = torch.autograd.grad(h.pow(2).mean(), [w])
+    return g1, g1 + g2
+""",
+    },
+    # retain_graph on every call, lists, a copy through detach().clone()
+    "lists": {
+        "backward_k_times": """
+def backward_k_times(x, k):
+    loss = (x * torch.exp(x)).sum()
+    for _ in range(k):
+        torch.autograd.backward(loss, retain_graph=True)
+    return x.grad
+""",
+        "caught_error": """
+def caught_error(x):
+    loss = torch.pow(x, 3).sum()
+    loss.backward()
+    first = x.grad.clone()
+    caught = None
+    try:
+        loss.backward()
+    except RuntimeError as error:
+        caught = error
+    return [caught, first]
+""",
+        "two_losses": """
+def two_losses(x, w):
+    h = torch.tanh(torch.mul(x, w))
+    torch.autograd.backward(h.sum(), retain_graph=True)
+    first = w.grad.detach().clone()
+    torch.autograd.backward((h ** 2).mean())
+    return [first, w.grad]
+""",
+    },
+}
+
+
+RG = "diag.retain_graph."
+TWICE = "backward through the graph a second time"
+NO_ERROR = f"expected the caught error '{TWICE}', got None"
+# What each planted mistake's feedback says on every seed (and nothing else of
+# this topic's, nor a generic diagnosis that is not listed).
+EXPECT = {
+    "no_retain": {
+        "test_backward_k_times": [TWICE, "diag.backward_twice"],
+        # not "a constant factor is off": the first backward kept the graph
+        "test_caught_error": [NO_ERROR, RG + "kept_graph"],
+        "test_two_losses": [TWICE, "diag.backward_twice"],
+    },
+    "zeroed_raised_no_clone": {
+        "test_backward_k_times": ["diag.fraction"],
+        "test_caught_error": [f"caught_error raised RuntimeError: Trying to {TWICE}", RG + "not_caught"],
+        "test_two_losses": [RG + "no_clone"],
+    },
+    "rebuilt_everywhere": {
+        "test_backward_k_times": ["req.retain_graph.build_once"],
+        "test_caught_error": [NO_ERROR, RG + "rebuilt"],
+        "test_two_losses": ["req.retain_graph.h_once"],
+    },
+    "one_call_short_once_zeroed": {
+        "test_backward_k_times": [RG + "call_count"],
+        "test_caught_error": [NO_ERROR, RG + "one_backward"],
+        "test_two_losses": [RG + "zeroed_between"],
+    },
+    "times_k_swapped_late_copy": {
+        "test_backward_k_times": ["req.retain_graph.k_calls"],
+        "test_caught_error": [(RG + "swapped", {"order": "(error, x.grad)"})],
+        "test_two_losses": [RG + "copied_late"],
+    },
+    "fixed_two_forged_sum": {
+        # k = 2 passes on its own, the larger k of the same run does not
+        "test_backward_k_times": [RG + "call_count"],
+        # made up instead of caught, and indeed no second backward was tried
+        "test_caught_error": ["this RuntimeError was never raised", RG + "one_backward"],
+        "test_two_losses": [RG + "l2_sum"],
+    },
+    "both_again_three_calls": {
+        "test_backward_k_times": ["req.retain_graph.k_calls"],
+        "test_caught_error": [f"expected the caught error '{TWICE}', got a string"],
+        "test_two_losses": [RG + "l1_twice"],
+    },
+    "grad_not_stored_three_calls": {
+        "test_backward_k_times": ["diag.dynamic_graph.no_backward"],
+        "test_two_losses": [("req.retain_graph.two_calls", {"calls": 3})],
+    },
+}
+
+
+def test_mistakes_fail_on_every_seed_and_correct_styles_pass(pytester):
+    variants = {name: solution_with_all(TOPIC, functions) for name, functions in WRONG.items()}
+    variants.update({name: solution_with_all(TOPIC, functions) for name, functions in RIGHT.items()})
+    results = grade_variants(pytester, TOPIC, variants)
+
+    assert set(EXPECT) == set(WRONG)
+    assert_diagnosed(results, TOPIC, EXPECT)
+    for variant in RIGHT:
+        assert_all_pass(results, variant)
