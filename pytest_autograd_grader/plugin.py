@@ -208,12 +208,18 @@ def _crash_line(report: pytest.TestReport) -> str:
     return str(report.longrepr or "").strip().splitlines()[-1] if report.longrepr else ""
 
 
+def topic_of(item: pytest.Item) -> str:
+    """The topic a check belongs to: its checks file's name without the
+    test_ prefix (exercises/test_engine.py -> "engine")."""
+    return item.path.stem.removeprefix("test_").removesuffix("_test")
+
+
 def _result_for(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestReport) -> CheckResult:
     spec = spec_of(item)
     concepts = known_concepts(item.config)
     result = CheckResult(id=item.nodeid, concept=spec.concept, score=0.0, max_score=spec.points,
                          status=None, hidden=spec.hidden, device=_device_of(item),
-                         duration_s=round(report.duration, 6))
+                         duration_s=round(report.duration, 6), topic=topic_of(item))
     exc = call.excinfo.value if call.excinfo is not None else None
     if report.skipped:
         result.status = "skipped"

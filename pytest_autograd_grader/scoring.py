@@ -39,6 +39,7 @@ class CheckResult:
     hidden: bool = False
     device: str | None = None
     duration_s: float = 0.0
+    topic: str | None = None  # the checks file's topic (test_engine.py -> "engine"), for per-track views
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -188,8 +188,9 @@ def call(loader: Loader, module: str, function: str, payload: bytes, op: str = "
          capture: bool = True, memory_limit: int | None = None) -> bytes:
     """Run one request; the answer is always bytes of plain data.
 
-    ``op`` is ``call`` (a function) or ``vjp`` (a function, then backward of
-    given output gradients through it). With ``capture`` what student code
+    ``op`` is ``call`` (a function), ``vjp`` (a function, then backward of
+    given output gradients through it) or ``run`` (the first argument, a
+    function the worker can import, called with the module and the rest). With ``capture`` what student code
     prints is kept in the answer's ``output``; a sandbox worker passes False
     and lets the grader read its stdout/stderr pipe instead (which also sees
     output written at the C level, and survives a crash). ``memory_limit``
@@ -207,13 +208,18 @@ def call(loader: Loader, module: str, function: str, payload: bytes, op: str = "
 
     try:
         mod = loader.load(module)
-        try:
-            target = _resolve(mod, function)
-        except AttributeError:
-            return records.dumps({"stage": "no_function", "module": module, "function": function})
         request = loads(payload)
         args = materialize(request["args"])
         kwargs = materialize(request["kwargs"])
+        if op == "run":
+            # a grader function that drives the student's module (the engine
+            # track's program interpreter): the module is its first argument
+            target, args = args[0], (mod, *args[1:])
+        else:
+            try:
+                target = _resolve(mod, function)
+            except AttributeError:
+                return records.dumps({"stage": "no_function", "module": module, "function": function})
         rec = tracing.recorder()
         with (contextlib.redirect_stdout(output) if capture else contextlib.nullcontext()), \
                 (contextlib.redirect_stderr(output) if capture else contextlib.nullcontext()):

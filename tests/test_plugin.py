@@ -102,7 +102,7 @@ def test_json_report_fields(pytester):
     (check,) = report["checks"]
     assert check == {"id": "test_checks.py::test_one[cpu]", "concept": "leaf", "score": 2.0, "max_score": 2.0,
                      "status": "passed", "feedback": "", "hidden": False, "device": "cpu",
-                     "duration_s": check["duration_s"]}
+                     "duration_s": check["duration_s"], "topic": "checks"}
     assert check["duration_s"] >= 0
 
 

@@ -493,3 +493,16 @@ def test_the_sandbox_s_own_refusals_and_the_directory_are_the_graders(tmp_path):
     with pytest.raises(StudentFailure) as failure:
         proxy.f()
     assert failure.value.feedback.startswith(f"could not find leaf.py in {tmp_path}:")
+
+
+def _drive(module, x):
+    """Run in the worker with the student's module, as the engine track's interpreter is."""
+    return module.double(x) + 1
+
+
+def test_run_calls_a_grader_function_with_the_student_module(tmp_path):
+    from pytest_autograd_grader.submission import InlineExecutor, Submission
+
+    (tmp_path / "engine.py").write_text("def double(x):\n    return 2 * x\n")
+    proxy = Submission(InlineExecutor(), tmp_path, "engine", 10.0)
+    assert proxy.run(_drive, 20) == 41
