@@ -101,9 +101,9 @@ def submission(request: pytest.FixtureRequest):
     # a malformed answer is blamed on the answer (blame.py).
     on_value = student_values(request.node).add if state is not None else None
 
-    def load(module: str, on_trace=None) -> Submission:
+    def load(module: str, on_trace=None, numpy_only: bool = False) -> Submission:
         return Submission(executor, Path(directory).resolve(), module, budget, on_value=on_value, limits=limits,
-                          on_trace=on_trace)
+                          on_trace=on_trace, numpy_only=numpy_only)
 
     return Submissions(load)
 

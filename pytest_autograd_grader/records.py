@@ -250,8 +250,10 @@ def error_fields(exc: BaseException, in_student_file=None) -> dict:
 
 
 def encode(obj: Any, in_student_file=None, _depth: int = 0, _budget: list | None = None) -> Any:
-    """Turn any object into a tree the weights-only loader accepts."""
-    import torch
+    """Turn any object into a tree ``dumps`` can write. torch is not
+    imported here: a numpy-only worker has none, and then nothing can be a
+    torch tensor."""
+    torch = sys.modules.get("torch")
 
     budget = _budget if _budget is not None else [MAX_ITEMS]
     budget[0] -= 1
@@ -267,7 +269,7 @@ def encode(obj: Any, in_student_file=None, _depth: int = 0, _budget: list | None
                 "file": getattr(getattr(obj, "__code__", None), "co_filename", ""), "source": _source(obj)}
     if kind is FunctionRef:
         return {"$": "function", "module": obj.module, "qualname": obj.qualname, "file": obj.file}
-    if isinstance(obj, torch.Tensor):
+    if torch is not None and isinstance(obj, torch.Tensor):
         with _no_warnings():
             grad = obj.grad if obj.is_leaf or obj.retains_grad else None
         return {
@@ -301,7 +303,7 @@ def encode(obj: Any, in_student_file=None, _depth: int = 0, _budget: list | None
         if isinstance(obj, numpy.generic) and obj.dtype.kind in "biuf":
             return obj.item()
         if isinstance(obj, numpy.ndarray) and obj.dtype.kind in "biuf":
-            return {"$": "ndarray", "data": torch.from_numpy(numpy.array(obj, copy=True))}
+            return {"$": "ndarray", "data": numpy.array(obj, copy=True)}
     return {"$": "object", "type": f"{module}.{kind.__qualname__}" if module != "builtins" else kind.__qualname__,
             "repr": _STUDENT_PREFIX.sub("", _short_repr(obj))}
 
@@ -372,14 +374,30 @@ def _tensor_bytes(t) -> tuple[list, bytes]:
     return [dtype, list(t.shape), str(t.device if t.device.type != "cpu" else "cpu"), len(raw)], raw
 
 
+def _array_bytes(a) -> tuple[list, bytes]:
+    """A numpy array in the tensor wire format (``loads`` reads it as a
+    tensor), without torch."""
+    import numpy
+
+    a = numpy.ascontiguousarray(a)
+    raw = a.tobytes()
+    return [a.dtype.name, list(a.shape), "cpu", len(raw)], raw
+
+
 def dumps(tree: Any) -> bytes:
-    import torch
+    # torch and numpy only if already imported: a numpy-only worker has no torch
+    torch, numpy = sys.modules.get("torch"), sys.modules.get("numpy")
 
     metas: list = []
     chunks: list[bytes] = []
 
     def walk(obj):
-        if isinstance(obj, torch.Tensor):
+        if numpy is not None and type(obj) is numpy.ndarray:
+            meta, raw = _array_bytes(obj)
+            metas.append(meta)
+            chunks.append(raw)
+            return {_TENSOR: len(metas) - 1}
+        if torch is not None and isinstance(obj, torch.Tensor):
             device = str(obj.device)
             meta, raw = _tensor_bytes(obj)
             meta[2] = device

@@ -142,6 +142,9 @@ def materialize(tree: Any) -> Any:
 def _traced(rec):
     """Record the student's torch calls into ``rec``; whatever the student's
     code did to torch's mode stack, it is as it was before afterwards."""
+    if rec is None:
+        yield
+        return
     import torch
 
     depth = torch._C._len_torch_function_stack()
@@ -220,7 +223,8 @@ def call(loader: Loader, module: str, function: str, payload: bytes, op: str = "
                 target = _resolve(mod, function)
             except AttributeError:
                 return records.dumps({"stage": "no_function", "module": module, "function": function})
-        rec = tracing.recorder()
+        # a numpy-only worker (the engine track) has no torch to trace
+        rec = tracing.recorder() if "torch" in sys.modules else None
         with (contextlib.redirect_stdout(output) if capture else contextlib.nullcontext()), \
                 (contextlib.redirect_stderr(output) if capture else contextlib.nullcontext()):
             if op == "vjp":

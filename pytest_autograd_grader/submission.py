@@ -25,7 +25,8 @@ class Executor(Protocol):
     (see ``student.call``); a hang or crash is answered with a ``timeout`` or
     ``crashed`` outcome, never an exception."""
 
-    def run(self, directory: str, module: str, function: str, payload: bytes, op: str, timeout: float) -> bytes: ...
+    def run(self, directory: str, module: str, function: str, payload: bytes, op: str, timeout: float,
+            numpy_only: bool = False) -> bytes: ...
 
     def close(self) -> None: ...
 
@@ -37,7 +38,8 @@ class InlineExecutor:
     def __init__(self) -> None:
         self.loaders: dict[str, Any] = {}
 
-    def run(self, directory: str, module: str, function: str, payload: bytes, op: str, timeout: float) -> bytes:
+    def run(self, directory: str, module: str, function: str, payload: bytes, op: str, timeout: float,
+            numpy_only: bool = False) -> bytes:
         import torch
 
         from .student import Loader, call
@@ -163,7 +165,7 @@ class Submission:
 
     def __init__(self, executor: Executor, directory: Path, module: str, timeout: "float | Budget", *,
                  limits: Limits | None = None, on_value: Callable[[Any], None] | None = None,
-                 on_trace: Callable[[Trace], None] | None = None):
+                 on_trace: Callable[[Trace], None] | None = None, numpy_only: bool = False):
         self._executor = executor
         self._directory = str(directory)
         self._module = module
@@ -173,6 +175,7 @@ class Submission:
         self._limits = limits if limits is not None else Limits()
         self._on_value = on_value
         self._on_trace = on_trace
+        self._numpy_only = numpy_only  # run in a worker that cannot import torch (sandbox only)
 
     def __getattr__(self, name: str) -> "StudentFunction":
         if name.startswith("__"):
@@ -202,8 +205,9 @@ class Submission:
         if budget is not None and budget.left() <= 0:
             return {"stage": "timeout", "seconds": budget.total, "module": self._module, "function": path}
         started = time.monotonic()
-        answer = self._executor.run(self._directory, self._module, path, payload, op,
-                                    budget.left() if budget is not None else self._timeout)
+        timeout = budget.left() if budget is not None else self._timeout
+        answer = self._executor.run(self._directory, self._module, path, payload, op, timeout,
+                                    **({"numpy_only": True} if self._numpy_only else {}))
         if budget is not None:
             # time in student code only (the executor's own start-up excluded)
             spent = getattr(self._executor, "last_run_seconds", None)
@@ -258,8 +262,12 @@ class Submissions:
         self._load = load
         self.traces: list[Trace] = []
 
-    def __call__(self, module: str) -> Submission:
-        return self._load(module, on_trace=self.traces.append)
+    def __call__(self, module: str, *, numpy_only: bool = False) -> Submission:
+        """``numpy_only=True``: the module runs where torch cannot be
+        imported (a student's own autograd engine must not delegate to
+        torch.autograd); arguments and answers are then plain data and numpy
+        arrays. ``--grade-inline`` cannot enforce it."""
+        return self._load(module, on_trace=self.traces.append, numpy_only=numpy_only)
 
     @property
     def trace(self) -> Trace:

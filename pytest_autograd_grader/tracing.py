@@ -16,7 +16,7 @@ substitute for the values the grader recomputes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 MAX_OPS = 5000  # ops kept in order; later ones are only counted

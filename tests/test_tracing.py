@@ -51,8 +51,8 @@ def hides(x):
 @pytest.fixture
 def student(tmp_path):
     (tmp_path / "graph.py").write_text(STUDENT)
-    traces = Submissions(lambda module, on_trace=None: Submission(InlineExecutor(), tmp_path, module, 10.0,
-                                                                  on_trace=on_trace))
+    traces = Submissions(lambda module, on_trace=None, numpy_only=False: Submission(
+        InlineExecutor(), tmp_path, module, 10.0, on_trace=on_trace))
     return traces
 
 

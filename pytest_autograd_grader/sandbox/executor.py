@@ -21,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from ..messages import msg
 from . import isolation as iso
 from .framing import HEADER, describe_status, frame, recv_frame
 from .staging import StageError, stage
@@ -306,8 +307,9 @@ class _Sandbox:
     pytest process (pytester's in-process runs included): it holds nothing
     but imported modules, and student code never runs in it."""
 
-    def __init__(self, isolation: iso.Isolation) -> None:
+    def __init__(self, isolation: iso.Isolation, numpy_only: bool = False) -> None:
         self.isolation = isolation
+        self.numpy_only = numpy_only  # a zygote without torch, for the engine track
         self.launcher: subprocess.Popen | None = None
         self.control: socket.socket | None = None
         self.base: Path | None = None
@@ -339,19 +341,20 @@ class _Sandbox:
         pass_fds = [theirs.fileno()]
         kwargs: dict = {}
         python = [sys.executable, "-P", "-m", "pytest_autograd_grader.sandbox", str(theirs.fileno())]
+        flags = ["numpy-only"] if self.numpy_only else []
         if mode == "bwrap":
             read_end, write_end = os.pipe()
             self.status_pipe = read_end
             pass_fds.append(write_end)
             command = iso.bwrap_command(str(base / "stage")) + ["--json-status-fd", str(write_end), "--",
-                                                                 *python, "bwrap"]
+                                                                 *python, "bwrap", *flags]
             env = iso.worker_env(iso.SANDBOX_LIB, "/tmp")
             if uid is not None:
                 kwargs = {"user": uid, "group": uid, "extra_groups": []}
                 os.chown(base / "stage", uid, uid)
         else:
             os.symlink(iso.PACKAGE_DIR, base / "lib" / iso.PACKAGE_DIR.name)
-            command = python
+            command = python + flags
             env = iso.worker_env(str(base / "lib"), str(base / "work"))
         try:
             self.launcher = subprocess.Popen(
@@ -444,16 +447,16 @@ class _Sandbox:
         return reply, list(received)
 
 
-def _sandbox(isolation: iso.Isolation) -> _Sandbox:
+def _sandbox(isolation: iso.Isolation, numpy_only: bool = False) -> _Sandbox:
     # Kept on the package, which pytest never unloads: pytester's in-process
     # runs forget modules first imported during a run, this one included.
     import pytest_autograd_grader as package
 
     sandboxes = package.__dict__.setdefault("_sandboxes", {})
-    key = (isolation.mode, isolation.uid)
+    key = (isolation.mode, isolation.uid, numpy_only)
     sandbox = sandboxes.get(key)
     if sandbox is None:
-        sandbox = sandboxes[key] = _Sandbox(isolation)
+        sandbox = sandboxes[key] = _Sandbox(isolation, numpy_only)
         atexit.register(sandbox.stop)
     return sandbox
 
@@ -491,8 +494,8 @@ class SandboxExecutor:
         first call waits for it. Safe to call more than once."""
         _sandbox(self.isolation).start()
 
-    def _spawn(self, directory: str) -> _Worker:
-        sandbox = _sandbox(self.isolation)
+    def _spawn(self, directory: str, numpy_only: bool = False) -> _Worker:
+        sandbox = _sandbox(self.isolation, numpy_only)
         mode = self.isolation.mode
         for attempt in range(2):
             if attempt:
@@ -516,7 +519,8 @@ class SandboxExecutor:
             out_r, out_w = os.pipe()
             status_r, status_w = os.pipe()
             request = {"op": "spawn", "directory": inside, "private": str(private) if private else None,
-                       "memory_mb": self.memory_mb, "uid": uid}
+                       "memory_mb": self.memory_mb, "uid": uid, "numpy_only": numpy_only,
+                       "no_torch": msg("student.numpy_only") if numpy_only else None}
             try:
                 reply, fds = sandbox.ask(request, fds=(theirs.fileno(), out_w, status_w))
             finally:
@@ -558,7 +562,10 @@ class SandboxExecutor:
 
     # -- the Executor protocol
 
-    def run(self, directory: str, module: str, function: str, payload: bytes, op: str, timeout: float) -> bytes:
+    def run(self, directory: str, module: str, function: str, payload: bytes, op: str, timeout: float,
+            numpy_only: bool = False) -> bytes:
+        """``numpy_only``: in a worker where torch cannot be imported, forked
+        from a zygote that never imported it (the engine track)."""
         from ..records import Limits, dumps, loads
 
         self.last_run_seconds = 0.0
@@ -566,10 +573,11 @@ class SandboxExecutor:
             raise RuntimeError("the sandbox is closed")
         directory = str(Path(directory).resolve())
         where = {"module": module, "function": function}
-        worker = self.workers.get(directory)
+        key = directory + ("\0numpy" if numpy_only else "")
+        worker = self.workers.get(key)
         if worker is None:
             try:
-                worker = self.workers[directory] = self._spawn(directory)
+                worker = self.workers[key] = self._spawn(directory, numpy_only)
             except StageError as exc:
                 return dumps({"stage": "unstageable", "reason": str(exc), **where})
         else:
@@ -581,17 +589,17 @@ class SandboxExecutor:
         self.last_run_seconds = time.monotonic() - started
         where["output"] = output
         if kind == "timeout":
-            self._retire(directory, worker)
+            self._retire(key, worker)
             return dumps({"stage": "timeout", "seconds": timeout, **where})
         if kind == "too_large":
-            self._retire(directory, worker)
+            self._retire(key, worker)
             return dumps({"stage": "too_large", "size": reply, "limit": self.answer_limit, **where})
         if kind == "eof":
-            status = self._retire(directory, worker, died=True)
+            status = self._retire(key, worker, died=True)
             return dumps({"stage": "crashed", "how": describe_status(status), **where})
         if worker.left_behind():
             # a thread or process of the student's would run on between checks
-            self._retire(directory, worker)
+            self._retire(key, worker)
         if output.strip():
             try:
                 outcome = loads(answer, Limits(max_bytes=self.answer_limit))
@@ -615,3 +623,4 @@ class SandboxExecutor:
             # Something a worker started could not be shown to be gone (no
             # namespace and no uid of its own): end the whole sandbox.
             _sandbox(self.isolation).stop()
+            _sandbox(self.isolation, numpy_only=True).stop()

@@ -65,6 +65,19 @@ def _drop_privileges(uid: int | None) -> None:
         pass
 
 
+class _NoTorch:
+    """An import hook of a numpy-only worker: torch cannot be imported, so
+    the engine a student builds cannot hand its work to torch.autograd."""
+
+    def __init__(self, message: str):
+        self.message = message
+
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("torch", "functorch", "torchvision"):
+            raise ImportError(self.message, name=name)
+        return None
+
+
 def worker_main(sock_fd: int, output_fd: int, request: dict) -> None:
     import resource
 
@@ -94,6 +107,9 @@ def worker_main(sock_fd: int, output_fd: int, request: dict) -> None:
     _limit(resource, "RLIMIT_CORE", 0)
     if os.getuid() != 0:  # the kernel does not enforce RLIMIT_NPROC for root
         _limit(resource, "RLIMIT_NPROC", _tasks_of_user(os.getuid()) + EXTRA_TASKS)
+
+    if request.get("numpy_only"):
+        sys.meta_path.insert(0, _NoTorch(str(request.get("no_torch") or "torch cannot be imported here")))
 
     from ..records import dumps
     from ..student import Loader, call

@@ -264,6 +264,17 @@ class Zygote:
         self.sweep()
 
 
+def _warm_up_numpy() -> None:
+    """What a numpy-only worker needs (the engine track): never torch, so
+    that student code cannot reach torch.autograd, and start-up is quick."""
+    import numpy  # noqa: F401
+
+    from .. import records, student  # noqa: F401
+
+    records.dumps(records.encode([numpy.ones(2), 1.5, "s", None]))
+    records.loads(records.dumps({"args": [1.5, "s", None]}))  # requests hold plain data: no tensor to read
+
+
 def _warm_up() -> None:
     """Import and exercise what every worker needs, without touching CUDA."""
     import torch
@@ -287,7 +298,8 @@ def _warm_up() -> None:
 
 def main(argv: list[str]) -> None:
     control_fd = int(argv[0])
-    in_bwrap = len(argv) > 1 and argv[1] == "bwrap"
+    in_bwrap = "bwrap" in argv[1:]
+    numpy_only = "numpy-only" in argv[1:]
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # bubblewrap already gave us a PID namespace; elsewhere make one, so
     # the zygote's death takes every worker with it.
@@ -304,7 +316,7 @@ def main(argv: list[str]) -> None:
     except (OSError, AttributeError):
         pass
     control = socket.socket(fileno=control_fd)
-    _warm_up()
+    _warm_up_numpy() if numpy_only else _warm_up()
     Zygote(control).serve()
     os._exit(0)
 
