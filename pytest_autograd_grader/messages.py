@@ -75,6 +75,7 @@ EN: dict[str, str] = {
     "student.syntax_error": "{file} has a syntax error at line {line}: {message}\n    {code}",
     "student.import_error": "{module}.py could not be loaded: {type}: {message}{where}",
     "student.not_implemented": "not implemented yet: {module}.{function}",
+    "student.not_implemented_at": "not implemented yet: {module}.py line {line}: {code}",
     "student.no_function": "{module}.py has no function {function!r}; keep the names of the exercise file",
     "student.raised": "{module}.{function} raised {type}: {message}{where}",
     "student.where": " (at {file}:{line}: {code})",
@@ -345,7 +346,7 @@ EN: dict[str, str] = {
     # -- topic engine
     "engine.header": "Your engine disagrees with torch.autograd. The smallest program that shows it ({ops} ops):",
     "engine.shape": "(shape {shape})",
-    "engine.value": "{name} = {line}: expected {expected}, your engine computed {produced}",
+    "engine.value": "`{line}`: expected {name} = {expected}, your engine computed {produced}",
     "engine.grad": "{name}.grad after `{line}`: expected {expected}, your engine gave {produced}",
     "engine.meta": "{name}.{field}: expected {expected}, your engine gave {produced}",
     "engine.error_missing": "`{line}`: PyTorch raises {expected} here, but your engine raised nothing",

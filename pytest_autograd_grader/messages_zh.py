@@ -71,6 +71,7 @@ ZH: dict[str, str] = {
     "student.syntax_error": "{file} 第 {line} 行有语法错误：{message}\n    {code}",
     "student.import_error": "无法加载 {module}.py：{type}: {message}{where}",
     "student.not_implemented": "还没有实现：{module}.{function}",
+    "student.not_implemented_at": "还没有实现：{module}.py 第 {line} 行：{code}",
     "student.no_function": "{module}.py 中没有函数 {function!r}；请保留练习文件里的函数名",
     "student.raised": "{module}.{function} 抛出了 {type}: {message}{where}",
     "student.where": "（位于 {file}:{line}：{code}）",
@@ -341,7 +342,7 @@ ZH: dict[str, str] = {
     # -- topic engine
     "engine.header": "你的引擎和 torch.autograd 的结果不一致。能说明问题的最小程序（{ops} 个运算）如下：",
     "engine.shape": "（形状 {shape}）",
-    "engine.value": "{name} = {line}：期望 {expected}，你的引擎算出的是 {produced}",
+    "engine.value": "`{line}`：期望 {name} = {expected}，你的引擎算出的是 {produced}",
     "engine.grad": "执行 `{line}` 之后的 {name}.grad：期望 {expected}，你的引擎给出的是 {produced}",
     "engine.meta": "{name}.{field}：期望 {expected}，你的引擎给出的是 {produced}",
     "engine.error_missing": "`{line}`：PyTorch 在这里会抛出 {expected}，但你的引擎没有报错",

@@ -105,7 +105,10 @@ def failure_from(outcome: dict, show_output: bool = True, limits: Limits | None 
     elif stage == "raised":
         error = decode(outcome["error"], limits)
         error_type, message = error.type, error.message
-        if error.type == "NotImplementedError":
+        if error.type == "NotImplementedError" and outcome.get("op") == "run" and error.line:
+            # a grader function drove the module: name the student's unwritten part by its line
+            text = msg("student.not_implemented_at", module=module, line=error.line, code=error.code)
+        elif error.type == "NotImplementedError":
             text = msg("student.not_implemented", module=module, function=function)
         else:
             text = msg("student.raised", module=module, function=function, type=error.type,
@@ -190,7 +193,9 @@ class Submission:
         student module: ``function`` must be importable there by its module
         and name (a function of the grader's package, say the engine track's
         program interpreter). Returns plain data, as any call does."""
-        outcome = self._request(getattr(function, "__name__", "run"), "run", (function, *args), {})
+        name = getattr(function, "__name__", None) or getattr(function, "qualname", "run")
+        outcome = self._request(name, "run", (function, *args), {})
+        outcome["op"] = "run"
         return StudentFunction(self, outcome["function"])._answer(outcome)
 
     def _request(self, path: str, op: str, args: tuple, kwargs: dict, grad_outputs=None) -> dict:

@@ -203,13 +203,13 @@ def grade_variants(pytester, topic, variants, seeds=SEEDS, args=("--tb=no", "-rN
     student.mkdir(exist_ok=True)
     (checks / "conftest.py").write_text(_SEEDS_CONFTEST.format(seeds=tuple(seeds)))
     source = (EXERCISES / f"test_{topic}.py").read_text()
-    call = f'submission("{topic}")'
+    call = f'submission("{topic}"'  # submission("engine") or submission("engine", numpy_only=True)
     assert call in source
     for name, module in variants.items():
         package = checks / name
         package.mkdir()
         (package / "__init__.py").write_text("")
-        text = source.replace(call, f'submission("{topic}_{name}")')
+        text = source.replace(call, f'submission("{topic}_{name}"')
         if keep is not None and name in keep:
             for test in set(re.findall(r"^def (test_\w+)\(", text, re.M)) - set(keep[name]):
                 text = text.replace(f"def {test}(", f"def _not_graded_{test}(")

@@ -43,16 +43,23 @@ def test_curriculum_is_about_100_points_with_three_checks_per_concept(grade_topi
     report = grade_topics(TOPICS).report
     for concept in report["concepts"]:
         assert concept["checks"] >= 3, concept
-    if len(TOPICS) >= 11:
-        assert 90 <= report["max_score"] <= 110
+    pytorch_track = sum(c["max_score"] for c in report["checks"] if c["topic"] != "engine")
+    assert 90 <= pytorch_track <= 110
+    engine_track = sum(c["max_score"] for c in report["checks"] if c["topic"] == "engine")
+    assert 10 <= engine_track <= 20
 
 
 @pytest.mark.parametrize("topic", TOPICS)
-def test_one_unsolved_topic_costs_exactly_its_concept(grade_topics, topic):
+def test_one_unsolved_topic_costs_exactly_its_checks(grade_topics, topic):
+    # the engine track's checks count under leaf, accumulation, ... too, so
+    # a topic costs its own checks, and a concept only through them
     graded = grade_topics(TOPICS, stubs=[topic])
+    for check in graded.report["checks"]:
+        expected = 0.0 if check["topic"] == topic else check["max_score"]
+        assert check["score"] == expected, check
+    lost = {c["concept"] for c in graded.report["checks"] if c["topic"] == topic}
     for concept in graded.report["concepts"]:
-        expected = 0.0 if concept["id"] == topic else concept["max_score"]
-        assert concept["score"] == expected, concept
+        assert (concept["score"] < concept["max_score"]) == (concept["id"] in lost), concept
 
 
 @pytest.mark.parametrize("isolation", ["bwrap", "user", "process"])

@@ -1,0 +1,507 @@
+"""Programs as plain data, the hypothesis strategies that draw them, and
+their rendering as runnable Python.
+
+A program is a JSON-able dict::
+
+    {"leaves": [{"shape": [2, 3], "values": [...6 floats...], "requires_grad": True}, ...],
+     "steps": [...]}
+
+Values are numbered: the leaves first (0, 1, ...), then the result of each
+``op`` step in order. A step is one of
+
+- ``{"kind": "op", "op": NAME, "args": [value ids], ...params, "no_grad": bool}``
+  where NAME is a binary op (``add sub mul div matmul``, two value ids), an
+  op with a constant (``add_c mul_c rsub_c pow`` with ``"const"``), a unary
+  op (``neg exp log tanh relu sigmoid T detach``), a reduction (``sum mean``
+  with ``"axis"`` (int or None) and ``"keepdims"``) or ``reshape`` (with
+  ``"shape"``);
+- ``{"kind": "backward", "value": i, "gradient": None | [flat floats], "retain_graph": bool}``
+  (with ``"gradient_shape"`` when a gradient is given);
+- ``{"kind": "backward_many", "values": [i, ...], "grad_tensors": [None | [flat floats], ...],
+  "grad_shapes": [shape, ...], "retain_graph": bool}`` (the module-level ``backward``);
+- ``{"kind": "zero_grad", "value": i}`` and ``{"kind": "retain_grad", "value": i}``.
+
+The strategies keep values away from the singularities of log, div and
+fractional powers (those only ever see values known to be positive) and
+from relu's kink (no element is ever 0)."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import strategies as st
+
+BINARY = ("add", "sub", "mul", "div", "matmul")
+CONST = ("add_c", "mul_c", "rsub_c", "pow")
+UNARY = ("neg", "exp", "log", "tanh", "relu", "sigmoid")
+# the ops of the checks of other concepts than `engine`: a wrong derivative
+# of another op costs only the `engine` checks
+PLAIN = ("add", "sub", "mul", "mul_c", "add_c", "sum")
+
+# element values: never 0, never 1, shrinking towards 0.5 and -1.5
+VALUES = (0.5, -1.5, 2.0, -0.75, 1.25, 0.3, -2.0, 1.5, -0.4, 0.8)
+POSITIVE = (0.5, 1.5, 2.0, 0.75, 1.25, 0.6, 1.8)
+CONSTS = (2.0, -3.0, 0.5, 1.5)
+GRADS = (1.5, -0.5, 2.0, 0.25, -1.25)
+
+
+def numel(shape) -> int:
+    return math.prod(shape) if shape else 1
+
+
+class Builder:
+    """Collects leaves and steps while tracking each value's shape, whether
+    it is known positive, whether it requires grad and how often it is used."""
+
+    def __init__(self):
+        self.leaves: list[dict] = []
+        self.steps: list[dict] = []
+        self.shapes: list[tuple] = []
+        self.positive: list[bool] = []
+        self.grad: list[bool] = []
+        self.depth: list[int] = []
+
+    def program(self) -> dict:
+        return {"leaves": self.leaves, "steps": self.steps}
+
+    def leaf(self, draw, shape, requires_grad=True, positive=False) -> int:
+        pool = POSITIVE if positive else VALUES
+        # element j of leaf i shrinks to pool[i + j]: even the simplest
+        # tensors hold distinct values, so that no transposition, permutation
+        # or mix-up of inputs hides behind equal elements
+        start = len(self.leaves)
+        values = [pool[(draw(st.integers(0, len(pool) - 1)) + start + j) % len(pool)] for j in range(numel(shape))]
+        self.leaves.append({"shape": list(shape), "values": values, "requires_grad": bool(requires_grad)})
+        self.shapes.append(tuple(shape))
+        self.positive.append(positive)
+        self.grad.append(bool(requires_grad))
+        self.depth.append(0)
+        return len(self.shapes) - 1
+
+    def op(self, name: str, args, no_grad=False, **params) -> int:
+        shapes = [self.shapes[a] for a in args]
+        shape, positive = shapes[0], False
+        if name in ("add", "sub", "mul", "div"):
+            shape = broadcast(shapes[0], shapes[1])
+            positive = name in ("add", "mul", "div") and all(self.positive[a] for a in args)
+        elif name == "matmul":
+            shape = (shapes[0][0], shapes[1][1])
+        elif name in ("sum", "mean"):
+            axis, keep = params.get("axis"), params.get("keepdims", False)
+            params = {"axis": axis, "keepdims": bool(keep)}
+            if axis is None:
+                shape = tuple(1 for _ in shape) if keep else ()
+            else:
+                shape = tuple(1 if i == axis else n for i, n in enumerate(shape)) if keep else \
+                    tuple(n for i, n in enumerate(shape) if i != axis)
+            positive = self.positive[args[0]]
+        elif name == "reshape":
+            shape = tuple(params["shape"])
+            params = {"shape": list(shape)}
+            positive = self.positive[args[0]]
+        elif name == "T":
+            shape = tuple(reversed(shape))
+            positive = self.positive[args[0]]
+        elif name in ("exp", "sigmoid"):
+            positive = True
+        elif name == "detach":
+            positive = self.positive[args[0]]
+        elif name in ("mul_c", "add_c", "pow"):
+            positive = self.positive[args[0]] and params["const"] > 0
+        step = {"kind": "op", "op": name, "args": list(args), **params}
+        if no_grad:
+            step["no_grad"] = True
+        self.steps.append(step)
+        self.shapes.append(shape)
+        self.positive.append(positive)
+        self.grad.append(not no_grad and name != "detach" and any(self.grad[a] for a in args))
+        self.depth.append(1 + max(self.depth[a] for a in args))
+        return len(self.shapes) - 1
+
+    def scalar(self, value: int) -> int:
+        """``value.sum()`` unless it already has one element and no dims."""
+        return value if self.shapes[value] == () else self.op("sum", [value])
+
+    def backward(self, value, gradient=None, retain_graph=False):
+        step = {"kind": "backward", "value": value, "gradient": gradient, "retain_graph": bool(retain_graph)}
+        if gradient is not None:
+            step["gradient_shape"] = list(self.shapes[value])
+        self.steps.append(step)
+
+    def gradient(self, draw, value):
+        return [draw(st.sampled_from(GRADS)) for _ in range(numel(self.shapes[value]))]
+
+
+def broadcast(a, b):
+    n = max(len(a), len(b))
+    a, b = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
+    return tuple(max(x, y) for x, y in zip(a, b))
+
+
+SIZES = st.sampled_from((2, 1, 3))  # shrinks to 2: a 1x1 matrix hides a transposition
+
+
+@st.composite
+def shapes(draw, min_dims=1, max_dims=2):
+    return tuple(draw(SIZES) for _ in range(draw(st.integers(min_dims, max_dims))))
+
+
+def _unary(draw, b: Builder, x: int, ops) -> int:
+    name = draw(st.sampled_from(ops))
+    if name == "log" and not b.positive[x]:
+        name = "exp"
+    if name == "exp" and b.depth[x] >= 2:
+        name = "tanh"  # no exp of exp of exp
+    if name in ("mul_c", "add_c", "rsub_c"):
+        return b.op(name, [x], const=draw(st.sampled_from(CONSTS)))
+    if name == "pow":
+        powers = (2, 3, 0.5, -1) if b.positive[x] else (2, 3)
+        return b.op(name, [x], const=draw(st.sampled_from(powers)))
+    return b.op(name, [x])
+
+
+OPS = ("add", "sub", "mul", "div", "neg", "exp", "log", "tanh", "relu", "sigmoid", "add_c", "mul_c", "rsub_c",
+       "pow", "sum", "mean", "reshape", "T", "matmul")
+
+
+@st.composite
+def op_programs(draw, case=None):
+    """One op (sometimes two) on leaves of one shape, weighted, summed and
+    backpropagated: every op's local derivative, and every node's name.
+    ``op`` fixes the first op (the sweep batches draw one program per op)."""
+    b = Builder()
+    name = case or draw(st.sampled_from(OPS))
+    shape = draw(shapes())
+    if name == "matmul":
+        m, k, n = draw(SIZES), draw(SIZES), draw(SIZES)
+        x = b.op("matmul", [b.leaf(draw, (m, k)), b.leaf(draw, (k, n))])
+    elif name in ("add", "sub", "mul", "div"):
+        left = b.leaf(draw, shape)
+        x = b.op(name, [left, b.leaf(draw, shape, positive=name == "div")])
+    elif name in UNARY or name in CONST:
+        x = _unary(draw, b, b.leaf(draw, shape, positive=name == "log" or (name == "pow" and draw(st.booleans()))),
+                   (name,))
+    elif name in ("sum", "mean"):
+        leaf = b.leaf(draw, shape)
+        axis = draw(st.sampled_from((None,) + tuple(range(len(shape)))))
+        x = b.op(name, [leaf], axis=axis, keepdims=draw(st.booleans()))
+    elif name == "T":
+        x = b.op("T", [b.leaf(draw, draw(shapes(2, 2)))])
+    else:
+        x = b.op("reshape", [b.leaf(draw, shape)], shape=draw(st.sampled_from(_reshapes(shape))))
+    if x != 0 and b.shapes[x] != ():
+        # weights, so that a gradient spread or routed wrongly shows in the values
+        x = b.op("mul", [x, b.leaf(draw, b.shapes[x], requires_grad=False)])
+    if draw(st.booleans()):
+        x = _unary(draw, b, x, UNARY + CONST)
+    b.backward(b.scalar(x))
+    return {**b.program(), "case": name}
+
+
+def op_sweep():
+    """One program for every op: a batch that leaves no op untried."""
+    return st.tuples(*(op_programs(case=op) for op in OPS)).map(list)
+
+
+def _reshapes(shape):
+    n = numel(shape)
+    return [(n,), (1, n), (n, 1)] + ([(2, n // 2)] if n % 2 == 0 and n > 2 else [])
+
+
+@st.composite
+def broadcast_programs(draw):
+    """A binary op (or two) between a tensor and one whose shape
+    broadcasts to it: each input's gradient must be summed back to its shape."""
+    b = Builder()
+    shape = draw(shapes(2, 2)) if draw(st.booleans()) else draw(shapes(1, 1))
+    small = _smaller(draw, shape)
+    name = draw(st.sampled_from(("add", "mul", "sub", "div")))
+    big = b.leaf(draw, shape)
+    other = b.leaf(draw, small, positive=name == "div")
+    args = [big, other] if name == "div" or draw(st.booleans()) else [other, big]
+    x = b.op(name, args)
+    if draw(st.booleans()):
+        y = b.leaf(draw, _smaller(draw, b.shapes[x]))
+        x = b.op(draw(st.sampled_from(("add", "mul"))), [x, y])
+    x = b.op("mul", [x, b.leaf(draw, b.shapes[x])])  # weights: a wrong sum shows in the values
+    b.backward(b.scalar(x))
+    return b.program()
+
+
+def _smaller(draw, shape):
+    """A shape that broadcasts to ``shape`` and differs from it."""
+    options = [()] + [tuple(shape[i:]) for i in range(1, len(shape))]
+    options += [tuple(1 if i == j else n for i, n in enumerate(shape)) for j in range(len(shape)) if shape[j] > 1]
+    options = [o for o in options if tuple(o) != tuple(shape)] or [()]
+    return draw(st.sampled_from(options))
+
+
+TRAVERSAL_OPS = ("tanh", "mul_c", "sigmoid", "neg")
+
+
+@st.composite
+def traversal_programs(draw, case=None):
+    """Elementwise ops whose arguments are earlier values: fan-out of a
+    leaf, diamonds (an intermediate used by two later ops) and random
+    graphs with reused intermediates."""
+    b = Builder()
+    structure = case or draw(st.sampled_from(("random", "diamond")))
+    shape = draw(shapes())
+    if structure == "diamond":
+        x = b.leaf(draw, shape)
+        h = _unary(draw, b, x, TRAVERSAL_OPS)
+        p = _unary(draw, b, h, TRAVERSAL_OPS)
+        q = b.op(draw(st.sampled_from(("add", "mul", "sub"))), [h, p]) if draw(st.booleans()) \
+            else _unary(draw, b, h, TRAVERSAL_OPS)
+        b.op(draw(st.sampled_from(("add", "mul", "sub"))), [p, q])
+    else:
+        for _ in range(draw(st.integers(1, 3))):
+            b.leaf(draw, shape)
+        for _ in range(draw(st.integers(1, 5))):
+            count = len(b.shapes)
+            if draw(st.booleans()):
+                i, j = draw(st.integers(0, count - 1)), draw(st.integers(0, count - 1))
+                b.op(draw(st.sampled_from(("add", "mul", "sub"))), [count - 1 - i, count - 1 - j])
+            else:
+                _unary(draw, b, count - 1 - draw(st.integers(0, count - 1)), TRAVERSAL_OPS)
+    b.backward(b.scalar(len(b.shapes) - 1))
+    return {**b.program(), "case": structure}
+
+
+def traversal_sweep():
+    return st.tuples(*(traversal_programs(case=c) for c in ("random", "diamond", "random", "diamond"))).map(list)
+
+
+@st.composite
+def leaf_programs(draw):
+    """Leaves with and without requires_grad, ops inside and outside
+    no_grad, detach, retain_grad; backward; which tensors are leaves,
+    which require grad, which have a grad_fn, and which get a .grad.
+    Every value is used once at most (no fan-out: that is `engine`'s)."""
+    b = Builder()
+    shape = draw(shapes())
+    unused = [b.leaf(draw, shape, requires_grad=not draw(st.booleans())) for _ in range(draw(st.integers(1, 3)))]
+    for _ in range(draw(st.integers(1, 4))):
+        x = unused.pop(len(unused) - 1 - draw(st.integers(0, len(unused) - 1)))
+        kind = draw(st.sampled_from(("binary", "const", "detach", "sum")))
+        no_grad = draw(st.integers(0, 3)) == 3
+        if kind == "binary" and unused and b.shapes[unused[-1]] == b.shapes[x]:
+            y = unused.pop()
+            unused.append(b.op(draw(st.sampled_from(("add", "mul", "sub"))), [x, y], no_grad=no_grad))
+        elif kind in ("binary", "const"):
+            unused.append(b.op("mul_c", [x], const=draw(st.sampled_from(CONSTS)), no_grad=no_grad))
+        elif kind == "detach":
+            unused.append(b.op("detach", [x]))
+        else:
+            unused.append(b.op("sum", [x], no_grad=no_grad))
+    out = len(b.shapes) - 1
+    if b.grad[out]:
+        for value in range(len(b.leaves), out + 1):
+            if b.grad[value] and draw(st.integers(0, 2)) == 2:
+                b.steps.append({"kind": "retain_grad", "value": value})
+        b.backward(b.scalar(out))
+    return b.program()
+
+
+def _plain_forward(draw, b: Builder, leaves) -> int:
+    x = leaves[0]
+    for leaf in leaves[1:]:
+        x = b.op(draw(st.sampled_from(("add", "mul", "sub"))), [x, leaf])
+    if len(leaves) == 1 or draw(st.booleans()):
+        x = b.op(draw(st.sampled_from(("mul_c", "add_c"))), [x], const=draw(st.sampled_from(CONSTS)))
+    return x
+
+
+@st.composite
+def accumulation_programs(draw):
+    """Three backward calls into the same leaves (a fresh forward
+    pass each time, or one graph kept with retain_graph=True), sometimes
+    with zero_grad of a leaf in between: .grad adds up until cleared."""
+    b = Builder()
+    shape = draw(shapes())
+    leaves = [b.leaf(draw, shape) for _ in range(draw(st.integers(1, 2)))]
+    out = b.scalar(_plain_forward(draw, b, leaves))
+    for i in range(3):
+        # the simplest program adds up two backward calls, then zeroes
+        if i and draw(st.booleans()) == (i == 1):
+            b.steps.append({"kind": "zero_grad", "value": draw(st.sampled_from(leaves))})
+        if i and draw(st.booleans()):
+            out = b.scalar(_plain_forward(draw, b, leaves))
+        b.backward(out, retain_graph=True)
+    return b.program()
+
+
+@st.composite
+def retain_graph_programs(draw):
+    """Backward twice (or three times) through one graph that saved values
+    (a product), with and without retain_graph: PyTorch frees the saved
+    values after a backward without it, and a later backward raises."""
+    b = Builder()
+    shape = draw(shapes())
+    x, y = b.leaf(draw, shape), b.leaf(draw, shape)
+    out = b.scalar(b.op("mul", [x, y]))
+    for _ in range(draw(st.integers(2, 3))):
+        b.backward(out, retain_graph=draw(st.booleans()))
+    return b.program()
+
+
+@st.composite
+def vector_backward_programs(draw, case=None):
+    """Backward from non-scalar outputs: with a ``gradient`` (a vector-
+    Jacobian product), without one (an error unless the output has one
+    element), or several outputs at once through the module-level
+    ``backward(tensors, grad_tensors)``."""
+    b = Builder()
+    kind = case or draw(st.sampled_from(("gradient", "implicit", "many")))
+    shape = draw(shapes())
+    if kind == "implicit" and numel(shape) == 1:
+        shape = (2,)
+    outputs = []
+    for _ in range(2 if kind == "many" else 1):
+        leaves = [b.leaf(draw, shape) for _ in range(draw(st.integers(1, 2)))]
+        outputs.append(_plain_forward(draw, b, leaves))
+    if kind == "many":
+        if draw(st.booleans()):
+            outputs[1] = b.op("sum", [outputs[1]])
+        grads = [None if b.shapes[o] == () and draw(st.booleans()) else b.gradient(draw, o) for o in outputs]
+        b.steps.append({"kind": "backward_many", "values": outputs, "grad_tensors": grads, "retain_graph": True,
+                        "grad_shapes": [list(b.shapes[o]) for o in outputs]})
+    elif kind == "implicit":
+        b.backward(outputs[0], retain_graph=True)
+        b.backward(outputs[0], gradient=b.gradient(draw, outputs[0]), retain_graph=True)
+    else:
+        b.backward(outputs[0], gradient=b.gradient(draw, outputs[0]), retain_graph=True)
+    return {**b.program(), "case": kind}
+
+
+# batches that cover every case of a kind at least once
+SWEEPS = {"ops": op_sweep, "traversal": traversal_sweep}
+# the strategies that take ``case``: a disagreement is shrunk within its case
+CASES = ("ops", "traversal", "vector_backward")
+
+STRATEGIES = {
+    "ops": op_programs,
+    "broadcasting": broadcast_programs,
+    "traversal": traversal_programs,
+    "leaf": leaf_programs,
+    "accumulation": accumulation_programs,
+    "retain_graph": retain_graph_programs,
+    "vector_backward": vector_backward_programs,
+}
+
+
+# -- rendering ----------------------------------------------------------------
+
+def names(program) -> list[str]:
+    """The variable name of every value: a, b, c, ... for the leaves,
+    y1, y2, ... for the results of ops."""
+    leaves = [chr(ord("a") + i) for i in range(len(program["leaves"]))]
+    ops = [s for s in program["steps"] if s["kind"] == "op"]
+    return leaves + [f"y{i + 1}" for i in range(len(ops))]
+
+
+def _number(x) -> str:
+    return repr(float(x)) if not float(x).is_integer() else str(float(x))
+
+
+def array_text(values, shape) -> str:
+    shape = tuple(shape)
+    if shape == ():
+        return f"np.array({_number(values[0])})"
+    text = "[" + ", ".join(_number(v) for v in values) + "]"
+    if len(shape) == 1:
+        return f"np.array({text})"
+    return f"np.array({text}).reshape{shape}"
+
+
+def expression(step, names_) -> str:
+    a = [names_[i] for i in step["args"]]
+    op = step["op"]
+    infix = {"add": "+", "sub": "-", "mul": "*", "div": "/", "matmul": "@"}
+    if op in infix:
+        return f"{a[0]} {infix[op]} {a[1]}"
+    c = _number(step.get("const", 0))
+    if op == "add_c":
+        return f"{a[0]} + {c}"
+    if op == "mul_c":
+        return f"{a[0]} * {c}"
+    if op == "rsub_c":
+        return f"{c} - {a[0]}"
+    if op == "pow":
+        return f"{a[0]} ** {step['const']}"
+    if op == "neg":
+        return f"-{a[0]}"
+    if op == "T":
+        return f"{a[0]}.T"
+    if op in ("sum", "mean"):
+        params = []
+        if step.get("axis") is not None:
+            params.append(f"axis={step['axis']}")
+        if step.get("keepdims"):
+            params.append("keepdims=True")
+        return f"{a[0]}.{op}({', '.join(params)})"
+    if op == "reshape":
+        return f"{a[0]}.reshape({', '.join(str(n) for n in step['shape'])})"
+    return f"{a[0]}.{op}()"
+
+
+def render(program) -> str:
+    """The program as runnable Python on the student's engine."""
+    names_ = names(program)
+    lines = ["import numpy as np", "from engine import Tensor, backward, no_grad", ""]
+    for name, leaf in zip(names_, program["leaves"]):
+        flag = ", requires_grad=True" if leaf["requires_grad"] else ""
+        lines.append(f"{name} = Tensor({array_text(leaf['values'], leaf['shape'])}{flag})")
+    shapes_ = [tuple(leaf["shape"]) for leaf in program["leaves"]]
+    value = len(program["leaves"])
+    for step in program["steps"]:
+        kind = step["kind"]
+        if kind == "op":
+            line = f"{names_[value]} = {expression(step, names_)}"
+            if step.get("no_grad"):
+                lines += ["with no_grad():", "    " + line]
+            else:
+                lines.append(line)
+            value += 1
+        elif kind == "backward":
+            args = []
+            if step.get("gradient") is not None:
+                args.append(f"Tensor({array_text(step['gradient'], _shape_of(program, step['value']))})")
+            if step.get("retain_graph"):
+                args.append("retain_graph=True")
+            lines.append(f"{names_[step['value']]}.backward({', '.join(args)})")
+        elif kind == "backward_many":
+            outs = ", ".join(names_[v] for v in step["values"])
+            grads = ", ".join("None" if g is None else f"Tensor({array_text(g, _shape_of(program, v))})"
+                              for v, g in zip(step["values"], step["grad_tensors"]))
+            extra = ", retain_graph=True" if step.get("retain_graph") else ""
+            lines.append(f"backward([{outs}], grad_tensors=[{grads}]{extra})")
+        elif kind == "zero_grad":
+            lines.append(f"{names_[step['value']]}.zero_grad()")
+        elif kind == "retain_grad":
+            lines.append(f"{names_[step['value']]}.retain_grad()")
+    del shapes_
+    return "\n".join(lines)
+
+
+def shapes_of(program) -> list[tuple]:
+    """The shape of every value, computed as the strategies do."""
+    b = Builder()
+    for leaf in program["leaves"]:
+        b.shapes.append(tuple(leaf["shape"]))
+        b.positive.append(False)
+        b.grad.append(leaf["requires_grad"])
+        b.depth.append(0)
+    for step in program["steps"]:
+        if step["kind"] == "op":
+            params = {k: v for k, v in step.items() if k not in ("kind", "op", "args", "no_grad")}
+            b.op(step["op"], step["args"], no_grad=step.get("no_grad", False), **params)
+    return b.shapes
+
+
+def _shape_of(program, value):
+    return shapes_of(program)[value]
+
+
+def op_names(program) -> list[str]:
+    return [s["op"] for s in program["steps"] if s["kind"] == "op"]
