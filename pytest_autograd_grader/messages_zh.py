@@ -355,6 +355,8 @@ ZH: dict[str, str] = {
     "diag.engine.nonleaf_grad": "可能的错误：你的 backward 把 .grad 也存进了非叶子节点。PyTorch 只在需要梯度的叶子节点里保留 .grad；非叶子节点只有调用过 retain_grad() 才会保留，其余的 .grad 都保持为 None。",
     "diag.engine.never_freed": "可能的错误：你的引擎从不释放计算图中保存的值，所以对同一个计算图第二次 backward 也不会报错。一次不带 retain_graph=True 的 backward 之后，要释放每个节点保存的值；再次走到已释放的节点时，抛出 PyTorch 的 RuntimeError（\"Trying to backward through the graph a second time ...\"）。",
     "diag.engine.implicit_accepted": "可能的错误：对一个非标量的输出，你的 backward 在没有给 gradient 的情况下也照常执行了。只有输出只含一个元素时，才能隐式地用全 1 作为梯度；否则要抛出 PyTorch 的 RuntimeError（\"grad can be implicitly created only for scalar outputs\"）。",
+    "diag.engine.shape_accepted": "可能的错误：你的 backward 接受了一个形状和输出不一样的梯度。传入的梯度必须和输出的形状完全相同；否则要抛出 PyTorch 的 RuntimeError（\"Mismatch in shape: grad_output[0] has a shape of ... and output[0] has a shape of ...\"）。",
+    "diag.engine.retain_grad_no_grad": "可能的错误：对不需要梯度的张量调用 retain_grad() 应该报错，和 PyTorch 一样：永远不会有梯度传到它那里。请抛出 RuntimeError(\"can't retain_grad on Tensor that has requires_grad=False\")。",
     "diag.engine.not_accumulated": "可能的错误：.grad 里只有最后一次 backward 的梯度：你的 backward 是直接赋值，而不是累加。在被清零之前，.grad 要在多次 backward 之间做梯度累加（grad = grad + g）。",
     "diag.engine.not_cleared": "可能的错误：zero_grad() 没有清空 .grad，之前几次 backward 的梯度还留在里面。请在 zero_grad() 里把 .grad 设为 None（或者全 0）。",
     "diag.engine.wrong_derivative": "可能的错误：你的引擎里 {op} 的局部导数不对（这个程序里没有别的运算能解释这个差异）。请对照求导法则检查它的 backward。",

@@ -59,6 +59,12 @@ MISTAKES = {
     "implicit_accepted": (planted(("            if out.data.size != 1:\n                raise RuntimeError(ERR_IMPLICIT_GRAD)\n",
                                    "")),
                           ("test_vector_backward",), "diag.engine.implicit_accepted"),
+    "retain_no_grad": (planted(("        if not self.requires_grad:\n            raise RuntimeError(ERR_RETAIN_NO_GRAD)\n", "")),
+                       ("test_leaves_and_requires_grad",), "diag.engine.retain_grad_no_grad"),
+    "shape_accepted": (planted(("            if g.shape != out.shape:\n"
+                                "                raise RuntimeError(ERR_SHAPE.format(i=i, grad_shape=g.shape, "
+                                "out_shape=out.shape))\n", "")),
+                       ("test_vector_backward",), "diag.engine.shape_accepted"),
     "not_accumulated": (planted((
         "    t.grad = np.array(grad, dtype=np.float64) if t.grad is None else t.grad + grad",
         "    t.grad = np.array(grad, dtype=np.float64)")),

@@ -50,6 +50,8 @@ ALIASES = {
 ERRORS = {
     "backward_twice": "backward through the graph a second time",
     "implicit_grad": "grad can be implicitly created only for scalar outputs",
+    "shape_mismatch": "Mismatch in shape",
+    "retain_grad_no_grad": "can't retain_grad on Tensor that has requires_grad=False",
 }
 
 # what each kind of check compares besides errors, outputs and leaf grads
@@ -391,6 +393,11 @@ def diagnose(kind, program, expected, produced, diffs, device="cpu", fuzzer=None
             return msg("diag.engine.never_freed")
         if ek == "implicit_grad" and first["produced"] is None:
             return msg("diag.engine.implicit_accepted")
+        if ek == "retain_grad_no_grad" and first["produced"] is None:
+            return msg("diag.engine.retain_grad_no_grad")
+        if ek == "shape_mismatch" and error_key(first["produced"]) != "shape_mismatch":
+            # no error, or a numpy error further down: the shape was never checked
+            return msg("diag.engine.shape_accepted")
         if first["expected"] is None and step is not None and step["kind"] != "op":
             if "matmul" in ops and kind == "ops":
                 return msg("diag.engine.matmul_transposed")

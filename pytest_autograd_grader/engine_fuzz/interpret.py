@@ -122,6 +122,9 @@ class _Torch(_Engine):
     # grad_tensors imports sympy on its first call (~0.6 s, once per grading
     # process), a third of the topic's time budget.
     def backward(self, x, gradient, retain_graph):
+        if gradient is not None and tuple(gradient.shape) != tuple(x.shape):
+            x.backward(gradient, retain_graph=retain_graph or None)  # torch's own "Mismatch in shape"
+            return
         self.backward_many([x], [gradient], retain_graph)
 
     def backward_many(self, xs, grads, retain_graph):

@@ -295,6 +295,10 @@ def leaf_programs(draw):
         else:
             unused.append(b.op("sum", [x], no_grad=no_grad))
     out = len(b.shapes) - 1
+    for value in range(out + 1):
+        if not b.grad[value] and draw(st.integers(0, 3)) == 3:
+            # PyTorch refuses to retain a gradient that will never exist
+            b.steps.append({"kind": "retain_grad", "value": value})
     if b.grad[out]:
         for value in range(len(b.leaves), out + 1):
             if b.grad[value] and draw(st.integers(0, 2)) == 2:
@@ -352,9 +356,9 @@ def vector_backward_programs(draw, case=None):
     element), or several outputs at once through the module-level
     ``backward(tensors, grad_tensors)``."""
     b = Builder()
-    kind = case or draw(st.sampled_from(("gradient", "implicit", "many")))
+    kind = case or draw(st.sampled_from(("gradient", "implicit", "many", "wrong_shape")))
     shape = draw(shapes())
-    if kind == "implicit" and numel(shape) == 1:
+    if kind in ("implicit", "wrong_shape") and numel(shape) == 1:
         shape = (2,)
     outputs = []
     for _ in range(2 if kind == "many" else 1):
@@ -366,6 +370,16 @@ def vector_backward_programs(draw, case=None):
         grads = [None if b.shapes[o] == () and draw(st.booleans()) else b.gradient(draw, o) for o in outputs]
         b.steps.append({"kind": "backward_many", "values": outputs, "grad_tensors": grads, "retain_graph": True,
                         "grad_shapes": [list(b.shapes[o]) for o in outputs]})
+    elif kind == "wrong_shape":
+        # a gradient that is not the output's shape (one more element, or
+        # the same elements laid out otherwise): PyTorch refuses it
+        wrong = draw(st.sampled_from([(numel(shape) + 1,), (1, numel(shape)) if len(shape) == 1 else shape[::-1]]))
+        if tuple(wrong) == tuple(shape):
+            wrong = (numel(shape) + 1,)
+        gradient = [draw(st.sampled_from(GRADS)) for _ in range(numel(wrong))]
+        b.steps.append({"kind": "backward", "value": outputs[0], "gradient": gradient, "retain_graph": True,
+                        "gradient_shape": list(wrong)})
+        b.backward(outputs[0], gradient=b.gradient(draw, outputs[0]), retain_graph=True)
     elif kind == "implicit":
         b.backward(outputs[0], retain_graph=True)
         b.backward(outputs[0], gradient=b.gradient(draw, outputs[0]), retain_graph=True)
@@ -466,7 +480,8 @@ def render(program) -> str:
         elif kind == "backward":
             args = []
             if step.get("gradient") is not None:
-                args.append(f"Tensor({array_text(step['gradient'], _shape_of(program, step['value']))})")
+                shape = step.get("gradient_shape", _shape_of(program, step["value"]))
+                args.append(f"Tensor({array_text(step['gradient'], tuple(shape))})")
             if step.get("retain_graph"):
                 args.append("retain_graph=True")
             lines.append(f"{names_[step['value']]}.backward({', '.join(args)})")
