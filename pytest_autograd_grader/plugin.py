@@ -272,10 +272,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         redact_report(report, values)
     report.grade = result.to_dict()
     if report.when == "call" or (report.failed and report.when == "setup"):
-        report.user_properties.extend([
-            ("grade_concept", result.concept), ("grade_score", result.score),
-            ("grade_max_score", result.max_score), ("grade_status", result.status),
-        ])
+        properties = [("grade_concept", result.concept), ("grade_score", result.score),
+                      ("grade_max_score", result.max_score), ("grade_status", result.status)]
+        report.user_properties.extend(properties)
+        # junitxml writes the properties of the teardown report, which
+        # copies item.user_properties when it is made
+        item.user_properties.extend(properties)
     if result.hidden and report.failed:
         # A hidden check shows nothing of itself, not even its traceback.
         concept = known_concepts(item.config).get(result.concept)

@@ -152,3 +152,29 @@ def test_the_file_mode_follows_the_umask(tmp_path, umask, mode):
     finally:
         os.umask(old)
     assert stat.S_IMODE((tmp_path / "report.json").stat().st_mode) == mode
+
+
+def test_junit_xml_carries_the_grade_properties(pytester):
+    import xml.etree.ElementTree as ET
+
+    from conftest import run_grader
+
+    pytester.makepyfile(test_checks="""
+        import pytest
+
+        @pytest.mark.grade(concept="leaf", points=2)
+        def test_right():
+            pass
+
+        @pytest.mark.grade(concept="graph", points=3)
+        def test_wrong(autograd):
+            autograd.assert_equal(1, 2, "x")
+    """)
+    for family in ("xunit2", "xunit1"):
+        run_grader(pytester, "--junitxml", "junit.xml", "-o", f"junit_family={family}")
+        cases = {case.get("name"): {p.get("name"): p.get("value") for p in case.iter("property")}
+                 for case in ET.parse(pytester.path / "junit.xml").getroot().iter("testcase")}
+        assert cases["test_right"] == {"grade_concept": "leaf", "grade_score": "2.0", "grade_max_score": "2.0",
+                                       "grade_status": "passed"}, family
+        assert cases["test_wrong"] == {"grade_concept": "graph", "grade_score": "0.0", "grade_max_score": "3.0",
+                                       "grade_status": "failed"}, family
