@@ -5,7 +5,7 @@ from pytest_autograd_grader import TensorRecord
 from pytest_autograd_grader.diagnose import Context
 from pytest_autograd_grader.diagnose import diagnose_update
 from pytest_autograd_grader.messages import msg
-from pytest_autograd_grader.compare import mismatch, same, values
+from pytest_autograd_grader.compare import first_suspect, same, values
 
 pytestmark = pytest.mark.grade(concept="accumulation")
 
@@ -64,11 +64,9 @@ def fresh_forward_each_time(trace):
 def check_grad_with(autograd, got, expected, suspects, *args, **kwargs):
     """``autograd.check_grad(got, *args, **kwargs)``, but a wrong gradient that
     equals one of ``suspects`` ((tensor, diagnosis) pairs) gets that diagnosis."""
-    value = values(got)
-    if value is not None and value.shape == expected.shape and not same(value, expected):
-        for suspect, hint in suspects:
-            if same(value, suspect) and not same(suspect, expected):
-                raise mismatch(value, expected, kwargs["names"][0], hint)
+    hint = first_suspect(got, expected, lambda: suspects)
+    if hint:
+        autograd.fail_with(kwargs["names"][0], got, expected, hint)
     autograd.check_grad(got, *args, **kwargs)
 
 
@@ -101,7 +99,7 @@ def test_zeroed_grads(submission, autograd, grade_rng, grade_device):
         if all(s is not None and s.shape == saved[0].shape and torch.equal(s, saved[0]) for s in saved) \
                 and not same(saved[0], expected[0]):
             # k identical entries where the passes differ: x.grad itself, k times
-            raise mismatch(saved[0], expected[0], names[0], msg("diag.accumulation.saved_grad_alias", name="x"))
+            autograd.fail_with(names[0], saved[0], expected[0], msg("diag.accumulation.saved_grad_alias", name="x"))
         for i, got in enumerate(grads):
             autograd.check_grad(got, scaled_pass, (x, scales[i]), wrt=(0,), mean_over=x.numel(),
                                 previous=expected[:i], names=(names[i],))
@@ -136,8 +134,8 @@ def test_train_loop(submission, autograd, grade_rng, grade_device):
             saved = values(grads[i])
             if last is not None and saved is not None and saved.shape == last.shape and torch.equal(saved, last) \
                     and not same(saved, expected[i]):
-                raise mismatch(saved, expected[i], f"gradient of step {i + 1} of {k} ({what})",
-                               msg("diag.accumulation.saved_grad_alias", name="w"))
+                autograd.fail_with(f"gradient of step {i + 1} of {k} ({what})", saved, expected[i],
+                                   msg("diag.accumulation.saved_grad_alias", name="w"))
         for i in range(k):
             autograd.assert_grad(grads[i], expected[i], f"gradient of step {i + 1} of {k} ({what})",
                                  context=Context(mean_over=b, previous=tuple(expected[:i]), trace=trace))

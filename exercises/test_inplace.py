@@ -3,7 +3,7 @@ import torch
 
 from pytest_autograd_grader.diagnose import diagnose_update
 from pytest_autograd_grader.messages import msg
-from pytest_autograd_grader.compare import first_suspect, mismatch
+from pytest_autograd_grader.compare import first_suspect
 
 pytestmark = pytest.mark.grade(concept="inplace")
 
@@ -60,7 +60,7 @@ def check_sgd(submission, autograd, grade_rng, steps):
     expected = descend(autograd, w, x, y, lr, steps)
     hint = first_suspect(got, expected, lambda: suspects(autograd, w, x, y, lr, steps))
     if hint:
-        raise mismatch(got, expected, f"{what} with lr={lr}", hint)
+        autograd.fail_with(f"{what} with lr={lr}", got, expected, hint)
     autograd.assert_close(got, expected, f"{what} with lr={lr}")
     autograd.require(trace.updated_in_place_without_grad, "req.inplace.update_no_grad", what=f"sgd ({what})",
                      name="w")
@@ -96,5 +96,5 @@ def test_repaired(submission, autograd, grade_rng, grade_device):
         hint = first_suspect(got, expected, lambda: [(v * torch.nn.functional.softplus(x.detach()),
                                                       msg("diag.inplace.detached_path"))])
         if hint:
-            raise mismatch(got, expected, what, hint)
+            autograd.fail_with(what, got, expected, hint)
         autograd.check_grad(grads, x_softplus_x, (x,), grad_outputs=v, names=(what,))

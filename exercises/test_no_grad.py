@@ -4,7 +4,7 @@ import torch
 from pytest_autograd_grader.diagnose import diagnose_error, error_name
 from pytest_autograd_grader.messages import msg
 from pytest_autograd_grader.outcomes import GradeFailure, StudentFailure
-from pytest_autograd_grader.compare import first_suspect, mismatch, same, values
+from pytest_autograd_grader.compare import first_suspect, same, values
 
 pytestmark = pytest.mark.grade(concept="no_grad")
 
@@ -244,5 +244,5 @@ def test_td_grad(submission, autograd, grade_rng, grade_device):
         autograd.assert_close(target, target_value, "target")
     with autograd.part(2):
         if hint:
-            raise mismatch(grad, expected, "w.grad", hint)
+            autograd.fail_with("w.grad", grad, expected, hint)
         autograd.check_grad(grad, td_loss, (w, x, target_value), wrt=(0,), names=("w.grad",), mean_over=n)

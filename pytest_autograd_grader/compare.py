@@ -116,15 +116,6 @@ def same(a: Any, b: Any, rtol: float = 1e-6, atol: float = 1e-8) -> bool:
     return a is not None and b is not None and a.shape == b.shape and bool(torch.allclose(a, b, rtol=rtol, atol=atol))
 
 
-def mismatch(produced: Any, expected, what: str, diagnosis: str) -> GradeFailure:
-    """The failure of a wrong value whose mistake the check recognised:
-    expected against produced, then ``diagnosis`` (a text)."""
-    shown = values(produced)
-    return GradeFailure("\n".join([msg("cmp.mismatch", what=what), msg("cmp.expected", desc=describe(expected)),
-                                   msg("cmp.produced", desc=describe(shown) if shown is not None else _kind_of(produced)),
-                                   diagnosis]))
-
-
 def first_suspect(produced: Any, expected, candidates: Callable[[], Sequence]) -> str | None:
     """The diagnosis of the first candidate a wrong ``produced`` equals, or
     None. ``candidates()`` (called only for a wrong answer) gives (tensor,
@@ -293,8 +284,12 @@ class Autograd:
 
     def fail_with(self, what: str, produced: Any, expected, diagnosis: str) -> None:
         """Fail as a wrong value of ``what`` with the check's own diagnosis
-        (a text), for a mistake the check recognised (``first_suspect``)."""
-        raise mismatch(produced, expected, what, diagnosis)
+        (a text), for a mistake the check recognised (``first_suspect``):
+        expected against produced, then the diagnosis."""
+        shown = values(produced)
+        raise GradeFailure("\n".join([
+            msg("cmp.mismatch", what=what), msg("cmp.expected", desc=describe(expected)),
+            msg("cmp.produced", desc=describe(shown) if shown is not None else _kind_of(produced)), diagnosis]))
 
     def call_update(self, function: Any, probe_args: tuple | None, name: str, what: str, *args: Any) -> Any:
         """Call a student function that updates the parameter ``name`` step by
