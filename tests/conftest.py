@@ -164,29 +164,18 @@ def grade_rng(request):
 '''
 
 
-@dataclass
-class Seeded(Graded):
-    def runs(self, name: str) -> list[dict]:
-        """Every seed's result of the check whose name contains ``name``."""
-        found = [c for c in self.report["checks"] if name in c["id"].split("::")[-1]]
-        names = {c["id"].split("[")[0] for c in found}
-        assert len(names) == 1, f"{name!r} matches {sorted(names)}"
-        return found
-
-
 @pytest.fixture
 def grade_seeds(pytester: pytest.Pytester, grade_topics):
     """Like ``grade_topics``, but every check runs once for each of ``seeds``
     (default: the 20 of ``SEEDS``) with the inputs ``--grade-seed S`` gives
-    it; ``Seeded.runs(name)`` lists one check's results."""
+    it, in one session (check ids gain a seedS parameter)."""
 
-    def run(topics, *args: str, seeds=SEEDS, **kwargs) -> Seeded:
+    def run(topics, *args: str, seeds=SEEDS, **kwargs) -> Graded:
         (pytester.path / "checks").mkdir(exist_ok=True)
         (pytester.path / "checks" / "conftest.py").write_text(_SEEDS_CONFTEST.format(seeds=tuple(seeds)))
         # the JSON report is what these tests read: pytest's tracebacks of
         # failing checks would cost ~0.1 s each
-        graded = grade_topics(topics, "--tb=no", "-rN", *args, **kwargs)
-        return Seeded(graded.result, graded.report)
+        return grade_topics(topics, "--tb=no", "-rN", *args, **kwargs)
 
     return run
 
@@ -295,15 +284,18 @@ def grade_planted(pytester, topic, variants, checks_of=None):
     return [results[f"v{i}"] for i in range(len(variants))]
 
 
-def fails_everywhere(runs, *texts, absent=()):
-    """Every seed's result failed, and its feedback says each of ``texts``
-    and none of ``absent``."""
+def fails_everywhere(runs, *texts, absent=(), score=None):
+    """Every seed's result failed (with ``score`` when given), and its
+    feedback says each of ``texts`` and none of ``absent``; returns the
+    first seed's feedback."""
     for run in runs:
         assert run["status"] == "failed" and run["score"] < run["max_score"], run
+        assert score is None or run["score"] == score, run
         for text in texts:
             assert text in run["feedback"], (text, run["feedback"])
         for text in absent:
             assert text not in run["feedback"], (text, run["feedback"])
+    return runs[0]["feedback"]
 
 
 def passes_everywhere(runs):

@@ -267,7 +267,7 @@ OUT_OF_PLACE = "made a new tensor (grad_fn SubBackward0) instead of updating w"
 LAST = msg("diag.accumulation.last_microbatch")
 
 
-def test_mistakes_fail_on_every_seed_with_their_diagnosis(pytester, grade_seeds):
+def test_mistakes_fail_on_every_seed_with_their_diagnosis(pytester):
     v = grade_planted(pytester, TOPIC, VARIANTS, FUNCTION_CHECKS)
 
     # 0: zeroed where accumulation was asked; never zeroed; w.grad saved without

@@ -11,7 +11,7 @@ gives the real one, for each of the 20 seeds of SEEDS."""
 from __future__ import annotations
 
 import pytest
-from conftest import grade_variants
+from conftest import fails_everywhere, grade_variants, passes_everywhere
 
 from pytest_autograd_grader.messages import msg
 
@@ -154,17 +154,11 @@ def graded(pytester):
 def failing_with(graded, variant, check, *texts, absent=(), score=0.0):
     """The check fails on every seed with ``score``, its feedback holds every
     text of ``texts`` and none of ``absent``."""
-    for run in graded(variant, check):
-        assert run["status"] == "failed" and run["score"] == score, run
-        for text in texts:
-            assert text in run["feedback"], (text, run["feedback"])
-        for text in absent:
-            assert text not in run["feedback"], (text, run["feedback"])
+    return fails_everywhere(graded(variant, check), *texts, absent=absent, score=score)
 
 
 def passing(graded, variant, check):
-    runs = graded(variant, check)
-    assert [r["feedback"] for r in runs if r["status"] != "passed"] == []
+    passes_everywhere(graded(variant, check))
 
 
 CHECKS = ("test_swish_forward", "test_swish_backward", "test_swish_gradcheck", "test_hypot", "test_gradcheck_input")

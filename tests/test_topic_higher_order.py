@@ -11,7 +11,7 @@ gives the real one, for each of the 20 seeds of SEEDS."""
 from __future__ import annotations
 
 import pytest
-from conftest import grade_variants
+from conftest import fails_everywhere, grade_variants, passes_everywhere
 
 from pytest_autograd_grader.messages import msg
 
@@ -265,21 +265,13 @@ def graded(pytester):
 
 
 def failing_with(graded, variant, check, *texts, absent=()):
-    """The check fails on every seed, its feedback holds every text of
-    ``texts`` and none of ``absent``; returns the first seed's feedback."""
-    runs = graded(variant, check)
-    for run in runs:
-        assert run["status"] == "failed" and run["score"] == 0, run
-        for text in texts:
-            assert text in run["feedback"], (text, run["feedback"])
-        for text in absent:
-            assert text not in run["feedback"], (text, run["feedback"])
-    return runs[0]["feedback"]
+    """The check fails on every seed with no points, its feedback holds every
+    text of ``texts`` and none of ``absent``; returns the first seed's feedback."""
+    return fails_everywhere(graded(variant, check), *texts, absent=absent, score=0)
 
 
 def passing(graded, variant, check):
-    runs = graded(variant, check)
-    assert [r["feedback"] for r in runs if r["status"] != "passed"] == []
+    passes_everywhere(graded(variant, check))
 
 
 CHECKS = ("test_first_derivative", "test_first_derivative_is_differentiable", "test_derivatives",

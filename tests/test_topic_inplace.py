@@ -138,7 +138,7 @@ REQUIREMENT = "your code never changed a tensor in place with gradients off"
 DETACHED = msg("diag.inplace.detached_path")
 
 
-def test_mistakes_fail_on_every_seed_with_their_diagnosis(pytester, grade_seeds):
+def test_mistakes_fail_on_every_seed_with_their_diagnosis(pytester):
     v = grade_planted(pytester, TOPIC, VARIANTS, FUNCTION_CHECKS)
 
     # 0: w = w - lr * w.grad: one step returns a non-leaf, more steps fail at the

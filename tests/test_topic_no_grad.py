@@ -196,7 +196,7 @@ def frozen_features(x, W1, W2):
 ]
 
 
-def test_mistakes_fail_on_every_seed_with_their_diagnosis(pytester, grade_seeds):
+def test_mistakes_fail_on_every_seed_with_their_diagnosis(pytester):
     v = grade_planted(pytester, TOPIC, VARIANTS, FUNCTION_CHECKS)
 
     # predict_requires_grad: each wrong rule is named at the first node where it shows
