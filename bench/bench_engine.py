@@ -7,6 +7,7 @@ one planted mistake (tanh's local derivative) with every check's fuzzer,
 through the sandbox's numpy-only worker, and prints per check: programs
 tried, worker calls, programs per second, and the wall time (for the
 mistaken engine: finding and shrinking the smallest disagreeing program);
+of that, the time in worker calls (the student's engine) and in torch;
 then the totals for the whole topic. Figures are printed, not asserted.
 """
 
@@ -37,7 +38,8 @@ def grade(directory: Path, seed: int) -> list[tuple[str, int, int, float, bool]]
             fuzzer = Fuzzer(proxy, kind, check_seed(seed, f"test_engine.py::{kind}"), "cpu")
             start = time.perf_counter()
             found = fuzzer.run()
-            rows.append((kind, fuzzer.tried, fuzzer.calls, time.perf_counter() - start, found is not None))
+            rows.append((kind, fuzzer.tried, fuzzer.calls, time.perf_counter() - start, found is not None,
+                         fuzzer.worker_s, fuzzer.torch_s))
     finally:
         executor.close()
     return rows
@@ -58,9 +60,11 @@ def main(argv=None) -> int:
             grade(directory, args.seed)  # warm: worker start, imports
             rows = grade(directory, args.seed)
             print(f"{name}:")
-            print(f"  {'check':<16} {'programs':>8} {'calls':>6} {'programs/s':>11} {'wall':>9}  disagrees")
-            for kind, tried, calls, wall, found in rows:
-                print(f"  {kind:<16} {tried:>8} {calls:>6} {tried / wall:>11.0f} {wall * 1e3:>7.0f}ms  {found}")
+            print(f"  {'check':<16} {'programs':>8} {'calls':>6} {'programs/s':>11} {'wall':>9} {'worker':>9} "
+                  f"{'torch':>9}  disagrees")
+            for kind, tried, calls, wall, found, worker, torch_s in rows:
+                print(f"  {kind:<16} {tried:>8} {calls:>6} {tried / wall:>11.0f} {wall * 1e3:>7.0f}ms "
+                      f"{worker * 1e3:>7.0f}ms {torch_s * 1e3:>7.0f}ms  {found}")
             total = sum(r[3] for r in rows)
             print(f"  {'topic':<16} {sum(r[1] for r in rows):>8} {sum(r[2] for r in rows):>6} "
                   f"{sum(r[1] for r in rows) / total:>11.0f} {total * 1e3:>7.0f}ms")

@@ -14,9 +14,7 @@ steps is bounded by counts, never by time."""
 from __future__ import annotations
 
 import json
-import os
 import random
-import sys
 import time
 
 import numpy as np
@@ -288,9 +286,6 @@ def fuzz(proxy, kind: str, grade_rng, device: str = "cpu"):
     a disagreement."""
     fuzzer = Fuzzer(proxy, kind, int(grade_rng.seed), device)
     found = fuzzer.run()
-    if os.environ.get("ENGINE_FUZZ_STATS"):
-        print(f"engine fuzz {kind}: {fuzzer.tried} programs, {fuzzer.calls} worker calls, "
-              f"worker {fuzzer.worker_s:.3f} s, torch {fuzzer.torch_s:.3f} s", file=sys.stderr)
     if found is None:
         return None
     program, expected, produced, diffs = found
