@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .state import CREDIT, EXECUTOR, SEED, Credit, state_of
+from .state import CREDIT, EXECUTOR, PLACE, SEED, Credit, Place, state_of
 
 
 def run_seed(config: pytest.Config) -> int:
@@ -92,6 +92,10 @@ def submission(request: pytest.FixtureRequest):
     state = state_of(request.config)
     directory = state.settings.submission if state is not None and state.settings.submission else Path(request.path).parent
     timeout = state.settings.timeout if state is not None else 10.0
+    if state is not None:
+        from .plugin import spec_of
+
+        timeout = spec_of(request.node).timeout or timeout  # the marker's timeout=, for this check
     executor = executor_for(request.config)
     from .records import Limits
 
@@ -101,9 +105,12 @@ def submission(request: pytest.FixtureRequest):
     # a malformed answer is blamed on the answer (blame.py).
     on_value = student_values(request.node).add if state is not None else None
 
+    # where in the student's files the check looked: the report's file and line
+    on_place = request.node.stash.setdefault(PLACE, Place()).note if state is not None else None
+
     def load(module: str, on_trace=None, numpy_only: bool = False) -> Submission:
         return Submission(executor, Path(directory).resolve(), module, budget, on_value=on_value, limits=limits,
-                          on_trace=on_trace, numpy_only=numpy_only)
+                          on_trace=on_trace, numpy_only=numpy_only, on_place=on_place)
 
     return Submissions(load)
 

@@ -31,7 +31,10 @@ OPTIONS: tuple[tuple[str, str, str], ...] = (
     ("--grade-answer-limit", "string", "largest answer in megabytes a student function may return (default 8)"),
     ("--grade-lang", "string", "language of every message: en or zh (default: from the locale, LANG=zh_* gives zh)"),
     ("--grade-json", "string", "write the JSON report (schema pytest-autograd-grader/1) to this path"),
+    ("--grade-json-private", "string", "write the JSON report with hidden checks' real feedback (for instructors only) to this path"),
     ("--grade-gradescope", "string", "write a Gradescope results.json to this path"),
+    ("--grade-github", "bool", "GitHub Actions outputs: step summary, annotations, the Classroom result (on by default when GITHUB_ACTIONS=true)"),
+    ("--grade-manifest", "string", "a manifest of the course's check files (python -m pytest_autograd_grader manifest): an edited or missing check file fails its checks"),
     ("--grade-fail-under", "string", "exit 0 when the total percent is at least this, else 1"),
     ("--grade-inline", "cli", "UNSAFE, for check authors debugging with pdb: run student code inside the pytest process"),
 )
@@ -66,6 +69,28 @@ def grading_enabled(config: pytest.Config) -> bool:
     return bool(_value(config, "grade"))
 
 
+def github_enabled(config: pytest.Config) -> bool:
+    """``--grade-github``, the ini key ``grade_github``, else on inside
+    GitHub Actions (``GITHUB_ACTIONS=true``)."""
+    if config.getoption("grade_github"):
+        return True
+    ini = config.getini("grade_github")
+    if ini is not None:
+        return bool(ini)
+    return os.environ.get("GITHUB_ACTIONS", "").lower() == "true"
+
+
+def _manifest_path(value: str | None) -> Path | None:
+    if not value:
+        return None
+    path = Path(value)
+    if not path.is_absolute():
+        path = Path(os.getcwd()) / path
+    if not path.is_file():
+        raise pytest.UsageError(msg("usage.manifest_missing", path=value))
+    return path
+
+
 @dataclass(frozen=True)
 class Settings:
     submission: Path | None
@@ -81,6 +106,9 @@ class Settings:
     fail_under: float | None
     inline: bool
     lang: str = "en"
+    json_private_path: Path | None = None
+    github: bool = False  # write GitHub Actions' outputs
+    manifest_path: Path | None = None
 
 
 def _report_path(option: str, value: str | None, rootpath: Path) -> Path | None:
@@ -198,6 +226,9 @@ def read_settings(config: pytest.Config) -> Settings:
         json_path=_report_path("--grade-json", _value(config, "grade_json"), config.rootpath),
         gradescope_path=_report_path("--grade-gradescope", _value(config, "grade_gradescope"), config.rootpath),
         fail_under=fail_under,
+        json_private_path=_report_path("--grade-json-private", _value(config, "grade_json_private"), config.rootpath),
+        github=github_enabled(config),
+        manifest_path=_manifest_path(_value(config, "grade_manifest")),
         # invocation_params.args holds what was typed, without addopts.
         inline=bool(config.getoption("grade_inline")) and "--grade-inline" in config.invocation_params.args,
         lang=messages.current_language(),

@@ -19,12 +19,15 @@ from .messages import msg
 from .outcomes import CheckError, status_of
 from .reporters import gradescope_results, table_lines, write_json_atomic
 from .scoring import CheckResult, CheckSpec, Gradebook
-from .state import CREDIT, SPEC, STATE, GradeState, state_of
+from .state import CREDIT, PLACE, SPEC, STATE, GradeState, state_of
 
 MARKER_HELP = (
-    "grade(concept, points=1, hidden=False): a graded check of an autograd concept; "
-    "also usable as a module-level pytestmark"
+    "grade(concept, points=1, hidden=False, timeout=None): a graded check of an autograd concept; "
+    "hidden=True (or 'after_published', 'after_due_date') keeps its feedback from students; "
+    "timeout overrides --grade-timeout; also usable as a module-level pytestmark"
 )
+HIDDEN_VISIBILITY = {False: "visible", True: "hidden", "after_published": "after_published",
+                     "after_due_date": "after_due_date"}
 JSON_REWRITE_INTERVAL_S = 1.0
 
 
@@ -66,6 +69,11 @@ def pytest_configure(config: pytest.Config) -> None:
         executor_for(config).start()
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistSeed(settings), "grade-xdist-seed")
+    if settings.manifest_path is not None:
+        from .manifest import register_guard
+
+        # edited or missing check files fail their checks (and are never imported)
+        register_guard(config, state)
 
 
 class _XdistSeed:
@@ -100,7 +108,7 @@ def pytest_grade_check_result(item: pytest.Item, result: CheckResult) -> CheckRe
 
 @pytest.hookimpl(trylast=True)
 def pytest_grade_gradebook(config: pytest.Config, gradebook: Gradebook) -> None:
-    _write_reports(config, gradebook)
+    _write_reports(config, gradebook, final=True)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str] | None:
@@ -159,6 +167,9 @@ def spec_of(item: pytest.Item) -> CheckSpec:
     concept = kwargs.get("concept")
     points = kwargs.get("points", 1)
     hidden = kwargs.get("hidden", False)
+    timeout = kwargs.get("timeout", None)
+    valid_timeout = timeout is None or (isinstance(timeout, (int, float)) and not isinstance(timeout, bool)
+                                        and timeout > 0 and timeout == timeout)
     if problem is None:
         if not concept:
             problem = msg("marker.no_concept", where=where, known=known)
@@ -166,11 +177,15 @@ def spec_of(item: pytest.Item) -> CheckSpec:
             problem = msg("marker.unknown_concept", where=where, concept=concept, known=known)
         elif isinstance(points, bool) or not isinstance(points, (int, float)) or not points > 0:
             problem = msg("marker.bad_points", where=where, points=points)
-        elif not isinstance(hidden, bool):
+        elif not isinstance(hidden, (bool, str)) or hidden not in HIDDEN_VISIBILITY:
             problem = msg("marker.bad_hidden", where=where, hidden=hidden)
+        elif not valid_timeout:
+            problem = msg("marker.bad_timeout", where=where, timeout=timeout)
     valid_points = isinstance(points, (int, float)) and not isinstance(points, bool) and points > 0
+    visibility = HIDDEN_VISIBILITY.get(hidden, "visible") if isinstance(hidden, (bool, str)) else "visible"
     spec = CheckSpec(concept=str(concept or ""), points=float(points) if valid_points else 0.0,
-                     hidden=hidden is True, problem=problem)
+                     hidden=visibility != "visible", problem=problem, visibility=visibility,
+                     timeout=float(timeout) if valid_timeout and timeout is not None else None)
     item.stash[SPEC] = spec
     return spec
 
@@ -214,12 +229,26 @@ def topic_of(item: pytest.Item) -> str:
     return item.path.stem.removeprefix("test_").removesuffix("_test")
 
 
+def title_of(item: pytest.Item) -> str:
+    """A check's readable name: the first line of its docstring, else its
+    name in words ("test_which_are_leaves" -> "which are leaves"), with its
+    parameters ("[cpu]") kept."""
+    doc = getattr(getattr(item, "obj", None), "__doc__", None)
+    first = doc.strip().splitlines()[0].strip() if isinstance(doc, str) and doc.strip() else ""
+    name = getattr(item, "originalname", None) or item.name.split("[")[0]
+    title = first or name.removeprefix("test_").replace("_", " ")
+    callspec = getattr(item, "callspec", None)
+    return f"{title} [{callspec.id}]" if callspec is not None and callspec.id else title
+
+
 def _result_for(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestReport) -> CheckResult:
     spec = spec_of(item)
     concepts = known_concepts(item.config)
+    file, line = item.stash[PLACE].best() if PLACE in item.stash else (None, None)
     result = CheckResult(id=item.nodeid, concept=spec.concept, score=0.0, max_score=spec.points,
                          status=None, hidden=spec.hidden, device=_device_of(item),
-                         duration_s=round(report.duration, 6), topic=topic_of(item))
+                         duration_s=round(report.duration, 6), topic=topic_of(item), title=title_of(item),
+                         file=file, line=line, visibility=spec.visibility)
     exc = call.excinfo.value if call.excinfo is not None else None
     if report.skipped:
         result.status = "skipped"
@@ -246,10 +275,10 @@ def _result_for(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestRep
         result.score = spec.points
     if result.feedback and result.status in ("failed", "timeout", "crashed"):
         title = concepts[spec.concept].title if spec.concept in concepts else spec.concept
+        result.feedback = msg("feedback.header", title=title, what=result.feedback)
         if spec.hidden:
-            result.feedback = msg("feedback.hidden", title=title)
-        else:
-            result.feedback = msg("feedback.header", title=title, what=result.feedback)
+            # the reason goes only where instructors read (see CheckResult.public)
+            result.private_feedback, result.feedback = result.feedback, msg("feedback.hidden", title=title)
     return result
 
 
@@ -286,6 +315,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     elif report.failed and result.status in ("failed", "timeout", "crashed"):
         # The student needs the feedback once, not a traceback into the grader.
         report.longrepr = result.feedback
+    if isinstance(report.longrepr, str) and state_of(item.config).settings.github:
+        from .reporters.github import defuse_commands
+
+        # GitHub's runner reads workflow commands from the job's log: text the
+        # student's code chose must not fake annotations or outputs there
+        report.longrepr = defuse_commands(report.longrepr)
     return report
 
 
@@ -356,17 +391,24 @@ def _collect_cause(detail: str) -> str:
     return f"line {lines[-1] if lines else '?'}: {error}" if error else f"line {lines[-1] if lines else '?'}"
 
 
-def _write_reports(config: pytest.Config, gradebook: Gradebook) -> None:
+def _report_files(state: GradeState, gradebook: Gradebook):
+    """(option, path, content) of every report file the run writes."""
+    s = state.settings
+    return (("--grade-json", s.json_path, gradebook.to_json),
+            ("--grade-json-private", s.json_private_path, lambda: gradebook.to_json(private=True)),
+            ("--grade-gradescope", s.gradescope_path, lambda: gradescope_results(gradebook)))
+
+
+def _write_reports(config: pytest.Config, gradebook: Gradebook, final: bool = False) -> None:
     """Write each report file on its own: one that fails stops neither the
     other nor the grading. Its reason is kept for the terminal summary and
-    the write is tried again next time (the final write included)."""
+    the write is tried again next time (the final write included). The
+    ``final`` write also appends GitHub Actions' outputs, once."""
     from .reporters import REPORT_FAILURES
 
     state = state_of(config)
     failures = config.stash.setdefault(REPORT_FAILURES, {})
-    reports = (("--grade-json", state.settings.json_path, gradebook.to_json),
-               ("--grade-gradescope", state.settings.gradescope_path, lambda: gradescope_results(gradebook)))
-    for option, path, content in reports:
+    for option, path, content in _report_files(state, gradebook):
         if path is None:
             continue
         try:
@@ -376,6 +418,12 @@ def _write_reports(config: pytest.Config, gradebook: Gradebook) -> None:
             failures[option] = msg("report.write_failed", option=option, path=path, reason=reason)
         else:
             failures.pop(option, None)
+    if final and state.settings.github:
+        from .reporters.github import write_github_outputs
+
+        # problems in words (an unwritable $GITHUB_OUTPUT, ...), never a traceback
+        for problem in write_github_outputs(gradebook, submission=state.settings.submission):
+            failures[f"--grade-github {problem}"] = problem
 
 
 def _summarize(tr, state: GradeState, gradebook: Gradebook) -> None:
@@ -397,9 +445,14 @@ def _summarize(tr, state: GradeState, gradebook: Gradebook) -> None:
     from .reporters import REPORT_FAILURES
 
     failures = tr.config.stash.get(REPORT_FAILURES, {})
-    for option, path in (("--grade-json", state.settings.json_path),
-                         ("--grade-gradescope", state.settings.gradescope_path)):
+    for option, path, _ in _report_files(state, gradebook):
         if path is not None and option not in failures:
             tr.write_line(msg("summary.json", path=path))
     for failure in failures.values():
         tr.write_line(failure, red=True)
+    if state.settings.github:
+        from .reporters.github import annotation_lines
+
+        # workflow commands: GitHub Actions reads them from the job's output
+        for line in annotation_lines(gradebook, submission=state.settings.submission):
+            tr.write_line(line)

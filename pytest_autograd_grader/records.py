@@ -234,8 +234,10 @@ def error_fields(exc: BaseException, in_student_file=None) -> dict:
     tb = exc.__traceback__
     if in_student_file is not None and tb is not None:
         for frame in traceback.extract_tb(tb):
-            if in_student_file(frame.filename):
-                file, line = frame.filename, frame.lineno or 0
+            # a str is the file's name relative to the submission
+            where = in_student_file(frame.filename)
+            if where:
+                file, line = where if isinstance(where, str) else frame.filename, frame.lineno or 0
                 code = (frame.line or linecache.getline(frame.filename, line)).strip()
     try:
         message = str(exc)

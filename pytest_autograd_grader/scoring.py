@@ -26,6 +26,10 @@ class CheckSpec:
     points: float
     hidden: bool
     problem: str | None = None  # set when the marker is unusable
+    # where a hidden check's feedback shows on Gradescope: "hidden" (never to
+    # students), "after_published" or "after_due_date"; "visible" otherwise
+    visibility: str = "visible"
+    timeout: float | None = None  # seconds for this check's student code; None: --grade-timeout
 
 
 @dataclass
@@ -40,9 +44,28 @@ class CheckResult:
     device: str | None = None
     duration_s: float = 0.0
     topic: str | None = None  # the checks file's topic (test_engine.py -> "engine"), for per-track views
+    title: str = ""  # readable name: the check's docstring's first line, else its name in words
+    # the student's file (relative to the submission) and line the check
+    # concerns: the line that raised, else the function it called
+    file: str | None = None
+    line: int | None = None
+    visibility: str = "visible"  # Gradescope's: visible, hidden, after_published, after_due_date
+    # A hidden check's real feedback, for instructors only: Gradescope's
+    # hidden tests and --grade-json-private; ``feedback`` says only that it failed.
+    private_feedback: str = ""
+
+    PRIVATE = ("private_feedback",)  # fields only instructors' reports carry
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def public(self) -> dict[str, Any]:
+        """What a student may read: a hidden check without its reasons or
+        the place in their code it looked at."""
+        data = {k: v for k, v in asdict(self).items() if k not in self.PRIVATE}
+        if self.hidden:
+            data["file"] = data["line"] = None
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "CheckResult":
@@ -150,7 +173,9 @@ class Gradebook:
         self.duration_s = _round(time.monotonic() - self.started)
         self.complete = complete
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, private: bool = False) -> dict[str, Any]:
+        """The JSON report; ``private`` adds what only instructors may read
+        (hidden checks' real feedback, ``--grade-json-private``)."""
         return {
             "schema": SCHEMA,
             "complete": self.complete,
@@ -165,5 +190,5 @@ class Gradebook:
             "lang": self.lang,
             "duration_s": self.duration_s if self.complete else _round(time.monotonic() - self.started),
             "concepts": [asdict(t) for t in self.concept_totals()],
-            "checks": [c.to_dict() for c in self.checks.values()],
+            "checks": [c.to_dict() if private else c.public() for c in self.checks.values()],
         }

@@ -54,7 +54,26 @@ class Credit:
         worst = next((f.grade_status for f in failures if f.grade_status != "failed"), "failed")
         return GradeFailure("\n".join(lines), status=worst, fraction=fraction or 0.0)
 
+@dataclass
+class Place:
+    """The place in the student's files a check concerns (for annotations):
+    the last line that raised in the student's code, else the first student
+    function the check called. Files are relative to the submission."""
+
+    called: tuple[str, int | None] | None = None
+    raised: tuple[str, int | None] | None = None
+
+    def note(self, file: str, line: int | None, raised: bool) -> None:
+        if raised:
+            self.raised = (file, line)
+        elif self.called is None:
+            self.called = (file, line)
+
+    def best(self) -> tuple[str | None, int | None]:
+        return self.raised or self.called or (None, None)
+
 STATE = pytest.StashKey[GradeState]()
+PLACE = pytest.StashKey[Place]()
 SPEC = pytest.StashKey[CheckSpec]()
 CREDIT = pytest.StashKey[Credit]()
 EXECUTOR = pytest.StashKey[object]()

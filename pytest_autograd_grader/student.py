@@ -56,11 +56,29 @@ class Loader:
         self.unique_names = unique_names
         self.modules: dict[str, Any] = {}
 
-    def in_student_file(self, filename: str) -> bool:
+    def in_student_file(self, filename: str) -> str:
+        """``filename`` relative to the submission ("leaf.py", "lib/util.py"),
+        or "" when it is not one of the student's files. Feedback names
+        files this way: the grader's own paths (a staged copy, the student's
+        folder name) mean nothing to the student."""
         try:
-            return os.path.abspath(filename).startswith(self.directory + os.sep)
+            path = os.path.abspath(filename)
         except Exception:
+            return ""
+        if not path.startswith(self.directory + os.sep):
+            return ""
+        return Path(os.path.relpath(path, self.directory)).as_posix()
+
+    def is_empty(self, module: str) -> bool:
+        """A module with nothing but comments and a docstring: not attempted."""
+        import ast
+
+        try:
+            body = ast.parse((Path(self.directory) / f"{module}.py").read_bytes()).body
+        except (OSError, SyntaxError, ValueError):
             return False
+        docstring = body[:1] if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) else []
+        return len(body) == len(docstring)
 
     def load(self, module: str):
         if module in self.modules:
@@ -79,7 +97,8 @@ class Loader:
         except SyntaxError as exc:
             sys.modules.pop(name, None)
             # The error may sit in a module the student's module imports.
-            raise _StageError({"stage": "syntax", "module": module, "file": exc.filename or "",
+            raise _StageError({"stage": "syntax", "module": module,
+                               "file": self.in_student_file(exc.filename or "") or Path(exc.filename or "").name,
                                "line": exc.lineno or 0,
                                "message": exc.msg or str(exc), "code": (exc.text or "").strip()[:200]}) from None
         except BaseException as exc:
@@ -211,6 +230,10 @@ def call(loader: Loader, module: str, function: str, payload: bytes, op: str = "
 
     try:
         mod = loader.load(module)
+        if op == "load":
+            # the sandbox imports a module on its own first, so an import that
+            # never ends is told apart from a function that never ends
+            return records.dumps({"stage": "ok", "value": None, "output": output.getvalue()})
         request = loads(payload)
         args = materialize(request["args"])
         kwargs = materialize(request["kwargs"])
@@ -222,7 +245,8 @@ def call(loader: Loader, module: str, function: str, payload: bytes, op: str = "
             try:
                 target = _resolve(mod, function)
             except AttributeError:
-                return records.dumps({"stage": "no_function", "module": module, "function": function})
+                stage = "empty" if loader.is_empty(module) else "no_function"
+                return records.dumps({"stage": stage, "module": module, "function": function})
         # a numpy-only worker (the engine track) has no torch to trace
         rec = tracing.recorder() if "torch" in sys.modules else None
         with (contextlib.redirect_stdout(output) if capture else contextlib.nullcontext()), \

@@ -8,6 +8,9 @@ into a ``StudentFailure`` whose feedback says what happened.
 
 from __future__ import annotations
 
+import ast
+import functools
+import stat
 import time
 from pathlib import Path
 from typing import Any, Callable, Protocol
@@ -74,7 +77,7 @@ class Budget:
 
 def _where(error: dict | ErrorRecord) -> str:
     if isinstance(error, ErrorRecord) and error.file:
-        return msg("student.where", file=Path(error.file).name, line=error.line, code=error.code)
+        return msg("student.where", file=error.file, line=error.line, code=error.code)
     return ""
 
 
@@ -90,10 +93,19 @@ def failure_from(outcome: dict, show_output: bool = True, limits: Limits | None 
     function = outcome.get("function", "?")
     status, error_type, message = "failed", "", ""
     if stage == "missing":
-        text = msg("student.module_missing", module=module, directory=outcome.get("directory", "?"))
+        text = msg("student.module_missing", module=module)
+    elif stage == "empty":
+        text = msg("student.empty", module=module, function=function)
+    elif stage == "import_timeout":
+        status = "timeout"
+        key = "student.import_timeout_earlier" if outcome.get("earlier") is True else "student.import_timeout"
+        text = msg(key, module=module, seconds=outcome.get("seconds", 0))
     elif stage == "syntax":
         # the file may be one the student's module imports
-        file = Path(outcome.get("file") or f"{module}.py").name
+        file = outcome.get("file") or f"{module}.py"
+        if type(file) is not str:
+            raise TypeError("a file name must be a string")
+        file = file[:300]
         text = msg("student.syntax_error", module=module, file=file, line=outcome.get("line"),
                    message=outcome.get("message"), code=outcome.get("code", ""))
     elif stage == "import":
@@ -142,6 +154,49 @@ def failure_from(outcome: dict, show_output: bool = True, limits: Limits | None 
     return StudentFailure(text, status=status, error_type=error_type, message=message)
 
 
+SOURCE_LIMIT = 1 << 20  # bytes of a student file the grader parses for a line number
+
+
+@functools.lru_cache(maxsize=256)
+def _definitions(path: str, mtime: float, size: int) -> dict[str, int]:
+    """"name" and "Class.method" -> line, for the top level of one file."""
+    try:
+        tree = ast.parse(Path(path).read_bytes())
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    lines: dict[str, int] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            lines[node.name] = node.lineno
+            if isinstance(node, ast.ClassDef):
+                for inner in node.body:
+                    if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        lines[f"{node.name}.{inner.name}"] = inner.lineno
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(target, ast.Name):
+                    lines.setdefault(target.id, node.lineno)
+    return lines
+
+
+def definition_line(path: Path, function: str) -> int | None:
+    """The line where ``function`` ("f", "MyExp.apply") is defined in the
+    student's file ``path``: for an attribute of a class its method when the
+    class defines it (``MyExp.forward`` stands for ``MyExp.apply``), else
+    the class. The grader reads the file as text; it never runs it."""
+    try:
+        info = path.lstat()
+    except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode) or info.st_size > SOURCE_LIMIT:
+        return None  # a link, a FIFO that would block, or too big to bother
+    lines = _definitions(str(path), info.st_mtime, info.st_size)
+    parts = function.split(".")
+    if len(parts) > 1 and parts[1] == "apply":
+        return lines.get(f"{parts[0]}.forward") or lines.get(parts[0])
+    return lines.get(".".join(parts[:2])) or lines.get(parts[0])
+
+
 def _megabytes(size: Any) -> float:
     if type(size) not in (int, float):
         raise TypeError("a size must be a number")
@@ -168,7 +223,8 @@ class Submission:
 
     def __init__(self, executor: Executor, directory: Path, module: str, timeout: "float | Budget", *,
                  limits: Limits | None = None, on_value: Callable[[Any], None] | None = None,
-                 on_trace: Callable[[Trace], None] | None = None, numpy_only: bool = False):
+                 on_trace: Callable[[Trace], None] | None = None, numpy_only: bool = False,
+                 on_place: Callable[[str, "int | None", bool], None] | None = None):
         self._executor = executor
         self._directory = str(directory)
         self._module = module
@@ -179,6 +235,7 @@ class Submission:
         self._on_value = on_value
         self._on_trace = on_trace
         self._numpy_only = numpy_only  # run in a worker that cannot import torch (sandbox only)
+        self._on_place = on_place  # (file, line, raised): where in the student's files a call went
 
     def __getattr__(self, name: str) -> "StudentFunction":
         if name.startswith("__"):
@@ -223,9 +280,7 @@ class Submission:
         # The grader knows what it called and where (a sandbox may run a copy
         # of the submission elsewhere); the answer's own names are not needed.
         outcome["module"], outcome["function"] = self._module, path
-        if outcome["stage"] == "missing":
-            outcome["directory"] = self._directory
-        if budget is not None and outcome.get("stage") == "timeout":
+        if budget is not None and outcome["stage"] in ("timeout", "import_timeout") and outcome.get("earlier") is not True:
             outcome["seconds"] = budget.total
         return outcome
 
@@ -250,6 +305,37 @@ class Submission:
         else:
             text = msg("student.unreadable", module=self._module, function=path, reason=_reason(exc))
         return StudentFailure(text, status="failed")
+
+    def _note_place(self, outcome: dict, limits: Limits) -> None:
+        """Tell ``on_place`` where in the student's files this answer points:
+        the line that raised, else where the called function is defined.
+        The worker's word decides only where the student's own annotation
+        goes, and is checked for form."""
+        if self._on_place is None:
+            return
+        stage = outcome["stage"]
+        own_file = f"{self._module}.py"
+        if stage in ("raised", "import"):
+            error = decode(outcome["error"], limits)
+            if isinstance(error, ErrorRecord) and error.file:
+                self._place(error.file, error.line, True)
+                return
+        if stage == "syntax":
+            self._place(outcome.get("file") or own_file, outcome.get("line"), True)
+        elif stage in ("missing", "empty", "no_function", "import", "import_timeout"):
+            self._on_place(own_file, None, stage == "import_timeout")
+        elif stage != "unstageable" and outcome.get("op") != "run":
+            # read from the student's file here, not taken from the worker
+            self._on_place(own_file, definition_line(Path(self._directory) / own_file, outcome["function"]), False)
+
+    def _place(self, file: Any, line: Any, raised: bool) -> None:
+        if type(file) is not str or not 0 < len(file) <= 300 or not file.isprintable():
+            return
+        parts = Path(file).parts
+        if Path(file).is_absolute() or ".." in parts:
+            return
+        good_line = type(line) is int and 0 < line < 10_000_000
+        self._on_place(Path(file).as_posix(), line if good_line else None, raised)
 
     def _handed_back(self, value: Any) -> Any:
         if self._on_value is not None:
@@ -306,6 +392,7 @@ class StudentFunction:
         limits = submission._limits
 
         def read():
+            submission._note_place(outcome, limits)
             if outcome["stage"] in ("ok", "raised"):
                 trace = tracing.read(outcome.get("trace"))
                 if submission._on_trace is not None:

@@ -74,6 +74,14 @@ class Graded:
         return found[0]
 
 
+@pytest.fixture(autouse=True)
+def _outside_github_actions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs in these tests never write into a real GitHub job's summary or
+    outputs, even when this suite itself runs in GitHub Actions."""
+    for name in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT", "GITHUB_WORKSPACE"):
+        monkeypatch.delenv(name, raising=False)
+
+
 def run_grader(pytester: pytest.Pytester, *args: str, report: str = "report.json") -> Graded:
     result = pytester.runpytest("--grade", "--grade-json", report, *QUIET_PLUGINS, *args)
     path = pytester.path / report

@@ -178,3 +178,36 @@ def test_junit_xml_carries_the_grade_properties(pytester):
                                        "grade_status": "passed"}, family
         assert cases["test_wrong"] == {"grade_concept": "graph", "grade_score": "0.0", "grade_max_score": "3.0",
                                        "grade_status": "failed"}, family
+
+
+def test_hidden_reasons_reach_only_the_private_report(pytester):
+    from conftest import grade_checks
+
+    checks = """
+        import pytest
+        import torch
+
+        @pytest.mark.grade(concept="graph", points=3, hidden="after_published")
+        def test_secret(submission, autograd):
+            autograd.assert_close(submission("graph").f(torch.tensor([0.123])), torch.tensor([3.0]), "f(0.123)")
+
+        @pytest.mark.grade(concept="graph", points=1)
+        def test_visible(submission, autograd):
+            autograd.assert_close(submission("graph").f(torch.tensor([1.0])), torch.tensor([3.0]), "f(1)")
+    """
+    graded = grade_checks(pytester, checks, "--grade-json-private", "private.json",
+                          graph="def f(x):\n    return x * 2\n")
+    secret = graded.check("test_secret")
+    assert secret["feedback"] == "A hidden check on 'Computational graphs' failed."
+    assert "private_feedback" not in secret and secret["file"] is None and secret["line"] is None
+    assert secret["visibility"] == "after_published" and secret["hidden"] is True
+    assert "0.123" not in graded.text and "f(0.123)" not in json.dumps(graded.report)
+    # the visible check points at the student's function
+    visible = graded.check("test_visible")
+    assert (visible["file"], visible["line"]) == ("graph.py", 1) and "f(1)" in visible["feedback"]
+    private = {c["id"]: c for c in json.loads((pytester.path / "private.json").read_text())["checks"]}
+    real = private["test_checks.py::test_secret"]
+    assert real["feedback"] == secret["feedback"]
+    assert real["private_feedback"].startswith("[Computational graphs] f(0.123): values differ")
+    assert (real["file"], real["line"]) == ("graph.py", 1)
+    graded.result.stdout.fnmatch_lines([f"report written to {pytester.path / 'private.json'}"])

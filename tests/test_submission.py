@@ -34,7 +34,8 @@ FIND_LEAVES = """
 
 # module name -> (its source, or None for no file; texts its check's feedback must hold)
 FAILURES = {
-    "missing": (None, ["could not find missing.py in", "student"]),
+    "missing": (None, ["not attempted: there is no missing.py in the submission"]),
+    "empty": ("# TODO\n", ["not attempted: empty.py is empty; start from the exercise file and write find_leaves"]),
     "syntax": ("""
         import torch
 
@@ -96,6 +97,13 @@ FAILURES = {
 }
 
 
+# module -> the file and line its check's report points at (annotations)
+PLACES = {"missing": ("missing.py", None), "empty": ("empty.py", None), "syntax": ("syntax.py", 4),
+          "typo": ("typo.py", 3), "atimport": ("atimport.py", 3), "leaf": ("leaf.py", 3),
+          "renamed": ("renamed.py", None), "raises": ("raises.py", 5), "prints": ("prints.py", 4),
+          "exits": ("exits.py", 4), "wrong": ("wrong.py", 2)}
+
+
 def test_each_student_side_failure_is_a_failed_check(pytester):
     pytester.makepyfile(test_other="""
         import pytest
@@ -118,6 +126,9 @@ def test_each_student_side_failure_is_a_failed_check(pytester):
             assert text in check["feedback"], (name, text, check["feedback"])
         # the student sees their own code, never a traceback into the grader
         assert "Traceback" not in check["feedback"] and "pytest_autograd_grader" not in check["feedback"], check
+        # nor the grader's paths: files are named relative to the submission
+        assert str(pytester.path) not in check["feedback"] and "/tmp" not in check["feedback"], check
+        assert (check["file"], check["line"]) == PLACES[name], (name, check)
     assert "NotImplementedError" not in graded.check("[leaf]")["feedback"]
     assert "Likely mistake" not in graded.check("[wrong]")["feedback"]
     interrupt = graded.check("test_interrupt")
@@ -492,7 +503,8 @@ def test_the_sandbox_s_own_refusals_and_the_directory_are_the_graders(tmp_path):
     assert failure.value.feedback == "leaf.f returned 12.0 MB of data; at most 8 MB is accepted: return smaller values"
     with pytest.raises(StudentFailure) as failure:
         proxy.f()
-    assert failure.value.feedback.startswith(f"could not find leaf.py in {tmp_path}:")
+    assert failure.value.feedback.startswith("not attempted: there is no leaf.py in the submission;")
+    assert "SECRET" not in failure.value.feedback
 
 
 def _drive(module, x):

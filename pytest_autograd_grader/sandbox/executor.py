@@ -146,6 +146,7 @@ class _Worker:
         self.worker_fd: int | None = None
         self.worker_pid: int | None = None
         self.seq = 0
+        self.loaded: set[str] = set()  # modules this worker has imported
 
     def find_worker(self) -> None:
         """The worker is the keeper's only child; pin it with a pidfd."""
@@ -488,6 +489,10 @@ class SandboxExecutor:
         self.last_run_seconds = 0.0
         self.closed = False
         self.unverified = False  # a worker whose processes could not be shown to be gone
+        # (submission, module) -> seconds its import ran before it was stopped:
+        # every later check that needs the module fails at once, not after
+        # another timeout
+        self.hung_imports: dict[tuple[str, str], float] = {}
 
     def start(self) -> None:
         """Start the zygote now (it imports torch in the background); the
@@ -574,6 +579,9 @@ class SandboxExecutor:
         directory = str(Path(directory).resolve())
         where = {"module": module, "function": function}
         key = directory + ("\0numpy" if numpy_only else "")
+        hung = self.hung_imports.get((key, module))
+        if hung is not None:
+            return dumps({"stage": "import_timeout", "seconds": hung, "earlier": True, **where, "output": ""})
         worker = self.workers.get(key)
         if worker is None:
             try:
@@ -583,11 +591,37 @@ class SandboxExecutor:
         else:
             _Output(worker.output_fd).drain()  # what stray code printed between two calls
         started = time.monotonic()
+        deadline = started + max(0.0, timeout)
+        if module not in worker.loaded:
+            kind, reply, answer, output = worker.exchange(
+                {"op": "load", "module": module, "function": ""}, dumps({}), deadline, self.answer_limit)
+            self.last_run_seconds = time.monotonic() - started
+            if kind == "timeout":
+                self.hung_imports[(key, module)] = timeout
+                self._retire(key, worker)
+                return dumps({"stage": "import_timeout", "seconds": timeout, **where, "output": output})
+            loaded = self._answer(key, worker, kind, reply, answer, output, where, timeout)
+            try:
+                stage = loads(loaded, Limits(max_bytes=self.answer_limit)).get("stage")
+            except Exception:
+                stage = None
+            if stage != "ok":
+                return loaded  # it could not be imported: that is the answer
+            worker.loaded.add(module)
+            if self.workers.get(key) is not worker:
+                return loaded  # retired (it left a process behind): the next call starts afresh
         kind, reply, answer, output = worker.exchange(
-            {"op": op, "module": module, "function": function}, payload, started + max(0.0, timeout),
-            self.answer_limit)
+            {"op": op, "module": module, "function": function}, payload, deadline, self.answer_limit)
         self.last_run_seconds = time.monotonic() - started
-        where["output"] = output
+        return self._answer(key, worker, kind, reply, answer, output, where, timeout)
+
+    def _answer(self, key: str, worker: _Worker, kind: str, reply, answer, output: str, where: dict,
+                timeout: float) -> bytes:
+        """The answer bytes for one exchange: the worker's own, with what it
+        printed added, or the sandbox's account of how it ended."""
+        from ..records import Limits, dumps, loads
+
+        where = {**where, "output": output}
         if kind == "timeout":
             self._retire(key, worker)
             return dumps({"stage": "timeout", "seconds": timeout, **where})

@@ -1,0 +1,334 @@
+"""GitHub Actions' outputs: the step summary, error annotations and the
+GitHub Classroom result.
+
+Three readers, three formats, one rule: text that a student's code may have
+chosen (feedback quotes exception messages and printed output) is escaped
+for the format it lands in, so it can neither break the Markdown and HTML
+of the step summary nor start a workflow command in the job's log.
+
+- ``write_github_outputs``: appends Markdown to ``$GITHUB_STEP_SUMMARY`` and
+  ``result=<base64>`` to ``$GITHUB_OUTPUT`` (what GitHub Classroom's
+  autograding reporter reads from ``<ID>_RESULTS``);
+- ``annotation_lines``: one ``::error`` line per visible check that did not
+  pass. Hidden checks get none: an annotation exists to point at a place in
+  the student's code, which a hidden check must not reveal; the step summary
+  and the Classroom result list them under a neutral name.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from ..messages import msg
+from ..scoring import CheckResult, Gradebook
+
+NOT_PASSED = ("failed", "timeout", "crashed", "error")
+
+# Annotations: GitHub shows a short message; the job's log has all of it.
+ANNOTATION_LINES = 20
+ANNOTATION_CHARS = 4000
+# Step summary: GitHub refuses a step's summary over 1 MiB, so each check's
+# feedback is bounded and the list of checks stops well before that.
+SUMMARY_FEEDBACK_LINES = 200
+SUMMARY_FEEDBACK_CHARS = 16000
+SUMMARY_BUDGET = 900_000
+# Classroom result: the reporter receives it in an environment variable,
+# and Linux refuses a single one over 128 KiB (MAX_ARG_STRLEN).
+RESULT_BUDGET = 120_000
+RESULT_MESSAGE_CHARS = (2000, 300, 0)  # tried in turn until the result fits
+
+
+# -- escaping ------------------------------------------------------------
+
+# Characters that end a line for some reader of the log (.NET splits on
+# CR and LF, Python's splitlines on these too) or that drive a terminal.
+_LINE_BREAKS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_CONTROL = re.compile("[\x00-\x08\x0e-\x1f\x7f" + _LINE_BREAKS + "]")
+
+
+def _clean(text: str) -> str:
+    """``text`` without control characters and odd line breaks; tabs, CR
+    and LF stay for the format's own escaping."""
+    return _CONTROL.sub(" ", text.replace("\r\n", "\n"))
+
+
+def escape_data(text: str) -> str:
+    """A workflow command's message, as GitHub's runner unescapes it."""
+    return _clean(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """A workflow command's property value (file, title)."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def defuse_commands(text: str) -> str:
+    """Student text for the job's log (the Classroom reporter prints names
+    and messages; pytest prints feedback): GitHub's runner takes a line that
+    starts with ``::`` (after spaces) or holds ``##[`` anywhere for a
+    workflow command, so a zero-width space goes between the two characters."""
+    lines = _clean(text).replace("\r", "\n").split("\n")
+    lines = [line.replace("##[", "#\u200b#[") for line in lines]
+    lines = [re.sub(r"^(\s*):(?=:)", "\\1:\u200b", line) for line in lines]
+    return "\n".join(lines)
+
+
+def _cell(text: str) -> str:
+    """A Markdown table cell: one line, HTML-escaped, ``|`` escaped."""
+    return html.escape(" ".join(_clean(text).split())).replace("|", "&#124;")
+
+
+def _fenced(text: str) -> list[str]:
+    """``text`` in a fenced code block that no line of it can close: the
+    fence is longer than the longest run of backticks inside."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence + "text", *_clean(text).replace("\r", "\n").split("\n"), fence]
+
+
+def _bounded(text: str, lines: int, chars: int) -> str:
+    """The first ``lines`` lines and ``chars`` characters of ``text``."""
+    kept = text.splitlines()
+    cut = len(kept) > lines or len(text) > chars
+    short = "\n".join(kept[:lines])[:chars]
+    return short + "\n" + msg("github.cut") if cut else short
+
+
+# -- names and places ----------------------------------------------------
+
+def _points(x: float) -> str:
+    return f"{x:g}"
+
+
+def _concept_title(gradebook: Gradebook, check: CheckResult) -> str:
+    concept = gradebook.concepts.get(check.concept)
+    return concept.title if concept else check.concept
+
+
+def _check_title(check: CheckResult) -> str:
+    if check.title:
+        return check.title
+    return check.id.split("::")[-1]  # the test's name with its parameters
+
+
+@dataclass
+class _Shown:
+    """What a student may see of one check."""
+
+    check: CheckResult
+    name: str
+    message: str  # feedback: the generic sentence for a hidden check
+    file: str | None  # relative to the repository root
+    line: int | None
+
+
+def _workspace() -> Path:
+    return Path(os.environ.get("GITHUB_WORKSPACE") or os.getcwd())
+
+
+def repository_path(file: str | None, submission: Path | None, check_id: str = "") -> str | None:
+    """``file`` (relative to the submission) relative to the root of the
+    repository it belongs to, as GitHub's annotations and Classroom want it.
+
+    The workspace is ``$GITHUB_WORKSPACE`` (else the current directory). A
+    workflow may check the student's repository out into a folder of the
+    workspace (``student/``): the nearest directory at or below the
+    workspace that holds a ``.git`` is then the repository's root
+    (``exercises/leaf.py``); without one, the path is relative to the
+    workspace (``student/exercises/leaf.py``). Without a submission the
+    student's modules sit beside the checks file, whose directory the
+    check's id names relative to pytest's root (taken to be the current
+    directory). A file outside the workspace is given as it is."""
+    if not file:
+        return None
+    try:
+        return _repository_path(file, submission, check_id)
+    except (OSError, RuntimeError, ValueError):  # an unreadable folder, a symlink loop: the file as it is
+        return file
+
+
+def _repository_path(file: str, submission: Path | None, check_id: str) -> str:
+    base = Path(submission) if submission is not None else Path(os.getcwd()) / PurePosixPath(check_id.split("::")[0]).parent
+    path = Path(os.path.normpath(base / file))
+    workspace = _workspace()
+    for root, candidate in ((Path(os.path.normpath(workspace.absolute())), path), (workspace.resolve(), path.resolve())):
+        try:
+            relative = candidate.relative_to(root)
+        except ValueError:
+            continue
+        # from the file's folder up to the workspace's child folders
+        for depth in range(len(relative.parts) - 1, 0, -1):
+            if (root.joinpath(*relative.parts[:depth]) / ".git").exists():
+                return PurePosixPath(*relative.parts[depth:]).as_posix()
+        return relative.as_posix()
+    return file
+
+
+def _shown(gradebook: Gradebook, submission: Path | None) -> list[_Shown]:
+    """Every graded check as students may see it: a hidden one under a
+    neutral name ("hidden check 2 of Leaf tensors"), with the generic
+    sentence for its message and no place in the code."""
+    shown, hidden_count = [], {}
+    for check in gradebook.graded():
+        concept = _concept_title(gradebook, check)
+        if check.hidden:
+            hidden_count[check.concept] = hidden_count.get(check.concept, 0) + 1
+            name = msg("github.hidden_name", number=hidden_count[check.concept], concept=concept)
+            message = "" if check.status == "passed" else msg("feedback.hidden", title=concept)
+            shown.append(_Shown(check, name, message, None, None))
+        else:
+            name = f"{concept} \u203a {_check_title(check)}"
+            file = repository_path(check.file, submission, check.id)
+            line = check.line if file and isinstance(check.line, int) and check.line > 0 else None
+            shown.append(_Shown(check, name, check.feedback or "", file, line))
+    return shown
+
+
+# -- annotations ---------------------------------------------------------
+
+def annotation_lines(gradebook: Gradebook, submission: Path | None = None) -> list[str]:
+    """``::error file=F,line=L,title=T::MESSAGE``, one per visible check that
+    did not pass; each is exactly one line whatever the feedback holds."""
+    lines = []
+    for item in _shown(gradebook, submission):
+        if item.check.hidden or item.check.status not in NOT_PASSED:
+            continue
+        properties = []
+        if item.file:
+            properties.append(f"file={escape_property(item.file)}")
+            if item.line is not None:
+                properties.append(f"line={item.line}")
+        title = msg("github.check_label", name=item.name, score=_points(item.check.score),
+                    max_score=_points(item.check.max_score), status=msg(f"github.status.{item.check.status}"))
+        properties.append(f"title={escape_property(title)}")
+        message = _bounded(item.message.strip(), ANNOTATION_LINES, ANNOTATION_CHARS) or title
+        lines.append(f"::error {','.join(properties)}::{escape_data(message)}")
+    return lines
+
+
+# -- the step summary ----------------------------------------------------
+
+def step_summary(gradebook: Gradebook, submission: Path | None = None) -> str:
+    """The Markdown for ``$GITHUB_STEP_SUMMARY``: a table per concept, the
+    total, then every check that did not pass with its feedback folded."""
+    # a blank line first: the step's earlier Markdown may end in a paragraph or a table
+    out = ["", f"## {_cell(msg('github.heading', score=_points(gradebook.score), max_score=_points(gradebook.max_score), percent=gradebook.percent))}", ""]
+    if not gradebook.complete:
+        out += [f"> {_cell(msg('github.incomplete'))}", ""]
+    out += [f"| {_cell(msg('github.col_concept'))} | {_cell(msg('github.col_score'))} | "
+            f"{_cell(msg('github.col_passed'))} | {_cell(msg('github.col_percent'))} |",
+            "|---|---:|---:|---:|"]
+    for total in gradebook.concept_totals():
+        percent = 100.0 * total.score / total.max_score if total.max_score else 0.0
+        out.append(f"| {_cell(total.title)} | {_points(total.score)}/{_points(total.max_score)} | "
+                   f"{_cell(msg('summary.passed', passed=total.passed, checks=total.checks))} | {percent:.1f}% |")
+    out.append(f"| **{_cell(msg('summary.total'))}** | **{_points(gradebook.score)}/{_points(gradebook.max_score)}** | "
+               f"| **{gradebook.percent:.1f}%** |")
+    shown = _shown(gradebook, submission)
+    not_passed = [item for item in shown if item.check.status in NOT_PASSED]
+    if any(item.check.hidden for item in shown):
+        out += ["", _cell(msg("github.hidden_note"))]
+    if not_passed:
+        out += ["", f"### {_cell(msg('github.not_passed', count=len(not_passed)))}", ""]
+    size = sum(len(line.encode()) + 1 for line in out)
+    for index, item in enumerate(not_passed):
+        check = item.check
+        # a hidden check's kind of failure (a timeout, say) is a hint too
+        status = "failed" if check.hidden else check.status
+        label = msg("github.check_label", name=item.name, score=_points(check.score),
+                    max_score=_points(check.max_score), status=msg(f"github.status.{status}"))
+        if item.file:
+            label += f" ({item.file}" + (f":{item.line})" if item.line is not None else ")")
+        block = [f"<details><summary>{html.escape(' '.join(_clean(label).split()))}</summary>", ""]
+        message = _bounded(item.message.strip(), SUMMARY_FEEDBACK_LINES, SUMMARY_FEEDBACK_CHARS)
+        block += (_fenced(message) if message else [html.escape(msg("github.no_feedback"))]) + ["", "</details>", ""]
+        block_size = sum(len(line.encode()) + 1 for line in block)
+        if size + block_size > SUMMARY_BUDGET:
+            out.append(_cell(msg("github.summary_full", count=len(not_passed) - index)))
+            break
+        out += block
+        size += block_size
+    return "\n".join(out).rstrip("\n") + "\n\n"
+
+
+# -- the GitHub Classroom result -----------------------------------------
+
+_CLASSROOM_STATUS = {"passed": "pass", "failed": "fail", "timeout": "fail", "crashed": "fail", "error": "error"}
+
+
+def classroom_result(gradebook: Gradebook, submission: Path | None = None,
+                     message_chars: int = RESULT_MESSAGE_CHARS[0]) -> dict[str, Any]:
+    """What GitHub Classroom's autograding reporter reads: one test per
+    graded check with its own (partial) score; hidden checks count under a
+    neutral name with the generic message (Classroom has no hidden tests)."""
+    tests = []
+    for item in _shown(gradebook, submission):
+        check = item.check
+        message = item.message.strip()
+        message = _bounded(message, SUMMARY_FEEDBACK_LINES, message_chars) if message_chars else ""
+        tests.append({
+            "name": defuse_commands(item.name),
+            "status": _CLASSROOM_STATUS.get(check.status or "error", "error"),
+            "score": check.score,
+            "message": defuse_commands(message),
+            # the reporter prints " - line N" unless line_no is 0
+            "line_no": item.line or 0,
+            "filename": item.file or "",
+            "test_code": "" if check.hidden else defuse_commands(check.id),
+            "duration": round(check.duration_s * 1000),  # milliseconds, as GitHub's runners give it
+        })
+    statuses = {test["status"] for test in tests}
+    status = "error" if not gradebook.complete or "error" in statuses else "fail" if statuses - {"pass"} else "pass"
+    return {"version": 1, "status": status, "max_score": gradebook.max_score, "tests": tests}
+
+
+def classroom_output(gradebook: Gradebook, submission: Path | None = None) -> str:
+    """``result=<base64>``: one line for ``$GITHUB_OUTPUT``, small enough to
+    pass through an environment variable (messages are shortened first)."""
+    for chars in RESULT_MESSAGE_CHARS:
+        data = json.dumps(classroom_result(gradebook, submission, chars), ensure_ascii=False)
+        encoded = base64.b64encode(data.encode("utf-8")).decode("ascii")
+        if len(encoded) <= RESULT_BUDGET:
+            break
+    return f"result={encoded}"
+
+
+def _append(path: str, text: str) -> None:
+    """Append ``text`` to ``path`` on a line of its own: other steps' lines
+    stay, and the file may not end with a newline."""
+    with open(path, "ab+") as handle:
+        handle.seek(0, os.SEEK_END)
+        if handle.tell():
+            handle.seek(-1, os.SEEK_END)
+            if handle.read(1) != b"\n":
+                text = "\n" + text
+        handle.write(text.encode("utf-8"))
+
+
+def write_github_outputs(gradebook: Gradebook, submission: Path | None = None) -> list[str]:
+    """Append the step summary and the Classroom result to the files GitHub
+    Actions names; return what could not be done, in words (never raise)."""
+    summary_path = os.environ.get("GITHUB_STEP_SUMMARY", "").strip()
+    output_path = os.environ.get("GITHUB_OUTPUT", "").strip()
+    if not summary_path and not output_path:
+        return [msg("github.no_environment")]
+    problems = []
+    writes = (("GITHUB_STEP_SUMMARY", summary_path, step_summary, "github.no_summary", "github.summary_failed"),
+              ("GITHUB_OUTPUT", output_path, lambda g, s: classroom_output(g, s) + "\n", "github.no_output",
+               "github.output_failed"))
+    for variable, path, content, unset, failed in writes:
+        if not path:
+            problems.append(msg(unset))
+            continue
+        try:
+            _append(path, content(gradebook, submission))
+        except Exception as exc:  # the grades stand whatever the file does
+            problems.append(msg(failed, variable=variable, path=path, reason=str(exc) or type(exc).__name__))
+    return problems
