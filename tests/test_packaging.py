@@ -23,3 +23,6 @@ def test_the_wheel_holds_every_module_of_the_package(tmp_path):
     shipped = set(zipfile.ZipFile(wheel).namelist())
     modules = {str(p.relative_to(source)) for p in (source / "pytest_autograd_grader").rglob("*.py")}
     assert modules - shipped == set()
+    # the scripts gradescope-bundle puts in the zip are package data
+    scripts = {str(p.relative_to(source)) for p in (source / "pytest_autograd_grader" / "gradescope_files").iterdir()}
+    assert "pytest_autograd_grader/gradescope_files/run_autograder" in scripts and scripts - shipped == set()
