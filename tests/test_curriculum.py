@@ -4,6 +4,8 @@ one topic left unsolved costs exactly that topic's concept."""
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 from conftest import EXERCISES, SOLUTIONS
 
@@ -49,27 +51,50 @@ def test_curriculum_is_about_100_points_with_three_checks_per_concept(grade_topi
     assert 10 <= engine_track <= 20
 
 
-@pytest.mark.parametrize("topic", TOPICS)
-def test_one_unsolved_topic_costs_exactly_its_checks(grade_topics, topic):
-    # the engine track's checks count under leaf, accumulation, ... too, so
-    # a topic costs its own checks, and a concept only through them
-    graded = grade_topics(TOPICS, stubs=[topic])
-    for check in graded.report["checks"]:
-        expected = 0.0 if check["topic"] == topic else check["max_score"]
-        assert check["score"] == expected, check
-    lost = {c["concept"] for c in graded.report["checks"] if c["topic"] == topic}
-    for concept in graded.report["concepts"]:
-        assert (concept["score"] < concept["max_score"]) == (concept["id"] in lost), concept
+def _curriculum_copies(pytester, copies: dict[str, str]) -> None:
+    """A directory per copy: every topic's checks beside its module, the
+    stub for topics in ``copies[name]`` (a set), else the solution. One
+    session grades them all (checks grade the modules beside them)."""
+    for name, unsolved in copies.items():
+        copy = pytester.mkdir(name)
+        for topic in TOPICS:
+            shutil.copy(EXERCISES / f"test_{topic}.py", copy / f"test_{topic}.py")
+            shutil.copy((EXERCISES if topic in unsolved else SOLUTIONS) / f"{topic}.py", copy / f"{topic}.py")
+
+
+def _checks_of(graded, copy: str) -> list[dict]:
+    checks = [c for c in graded.report["checks"] if c["id"].startswith(f"{copy}/")]
+    assert {c["topic"] for c in checks} == set(TOPICS)
+    return checks
+
+
+def test_one_unsolved_topic_costs_exactly_its_checks(pytester):
+    # The engine track's checks count under leaf, accumulation, ... too, so
+    # a topic costs its own checks, and a concept only through them.
+    from conftest import run_grader
+
+    _curriculum_copies(pytester, {f"unsolved_{topic}": {topic} for topic in TOPICS})
+    graded = run_grader(pytester, "--import-mode=importlib", "--grade-seed", "20261122", "--tb=no", "-rN")
+    assert graded.report["complete"] is True
+    for unsolved in TOPICS:
+        for check in _checks_of(graded, f"unsolved_{unsolved}"):
+            expected = 0.0 if check["topic"] == unsolved else check["max_score"]
+            assert check["score"] == expected, (unsolved, check)
+            if check["topic"] == unsolved:
+                assert f"not implemented yet: {unsolved}." in check["feedback"], check
 
 
 @pytest.mark.parametrize("isolation", ["bwrap", "user", "process"])
-def test_every_isolation_grades_solutions_full_and_stubs_zero(grade_topics, isolation):
+def test_every_isolation_grades_solutions_full_and_stubs_zero(pytester, isolation):
+    from conftest import run_grader
     from test_isolation import require_isolation
 
     require_isolation(isolation)
-    solved = grade_topics(TOPICS, f"--grade-isolation={isolation}")
-    assert solved.report["isolation"] == isolation
-    assert solved.report["percent"] == 100.0, [c["feedback"] for c in solved.report["checks"] if c["status"] != "passed"]
-    stubs = grade_topics(TOPICS, f"--grade-isolation={isolation}", stubs=TOPICS)
-    assert stubs.report["score"] == 0
-    assert {c["status"] for c in stubs.report["checks"]} == {"failed"}
+    _curriculum_copies(pytester, {"solved": set(), "stubs": set(TOPICS)})
+    graded = run_grader(pytester, "--import-mode=importlib", "--grade-seed", "20261122", "--tb=no", "-rN",
+                        f"--grade-isolation={isolation}")
+    assert graded.report["isolation"] == isolation
+    solved, stubs = _checks_of(graded, "solved"), _checks_of(graded, "stubs")
+    assert [c["feedback"] for c in solved if c["status"] != "passed"] == []
+    assert sum(c["score"] for c in stubs) == 0
+    assert {c["status"] for c in stubs} == {"failed"}
