@@ -146,6 +146,17 @@ class Gradebook:
     def percent(self) -> float:
         return _round(100.0 * self.score / self.max_score) if self.max_score else 0.0
 
+    def concept_title(self, check: CheckResult) -> str:
+        concept = self.concepts.get(check.concept)
+        return concept.title if concept else check.concept
+
+    def display_name(self, check: CheckResult) -> str:
+        """"Leaf tensors › which are leaves [cpu]": the concept's title and
+        the check's readable name (the test's name where it has none), as
+        course platforms list tests."""
+        title = check.title or check.id.rpartition("::")[2] or check.id
+        return f"{self.concept_title(check)} \u203a {title}" if check.concept else title
+
     def concept_totals(self) -> list[ConceptTotal]:
         totals: dict[str, ConceptTotal] = {}
         order = list(self.concepts)

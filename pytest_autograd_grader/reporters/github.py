@@ -107,17 +107,6 @@ def _points(x: float) -> str:
     return f"{x:g}"
 
 
-def _concept_title(gradebook: Gradebook, check: CheckResult) -> str:
-    concept = gradebook.concepts.get(check.concept)
-    return concept.title if concept else check.concept
-
-
-def _check_title(check: CheckResult) -> str:
-    if check.title:
-        return check.title
-    return check.id.split("::")[-1]  # the test's name with its parameters
-
-
 @dataclass
 class _Shown:
     """What a student may see of one check."""
@@ -177,14 +166,14 @@ def _shown(gradebook: Gradebook, submission: Path | None) -> list[_Shown]:
     sentence for its message and no place in the code."""
     shown, hidden_count = [], {}
     for check in gradebook.graded():
-        concept = _concept_title(gradebook, check)
+        concept = gradebook.concept_title(check)
         if check.hidden:
             hidden_count[check.concept] = hidden_count.get(check.concept, 0) + 1
             name = msg("github.hidden_name", number=hidden_count[check.concept], concept=concept)
             message = "" if check.status == "passed" else msg("feedback.hidden", title=concept)
             shown.append(_Shown(check, name, message, None, None))
         else:
-            name = f"{concept} \u203a {_check_title(check)}"
+            name = gradebook.display_name(check)
             file = repository_path(check.file, submission, check.id)
             line = check.line if file and isinstance(check.line, int) and check.line > 0 else None
             shown.append(_Shown(check, name, check.feedback or "", file, line))

@@ -77,16 +77,6 @@ def numbered(gradebook: Gradebook) -> list[tuple[str, CheckResult]]:
     return result
 
 
-def check_name(check: CheckResult, gradebook: Gradebook) -> str:
-    """"Leaf tensors › which are leaves [cpu]": the concept's title and the
-    check's readable name (its id where it has none)."""
-    title = check.title or check.id.rpartition("::")[2] or check.id
-    if not check.concept:
-        return title
-    concept = gradebook.concepts.get(check.concept)
-    return f"{concept.title if concept else check.concept} › {title}"
-
-
 def _output(check: CheckResult) -> str:
     # A hidden check's test is shown only as its visibility allows, to
     # students; instructors see it at once, with the real reason.
@@ -106,7 +96,7 @@ def _visibility(check: CheckResult) -> str:
 
 def _test(check: CheckResult, number: str, gradebook: Gradebook) -> dict[str, Any]:
     return {
-        "name": check_name(check, gradebook),
+        "name": gradebook.display_name(check),
         "number": number,
         "score": check.score,
         "max_score": check.max_score,
