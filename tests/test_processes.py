@@ -30,9 +30,11 @@ def test_after_the_crash():
 """
 
 
-def _report(pytester, *args):
-    result = pytester.runpytest_subprocess("--grade", "--grade-json", "r.json", "--grade-seed", "99",
-                                           "-p", "no:cacheprovider", *args)
+def _report(pytester, *args, subprocess: bool = True):
+    """A graded run's result and JSON report; the run with ``-n 2`` needs a
+    process of its own, the one it is compared with does not."""
+    run = pytester.runpytest_subprocess if subprocess else pytester.runpytest
+    result = run("--grade", "--grade-json", "r.json", "--grade-seed", "99", "-p", "no:cacheprovider", *args)
     return result, json.loads((pytester.path / "r.json").read_text())
 
 
@@ -45,7 +47,7 @@ def test_totals_identical_with_xdist_and_a_dead_worker(pytester):
         def test_fine():
             pass
     """)
-    single_result, single = _report(pytester, "-p", "no:xdist", "-k", "not worker_dies")
+    single_result, single = _report(pytester, "-p", "no:xdist", "-k", "not worker_dies", subprocess=False)
     dist_result, dist = _report(pytester, "-n", "2")
     # the dying check is 0 of its 3 points, marked crashed; nothing else changes
     died = next(c for c in dist["checks"] if c["id"].endswith("test_worker_dies"))
@@ -93,7 +95,7 @@ def test_curriculum_totals_identical_with_xdist_in_each_isolation(pytester, isol
         # half the topics solved, half left as stubs: a mixed score
         shutil.copy((SOLUTIONS if topic < "i" else EXERCISES) / topic, student / topic)
     args = ("checks", "--grade-submission=student", f"--grade-isolation={isolation}")
-    _, single = _report(pytester, *args, "-p", "no:xdist")
+    _, single = _report(pytester, *args, "-p", "no:xdist", subprocess=False)
     _, dist = _report(pytester, *args, "-n", "2")
     per_check = {c["id"]: (c["score"], c["status"]) for c in single["checks"]}
     assert {c["id"]: (c["score"], c["status"]) for c in dist["checks"]} == per_check
