@@ -134,6 +134,7 @@ def build_bundle(checks: Path, requirement: str | None = None, timeout: str | fl
     bundle.add("setup.sh", _resource("setup.sh"), SCRIPT_MODE)
     bundle.add("run_autograder", _run_autograder(lang), SCRIPT_MODE)
     bundle.add("gradescope_run.py", _resource("gradescope_run.py"))
+    bundle.add("layout.py", resources.files(__package__).joinpath("layout.py").read_bytes())
     return bundle
 
 

@@ -182,7 +182,7 @@ def test_bundle_holds_scripts_and_checks(tmp_path, capsys):
     assert code == 0, stderr
     archive = zipfile.ZipFile(out)
     modes = {i.filename: stat.S_IMODE(i.external_attr >> 16) for i in archive.infolist()}
-    assert modes == {"setup.sh": 0o755, "run_autograder": 0o755, "gradescope_run.py": 0o644,
+    assert modes == {"setup.sh": 0o755, "run_autograder": 0o755, "gradescope_run.py": 0o644, "layout.py": 0o644,
                      "requirements.txt": 0o644, "bundle.json": 0o644, "checks/test_one.py": 0o644,
                      "checks/conftest.py": 0o644, "checks/helpers/data.txt": 0o644, "checks/pytest.ini": 0o644}
     assert archive.read("checks/pytest.ini") == b"[pytest]\n"

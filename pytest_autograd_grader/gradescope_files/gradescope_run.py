@@ -22,6 +22,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+# layout.py lies beside this file in the bundle
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+try:
+    from layout import find_modules
+except ImportError:  # read from the installed package (its tests)
+    from pytest_autograd_grader.layout import find_modules
+
 # what this file falls back to when bundle.json is unreadable (the bundle
 # writes the messages in the language it was made with)
 MESSAGES = {
@@ -40,43 +47,6 @@ def load_bundle(source: Path) -> dict:
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
-
-
-def _plain_dir(path: Path) -> bool:
-    return path.is_dir() and not path.is_symlink()
-
-
-def _has_modules(path: Path) -> bool:
-    try:
-        return any(p.suffix == ".py" and p.is_file() and not p.is_symlink() for p in path.iterdir())
-    except OSError:
-        return False
-
-
-def find_modules(submission: Path) -> Path:
-    """Where the student's modules are: exercises/ of a repository upload;
-    the upload itself when it holds .py files (a flat upload); the one
-    folder that holds them (a zipped folder, or a zipped repository with
-    exercises/ inside); else the upload itself (the grader then says which
-    module it could not find). Symbolic links are never followed: a link
-    could point the grader at its own checks."""
-    exercises = submission / "exercises"
-    if _plain_dir(exercises):
-        return exercises
-    if _has_modules(submission):
-        return submission
-    try:
-        folders = sorted(p for p in submission.iterdir()
-                         if _plain_dir(p) and not p.name.startswith((".", "__")))
-    except OSError:
-        return submission
-    holding = [folder for folder in folders if _has_modules(folder)]
-    if len(holding) == 1:
-        return holding[0]
-    repositories = [folder / "exercises" for folder in folders if _plain_dir(folder / "exercises")]
-    if not holding and len(repositories) == 1:
-        return repositories[0]
-    return submission
 
 
 def grade_command(root: Path, modules: Path, options: list[str]) -> list[str]:
