@@ -18,7 +18,21 @@ COMMANDS = {
                  "write the hashes of a course's check files, for --grade-manifest"),
     "gradescope-bundle": ("pytest_autograd_grader.gradescope_bundle",
                           "write a Gradescope autograder.zip (setup.sh, run_autograder, the checks)"),
+    "class": ("pytest_autograd_grader.classroom.cli",
+              "grade a whole class: per-student reports, a gradebook, an LMS file and a class report"),
+    "merge": ("pytest_autograd_grader.classroom.cli:merge",
+              "merge the OUT folders of 'class --shard' runs into one gradebook and report"),
 }
+
+
+def _functions(spec: str):
+    """``module`` gives add_arguments/run; ``module:name`` gives
+    add_name_arguments/run_name (two commands in one module)."""
+    module, _, name = spec.partition(":")
+    loaded = importlib.import_module(module)
+    if name:
+        return getattr(loaded, f"add_{name}_arguments"), getattr(loaded, f"run_{name}")
+    return loaded.add_arguments, loaded.run
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name, (module, help_text) in COMMANDS.items():
         sub = commands.add_parser(name, help=help_text, description=help_text)
         sub.set_defaults(module=module)
-        importlib.import_module(module).add_arguments(sub)
+        _functions(module)[0](sub)
     return parser
 
 
@@ -40,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(importlib.import_module(args.module).run(args) or 0)
+        return int(_functions(args.module)[1](args) or 0)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -1,0 +1,119 @@
+"""Grading a class: `autograd-grader class` against a shell loop of
+`pytest --grade`, one student after another, side by side in one run.
+
+    python bench/bench_class.py [--students 100] [--loop 10] [--jobs N] [--timeout 3]
+
+A synthetic class is built from the curriculum: reference solutions,
+untouched stubs, partial submissions (some topics solved), one module that
+hangs at import, one that kills its process, one empty folder. The loop
+grades the first --loop students with the instructor's safe invocation,
+one pytest process each, as a shell loop would; its mean per student is
+extrapolated to the class. Printed: total wall, per-student median, the
+speed-up, and peak memory. Figures are printed, not asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+EXERCISES, SOLUTIONS = REPO / "exercises", REPO / "solutions"
+TOPICS = sorted(p.stem.removeprefix("test_") for p in EXERCISES.glob("test_*.py"))
+
+
+def make_class(root: Path, students: int) -> tuple[Path, Path]:
+    """checks/ (the curriculum's checks and a pytest.ini) and subs/<student>/exercises/."""
+    checks, subs = root / "checks", root / "subs"
+    checks.mkdir()
+    subs.mkdir()
+    for topic in TOPICS:
+        shutil.copy(EXERCISES / f"test_{topic}.py", checks)
+    (checks / "pytest.ini").write_text("[pytest]\n")
+    rng = random.Random(20261122)
+    specials = {3: "hang", 7: "crash", 11: "empty"}
+    for number in range(students):
+        folder = subs / f"student{number:03d}"
+        kind = specials.get(number) or rng.choice(["solution"] * 4 + ["stubs"] * 2 + ["partial"] * 3)
+        if kind == "empty":
+            folder.mkdir()
+            continue
+        modules = folder / "exercises"
+        modules.mkdir(parents=True)
+        solved = {"solution": set(TOPICS), "stubs": set(), "partial": set(rng.sample(TOPICS, len(TOPICS) // 2)),
+                  "hang": set(TOPICS), "crash": set(TOPICS)}[kind]
+        for topic in TOPICS:
+            shutil.copy((SOLUTIONS if topic in solved else EXERCISES) / f"{topic}.py", modules)
+        if kind == "hang":
+            with open(modules / "graph.py", "a") as handle:
+                handle.write("\nwhile True:\n    pass\n")
+        if kind == "crash":
+            with open(modules / "leaf.py", "a") as handle:
+                handle.write("\nimport os\nos._exit(3)\n")
+    return checks, subs
+
+
+def shell_loop(checks: Path, subs: Path, students: list[str], timeout: float, out: Path) -> list[float]:
+    times = []
+    for student in students:
+        started = time.monotonic()
+        subprocess.run([sys.executable, "-m", "pytest", "-c", str(checks / "pytest.ini"), "--rootdir", str(checks),
+                        "-p", "no:cacheprovider", "-q", "--grade", str(checks),
+                        f"--grade-submission={subs / student / 'exercises'}", f"--grade-timeout={timeout:g}",
+                        "--grade-json", str(out / f"{student}.json")],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=out)
+        times.append(time.monotonic() - started)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--students", type=int, default=100)
+    parser.add_argument("--loop", type=int, default=10)
+    parser.add_argument("--jobs", type=int, default=None)
+    parser.add_argument("--timeout", type=float, default=3.0)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-class-") as tmp:
+        root = Path(tmp)
+        checks, subs = make_class(root, args.students)
+        (root / "loop").mkdir()
+        names = sorted(p.name for p in subs.iterdir())
+        with_modules = [n for n in names if (subs / n / "exercises").is_dir()][: args.loop]
+        loop_times = shell_loop(checks, subs, with_modules, args.timeout, root / "loop")
+
+        command = [sys.executable, "-m", "pytest_autograd_grader", "class", "--checks", str(checks),
+                   "--submissions", str(subs), "--out", str(root / "out"), f"--timeout={args.timeout:g}"]
+        if args.jobs:
+            command.append(f"--jobs={args.jobs}")
+        started = time.monotonic()
+        subprocess.run(command, check=True, stderr=subprocess.DEVNULL)
+        wall = time.monotonic() - started
+        peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+        reports = [json.loads(p.read_text()) for p in (root / "out").glob("student*.json")]
+        per_student = [r.get("grading_s", 0.0) for r in reports]
+        statuses = {s: sum(r["status"] == s for r in reports) for s in ("graded", "not attempted", "missing", "error")}
+        loop_mean = statistics.mean(loop_times)
+        print(f"class of {args.students}: {statuses}")
+        print(f"autograd-grader class: {wall:.1f} s wall, {wall / args.students:.2f} s per student, "
+              f"median {statistics.median(per_student):.2f} s of grading per student")
+        print(f"shell loop of pytest --grade (first {len(loop_times)}): mean {loop_mean:.2f} s, "
+              f"median {statistics.median(loop_times):.2f} s per student; "
+              f"extrapolated to {args.students}: {loop_mean * args.students:.0f} s")
+        print(f"speed-up: {loop_mean * args.students / wall:.1f}x")
+        print(f"peak memory of one process (a grading worker, a sandbox worker or a loop's pytest): {peak_mb:.0f} MB")
+        for path in (root / "out").glob("*.csv"):
+            print(f"wrote {path.name}: {len(path.read_text().splitlines())} lines")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,253 @@
+"""``autograd-grader class`` and ``autograd-grader merge``."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from ..messages import msg
+from ..reporters.files import write_json_atomic
+from .runner import ClassSettings, Outcome, grade_all, now_iso
+from .students import Student, checks_sha256, find_students, shard, student_seed
+
+RUN_FILE = "class-run.json"
+RUN_SCHEMA = "pytest-autograd-grader-class/1"
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--checks", required=True, metavar="CHECKS", help="the folder of the course's checks")
+    parser.add_argument("--submissions", required=True, metavar="DIR",
+                        help="a folder holding one folder per student (modules in it or in its exercises/)")
+    parser.add_argument("--out", required=True, metavar="OUT", help="where reports, gradebook and class report go")
+    parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
+                        help="students graded at once (default: the number of cores)")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="one seed for every student (default: a seed per student from --salt and the student's id)")
+    parser.add_argument("--salt", default=None,
+                        help="salt of the per-student seeds (default: the one OUT recorded, else a new random one)")
+    parser.add_argument("--only", nargs="+", metavar="STUDENT", default=None, help="grade these students only")
+    parser.add_argument("--resume", action="store_true",
+                        help="keep students OUT already holds a complete report of (same checks and seed)")
+    parser.add_argument("--shard", metavar="K/N", default=None,
+                        help="grade the K-th of N parts of the class (merge the parts with 'autograd-grader merge')")
+    parser.add_argument("--timeout", type=float, default=None, help="--grade-timeout for every check")
+    parser.add_argument("--isolation", default=None, help="--grade-isolation (default auto)")
+    parser.add_argument("--lang", default=None, help="--grade-lang of the feedback")
+    parser.add_argument("--assignment", default=None, help="the assignment's name in the LMS file (default Autograd)")
+    parser.add_argument("--roster", default=None, metavar="CSV",
+                        help="student,name,id,sis_user_id,sis_login_id,section columns for the LMS file")
+
+
+def _fail(text: str) -> int:
+    print(text, file=sys.stderr)
+    return 2
+
+
+def _read_run(out: Path) -> dict:
+    try:
+        data = json.loads((out / RUN_FILE).read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) and data.get("schema") == RUN_SCHEMA else {}
+
+
+def _done_before(out: Path, student: Student, sha: str, seed: int) -> bool:
+    try:
+        report = json.loads((out / f"{student.id}.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return (isinstance(report, dict) and report.get("complete") is True and report.get("checks_sha256") == sha
+            and report.get("seed") == seed and report.get("status") != "error")
+
+
+class Progress:
+    """A progress bar on a terminal (tqdm), plain lines every few seconds
+    elsewhere (CI logs), and the summary line at the end."""
+
+    def __init__(self, total: int, stream=None):
+        self.total = total
+        self.stream = stream or sys.stderr
+        self.done = 0
+        self.started = time.monotonic()
+        self.last_line = self.started
+        self.bar = None
+        if total and self.stream.isatty():
+            try:
+                from tqdm import tqdm
+            except ImportError:
+                tqdm = None
+            if tqdm is not None:
+                self.bar = tqdm(total=total, unit="student", file=self.stream, dynamic_ncols=True)
+
+    def update(self, outcome: Outcome) -> None:
+        self.done += 1
+        if self.bar is not None:
+            self.bar.set_postfix_str(f"{outcome.student}: {outcome.status}", refresh=False)
+            self.bar.update(1)
+            return
+        now = time.monotonic()
+        if now - self.last_line >= 10 or self.done == self.total:
+            self.last_line = now
+            elapsed = now - self.started
+            rate = self.done / elapsed if elapsed > 0 else 0.0
+            left = (self.total - self.done) / rate if rate else 0.0
+            print(msg("class.progress", done=self.done, total=self.total, rate=rate, left=left),
+                  file=self.stream, flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def run(args) -> int:
+    checks, submissions, out = Path(args.checks).resolve(), Path(args.submissions).resolve(), Path(args.out).resolve()
+    if not checks.is_dir():
+        return _fail(msg("class.no_checks", path=args.checks))
+    if not submissions.is_dir():
+        return _fail(msg("class.no_submissions", path=args.submissions))
+    if checks == submissions or checks in submissions.parents or submissions in checks.parents:
+        return _fail(msg("class.overlap", checks=args.checks, submissions=args.submissions))
+    if out in checks.parents or out == checks or checks in out.parents or submissions in out.parents or out == submissions:
+        return _fail(msg("class.out_inside", out=args.out))
+    if args.jobs < 1:
+        return _fail(msg("class.bad_jobs", jobs=args.jobs))
+    if args.shard is not None:
+        try:
+            k, n = (int(x) for x in args.shard.split("/"))
+            assert 1 <= k <= n
+        except (ValueError, AssertionError):
+            return _fail(msg("class.bad_shard", shard=args.shard))
+    if args.roster:
+        from .outputs import OutputsError, read_roster
+
+        try:
+            read_roster(Path(args.roster))  # a bad roster is told before grading, not after
+        except OutputsError as exc:
+            return _fail(str(exc))
+    out.mkdir(parents=True, exist_ok=True)
+
+    students = find_students(submissions)
+    if args.only:
+        wanted = set(args.only)
+        unknown = wanted - {s.id for s in students} - {s.folder for s in students}
+        if unknown:
+            return _fail(msg("class.unknown_students", names=", ".join(sorted(unknown))))
+        students = [s for s in students if s.id in wanted or s.folder in wanted]
+    students = shard(students, args.shard)
+    previous = _read_run(out)
+    salt = args.salt or previous.get("salt") or secrets.token_hex(8)
+    sha = checks_sha256(checks)
+    seeds = {s.id: args.seed if args.seed is not None else student_seed(salt, s.id) for s in students}
+    work = [(s, seeds[s.id]) for s in students if not (args.resume and _done_before(out, s, sha, seeds[s.id]))]
+    kept = len(students) - len(work)
+
+    run_info = {"schema": RUN_SCHEMA, "checks": str(checks), "checks_sha256": sha, "submissions": str(submissions),
+                "salt": salt, "seed": args.seed, "shard": args.shard,
+                "assignment": args.assignment or previous.get("assignment") or "Autograd",
+                "students": sorted(set(previous.get("students") or []) | {s.id for s in students}),
+                "started": now_iso(), "finished": None}
+    write_json_atomic(out / RUN_FILE, run_info)
+    print(msg("class.start", students=len(work), kept=kept, jobs=args.jobs, out=str(out), salt=salt), file=sys.stderr)
+
+    settings = ClassSettings(checks=checks, out=out, checks_sha256=sha, timeout=args.timeout,
+                             isolation=args.isolation, lang=args.lang)
+    outcomes: list[Outcome] = []
+    progress = Progress(len(work))
+    started = time.monotonic()
+    interrupted = False
+
+    def done(outcome: Outcome) -> None:
+        outcomes.append(outcome)
+        progress.update(outcome)
+
+    try:
+        grade_all(settings, work, args.jobs, done)
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        progress.close()
+    elapsed = time.monotonic() - started
+    run_info["finished"] = None if interrupted else now_iso()
+    write_json_atomic(out / RUN_FILE, run_info)
+    warnings = _build(out, run_info, args.roster)
+    counts = {status: sum(o.status == status for o in outcomes) for status in ("graded", "not attempted", "missing", "error")}
+    median = statistics.median([o.seconds for o in outcomes]) if outcomes else 0.0
+    print(msg("class.summary", students=len(outcomes), seconds=elapsed, median=median, graded=counts["graded"],
+              not_attempted=counts["not attempted"], missing=counts["missing"], errors=counts["error"],
+              out=str(out)), file=sys.stderr)
+    for outcome in outcomes:
+        if outcome.status == "error":
+            print(msg("class.student_error", student=outcome.student, error=outcome.error), file=sys.stderr)
+    for warning in warnings:
+        print(warning, file=sys.stderr)
+    if interrupted:
+        print(msg("class.interrupted"), file=sys.stderr)
+        return 130
+    return 0
+
+
+def _build(out: Path, run_info: dict, roster: str | None) -> list[str]:
+    """The gradebook, LMS file and report; a problem with them is a line
+    of text (every student's report is already on disk)."""
+    from .outputs import OutputsError, build_outputs
+
+    try:
+        return build_outputs(out, assignment=run_info.get("assignment"), roster=Path(roster) if roster else None)
+    except OutputsError as exc:
+        return [str(exc)]
+
+
+# -- merge ------------------------------------------------------------------
+
+def add_merge_arguments(parser) -> None:
+    parser.add_argument("parts", nargs="+", metavar="PART", help="OUT folders of 'autograd-grader class --shard' runs")
+    parser.add_argument("--out", required=True, metavar="OUT", help="the folder of the merged gradebook and report")
+    parser.add_argument("--roster", default=None, metavar="CSV", help="as for 'class'")
+
+
+def run_merge(args) -> int:
+    out = Path(args.out).resolve()
+    parts = [Path(p).resolve() for p in args.parts]
+    for part in parts:
+        if not (part / RUN_FILE).is_file():
+            return _fail(msg("class.merge_not_a_run", path=str(part)))
+    out.mkdir(parents=True, exist_ok=True)
+    infos = [_read_run(part) for part in parts]
+    shas = {info.get("checks_sha256") for info in infos}
+    if len(shas) > 1:
+        print(msg("class.merge_different_checks"), file=sys.stderr)
+    reports: dict[str, tuple[str, Path]] = {}
+    for part in parts:
+        for path in sorted(part.glob("*.json")):
+            if path.name == RUN_FILE:
+                continue
+            try:
+                report = json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue
+            if not isinstance(report, dict) or "student" not in report:
+                continue
+            finished = str(report.get("finished") or "")
+            if path.stem not in reports or finished > reports[path.stem][0]:
+                reports[path.stem] = (finished, path)
+    for name, (_, path) in reports.items():
+        if path.parent != out:
+            shutil.copyfile(path, out / f".{name}.json.tmp")
+            os.replace(out / f".{name}.json.tmp", out / f"{name}.json")
+    first = infos[0]
+    run_info = {**first, "shard": None, "students": sorted(set().union(*(set(i.get("students") or []) for i in infos))),
+                "started": min(str(i.get("started") or "") for i in infos),
+                "finished": max(str(i.get("finished") or "") for i in infos) or None,
+                "merged_from": [str(p) for p in parts]}
+    write_json_atomic(out / RUN_FILE, run_info)
+    warnings = _build(out, run_info, args.roster)
+    for warning in warnings:
+        print(warning, file=sys.stderr)
+    print(msg("class.merged", students=len(reports), parts=len(parts), out=str(out)), file=sys.stderr)
+    return 0

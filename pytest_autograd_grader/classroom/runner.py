@@ -1,0 +1,277 @@
+"""Grade a class on warm workers.
+
+The parent imports pytest, torch and the plugin once, then forks ``jobs``
+workers. A worker grades one student at a time with an ordinary, complete
+``pytest --grade`` session run in-process (``pytest.main``), exactly the
+session a lone ``pytest --grade`` would run with the same checks and seed:
+the student's code runs in the sandbox's workers as always, forked from
+the worker's own zygote, which stays warm from one student to the next.
+A worker that dies costs only the student it was grading; workers are
+replaced after ``recycle`` students so memory cannot creep up with the
+class size. Every finished student's report is written atomically at
+once, so a run that is killed loses nothing finished.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import io
+import json
+import multiprocessing
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+from typing import Callable
+
+from ..reporters.files import write_json_atomic
+from .students import Student
+
+RECYCLE = 25  # students a worker grades before a fresh one takes over
+
+
+@dataclass
+class ClassSettings:
+    checks: Path
+    out: Path
+    checks_sha256: str
+    timeout: float | None = None
+    isolation: str | None = None
+    lang: str | None = None
+    extra_args: tuple[str, ...] = ()
+
+
+@dataclass
+class Outcome:
+    """What the parent keeps of one student: enough for the summary line."""
+
+    student: str
+    status: str
+    percent: float
+    seconds: float
+    error: str = ""
+
+
+@dataclass
+class _Slot:
+    process: multiprocessing.Process
+    tasks: Connection
+    results: Connection
+    student: Student | None = None
+    seed: int = 0
+    started: float = 0.0
+    done: int = 0
+
+
+def now_iso() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def pytest_args(settings: ClassSettings, student: Student, seed: int, private_json: Path) -> list[str]:
+    """The command line of one student's session: the instructor's safe
+    invocation (the checks' own ini file and rootdir, the submission named
+    with '=' so pytest never reads configuration from it)."""
+    checks = settings.checks
+    ini = checks / "pytest.ini"
+    args = [str(checks), "-c", str(ini) if ini.is_file() else os.devnull, "--rootdir", str(checks),
+            "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:xdist",
+            "-p", "no:unraisableexception",
+            "--grade", f"--grade-submission={student.modules}", f"--grade-seed={seed}",
+            f"--grade-json-private={private_json}"]
+    if settings.timeout is not None:
+        args.append(f"--grade-timeout={settings.timeout:g}")
+    if settings.isolation:
+        args.append(f"--grade-isolation={settings.isolation}")
+    if settings.lang:
+        args.append(f"--grade-lang={settings.lang}")
+    return args + list(settings.extra_args)
+
+
+def _not_attempted(report: dict) -> bool:
+    """No point earned and every check failed the way an untouched or
+    missing module fails."""
+    from ..messages import EN
+    from ..messages_zh import ZH
+
+    checks = report.get("checks") or []
+    if not checks or report.get("score"):
+        return False
+    leads = [catalogue[key].split("{")[0] for catalogue in (EN, ZH)
+             for key in ("student.not_implemented", "student.module_missing", "student.empty")]
+    feedback = [str(c.get("private_feedback") or c.get("feedback") or "") for c in checks]
+    return all(any(lead in text for lead in leads) for text in feedback)
+
+
+def grade_student(settings: ClassSettings, student: Student, seed: int) -> dict:
+    """One student's report: a full graded pytest session in this process,
+    its output thrown away; the report gets the class run's fields."""
+    import pytest
+
+    started = now_iso()
+    clock = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="class-grade-") as tmp:
+        private = Path(tmp) / "report.json"
+        said = io.StringIO()
+        modules = set(sys.modules)
+        path = list(sys.path)
+        try:
+            # what pytest says is kept only to explain a session that broke
+            with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):
+                code = pytest.main(pytest_args(settings, student, seed, private))
+        finally:
+            # the next student's session imports the checks afresh, as a lone
+            # run would; libraries loaded on the way stay (torch cannot be
+            # imported twice in one process)
+            checks = str(settings.checks) + os.sep
+            for name in set(sys.modules) - modules:
+                if str(getattr(sys.modules[name], "__file__", None) or "").startswith(checks):
+                    del sys.modules[name]
+            sys.path[:] = path
+        try:
+            report = json.loads(private.read_text())
+        except (OSError, ValueError):
+            tail = "\n".join(said.getvalue().strip().splitlines()[-10:])
+            report = {"complete": False, "score": 0.0, "max_score": 0.0, "percent": 0.0, "concepts": [], "checks": [],
+                      "error": f"grading stopped before writing a report (pytest exit code {int(code)}): {tail}"}
+    if report.get("error") or not report.get("complete"):
+        status = "error"
+        report.setdefault("error", f"grading did not finish (pytest exit code {int(code)})")
+    elif not student.has_modules:
+        status = "missing"
+    elif _not_attempted(report):
+        status = "not attempted"
+    else:
+        status = "graded"
+    report.update({"student": student.id, "folder": student.folder, "status": status, "seed": seed,
+                   "checks_sha256": settings.checks_sha256, "started": started, "finished": now_iso(),
+                   "grading_s": round(time.monotonic() - clock, 3)})
+    return report
+
+
+def write_report(out: Path, report: dict) -> None:
+    write_json_atomic(out / f"{report['student']}.json", report)
+
+
+def error_report(settings: ClassSettings, student: Student, seed: int, error: str) -> dict:
+    return {"schema": "pytest-autograd-grader/1", "complete": False, "score": 0.0, "max_score": 0.0,
+            "percent": 0.0, "concepts": [], "checks": [], "student": student.id, "folder": student.folder,
+            "status": "error", "error": error, "seed": seed, "checks_sha256": settings.checks_sha256,
+            "started": now_iso(), "finished": now_iso()}
+
+
+def _worker(settings: ClassSettings, tasks: Connection, results: Connection) -> None:
+    """A forked worker: grade the students it is sent until told to stop."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
+    while True:
+        try:
+            task = tasks.recv()
+        except EOFError:
+            break
+        if task is None:
+            break
+        student, seed = task
+        try:
+            report = grade_student(settings, student, seed)
+        except BaseException as exc:  # the grader's own failure: this student only
+            report = error_report(settings, student, seed, f"the grader failed: {type(exc).__name__}: {exc}")
+        write_report(settings.out, report)
+        results.send(Outcome(student.id, report["status"], float(report.get("percent") or 0.0),
+                             float(report.get("grading_s") or 0.0), str(report.get("error") or "")))
+    os._exit(0)  # no atexit handlers of the parent's copy of the process
+
+
+def _start(context, settings: ClassSettings) -> _Slot:
+    task_r, task_w = context.Pipe(duplex=False)
+    result_r, result_w = context.Pipe(duplex=False)
+    process = context.Process(target=_worker, args=(settings, task_r, result_w), daemon=True)
+    process.start()
+    task_r.close()
+    result_w.close()
+    return _Slot(process, task_w, result_r)
+
+
+def _stop(slot: _Slot, kill: bool = False) -> None:
+    with contextlib.suppress(OSError, BrokenPipeError):
+        if not kill:
+            slot.tasks.send(None)
+    if kill:
+        slot.process.kill()
+    slot.process.join(timeout=30)
+    if slot.process.is_alive():
+        slot.process.kill()
+        slot.process.join()
+    slot.tasks.close()
+    slot.results.close()
+
+
+WARM = ("pytest", "torch", "numpy", "pytest_autograd_grader.plugin", "pytest_autograd_grader.compare",
+        "pytest_autograd_grader.submission", "pytest_autograd_grader.sandbox")
+
+
+def warm_up() -> None:
+    """Import what every student's session needs, once, before forking."""
+    import importlib
+
+    for name in WARM:
+        importlib.import_module(name)
+
+
+def grade_all(settings: ClassSettings, work: list[tuple[Student, int]], jobs: int,
+              on_done: Callable[[Outcome], None], recycle: int = RECYCLE) -> None:
+    """Grade ``work`` ((student, seed) pairs) on ``jobs`` warm workers,
+    calling ``on_done`` as each student finishes (in the parent)."""
+    warm_up()
+    context = multiprocessing.get_context("fork")
+    pending = list(reversed(work))
+    slots: list[_Slot] = []
+    try:
+        for _ in range(min(jobs, len(work))):
+            slots.append(_start(context, settings))
+        for slot in slots:
+            _give(slot, pending)
+        while any(slot.student is not None for slot in slots):
+            busy = [slot for slot in slots if slot.student is not None]
+            ready = wait([slot.results for slot in busy] + [slot.process.sentinel for slot in busy])
+            for slot in busy:
+                if slot.results in ready or slot.process.sentinel in ready:
+                    outcome = _collect(settings, slot)
+                    on_done(outcome)
+                    if not slot.process.is_alive() or slot.done >= recycle:
+                        _stop(slot, kill=not slot.process.is_alive())
+                        slots[slots.index(slot)] = slot = _start(context, settings) if pending else slot
+                    _give(slot, pending)
+    finally:
+        for slot in slots:
+            if slot.process.is_alive() or slot.process.exitcode is None:
+                _stop(slot, kill=slot.student is not None)
+
+
+def _give(slot: _Slot, pending: list[tuple[Student, int]]) -> None:
+    slot.student = None
+    if pending and slot.process.is_alive():
+        slot.student, slot.seed = pending.pop()
+        slot.started = time.monotonic()
+        slot.tasks.send((slot.student, slot.seed))
+
+
+def _collect(settings: ClassSettings, slot: _Slot) -> Outcome:
+    student = slot.student
+    assert student is not None
+    slot.done += 1
+    try:
+        if slot.results.poll():
+            return slot.results.recv()
+    except (EOFError, OSError):
+        pass
+    # the worker died while grading this student: the grader's failure,
+    # which costs this student's report only
+    code = slot.process.exitcode
+    error = f"the grading process died (exit code {code}) while grading this submission; grade it again with --only"
+    write_report(settings.out, error_report(settings, student, slot.seed, error))
+    return Outcome(student.id, "error", 0.0, time.monotonic() - slot.started, error)

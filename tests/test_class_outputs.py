@@ -1,0 +1,273 @@
+"""The class run's outputs (gradebook.csv, canvas.csv, report.html and the
+most frequent mistakes), built from per-student reports written here by
+hand: no grading runs."""
+
+from __future__ import annotations
+
+import base64
+import csv
+import io
+import json
+import sys
+import time
+from html.parser import HTMLParser
+
+import pytest
+
+from pytest_autograd_grader.classroom import mistakes
+from pytest_autograd_grader.classroom.outputs import OutputsError, build_outputs
+from pytest_autograd_grader.messages import EN, msg
+from pytest_autograd_grader.messages_zh import ZH
+
+CONCEPTS = [{"id": "leaf", "title": "Leaf tensors", "max_score": 4.0},
+            {"id": "accumulation", "title": "Gradient accumulation", "max_score": 3.0}]
+HOSTILE = '<script>alert("pwned")</script><img src=x onerror=alert(1)>'
+HYPERLINK = '=HYPERLINK("x")'
+
+
+def check(concept, status="passed", feedback="", private="", hidden=False, score=None):
+    max_score = 1.0
+    return {"id": f"checks/test_{concept}.py::test_{len(feedback)}", "concept": concept,
+            "score": max_score if status == "passed" else (score or 0.0), "max_score": max_score,
+            "status": status, "feedback": feedback, "private_feedback": private, "hidden": hidden,
+            "device": "cpu", "duration_s": 0.01, "title": "a check", "file": None, "line": None,
+            "visibility": "hidden" if hidden else "visible"}
+
+
+def report(student, status="graded", scores=None, checks=(), folder=None, **extra):
+    scores = scores if scores is not None else {}
+    concepts = [{"id": c["id"], "title": c["title"], "score": scores[c["id"]], "max_score": c["max_score"],
+                 "checks": 1, "passed": 1} for c in CONCEPTS if c["id"] in scores]
+    score = sum(scores.values())
+    return {"schema": "pytest-autograd-grader/1", "complete": status != "error", "score": score, "max_score": 7.0,
+            "percent": 100.0 * score / 7.0, "seed": 11, "devices": ["cpu"], "isolation": "process", "lang": "en",
+            "concepts": concepts, "checks": list(checks), "student": student, "folder": folder or student,
+            "status": status, "checks_sha256": "c0ffee", "started": "2025-03-01T10:00:00+00:00",
+            "finished": "2025-03-01T10:00:04+00:00", **extra}
+
+
+def write(path, data):
+    path.write_text(json.dumps(data) if not isinstance(data, str) else data)
+
+
+@pytest.fixture
+def out(tmp_path):
+    """A class: alice and bob share a diagnosis (bob's only in a hidden
+    check's private feedback), a student whose folder is a spreadsheet
+    formula and whose feedback is hostile HTML, an error, a missing
+    submission, and two files that are no student's report."""
+    out = tmp_path / "out"
+    out.mkdir()
+    write(out / "class-run.json", {"schema": "pytest-autograd-grader-class/1", "checks": "/course/checks",
+                                   "checks_sha256": "c0ffee", "salt": "pepper", "seed": None,
+                                   "assignment": "Autograd HW3", "concepts": CONCEPTS,
+                                   "students": ["alice", "bob", "carol", "dave", "HYPERLINK_x"],
+                                   "started": "2025-03-01T10:00:00+00:00", "finished": "2025-03-01T10:01:00+00:00"})
+    twice = msg("diag.multiple", k=2)
+    write(out / "alice.json", report("alice", scores={"leaf": 4.0, "accumulation": 1.5}, checks=[
+        check("leaf"),
+        check("accumulation", "failed", f"[Gradient accumulation] w.grad: wrong values in "
+                                        f"/submissions/alice/accumulation.py (alice's code)\n{twice}"),
+    ]))
+    write(out / "bob.json", report("bob", scores={"leaf": 2.0, "accumulation": 0.0}, checks=[
+        check("leaf", "failed", f"[Leaf tensors] w.grad is None\n{msg('diag.none_leaf')}"),
+        check("accumulation", "failed", msg("feedback.hidden", title="Gradient accumulation"),
+              private=f"[Gradient accumulation] bob printed: bob was here\n{msg('diag.multiple', k=3)}",
+              hidden=True),
+    ]))
+    write(out / "HYPERLINK_x.json", report("HYPERLINK_x", folder=HYPERLINK, scores={"leaf": 0.0, "accumulation": 3.0},
+                                           checks=[check("leaf", "failed", f"[Leaf tensors] {HOSTILE}\n{msg('diag.sign')}")]))
+    write(out / "carol.json", {"schema": "pytest-autograd-grader/1", "complete": False, "score": 0.0,
+                               "max_score": 0.0, "percent": 0.0, "student": "carol", "folder": "carol",
+                               "status": "error", "error": "grading stopped <b>badly</b>"})
+    write(out / "dave.json", report("dave", "missing", scores={"leaf": 0.0, "accumulation": 0.0}))
+    write(out / "notes.json", {"hello": "not a report"})
+    write(out / "broken.json", "{not json")
+    return out
+
+
+def read_csv(path):
+    return list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"))))
+
+
+class Page(HTMLParser):
+    """The parts of report.html a test looks at."""
+
+    def __init__(self, text):
+        super().__init__()
+        self.ids, self.images, self.tables, self.tags = {}, {}, [], []
+        self.text, self.pre, self.items = [], [], []
+        self._pre = self._li = None
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self.tags.append(tag)
+        if "id" in attrs:
+            self.ids[attrs["id"]] = tag
+        if tag == "img":
+            self.images[attrs.get("id")] = attrs
+        if tag == "table":
+            self.tables.append(attrs.get("id"))
+        if tag == "pre":
+            self._pre = []
+        if tag == "li":
+            self._li = []
+
+    def handle_endtag(self, tag):
+        if tag == "pre":
+            self.pre.append("".join(self._pre))
+            self._pre = None
+        if tag == "p" and self._li is not None:
+            self.items.append("".join(self._li))
+            self._li = None
+
+    def handle_data(self, data):
+        self.text.append(data)
+        if self._pre is not None:
+            self._pre.append(data)
+        if self._li is not None:
+            self._li.append(data)
+
+
+def test_gradebook_csv_has_a_row_per_student_with_concept_scores_and_defused_text(out):
+    warnings = build_outputs(out)
+    rows = read_csv(out / "gradebook.csv")
+    assert rows[0] == ["student", "folder", "status", "leaf", "accumulation", "total", "max_score", "percent",
+                       "seed", "started", "finished"]
+    by_id = {row[0]: dict(zip(rows[0], row)) for row in rows[1:]}
+    assert [row[0] for row in rows[1:]] == ["HYPERLINK_x", "alice", "bob", "carol", "dave"]  # sorted by id
+    alice = by_id["alice"]
+    assert (alice["leaf"], alice["accumulation"], alice["total"], alice["max_score"], alice["percent"]) == \
+        ("4", "1.5", "5.5", "7", "78.57")
+    assert alice["status"] == "graded" and alice["seed"] == "11" and alice["finished"].startswith("2025-03-01")
+    # a spreadsheet shows the folder's name as text instead of evaluating it
+    assert by_id["HYPERLINK_x"]["folder"] == "'" + HYPERLINK
+    # a grading error gets no grade at all (not a 0 the student did not earn)
+    carol = by_id["carol"]
+    assert carol["status"] == "error" and carol["leaf"] == carol["total"] == carol["percent"] == ""
+    assert carol["max_score"] == "7"  # from the run's concepts
+    assert (by_id["dave"]["status"], by_id["dave"]["total"]) == ("missing", "0")
+    # the two files that are no student's report are named, not fatal
+    assert len(warnings) == 2
+    assert any("notes.json" in w for w in warnings) and any("broken.json" in w for w in warnings)
+
+
+def test_canvas_csv_is_canvas_import_format_and_a_roster_fills_the_ids(out, tmp_path):
+    build_outputs(out)
+    rows = read_csv(out / "canvas.csv")
+    assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Autograd HW3"]
+    assert rows[1] == ["Points Possible", "", "", "", "", "7"]
+    by_login = {row[3]: row for row in rows[2:]}
+    assert by_login["alice"] == ["alice", "", "", "alice", "", "5.5"]
+    assert by_login["HYPERLINK_x"][0] == "'" + HYPERLINK
+    assert by_login["carol"][5] == ""  # Canvas leaves an empty cell ungraded
+
+    roster = tmp_path / "roster.csv"
+    roster.write_text("\ufeffstudent,name,id,sis_user_id,section\n"
+                      "alice,\"Liddell, Alice\",1001,S-17,Sec 2\n"
+                      f"{HYPERLINK},Mallory,1002,=1+1,\n", encoding="utf-8")
+    warnings = build_outputs(out, assignment="Week 3", roster=roster)
+    rows = read_csv(out / "canvas.csv")
+    assert rows[0][5] == "Week 3"
+    by_name = {row[0]: row for row in rows[2:]}
+    assert by_name["Liddell, Alice"] == ["Liddell, Alice", "1001", "S-17", "alice", "Sec 2", "5.5"]
+    assert by_name["Mallory"][1:4] == ["1002", "'=1+1", "HYPERLINK_x"]  # matched by folder name
+    assert any("bob" in w and "roster.csv" in w for w in warnings)
+
+    bad = tmp_path / "bad.csv"
+    bad.write_text("name,id\nAlice,1\n")
+    with pytest.raises(OutputsError, match="student"):
+        build_outputs(out, roster=bad)
+
+
+def test_report_html_holds_every_plot_and_table_escapes_and_anonymises(out):
+    pytest.importorskip("matplotlib")  # the plots' extra: pip install 'pytest-autograd-grader[class]'
+    build_outputs(out)
+    text = (out / "report.html").read_text(encoding="utf-8")
+    page = Page(text)
+    for plot in ("plot-concepts", "plot-heatmap", "plot-totals"):
+        image = page.images[plot]
+        assert image["alt"]
+        assert image["src"].startswith("data:image/png;base64,")
+        assert base64.b64decode(image["src"].split(",", 1)[1]).startswith(b"\x89PNG\r\n\x1a\n")
+    assert {"run-info", "concept-table", "gradebook-table"} <= set(page.tables)
+    assert "http://" not in text and "https://" not in text and "script" not in page.tags
+    # hostile text stays text: in the page's words, never in its markup
+    words = "".join(page.text)
+    assert HOSTILE in words and "grading stopped <b>badly</b>" in words
+    assert "<script>" not in text and "<img src=x" not in text and "<b>badly" not in text
+    assert "Autograd HW3" in words and "c0ffee" in words
+
+    # the diagnosis alice got visibly and bob only in a hidden check's private
+    # feedback counts two students; their values differ, so they become "…"
+    assert "2 students: " + EN["diag.multiple"].replace("{k}", "…") in page.items
+    assert "1 student: " + msg("diag.none_leaf") in page.items
+    assert "1 student: " + msg("diag.sign") in page.items
+    examples = "\n".join(page.pre)
+    assert msg("diag.multiple", k=2) in examples and "a student" in examples
+    for name in ("alice", "bob", "HYPERLINK"):
+        assert name not in examples
+    # the generic hidden-check line is not a diagnosis
+    assert msg("feedback.hidden", title="Gradient accumulation") not in examples
+
+
+def test_report_without_matplotlib_says_how_to_get_the_plots(out, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib raises ImportError
+    build_outputs(out)
+    page = Page((out / "report.html").read_text(encoding="utf-8"))
+    assert page.images == {}
+    assert "pip install 'pytest-autograd-grader[class]'" in "".join(page.text)
+    assert {"run-info", "concept-table", "gradebook-table"} <= set(page.tables)
+
+
+def test_no_students_still_writes_every_file(tmp_path):
+    assert build_outputs(tmp_path) == []
+    assert read_csv(tmp_path / "gradebook.csv") == [["student", "folder", "status", "total", "max_score",
+                                                      "percent", "seed", "started", "finished"]]
+    rows = read_csv(tmp_path / "canvas.csv")
+    assert rows == [["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Autograd"],
+                    ["Points Possible", "", "", "", "", ""]]
+    page = Page((tmp_path / "report.html").read_text(encoding="utf-8"))
+    assert page.ids.get("no-students") == "p" and "gradebook-table" in page.tables
+    with pytest.raises(OutputsError):
+        build_outputs(tmp_path / "absent")
+
+
+def test_frequent_mistakes_counts_distinct_students_in_both_languages_and_is_fast():
+    def student(name, *feedback, status="failed"):
+        return {"student": name, "folder": name,
+                "checks": [check("leaf", status, text) for text in feedback]}
+
+    reports = [
+        # the same diagnosis twice for one student counts once
+        student("s1", msg("diag.sign"), "[x] " + msg("diag.sign")),
+        student("s2", ZH["diag.sign"]),  # a Chinese report: the same diagnosis
+        student("s3", msg("diag.transpose"), msg("diag.sign"), status="passed"),  # passed: no mistake
+        student("s4", "s4 did " + msg("diag.transpose")),
+    ]
+    found = mistakes.frequent_mistakes(reports)
+    assert [(m.message_id, m.students) for m in found["leaf"]] == [("diag.sign", 2), ("diag.transpose", 1)]
+    assert found["leaf"][1].example == "a student did " + msg("diag.transpose")
+    # at most five per concept, the most frequent first
+    many = [student(f"t{i}", *(msg(key) for key in ("diag.sign", "diag.transpose", "diag.ones", "diag.none_leaf",
+                                                    "diag.backward_twice", "diag.implicit_grad")[: 1 + i % 6]))
+            for i in range(12)]
+    top = mistakes.frequent_mistakes(many)["leaf"]
+    assert len(top) == 5 and top[0] == ("diag.sign", msg("diag.sign"), 12, msg("diag.sign"))
+    assert [m.students for m in top] == sorted((m.students for m in top), reverse=True)
+
+    # ~300 students x 50 checks: the patterns are compiled once, matching stays fast
+    mistakes.patterns()
+    compiled = mistakes.patterns.cache_info().misses
+    keys = [key for key in EN if key.startswith("diag.") and "{" not in EN[key]]
+    big = [{"student": f"p{i:03d}", "folder": f"p{i:03d}", "checks": [
+        check(f"c{j % 12}", "failed" if (i + j) % 2 else "passed",
+              f"[Concept {j % 12}] grads of /sub/p{i:03d}/m.py: expected tensor([{i}., {j}.])\n"
+              f"{EN[keys[(i * j) % len(keys)]]}\n" + "detail\n" * 4) for j in range(50)]} for i in range(300)]
+    started = time.perf_counter()
+    result = mistakes.frequent_mistakes(big)
+    elapsed = time.perf_counter() - started
+    assert mistakes.patterns.cache_info().misses == compiled
+    assert sum(m.students for found in result.values() for m in found) > 0
+    assert elapsed < 1.5, f"matching 300 students x 50 checks took {elapsed:.2f} s"

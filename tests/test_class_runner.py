@@ -1,0 +1,161 @@
+"""`autograd-grader class`: each student's report is the one a lone
+`pytest --grade` gives with the same checks and seed; a killed run resumes
+without regrading what was finished; shards merged equal one run."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import EXERCISES, QUIET_PLUGINS, SOLUTIONS
+
+TOPICS = ("graph", "leaf")
+
+
+def _make_class(root: Path) -> tuple[Path, Path]:
+    checks, subs = root / "checks", root / "subs"
+    checks.mkdir()
+    for topic in TOPICS:
+        shutil.copy(EXERCISES / f"test_{topic}.py", checks)
+    (checks / "pytest.ini").write_text("[pytest]\n")
+    solved = {"ann": set(TOPICS), "ben": {"leaf"}, "cat": set(), "eve": set(TOPICS)}
+    for student, topics in solved.items():
+        modules = subs / student / "exercises"   # a GitHub Classroom clone
+        modules.mkdir(parents=True)
+        for topic in TOPICS:
+            shutil.copy((SOLUTIONS if topic in topics else EXERCISES) / f"{topic}.py", modules)
+    (subs / "eve" / "exercises" / "leaf.py").write_text("import os\nos._exit(5)\n")  # kills its worker
+    (subs / "dan").mkdir()                                                             # nothing handed in
+    flat = subs / "=fay"                                                               # a flat upload
+    flat.mkdir()
+    shutil.copy(SOLUTIONS / "graph.py", flat)
+    return checks, subs
+
+
+def _class(*args: str, check: bool = True, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pytest_autograd_grader", "class", *args, "--timeout=3"],
+                          capture_output=True, text=True, check=check, **kwargs)
+
+
+def _reports(out: Path) -> dict[str, dict]:
+    reports = {}
+    for path in out.glob("*.json"):
+        data = json.loads(path.read_text())
+        if "student" in data:
+            reports[data["student"]] = data
+    return reports
+
+
+def _per_check(report: dict) -> dict:
+    return {c["id"]: (c["score"], c["status"], c["feedback"], c.get("private_feedback", "")) for c in report["checks"]}
+
+
+@pytest.fixture(scope="module")
+def graded_class(tmp_path_factory):
+    root = tmp_path_factory.mktemp("class")
+    checks, subs = _make_class(root)
+    done = _class("--checks", str(checks), "--submissions", str(subs), "--out", str(root / "out"), "-j", "2",
+                  "--salt", "s1")
+    return root, checks, subs, done
+
+
+def test_each_student_is_graded_as_a_lone_pytest_run_would(graded_class, pytester):
+    root, checks, subs, done = graded_class
+    reports = _reports(root / "out")
+    assert set(reports) == {"ann", "ben", "cat", "dan", "eve", "_fay"}
+    status = {name: r["status"] for name, r in reports.items()}
+    assert status == {"ann": "graded", "ben": "graded", "cat": "not attempted", "dan": "missing",
+                      "eve": "graded", "_fay": "graded"}
+    assert reports["ann"]["percent"] == 100.0 and reports["cat"]["score"] == 0
+    assert reports["_fay"]["folder"] == "=fay"
+    # a submission that kills its process costs only its own checks
+    assert {c["status"] for c in reports["eve"]["checks"] if "test_leaf" in c["id"]} == {"crashed"}
+    assert all(c["status"] == "passed" for c in reports["eve"]["checks"] if "test_graph" in c["id"])
+    assert len({r["seed"] for r in reports.values()}) == len(reports)  # a seed per student
+    assert len({r["checks_sha256"] for r in reports.values()}) == 1
+    for name in ("ann", "ben", "cat", "eve"):
+        lone = pytester.runpytest("-c", str(checks / "pytest.ini"), "--rootdir", str(checks), str(checks),
+                                  "--grade", f"--grade-submission={subs / name / 'exercises'}",
+                                  f"--grade-seed={reports[name]['seed']}", "--grade-json-private=lone.json",
+                                  *QUIET_PLUGINS)
+        assert lone.ret in (0, 1)
+        alone = json.loads((pytester.path / "lone.json").read_text())
+        assert _per_check(alone) == _per_check(reports[name]), name
+        assert alone["score"] == reports[name]["score"]
+    assert "graded 6 students" in done.stderr and "1 not attempted, 1 missing, 0 errors" in done.stderr
+    with open(root / "out" / "gradebook.csv", newline="") as handle:
+        rows = {row["student"]: row for row in csv.DictReader(handle)}
+    assert rows["ann"]["status"] == "graded" and float(rows["ann"]["percent"]) == 100.0
+    assert rows["_fay"]["folder"].startswith("'=")  # no formula for a spreadsheet
+
+
+def test_shards_merged_equal_one_run(graded_class):
+    root, checks, subs, _ = graded_class
+    shards = [subprocess.Popen([sys.executable, "-m", "pytest_autograd_grader", "class", "--checks", str(checks),
+                                "--submissions", str(subs), "--out", str(root / f"part{k}"), "--salt", "s1",
+                                "--shard", f"{k}/2", "-j", "1", "--timeout=3"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for k in (1, 2)]
+    assert [shard.wait() for shard in shards] == [0, 0]
+    parts = [_reports(root / f"part{k}") for k in (1, 2)]
+    assert parts[0] and parts[1] and not set(parts[0]) & set(parts[1])
+    subprocess.run([sys.executable, "-m", "pytest_autograd_grader", "merge", str(root / "part1"), str(root / "part2"),
+                    "--out", str(root / "merged")], check=True, capture_output=True)
+    merged, whole = _reports(root / "merged"), _reports(root / "out")
+    assert set(merged) == set(whole)
+    for name in whole:
+        assert _per_check(merged[name]) == _per_check(whole[name]), name
+
+    def table(out):
+        with open(out / "gradebook.csv", newline="") as handle:
+            return [{k: v for k, v in row.items() if k not in ("started", "finished")} for row in csv.DictReader(handle)]
+
+    assert table(root / "merged") == table(root / "out")
+
+
+def test_a_killed_run_resumes_without_regrading_what_it_finished(tmp_path):
+    checks, subs = _make_class(tmp_path)
+    (subs / "cat" / "exercises" / "graph.py").write_text("while True:\n    pass\n")  # a slow student
+    out = tmp_path / "out"
+    args = ["--checks", str(checks), "--submissions", str(subs), "--out", str(out), "-j", "1", "--salt", "s2"]
+    run = subprocess.Popen([sys.executable, "-m", "pytest_autograd_grader", "class", *args, "--timeout=1"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not {"ann", "ben"} <= set(_reports(out)):
+        time.sleep(0.2)
+    os.killpg(run.pid, signal.SIGKILL)  # as an out-of-memory killer or a closed laptop would
+    run.wait()
+    before = _reports(out)
+    assert {"ann", "ben"} <= set(before) and "eve" not in before
+    assert all(r["complete"] for r in before.values())  # each file whole: written atomically
+    resumed = _class(*args, "--resume")
+    after = _reports(out)
+    assert set(after) == {"ann", "ben", "cat", "dan", "eve", "_fay"}
+    for name in ("ann", "ben"):
+        assert after[name]["finished"] == before[name]["finished"]  # not graded again
+    assert f"({len(before)} kept from earlier runs)" in resumed.stderr or "kept" in resumed.stderr
+    assert after["cat"]["status"] == "graded" and (out / "report.html").is_file()
+
+
+def test_bad_arguments_say_what_to_do(tmp_path):
+    checks, subs = _make_class(tmp_path)
+    cases = [
+        (["--checks", str(tmp_path / "nope"), "--submissions", str(subs), "--out", str(tmp_path / "o")],
+         "is not a folder; give the folder of the course's check files"),
+        (["--checks", str(checks), "--submissions", str(subs), "--out", str(subs / "ann")], "--out"),
+        (["--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "o"), "--shard", "3/2"],
+         "--shard 3/2: write K/N"),
+        (["--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "o"), "--only", "zed"],
+         "--only: no student folder is called zed"),
+    ]
+    for args, text in cases:
+        result = _class(*args, check=False)
+        assert result.returncode == 2, result.stderr
+        assert text in result.stderr and "Traceback" not in result.stderr
