@@ -220,6 +220,9 @@ def warm_up() -> None:
 
     for name in WARM:
         importlib.import_module(name)
+    from ..plugin import freeze_imports
+
+    freeze_imports()  # before the fork: the workers share these pages and never scan them
 
 
 def grade_all(settings: ClassSettings, work: list[tuple[Student, int]], jobs: int,

@@ -273,6 +273,7 @@ def _warm_up_numpy() -> None:
 
     records.dumps(records.encode([numpy.ones(2), 1.5, "s", None]))
     records.loads(records.dumps({"args": [1.5, "s", None]}))  # requests hold plain data: no tensor to read
+    _freeze()
 
 
 def _warm_up() -> None:
@@ -294,6 +295,16 @@ def _warm_up() -> None:
         import numpy  # noqa: F401
     except ImportError:
         pass
+    _freeze()
+
+
+def _freeze() -> None:
+    """Keep what was imported out of every later garbage collection: the
+    workers forked from here collect only what student code makes, and
+    their pages of torch's objects stay shared with the zygote."""
+    import gc
+
+    gc.freeze()
 
 
 def main(argv: list[str]) -> None:
