@@ -393,6 +393,9 @@ EN: dict[str, str] = {
     "class.interrupted": "interrupted: every student graded so far is in the reports; run again with --resume to finish",
     "class.merge_not_a_run": "{path} holds no class-run.json: give OUT folders of 'autograd-grader class' runs",
     "class.merge_different_checks": "warning: the parts were graded with different checks (checks_sha256 differs)",
+    "class.student_overdue": "grading this submission took longer than {seconds:g} s (--student-timeout) and was stopped; a check of the course may hang: grade it again with --only",
+    "class.worker_died": "the grading process died (exit code {code}) while grading this submission; grade it again with --only",
+    "class.bad_student_timeout": "--student-timeout {seconds}: give a positive number of seconds, such as 1200",
     "class.merged": "merged {students} students from {parts} parts into {out}",
     # -- github (reporters/github.py)
     "github.heading": "Autograd grade: {score}/{max_score} ({percent:.1f}%)",

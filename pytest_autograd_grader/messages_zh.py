@@ -389,6 +389,9 @@ ZH: dict[str, str] = {
     "class.interrupted": "已中断：已经评完的学生都在报告里；用 --resume 再运行一次即可完成",
     "class.merge_not_a_run": "{path} 中没有 class-run.json：请给出 'autograd-grader class' 运行的 OUT 文件夹",
     "class.merge_different_checks": "警告：这些部分是用不同的检查文件评分的（checks_sha256 不同）",
+    "class.student_overdue": "为这份提交评分超过了 {seconds:g} 秒（--student-timeout），已被停止；可能是课程的某个检查卡住了：请用 --only 重新评分",
+    "class.worker_died": "为这份提交评分时，评分进程意外退出（退出码 {code}）；请用 --only 重新评分",
+    "class.bad_student_timeout": "--student-timeout {seconds}：请给出正的秒数，例如 1200",
     "class.merged": "已把 {parts} 个部分中的 {students} 个学生合并到 {out}",
     # -- github (reporters/github.py)
     "github.heading": "Autograd 评分：{score}/{max_score}（{percent:.1f}%）",

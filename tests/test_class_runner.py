@@ -159,3 +159,25 @@ def test_bad_arguments_say_what_to_do(tmp_path):
         result = _class(*args, check=False)
         assert result.returncode == 2, result.stderr
         assert text in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_session_that_hangs_in_the_grader_costs_only_its_student(tmp_path):
+    # a check of the course that never returns: the grader's own code, which
+    # the sandbox does not bound; --student-timeout does
+    checks = tmp_path / "checks"
+    checks.mkdir()
+    (checks / "test_hang.py").write_text(
+        "import time\nimport pytest\n\n@pytest.mark.grade(concept='leaf')\n"
+        "def test_hangs(submission):\n    if submission('leaf').who() == 'slow':\n        time.sleep(600)\n")
+    for name in ("fast", "slow"):
+        (tmp_path / "subs" / name).mkdir(parents=True)
+        (tmp_path / "subs" / name / "leaf.py").write_text(f"def who():\n    return {name!r}\n")
+    started = time.monotonic()
+    done = _class("--checks", str(checks), "--submissions", str(tmp_path / "subs"), "--out", str(tmp_path / "out"),
+                  "-j", "2", "--student-timeout", "6")
+    reports = _reports(tmp_path / "out")
+    assert reports["fast"]["status"] == "graded" and reports["fast"]["percent"] == 100.0
+    assert reports["slow"]["status"] == "error"
+    assert "took longer than 6 s (--student-timeout) and was stopped" in reports["slow"]["error"]
+    assert "slow: grading this submission took longer than 6 s" in done.stderr
+    assert time.monotonic() - started < 60

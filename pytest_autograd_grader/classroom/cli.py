@@ -37,6 +37,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--shard", metavar="K/N", default=None,
                         help="grade the K-th of N parts of the class (merge the parts with 'autograd-grader merge')")
     parser.add_argument("--timeout", type=float, default=None, help="--grade-timeout for every check")
+    parser.add_argument("--student-timeout", type=float, default=1200.0,
+                        help="seconds one student's whole grading may take before it is stopped (default 1200)")
     parser.add_argument("--isolation", default=None, help="--grade-isolation (default auto)")
     parser.add_argument("--lang", default=None, help="--grade-lang of the feedback")
     parser.add_argument("--assignment", default=None, help="the assignment's name in the LMS file (default Autograd)")
@@ -117,6 +119,8 @@ def run(args) -> int:
         return _fail(msg("class.out_inside", out=args.out))
     if args.jobs < 1:
         return _fail(msg("class.bad_jobs", jobs=args.jobs))
+    if not args.student_timeout > 0:
+        return _fail(msg("class.bad_student_timeout", seconds=args.student_timeout))
     if args.shard is not None:
         try:
             k, n = (int(x) for x in args.shard.split("/"))
@@ -156,7 +160,7 @@ def run(args) -> int:
     print(msg("class.start", students=len(work), kept=kept, jobs=args.jobs, out=str(out), salt=salt), file=sys.stderr)
 
     settings = ClassSettings(checks=checks, out=out, checks_sha256=sha, timeout=args.timeout,
-                             isolation=args.isolation, lang=args.lang)
+                             isolation=args.isolation, lang=args.lang, student_timeout=args.student_timeout)
     outcomes: list[Outcome] = []
     progress = Progress(len(work))
     started = time.monotonic()

@@ -6,9 +6,9 @@ workers. A worker grades one student at a time with an ordinary, complete
 session a lone ``pytest --grade`` would run with the same checks and seed:
 the student's code runs in the sandbox's workers as always, forked from
 the worker's own zygote, which stays warm from one student to the next.
-A worker that dies costs only the student it was grading; workers are
-replaced after ``recycle`` students so memory cannot creep up with the
-class size. Every finished student's report is written atomically at
+A worker that dies costs only the student it was grading; a worker whose
+memory passes ``recycle_mb`` is replaced, so memory cannot creep up with
+the class size. Every finished student's report is written atomically at
 once, so a run that is killed loses nothing finished.
 """
 
@@ -28,10 +28,15 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Callable
 
+from ..messages import msg
 from ..reporters.files import write_json_atomic
 from .students import Student
 
-RECYCLE = 25  # students a worker grades before a fresh one takes over
+# A worker is replaced once its memory passes RECYCLE_MB (so the run's memory
+# cannot creep up with the class size), or after RECYCLE students at most; a
+# fresh worker starts a fresh sandbox zygote, about 5 s of torch import.
+RECYCLE_MB = 2048
+RECYCLE = 500
 
 
 @dataclass
@@ -43,6 +48,9 @@ class ClassSettings:
     isolation: str | None = None
     lang: str | None = None
     extra_args: tuple[str, ...] = ()
+    # wall-clock seconds one student's whole session may take: student code is
+    # bounded by the sandbox, this bounds the grader's own (a check that hangs)
+    student_timeout: float = 1200.0
 
 
 @dataclass
@@ -54,6 +62,7 @@ class Outcome:
     percent: float
     seconds: float
     error: str = ""
+    rss_mb: float = 0.0  # the worker's resident memory after grading this student
 
 
 @dataclass
@@ -65,6 +74,7 @@ class _Slot:
     seed: int = 0
     started: float = 0.0
     done: int = 0
+    overdue: bool = False  # killed for taking longer than student_timeout
 
 
 def now_iso() -> str:
@@ -182,8 +192,16 @@ def _worker(settings: ClassSettings, tasks: Connection, results: Connection) -> 
             report = error_report(settings, student, seed, f"the grader failed: {type(exc).__name__}: {exc}")
         write_report(settings.out, report)
         results.send(Outcome(student.id, report["status"], float(report.get("percent") or 0.0),
-                             float(report.get("grading_s") or 0.0), str(report.get("error") or "")))
+                             float(report.get("grading_s") or 0.0), str(report.get("error") or ""), _rss_mb()))
     os._exit(0)  # no atexit handlers of the parent's copy of the process
+
+
+def _rss_mb() -> float:
+    try:
+        with open("/proc/self/statm") as handle:
+            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / (1 << 20)
+    except (OSError, ValueError, IndexError):
+        return 0.0
 
 
 def _start(context, settings: ClassSettings) -> _Slot:
@@ -226,7 +244,7 @@ def warm_up() -> None:
 
 
 def grade_all(settings: ClassSettings, work: list[tuple[Student, int]], jobs: int,
-              on_done: Callable[[Outcome], None], recycle: int = RECYCLE) -> None:
+              on_done: Callable[[Outcome], None], recycle: int = RECYCLE, recycle_mb: float = RECYCLE_MB) -> None:
     """Grade ``work`` ((student, seed) pairs) on ``jobs`` warm workers,
     calling ``on_done`` as each student finishes (in the parent)."""
     warm_up()
@@ -240,12 +258,19 @@ def grade_all(settings: ClassSettings, work: list[tuple[Student, int]], jobs: in
             _give(slot, pending)
         while any(slot.student is not None for slot in slots):
             busy = [slot for slot in slots if slot.student is not None]
-            ready = wait([slot.results for slot in busy] + [slot.process.sentinel for slot in busy])
+            first_deadline = min(slot.started for slot in busy) + settings.student_timeout
+            ready = wait([slot.results for slot in busy] + [slot.process.sentinel for slot in busy],
+                         timeout=max(0.0, first_deadline - time.monotonic()))
             for slot in busy:
-                if slot.results in ready or slot.process.sentinel in ready:
+                overdue = time.monotonic() > slot.started + settings.student_timeout
+                if overdue and slot.results not in ready:
+                    slot.process.kill()
+                    slot.process.join()
+                    slot.overdue = True
+                if overdue or slot.results in ready or slot.process.sentinel in ready:
                     outcome = _collect(settings, slot)
                     on_done(outcome)
-                    if not slot.process.is_alive() or slot.done >= recycle:
+                    if not slot.process.is_alive() or slot.done >= recycle or outcome.rss_mb > recycle_mb:
                         _stop(slot, kill=not slot.process.is_alive())
                         slots[slots.index(slot)] = slot = _start(context, settings) if pending else slot
                     _give(slot, pending)
@@ -275,6 +300,9 @@ def _collect(settings: ClassSettings, slot: _Slot) -> Outcome:
     # the worker died while grading this student: the grader's failure,
     # which costs this student's report only
     code = slot.process.exitcode
-    error = f"the grading process died (exit code {code}) while grading this submission; grade it again with --only"
+    if slot.overdue:
+        error = msg("class.student_overdue", seconds=settings.student_timeout)
+    else:
+        error = msg("class.worker_died", code=code)
     write_report(settings.out, error_report(settings, student, slot.seed, error))
     return Outcome(student.id, "error", 0.0, time.monotonic() - slot.started, error)
