@@ -37,6 +37,8 @@ def _make_class(root: Path) -> tuple[Path, Path]:
     flat = subs / "=fay"                                                               # a flat upload
     flat.mkdir()
     shutil.copy(SOLUTIONS / "graph.py", flat)
+    (subs / "gil.zip").write_bytes(b"PK")                                              # not unpacked
+    (subs / "hal").symlink_to(checks)                                                  # a link to the checks
     return checks, subs
 
 
@@ -91,6 +93,8 @@ def test_each_student_is_graded_as_a_lone_pytest_run_would(graded_class, pyteste
         assert _per_check(alone) == _per_check(reports[name]), name
         assert alone["score"] == reports[name]["score"]
     assert "graded 6 students" in done.stderr and "1 not attempted, 1 missing, 0 errors" in done.stderr
+    assert "not graded: gil.zip is a file, not a folder; unpack each submission" in done.stderr
+    assert "not graded: hal is a symbolic link" in done.stderr
     with open(root / "out" / "gradebook.csv", newline="") as handle:
         rows = {row["student"]: row for row in csv.DictReader(handle)}
     assert rows["ann"]["status"] == "graded" and float(rows["ann"]["percent"]) == 100.0

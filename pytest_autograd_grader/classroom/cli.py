@@ -136,7 +136,10 @@ def run(args) -> int:
             return _fail(str(exc))
     out.mkdir(parents=True, exist_ok=True)
 
-    students = find_students(submissions)
+    skipped: list[tuple[str, str]] = []
+    students = find_students(submissions, skipped)
+    for name, why in skipped:
+        print(msg(f"class.skipped_{why}", name=name), file=sys.stderr)
     if args.only:
         wanted = set(args.only)
         unknown = wanted - {s.id for s in students} - {s.folder for s in students}

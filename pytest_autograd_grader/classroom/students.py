@@ -38,13 +38,24 @@ def safe_id(name: str, taken: set[str]) -> str:
     return candidate
 
 
-def find_students(submissions: Path) -> list[Student]:
+def find_students(submissions: Path, skipped: list[tuple[str, str]] | None = None) -> list[Student]:
     """Every folder directly in ``submissions`` is a student (hidden folders
-    and caches aside), sorted by name."""
+    and caches aside), sorted by name. What is not graded although it may be
+    a student's (a file, a zip, a symbolic link) is added to ``skipped`` as
+    (name, why) for the instructor to see."""
     taken: set[str] = set()
     students = []
     for folder in sorted(submissions.iterdir(), key=lambda p: p.name):
-        if not folder.is_dir() or folder.is_symlink() or folder.name.startswith(".") or folder.name in _SKIP:
+        if folder.name.startswith(".") or folder.name in _SKIP:
+            continue
+        if folder.is_symlink():
+            # a link could lead the grader to another student's work or the checks
+            if skipped is not None:
+                skipped.append((folder.name, "link"))
+            continue
+        if not folder.is_dir():
+            if skipped is not None:
+                skipped.append((folder.name, "file"))
             continue
         modules = find_modules(folder)
         students.append(Student(safe_id(folder.name, taken), folder.name, modules, has_modules(modules)))
