@@ -12,7 +12,6 @@ and the messages of the fallback), and ``checks/``, a copy of CHECKS.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import io
 import json
 import math
@@ -26,6 +25,7 @@ from pathlib import Path
 
 from . import __version__
 from .messages import EN, LANGUAGES, catalogue, msg, saved_language, use_language
+from .reporters.files import ReportWriteError, write_bytes_atomic
 
 # not the instructor's checks, and nothing Gradescope needs
 SKIP_DIRS = {"__pycache__", ".pytest_cache", ".git", ".hg", ".svn", ".mypy_cache", ".ipynb_checkpoints",
@@ -253,14 +253,10 @@ def _output_path(output: Path, checks: Path) -> Path:
 
 
 def _write(output: Path, data: bytes) -> None:
-    tmp = output.with_name(f".{output.name}.tmp")
     try:
-        tmp.write_bytes(data)
-        os.replace(tmp, output)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise BundleError(msg("bundle.write_failed", output=str(output), reason=exc.strerror or str(exc))) from None
+        write_bytes_atomic(output, data)
+    except ReportWriteError as exc:
+        raise BundleError(msg("bundle.write_failed", output=str(output), reason=str(exc))) from None
 
 
 def _size(n: int) -> str:

@@ -4,9 +4,10 @@ step summary, annotations and Classroom result (``github``); ``files``
 writes report files safely. The JSON report itself is ``Gradebook.to_json``.
 """
 
-from .files import REPORT_FAILURES, ReportWriteError, write_json_atomic, write_text_atomic
+from .files import REPORT_FAILURES, ReportWriteError, write_bytes_atomic, write_json_atomic, write_text_atomic
 from .gradescope import gradescope_results
 from .terminal import isolation_lines, table_lines
 
 __all__ = ["REPORT_FAILURES", "ReportWriteError", "gradescope_results", "isolation_lines", "table_lines",
-           "write_json_atomic", "write_text_atomic"]
+           "write_bytes_atomic", "write_json_atomic",
+           "write_text_atomic"]

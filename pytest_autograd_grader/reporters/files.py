@@ -30,7 +30,12 @@ def write_json_atomic(path: Path, data: Any) -> None:
 
 
 def write_text_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename, so
+    """Write ``text`` to ``path`` as UTF-8 (see ``write_bytes_atomic``)."""
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file and a rename, so
     a reader (or a grader killed half way) never sees half a file.
 
     Everything happens relative to one open descriptor of the directory, so
@@ -45,14 +50,14 @@ def write_text_atomic(path: Path, text: str) -> None:
     except OSError as exc:
         raise ReportWriteError(_reason(exc, directory)) from None
     try:
-        _write_in(dir_fd, path.name, text)
+        _write_in(dir_fd, path.name, data)
     except OSError as exc:
         raise ReportWriteError(_reason(exc, directory)) from None
     finally:
         os.close(dir_fd)
 
 
-def _write_in(dir_fd: int, name: str, text: str) -> None:
+def _write_in(dir_fd: int, name: str, data: bytes) -> None:
     with contextlib.suppress(FileNotFoundError):
         if stat.S_ISDIR(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode):
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), name)
@@ -60,8 +65,8 @@ def _write_in(dir_fd: int, name: str, text: str) -> None:
     tmp = f".{name}.{secrets.token_hex(8)}.tmp"  # O_EXCL: never an existing file or link
     fd = os.open(tmp, flags, 0o666, dir_fd=dir_fd)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
         # rename(2) replaces a symlink rather than following it, and refuses
         # (EISDIR) to replace a directory that appeared since the check above.
         os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
