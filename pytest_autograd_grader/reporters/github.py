@@ -28,6 +28,7 @@ from typing import Any
 
 from ..messages import msg
 from ..scoring import CheckResult, Gradebook
+from .terminal import points
 
 NOT_PASSED = ("failed", "timeout", "crashed", "error")
 
@@ -102,10 +103,6 @@ def _bounded(text: str, lines: int, chars: int) -> str:
 
 
 # -- names and places ----------------------------------------------------
-
-def _points(x: float) -> str:
-    return f"{x:g}"
-
 
 @dataclass
 class _Shown:
@@ -194,8 +191,8 @@ def annotation_lines(gradebook: Gradebook, submission: Path | None = None) -> li
             properties.append(f"file={escape_property(item.file)}")
             if item.line is not None:
                 properties.append(f"line={item.line}")
-        title = msg("github.check_label", name=item.name, score=_points(item.check.score),
-                    max_score=_points(item.check.max_score), status=msg(f"github.status.{item.check.status}"))
+        title = msg("github.check_label", name=item.name, score=points(item.check.score),
+                    max_score=points(item.check.max_score), status=msg(f"github.status.{item.check.status}"))
         properties.append(f"title={escape_property(title)}")
         message = _bounded(item.message.strip(), ANNOTATION_LINES, ANNOTATION_CHARS) or title
         lines.append(f"::error {','.join(properties)}::{escape_data(message)}")
@@ -208,7 +205,7 @@ def step_summary(gradebook: Gradebook, submission: Path | None = None) -> str:
     """The Markdown for ``$GITHUB_STEP_SUMMARY``: a table per concept, the
     total, then every check that did not pass with its feedback folded."""
     # a blank line first: the step's earlier Markdown may end in a paragraph or a table
-    out = ["", f"## {_cell(msg('github.heading', score=_points(gradebook.score), max_score=_points(gradebook.max_score), percent=gradebook.percent))}", ""]
+    out = ["", f"## {_cell(msg('github.heading', score=points(gradebook.score), max_score=points(gradebook.max_score), percent=gradebook.percent))}", ""]
     if not gradebook.complete:
         out += [f"> {_cell(msg('github.incomplete'))}", ""]
     out += [f"| {_cell(msg('github.col_concept'))} | {_cell(msg('github.col_score'))} | "
@@ -216,9 +213,9 @@ def step_summary(gradebook: Gradebook, submission: Path | None = None) -> str:
             "|---|---:|---:|---:|"]
     for total in gradebook.concept_totals():
         percent = 100.0 * total.score / total.max_score if total.max_score else 0.0
-        out.append(f"| {_cell(total.title)} | {_points(total.score)}/{_points(total.max_score)} | "
+        out.append(f"| {_cell(total.title)} | {points(total.score)}/{points(total.max_score)} | "
                    f"{_cell(msg('summary.passed', passed=total.passed, checks=total.checks))} | {percent:.1f}% |")
-    out.append(f"| **{_cell(msg('summary.total'))}** | **{_points(gradebook.score)}/{_points(gradebook.max_score)}** | "
+    out.append(f"| **{_cell(msg('summary.total'))}** | **{points(gradebook.score)}/{points(gradebook.max_score)}** | "
                f"| **{gradebook.percent:.1f}%** |")
     shown = _shown(gradebook, submission)
     not_passed = [item for item in shown if item.check.status in NOT_PASSED]
@@ -231,8 +228,8 @@ def step_summary(gradebook: Gradebook, submission: Path | None = None) -> str:
         check = item.check
         # a hidden check's kind of failure (a timeout, say) is a hint too
         status = "failed" if check.hidden else check.status
-        label = msg("github.check_label", name=item.name, score=_points(check.score),
-                    max_score=_points(check.max_score), status=msg(f"github.status.{status}"))
+        label = msg("github.check_label", name=item.name, score=points(check.score),
+                    max_score=points(check.max_score), status=msg(f"github.status.{status}"))
         if item.file:
             label += f" ({item.file}" + (f":{item.line})" if item.line is not None else ")")
         block = [f"<details><summary>{html.escape(' '.join(_clean(label).split()))}</summary>", ""]

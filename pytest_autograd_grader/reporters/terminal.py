@@ -16,7 +16,8 @@ def _bar(score: float, max_score: float) -> str:
     return "#" * filled + "." * (BAR_WIDTH - filled)
 
 
-def _points(x: float) -> str:
+def points(x: float) -> str:
+    """A score as people write it: 2, 1.5, 0.333333."""
     return f"{x:g}"
 
 
@@ -34,7 +35,7 @@ def table_lines(gradebook: Gradebook) -> list[str]:
     rows = []
     for total in gradebook.concept_totals():
         percent = 100.0 * total.score / total.max_score if total.max_score else 0.0
-        rows.append((f"{total.title} ({total.id})", f"{_points(total.score)}/{_points(total.max_score)}",
+        rows.append((f"{total.title} ({total.id})", f"{points(total.score)}/{points(total.max_score)}",
                      msg("summary.passed", passed=total.passed, checks=total.checks), _bar(total.score, total.max_score),
                      f"{percent:5.1f}%"))
     width = max([_width(r[0]) for r in rows] + [_width(msg("summary.total"))])
@@ -42,7 +43,7 @@ def table_lines(gradebook: Gradebook) -> list[str]:
     passed_width = max([_width(r[2]) for r in rows] + [13])
     lines = [f"{_left(name, width)}  {score:>{score_width}}  {_left(passed, passed_width)} {bar} {pct}"
              for name, score, passed, bar, pct in rows]
-    total = f"{_points(gradebook.score)}/{_points(gradebook.max_score)}"
+    total = f"{points(gradebook.score)}/{points(gradebook.max_score)}"
     lines.append(f"{_left(msg('summary.total'), width)}  {total:>{score_width}}  {'':<{passed_width}} "
                  f"{_bar(gradebook.score, gradebook.max_score)} {gradebook.percent:5.1f}%")
     return lines
