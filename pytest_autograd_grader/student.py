@@ -69,17 +69,6 @@ class Loader:
             return ""
         return Path(os.path.relpath(path, self.directory)).as_posix()
 
-    def is_empty(self, module: str) -> bool:
-        """A module with nothing but comments and a docstring: not attempted."""
-        import ast
-
-        try:
-            body = ast.parse((Path(self.directory) / f"{module}.py").read_bytes()).body
-        except (OSError, SyntaxError, ValueError):
-            return False
-        docstring = body[:1] if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) else []
-        return len(body) == len(docstring)
-
     def load(self, module: str):
         if module in self.modules:
             return self.modules[module]
@@ -245,8 +234,7 @@ def call(loader: Loader, module: str, function: str, payload: bytes, op: str = "
             try:
                 target = _resolve(mod, function)
             except AttributeError:
-                stage = "empty" if loader.is_empty(module) else "no_function"
-                return records.dumps({"stage": stage, "module": module, "function": function})
+                return records.dumps({"stage": "no_function", "module": module, "function": function})
         # a numpy-only worker (the engine track) has no torch to trace
         rec = tracing.recorder() if "torch" in sys.modules else None
         with (contextlib.redirect_stdout(output) if capture else contextlib.nullcontext()), \

@@ -12,6 +12,7 @@ import ast
 import functools
 import stat
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
@@ -157,15 +158,22 @@ def failure_from(outcome: dict, show_output: bool = True, limits: Limits | None 
 SOURCE_LIMIT = 1 << 20  # bytes of a student file the grader parses for a line number
 
 
+@dataclass(frozen=True)
+class _Source:
+    """What the grader reads from a student's file, as text: never run."""
+
+    lines: dict[str, int]  # "name" and "Class.method" -> line, at the top level
+    empty: bool            # nothing but comments and a docstring: not attempted
+
+
 @functools.lru_cache(maxsize=256)
-def _definitions(path: str, mtime: float, size: int) -> dict[str, int]:
-    """"name" and "Class.method" -> line, for the top level of one file."""
+def _parse(path: str, mtime: float, size: int) -> _Source | None:
     try:
-        tree = ast.parse(Path(path).read_bytes())
+        body = ast.parse(Path(path).read_bytes()).body
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
-        return {}
+        return None
     lines: dict[str, int] = {}
-    for node in tree.body:
+    for node in body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             lines[node.name] = node.lineno
             if isinstance(node, ast.ClassDef):
@@ -176,21 +184,32 @@ def _definitions(path: str, mtime: float, size: int) -> dict[str, int]:
             for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
                 if isinstance(target, ast.Name):
                     lines.setdefault(target.id, node.lineno)
-    return lines
+    docstring = body[:1] if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) else []
+    return _Source(lines, len(body) == len(docstring))
+
+
+def read_source(path: Path) -> _Source | None:
+    """The student's file ``path`` parsed (cached while it is unchanged);
+    None for a link, a FIFO that would block, a file too big to bother, or
+    one that does not parse."""
+    try:
+        info = path.lstat()
+    except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode) or info.st_size > SOURCE_LIMIT:
+        return None
+    return _parse(str(path), info.st_mtime, info.st_size)
 
 
 def definition_line(path: Path, function: str) -> int | None:
     """The line where ``function`` ("f", "MyExp.apply") is defined in the
     student's file ``path``: for an attribute of a class its method when the
     class defines it (``MyExp.forward`` stands for ``MyExp.apply``), else
-    the class. The grader reads the file as text; it never runs it."""
-    try:
-        info = path.lstat()
-    except OSError:
+    the class."""
+    source = read_source(path)
+    if source is None:
         return None
-    if not stat.S_ISREG(info.st_mode) or info.st_size > SOURCE_LIMIT:
-        return None  # a link, a FIFO that would block, or too big to bother
-    lines = _definitions(str(path), info.st_mtime, info.st_size)
+    lines = source.lines
     parts = function.split(".")
     if len(parts) > 1 and parts[1] == "apply":
         return lines.get(f"{parts[0]}.forward") or lines.get(parts[0])
@@ -280,6 +299,12 @@ class Submission:
         # The grader knows what it called and where (a sandbox may run a copy
         # of the submission elsewhere); the answer's own names are not needed.
         outcome["module"], outcome["function"] = self._module, path
+        if outcome["stage"] == "no_function":
+            # a module with nothing in it was not attempted (the grader reads
+            # that from the file itself)
+            source = read_source(Path(self._directory) / f"{self._module}.py")
+            if source is not None and source.empty:
+                outcome["stage"] = "empty"
         if budget is not None and outcome["stage"] in ("timeout", "import_timeout") and outcome.get("earlier") is not True:
             outcome["seconds"] = budget.total
         return outcome
