@@ -277,6 +277,14 @@ def assert_all_pass(results, variant, *checks):
 
 
 
+def grade_named(pytester, topic, *groups):
+    """``grade_variants`` for named plantings: each group maps a variant's
+    name to {function: source} replacing those functions of the reference
+    solution (say WRONG and RIGHT). Returns {variant: {test name: results}}."""
+    return grade_variants(pytester, topic, {name: solution_with_all(topic, functions)
+                                            for group in groups for name, functions in group.items()})
+
+
 def grade_planted(pytester, topic, variants, checks_of=None):
     """``grade_variants`` for a list of plantings: each a dict {function:
     source} (replacing those functions of the reference solution) with an

@@ -6,7 +6,7 @@ untouched stubs).
 Every mistake is planted in its own copy of the student module and all of
 them are graded in one session under 20 seeds (``grade_variants``)."""
 
-from conftest import assert_all_pass, assert_diagnosed, grade_variants, solution_with_all
+from conftest import assert_all_pass, assert_diagnosed, grade_named
 
 
 TOPIC = "dynamic_graph"
@@ -318,9 +318,7 @@ EXPECT = {
 
 
 def test_mistakes_fail_on_every_seed_and_correct_styles_pass(pytester):
-    variants = {name: solution_with_all(TOPIC, functions) for name, functions in WRONG.items()}
-    variants.update({name: solution_with_all(TOPIC, functions) for name, functions in RIGHT.items()})
-    results = grade_variants(pytester, TOPIC, variants)
+    results = grade_named(pytester, TOPIC, WRONG, RIGHT)
 
     assert set(EXPECT) == set(WRONG)
     assert_diagnosed(results, TOPIC, EXPECT)

@@ -4,7 +4,7 @@ seed (test_curriculum grades the reference solution on every seed and the
 untouched stubs). All variants are graded in one session
 (see test_topic_dynamic_graph.grade_variants)."""
 
-from conftest import assert_all_pass, assert_diagnosed, grade_variants, solution_with_all
+from conftest import assert_all_pass, assert_diagnosed, grade_named
 
 
 TOPIC = "retain_graph"
@@ -334,9 +334,7 @@ EXPECT = {
 
 
 def test_mistakes_fail_on_every_seed_and_correct_styles_pass(pytester):
-    variants = {name: solution_with_all(TOPIC, functions) for name, functions in WRONG.items()}
-    variants.update({name: solution_with_all(TOPIC, functions) for name, functions in RIGHT.items()})
-    results = grade_variants(pytester, TOPIC, variants)
+    results = grade_named(pytester, TOPIC, WRONG, RIGHT)
 
     assert set(EXPECT) == set(WRONG)
     assert_diagnosed(results, TOPIC, EXPECT)

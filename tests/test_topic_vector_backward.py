@@ -5,7 +5,7 @@ seed (test_curriculum grades the reference solution on every seed and the
 untouched stubs). All variants are graded in one session
 (see test_topic_dynamic_graph.grade_variants)."""
 
-from conftest import assert_all_pass, assert_diagnosed, grade_variants, solution_with_all
+from conftest import assert_all_pass, assert_diagnosed, grade_named
 
 from pytest_autograd_grader.messages import msg
 
@@ -288,9 +288,7 @@ MAY = {("kept_alias_no_gradient_twice", "test_vjp_matmul"): ["diag.implicit_grad
 
 
 def test_mistakes_fail_on_every_seed_and_correct_styles_pass(pytester):
-    variants = {name: solution_with_all(TOPIC, functions) for name, functions in WRONG.items()}
-    variants.update({name: solution_with_all(TOPIC, functions) for name, functions in RIGHT.items()})
-    results = grade_variants(pytester, TOPIC, variants)
+    results = grade_named(pytester, TOPIC, WRONG, RIGHT)
 
     assert set(EXPECT) == set(WRONG)
     assert_diagnosed(results, TOPIC, EXPECT, MAY)
