@@ -38,7 +38,8 @@ def add_arguments(parser) -> None:
                         help="grade the K-th of N parts of the class (merge the parts with 'autograd-grader merge')")
     parser.add_argument("--timeout", type=float, default=None, help="--grade-timeout for every check")
     parser.add_argument("--student-timeout", type=float, default=1200.0,
-                        help="seconds one student's whole grading may take before it is stopped (default 1200)")
+                        help="seconds one student's whole grading may take before it is stopped, counted once the "
+                             "worker's sandbox is warm (default 1200)")
     parser.add_argument("--isolation", default=None, help="--grade-isolation (default auto)")
     parser.add_argument("--lang", default=None, help="--grade-lang of the feedback")
     parser.add_argument("--assignment", default=None, help="the assignment's name in the LMS file (default Autograd)")

@@ -72,9 +72,19 @@ class _Slot:
     results: Connection
     student: Student | None = None
     seed: int = 0
-    started: float = 0.0
+    started: float = 0.0  # when the worker began this student (until then, when it was sent)
+    began: bool = False
+    outcome: Outcome | None = None
     done: int = 0
     overdue: bool = False  # killed for taking longer than student_timeout
+
+
+# A worker says it began a student (it is past its own warm-up) with this
+# message before the student's Outcome; the student's clock starts then.
+BEGAN = "began"
+# How long a fresh worker may take to warm its sandbox before its first
+# student's clock starts: bounded too, in case the warm-up itself hangs.
+WARM_UP_S = 300.0
 
 
 def now_iso() -> str:
@@ -178,6 +188,7 @@ def _worker(settings: ClassSettings, tasks: Connection, results: Connection) -> 
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
+    _warm_sandbox(settings)
     while True:
         try:
             task = tasks.recv()
@@ -186,6 +197,7 @@ def _worker(settings: ClassSettings, tasks: Connection, results: Connection) -> 
         if task is None:
             break
         student, seed = task
+        results.send(BEGAN)
         try:
             report = grade_student(settings, student, seed)
         except BaseException as exc:  # the grader's own failure: this student only
@@ -194,6 +206,16 @@ def _worker(settings: ClassSettings, tasks: Connection, results: Connection) -> 
         results.send(Outcome(student.id, report["status"], float(report.get("percent") or 0.0),
                              float(report.get("grading_s") or 0.0), str(report.get("error") or ""), _rss_mb()))
     os._exit(0)  # no atexit handlers of the parent's copy of the process
+
+
+def _warm_sandbox(settings: ClassSettings) -> None:
+    """Start this worker's sandbox zygote and wait for its torch import,
+    before the first student: --student-timeout then measures grading, not
+    a cold start that only the first student of each worker would pay."""
+    from ..sandbox import prestart
+
+    with contextlib.suppress(Exception):  # the session itself reports a sandbox that cannot start
+        prestart((settings.isolation or "auto").lower(), timeout=WARM_UP_S)
 
 
 def _rss_mb() -> float:
@@ -258,16 +280,17 @@ def grade_all(settings: ClassSettings, work: list[tuple[Student, int]], jobs: in
             _give(slot, pending)
         while any(slot.student is not None for slot in slots):
             busy = [slot for slot in slots if slot.student is not None]
-            first_deadline = min(slot.started for slot in busy) + settings.student_timeout
+            first_deadline = min(_deadline(settings, slot) for slot in busy)
             ready = wait([slot.results for slot in busy] + [slot.process.sentinel for slot in busy],
                          timeout=max(0.0, first_deadline - time.monotonic()))
             for slot in busy:
-                overdue = time.monotonic() > slot.started + settings.student_timeout
-                if overdue and slot.results not in ready:
+                _read(slot)
+                overdue = slot.outcome is None and time.monotonic() > _deadline(settings, slot)
+                if overdue:
                     slot.process.kill()
                     slot.process.join()
                     slot.overdue = True
-                if overdue or slot.results in ready or slot.process.sentinel in ready:
+                if overdue or slot.outcome is not None or slot.process.sentinel in ready:
                     outcome = _collect(settings, slot)
                     on_done(outcome)
                     if not slot.process.is_alive() or slot.done >= recycle or outcome.rss_mb > recycle_mb:
@@ -280,8 +303,23 @@ def grade_all(settings: ClassSettings, work: list[tuple[Student, int]], jobs: in
                 _stop(slot, kill=slot.student is not None)
 
 
+def _deadline(settings: ClassSettings, slot: _Slot) -> float:
+    return slot.started + settings.student_timeout + (0.0 if slot.began else WARM_UP_S)
+
+
+def _read(slot: _Slot) -> None:
+    """Take what the worker has sent: the start of its student, its outcome."""
+    with contextlib.suppress(EOFError, OSError):
+        while slot.outcome is None and slot.results.poll():
+            message = slot.results.recv()
+            if isinstance(message, Outcome):
+                slot.outcome = message
+            elif message == BEGAN and not slot.began:
+                slot.began, slot.started = True, time.monotonic()
+
+
 def _give(slot: _Slot, pending: list[tuple[Student, int]]) -> None:
-    slot.student = None
+    slot.student, slot.outcome, slot.began = None, None, False
     if pending and slot.process.is_alive():
         slot.student, slot.seed = pending.pop()
         slot.started = time.monotonic()
@@ -292,11 +330,9 @@ def _collect(settings: ClassSettings, slot: _Slot) -> Outcome:
     student = slot.student
     assert student is not None
     slot.done += 1
-    try:
-        if slot.results.poll():
-            return slot.results.recv()
-    except (EOFError, OSError):
-        pass
+    _read(slot)
+    if slot.outcome is not None:
+        return slot.outcome
     # the worker died while grading this student: the grader's failure,
     # which costs this student's report only
     code = slot.process.exitcode

@@ -21,8 +21,8 @@ Processes::
   uid) on a timeout, a crash or at the end, and knows when it is gone.
 """
 
-from .executor import SandboxExecutor, isolation_for
+from .executor import SandboxExecutor, isolation_for, prestart
 from .framing import describe_status
 from .isolation import Isolation, Unavailable, choose
 
-__all__ = ["SandboxExecutor", "Isolation", "Unavailable", "choose", "describe_status", "isolation_for"]
+__all__ = ["SandboxExecutor", "Isolation", "Unavailable", "choose", "describe_status", "isolation_for", "prestart"]

@@ -462,6 +462,17 @@ def _sandbox(isolation: iso.Isolation, numpy_only: bool = False) -> _Sandbox:
     return sandbox
 
 
+def prestart(setting: str, timeout: float = SPAWN_TIMEOUT_S) -> bool:
+    """Start the zygote a session with ``--grade-isolation setting`` will use
+    and wait until it has imported torch; True when it answered. For a
+    process that grades many sessions (the class runner's workers), so that
+    no session's clock counts the zygote's cold start."""
+    sandbox = _sandbox(isolation_for(setting))
+    sandbox.start()
+    reply, _ = sandbox.ask({"op": "ping"}, timeout=timeout)
+    return bool(reply and reply.get("ok"))
+
+
 def isolation_for(setting: str) -> iso.Isolation:
     """``isolation.choose``, once per setting and pytest process (probing
     starts bubblewrap, and a new uid would mean a new zygote)."""

@@ -248,6 +248,8 @@ class Zygote:
             elif op == "sweep":
                 self.sweep()
                 reply = {"ok": True}
+            elif op == "ping":  # answered once the imports are done: the zygote is warm
+                reply = {"ok": True}
             else:
                 for fd in fds:
                     os.close(fd)
