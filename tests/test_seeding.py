@@ -1,7 +1,6 @@
 """A seed gives the same inputs wherever the grader runs: another rootdir,
 another invocation directory, or the every-seed harness the topic tests use."""
 
-import json
 import os
 
 from conftest import QUIET_PLUGINS, SEEDS, run_grader
