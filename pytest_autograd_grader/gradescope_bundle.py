@@ -24,6 +24,7 @@ from importlib import resources
 from pathlib import Path
 
 from . import __version__
+from .layout import is_check_file
 from .messages import EN, LANGUAGES, catalogue, msg, saved_language, use_language
 from .reporters.files import ReportWriteError, write_bytes_atomic
 
@@ -154,9 +155,7 @@ def zip_bytes(bundle: Bundle) -> bytes:
 # -- the pieces --------------------------------------------------------------
 
 def _is_test_file(name: str) -> bool:
-    base = name.rsplit("/", 1)[-1]
-    return name.startswith("checks/") and base.endswith(".py") and (
-        base.startswith("test_") or base.endswith("_test.py"))
+    return name.startswith("checks/") and is_check_file(name.rsplit("/", 1)[-1])
 
 
 def _add_checks(bundle: Bundle, checks: Path) -> None:

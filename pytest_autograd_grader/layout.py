@@ -1,5 +1,6 @@
 """Where a submission's modules are, in every layout students hand them in:
-a repository (its ``exercises/``), a flat upload, a zipped folder.
+a repository (its ``exercises/``), a flat upload, a zipped folder; and
+whether a folder holds check files at all.
 
 The standard library only: ``gradescope-bundle`` copies this file into the
 autograder's zip, where it must work even if the grader failed to install;
@@ -8,6 +9,8 @@ the class runner uses it too, so both read a submission the same way.
 
 from __future__ import annotations
 
+import configparser
+import os
 from pathlib import Path
 
 
@@ -46,3 +49,25 @@ def find_modules(submission: Path) -> Path:
     if not holding and len(repositories) == 1:
         return repositories[0]
     return submission
+
+
+def is_check_file(name: str) -> bool:
+    """pytest's default ``python_files``: test_*.py and *_test.py."""
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+
+
+def has_checks(folder: Path) -> bool:
+    """Whether pytest could find a check file under ``folder`` (its own
+    ``pytest.ini`` may name other files, which is then taken on trust)."""
+    try:
+        ini = configparser.ConfigParser(interpolation=None)
+        ini.read(folder / "pytest.ini")
+        if ini.has_option("pytest", "python_files"):
+            return True
+    except (configparser.Error, UnicodeDecodeError):
+        pass  # pytest itself will say what is wrong with the file
+    for _, directories, files in os.walk(folder):
+        directories[:] = [d for d in directories if not d.startswith((".", "__"))]
+        if any(is_check_file(name) for name in files):
+            return True
+    return False

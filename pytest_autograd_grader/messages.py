@@ -380,6 +380,7 @@ EN: dict[str, str] = {
     "student.import_timeout_earlier": "importing {module}.py did not finish within {seconds:g} s in an earlier check, so this check did not run: look at the code at the top level of {module}.py (outside every function) for a loop that never ends, input() or a long computation",
     # -- class runner (classroom/runner.py, classroom/cli.py)
     "class.no_checks": "--checks: {path} is not a folder; give the folder of the course's check files",
+    "class.checks_empty": "--checks: {path} holds no check file (test_*.py or *_test.py); give the folder of the course's check files",
     "class.no_submissions": "--submissions: {path} is not a folder; give the folder holding one folder per student",
     "class.overlap": "--checks {checks} and --submissions {submissions} overlap: keep the checks outside the students' folders (pytest would collect the students' files)",
     "class.out_inside": "--out {out} lies inside the checks or the submissions, or holds them: give a folder of its own",

@@ -376,6 +376,7 @@ ZH: dict[str, str] = {
     "student.import_timeout_earlier": "在之前的一个检查里，导入 {module}.py 在 {seconds:g} 秒内没有完成，所以这个检查没有运行：看看 {module}.py 顶层（所有函数之外）的代码里，是不是有永远不会结束的循环、input() 或很耗时的计算",
     # -- class runner (classroom/runner.py, classroom/cli.py)
     "class.no_checks": "--checks：{path} 不是文件夹；请给出课程检查文件所在的文件夹",
+    "class.checks_empty": "--checks：{path} 里没有检查文件（test_*.py 或 *_test.py）；请给出课程检查文件所在的文件夹",
     "class.no_submissions": "--submissions：{path} 不是文件夹；请给出每个学生各占一个子文件夹的那个文件夹",
     "class.overlap": "--checks {checks} 和 --submissions {submissions} 互相包含：请把检查文件放在学生文件夹之外（否则 pytest 会收集学生的文件）",
     "class.out_inside": "--out {out} 位于检查文件或学生提交之中，或者包含它们：请给一个单独的文件夹",

@@ -153,6 +153,8 @@ def test_bad_arguments_say_what_to_do(tmp_path):
     cases = [
         (["--checks", str(tmp_path / "nope"), "--submissions", str(subs), "--out", str(tmp_path / "o")],
          "is not a folder; give the folder of the course's check files"),
+        (["--checks", str(subs / "ann"), "--submissions", str(tmp_path / "elsewhere"), "--out", str(tmp_path / "o")],
+         "holds no check file (test_*.py or *_test.py); give the folder of the course's check files"),
         (["--checks", str(checks), "--submissions", str(subs), "--out", str(subs / "ann")], "--out"),
         (["--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "o"), "--shard", "3/2"],
          "--shard 3/2: write K/N"),

@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..layout import has_checks
 from ..messages import msg
 from ..reporters.files import write_json_atomic
 from .runner import ClassSettings, Outcome, grade_all, now_iso
@@ -112,6 +113,8 @@ def run(args) -> int:
     checks, submissions, out = Path(args.checks).resolve(), Path(args.submissions).resolve(), Path(args.out).resolve()
     if not checks.is_dir():
         return _fail(msg("class.no_checks", path=args.checks))
+    if not has_checks(checks):  # else every student would be "graded" 0 of 0
+        return _fail(msg("class.checks_empty", path=args.checks))
     if not submissions.is_dir():
         return _fail(msg("class.no_submissions", path=args.submissions))
     if checks == submissions or checks in submissions.parents or submissions in checks.parents:
