@@ -233,7 +233,7 @@ def test_no_students_still_writes_every_file(tmp_path):
         build_outputs(tmp_path / "absent")
 
 
-def test_frequent_mistakes_counts_distinct_students_in_both_languages_and_is_fast():
+def test_frequent_mistakes_counts_distinct_students_in_both_languages_compiling_patterns_once():
     def student(name, *feedback, status="failed"):
         return {"student": name, "folder": name,
                 "checks": [check("leaf", status, text) for text in feedback]}
