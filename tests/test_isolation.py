@@ -347,3 +347,57 @@ def test_unavailable_mode_is_a_usage_error(pytester: pytest.Pytester, monkeypatc
     result.stderr.fnmatch_lines(["*--grade-isolation bwrap: bubblewrap is not installed*"])
     result = pytester.runpytest("--grade", "--grade-isolation", "auto", *QUIET_PLUGINS)
     result.stdout.fnmatch_lines(["*isolation process*", "grade: stronger isolation was not available: bubblewrap is not installed*"])
+
+
+def test_a_python_reached_through_a_link_grades_in_bwrap(tmp_path, request):
+    # /opt/python/bin/python -> the real binary (a Docker or a hand-made
+    # layout): the sandbox runs the interpreter by that name, so its folder
+    # must be in the sandbox too; it was not, and every check failed with
+    # "bwrap: execvp ...: No such file or directory"
+    import shutil
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    require_isolation("bwrap")
+    # not under tmp_path: pytest's base folder is closed to the sandbox's uid
+    elsewhere = Path(tempfile.mkdtemp(prefix="grade-linked-python-"))
+    request.addfinalizer(lambda: shutil.rmtree(elsewhere, ignore_errors=True))
+    os.chmod(elsewhere, 0o755)
+    linked = elsewhere / "bin" / "python"
+    linked.parent.mkdir()
+    linked.symlink_to(os.path.realpath(sys.executable))
+    checks = tmp_path / "checks"
+    checks.mkdir()
+    (checks / "test_who.py").write_text(
+        "import pytest\n\n@pytest.mark.grade(concept='leaf')\ndef test_who(submission):\n"
+        "    assert submission('who').name() == 'me'\n")
+    student = tmp_path / "student"
+    student.mkdir()
+    (student / "who.py").write_text("def name():\n    return 'me'\n")
+    report = tmp_path / "report.json"
+    done = subprocess.run([str(linked), "-m", "pytest", str(checks), "-c", os.devnull, "--rootdir", str(checks),
+                           "-p", "no:cacheprovider", "--grade", f"--grade-submission={student}",
+                           "--grade-isolation=bwrap", "--grade-json", str(report)],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert json.loads(report.read_text())["percent"] == 100.0
+
+
+def test_bubblewrap_that_cannot_run_this_python_is_found_by_the_probe(monkeypatch, tmp_path):
+    # the probe starts the interpreter itself, so auto falls back (and an
+    # explicit bwrap is a usage error) instead of every check failing later
+    from pytest_autograd_grader.sandbox import isolation
+
+    require_isolation("bwrap")
+    hidden = tmp_path / "hidden" / "python"
+    hidden.parent.mkdir()
+    hidden.symlink_to(os.path.realpath(sys.executable))
+    bound = isolation.python_paths
+    left_out = os.path.realpath(hidden.parent)
+    monkeypatch.setattr(isolation.sys, "executable", str(hidden))
+    monkeypatch.setattr(isolation, "python_paths", lambda: [p for p in bound() if p != left_out])
+    problem = isolation._probe_bwrap(None)
+    assert problem is not None and "No such file or directory" in problem
+    monkeypatch.setattr(isolation, "python_paths", bound)
+    assert isolation._probe_bwrap(None) is None

@@ -110,8 +110,10 @@ def pids_of_uid(uid: int) -> list[int]:
 def python_paths() -> list[str]:
     """The directories the sandboxed interpreter needs: its prefixes,
     standard library, site-packages and the real location of the binary."""
+    # the binary's own folder too: the sandbox runs sys.executable by that
+    # name, which may be a link from a folder no prefix covers
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
-             os.path.dirname(os.path.realpath(sys.executable))}
+             os.path.dirname(os.path.realpath(sys.executable)), os.path.dirname(os.path.abspath(sys.executable))}
     for name in ("stdlib", "platstdlib", "purelib", "platlib"):
         path = sysconfig.get_paths().get(name)
         if path:
@@ -193,7 +195,9 @@ def _probe_bwrap(uid: int | None) -> str | None:
     kwargs = {"user": uid, "group": uid, "extra_groups": []} if uid is not None else {}
     with tempfile.TemporaryDirectory(prefix="grade-probe-") as empty:
         os.chmod(empty, 0o711)
-        command = bwrap_command(empty) + ["--", "/bin/sh", "-c", "exit 0"]
+        # the interpreter the zygote will be, not a shell: a Python that the
+        # sandbox cannot run is found here, where auto can still fall back
+        command = bwrap_command(empty) + ["--", sys.executable, "-I", "-S", "-c", ""]
         try:
             done = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.PIPE, timeout=20, **kwargs)
