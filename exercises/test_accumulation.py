@@ -75,7 +75,7 @@ def check_grad_with(autograd, got, expected, suspects, *args, **kwargs):
 @pytest.mark.grade(points=2)
 def test_accumulated_grad(submission, autograd, grade_rng, grade_device):
     for x, k in zip(inputs(grade_rng, grade_device), pass_counts(grade_rng)):
-        what = f"x.grad after {k} passes (x of shape {tuple(x.shape)})"
+        what = msg("label.accumulation.after_passes", k=k, shape=tuple(x.shape))
         got = submission("accumulation").accumulated_grad(x, k)
         trace = submission.trace
         calls = backward_count(trace)
@@ -90,11 +90,12 @@ def test_zeroed_grads(submission, autograd, grade_rng, grade_device):
         scales = [1.0] + [SCALES[j] for j in grade_rng.numpy.permutation(len(SCALES))[:k - 1]]
         result = autograd.call_update(submission("accumulation").zeroed_grads, None, "x", "zeroed_grads", x, scales)
         calls = backward_count(submission.trace)
-        autograd.require(calls == k, "req.accumulation.backward_per_pass", what=f"zeroed_grads with {k} scales", k=k,
-                         calls=calls)
-        grads = autograd.unpack(result, k, "the returned list of gradients")
+        autograd.require(calls == k, "req.accumulation.backward_per_pass",
+                         what=msg("label.accumulation.zeroed_grads", k=k), k=k, calls=calls)
+        grads = autograd.unpack(result, k, msg("label.accumulation.gradient_list"))
         expected = [autograd.grad(scaled_pass, (x, c), wrt=(0,))[0] for c in scales]
-        names = [f"gradient {i + 1} of {k} (scale {c}, x of shape {tuple(x.shape)})" for i, c in enumerate(scales)]
+        names = [msg("label.accumulation.pass_gradient", i=i + 1, k=k, scale=c, shape=tuple(x.shape))
+                 for i, c in enumerate(scales)]
         saved = [values(g) for g in grads]
         if all(s is not None and s.shape == saved[0].shape and torch.equal(s, saved[0]) for s in saved) \
                 and not same(saved[0], expected[0]):
@@ -117,12 +118,18 @@ def test_train_loop(submission, autograd, grade_rng, grade_device):
     repeated = (xs[0].expand(k, b, n).clone(), ys[0].expand(k, b).clone())
     train_loop = submission("accumulation").train_loop
     for (bxs, bys), lr in ((repeated, 0.0), ((xs, ys), grade_rng.choice([0.01, 0.05, 0.1]))):
-        what = f"lr {lr}, {'one batch repeated' if lr == 0 else f'{k} different batches'}"
-        result = autograd.call_update(train_loop, (w, bxs[:1], bys[:1], lr), "w", f"train_loop ({what})",
-                                  w, bxs, bys, lr)
+        what = msg("label.accumulation.repeated_batch", lr=lr) if lr == 0 else \
+            msg("label.accumulation.different_batches", lr=lr, k=k)
+
+        def label(text, case=what):
+            return msg("label.case", what=text, case=case)
+
+        result = autograd.call_update(train_loop, (w, bxs[:1], bys[:1], lr), "w", label("train_loop"),
+                                      w, bxs, bys, lr)
         trace = submission.trace
-        final, grads = autograd.unpack(result, 2, f"the returned (w, grads) ({what})")
-        grads = autograd.unpack(grads, k, f"grads ({what})")
+        final, grads = autograd.unpack(result, 2, label(msg("label.returned", what="(w, grads)")))
+        grads = autograd.unpack(grads, k, label("grads"))
+        steps = [label(msg("label.accumulation.step_gradient", i=i + 1, k=k)) for i in range(k)]
         reference, expected = w.detach(), []
         for i in range(k):
             expected.append(autograd.grad(batch_loss, (reference, bxs[i], bys[i]), wrt=(0,))[0])
@@ -134,16 +141,16 @@ def test_train_loop(submission, autograd, grade_rng, grade_device):
             saved = values(grads[i])
             if last is not None and saved is not None and saved.shape == last.shape and torch.equal(saved, last) \
                     and not same(saved, expected[i]):
-                autograd.fail_with(f"gradient of step {i + 1} of {k} ({what})", saved, expected[i],
+                autograd.fail_with(steps[i], saved, expected[i],
                                    msg("diag.accumulation.saved_grad_alias", name="w"))
         for i in range(k):
-            autograd.assert_grad(grads[i], expected[i], f"gradient of step {i + 1} of {k} ({what})",
+            autograd.assert_grad(grads[i], expected[i], steps[i],
                                  context=Context(mean_over=b, previous=tuple(expected[:i]), trace=trace))
-        autograd.assert_meta(final, f"the returned w ({what})", is_leaf=True, requires_grad=True,
+        autograd.assert_meta(final, label(msg("label.returned", what="w")), is_leaf=True, requires_grad=True,
                              hint=diagnose_update(final, "w"))
-        autograd.assert_close(final, reference, f"w after {k} steps ({what})")
+        autograd.assert_close(final, reference, label(msg("label.w_after_steps", k=k)))
         autograd.require(trace.updated_in_place_without_grad, "req.inplace.update_no_grad",
-                         what=f"train_loop ({what})", name="w")
+                         what=label("train_loop"), name="w")
 
 
 @pytest.mark.grade(points=2)
@@ -154,7 +161,7 @@ def test_microbatch_grad(submission, autograd, grade_rng, grade_device):
     w = grade_rng.randn(n, requires_grad=True)
     xs, ys = grade_rng.randn(k, b, n), grade_rng.randn(k, b)
     got = submission("accumulation").microbatch_grad(w, xs, ys)
-    what = f"w.grad accumulated over {k} micro-batches of {b} samples"
+    what = msg("label.accumulation.microbatches", k=k, b=b)
     trace = submission.trace
     calls = backward_count(trace)
     autograd.require(calls == k, "req.accumulation.backward_count", what=what, k=k, calls=calls)

@@ -61,7 +61,7 @@ def test_swish_backward(submission, autograd, grade_rng, grade_device):
     v = grade_rng.randn(*shape)
     _, grads = submission("custom_function").Swish.apply.vjp((x,), (v,))
     (expected,) = autograd.grad(swish, (x,), v)
-    got = autograd.unpack(grads, 1, "gradients")[0]
+    got = autograd.unpack(grads, 1, msg("cmp.gradients"))[0]
     t, g = x.detach().double().cpu(), v.double().cpu()
     s = torch.sigmoid(t)
 
@@ -76,7 +76,7 @@ def test_swish_backward(submission, autograd, grade_rng, grade_device):
             return msg("diag.gradcheck_mixes")
         return None
 
-    assert_gradient(autograd, got, expected, "dL/dx from Swish.backward with dL/dy = v", diagnose)
+    assert_gradient(autograd, got, expected, msg("label.custom_function.swish_backward"), diagnose)
 
 
 @pytest.mark.grade(points=2)
@@ -106,7 +106,7 @@ def test_hypot(submission, autograd, grade_rng, grade_device):
     with autograd.part(2):
         expected = autograd.grad(hypot, (x, y), v)
         local = autograd.grad(hypot, (x, y), torch.ones_like(v))
-        produced = autograd.unpack(grads, 2, "gradients")
+        produced = autograd.unpack(grads, 2, msg("cmp.gradients"))
         names = ("x", "y")
         for i, (got, want) in enumerate(zip(produced, expected)):
             other = 1 - i
@@ -118,7 +118,8 @@ def test_hypot(submission, autograd, grade_rng, grade_device):
                     return msg("diag.gradcheck_swapped", got=names[i], belongs=names[other], order="x, y")
                 return None
 
-            assert_gradient(autograd, got, want, f"dL/d{names[i]} from Hypot.backward", diagnose, names[i])
+            assert_gradient(autograd, got, want, msg("label.custom_function.hypot_backward", name=names[i]), diagnose,
+                            names[i])
     with autograd.part(1):
         autograd.gradcheck(apply, (x, y), names=names)
 
@@ -128,11 +129,12 @@ def test_gradcheck_input(submission, autograd, grade_rng, grade_device):
     x = grade_rng.randn(*grade_rng.shape(ndim=2, low=2, high=3), dtype=torch.float32)
     functions = submission("custom_function")
     got = functions.gradcheck_input(x)
-    what = "your gradcheck input"
+    what = msg("label.custom_function.gradcheck_input")
     autograd.assert_meta(got, what, is_leaf=True)
     autograd.assert_meta(got, what, requires_grad=True, hint="diag.custom_function.gradcheck_requires_grad")
     if got.dtype != "float64":
         # let gradcheck itself show why the dtype matters
-        autograd.gradcheck(functions.Swish.apply, (got.data,), what=f"gradcheck of Swish on {what}", names=("x",))
+        autograd.gradcheck(functions.Swish.apply, (got.data,),
+                           what=msg("label.custom_function.gradcheck_of", what=what), names=("x",))
     autograd.assert_meta(got, what, dtype="float64", hint="diag.gradcheck_float32")
-    autograd.assert_close(got, x.to(torch.float64), f"values of {what}")
+    autograd.assert_close(got, x.to(torch.float64), msg("label.custom_function.values_of", what=what))

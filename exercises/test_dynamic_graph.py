@@ -166,7 +166,7 @@ def test_branch_grad(submission, autograd, grade_rng, grade_device):
         relation = ">" if total > 0 else "==" if total == 0 else "<"
         label = f"x = {short(x)}, x.sum() {relation} 0"
         with autograd.part(1):
-            loss, grad = autograd.unpack(result, 2, "the returned (loss, x.grad)")
+            loss, grad = autograd.unpack(result, 2, msg("label.returned", what="(loss, x.grad)"))
             expected_loss = branch_loss(x.detach())
             (expected_grad,) = autograd.grad(branch_loss, (x,))
             got_loss, got_grad = values(loss), values(grad)
@@ -247,7 +247,7 @@ def test_loop_grad(submission, autograd, grade_rng, grade_device):
         autograd.require(expected_steps < 2 or muls >= expected_steps, "req.dynamic_graph.loop_graph",
                          muls=muls, steps=expected_steps)
         label = f"|x| = {float(x.detach().norm()):.6g}, c = {c:.6g}, limit = {limit:.6g}"
-        steps, grad = autograd.unpack(result, 2, "the returned (steps, x.grad)")
+        steps, grad = autograd.unpack(result, 2, msg("label.returned", what="(steps, x.grad)"))
         with autograd.part(1):
             autograd.assert_equal(steps, expected_steps, f"steps ({label})",
                                   hint=steps_diagnosis(steps, expected_steps, last_norm, limit, trace))
@@ -277,7 +277,7 @@ def test_rnn_grad(submission, autograd, grade_rng, grade_device):
         h0 = grade_rng.randn(n, requires_grad=True)
         result = submission("dynamic_graph").rnn_grad(xs, w, h0)
         trace = submission.trace
-        w_grad, h0_grad = autograd.unpack(result, 2, "the returned (w.grad, h0.grad)")
+        w_grad, h0_grad = autograd.unpack(result, 2, msg("label.returned", what="(w.grad, h0.grad)"))
         unrecorded = any(op.name in ("tanh", "mul", "add") for op in trace.ops_without_grad)
         cut = trace.count("detach", "detach_", "data")
         variants = [("diag.dynamic_graph.rnn_detached", "detached", 0)] if cut else []

@@ -52,7 +52,7 @@ def test_build_graph(submission, autograd, grade_rng, grade_device):
     x, w = inputs(grade_rng, grade_device, requires_grad=True)
     result = submission("graph").build_graph(x, w)
     trace = submission.trace
-    a, b, y = autograd.unpack(result, 3, "build_graph's (a, b, y)")
+    a, b, y = autograd.unpack(result, 3, msg("label.graph.build_graph"))
     xd, wd = x.detach(), w.detach()
     expected = (xd + wd, wd + 1, (xd + wd) * (wd + 1))
     check_order(autograd, [values(t) for t in (a, b, y)], expected, "(a, b, y)")
@@ -77,9 +77,8 @@ def test_grad_fn_names(submission, autograd, grade_rng, grade_device):
             hint = msg("diag.graph.none_type", count=texts.count("NoneType"))
         elif any("object at" in n or n.startswith("<") for n in texts):
             hint = "diag.graph.repr"
-    autograd.assert_equal(names, ("AddBackward0", "AddBackward0", "MulBackward0"), "grad_fn names of (a, b, y)",
-                          labels=["the name of a.grad_fn", "the name of b.grad_fn", "the name of y.grad_fn"],
-                          hint=hint)
+    autograd.assert_equal(names, ("AddBackward0", "AddBackward0", "MulBackward0"), msg("label.graph.grad_fn_names"),
+                          labels=[msg("label.graph.grad_fn_name", name=name) for name in "aby"], hint=hint)
     nodes, reads = len(trace.nodes), trace.count("grad_fn")
     autograd.require(nodes >= 3 and reads >= 1, "req.graph.read_grad_fn", nodes=nodes, reads=reads)
 
@@ -91,7 +90,7 @@ def test_hand_gradients(submission, autograd, grade_rng, grade_device):
     trace = submission.trace
     made = sum(not call.raised for call in trace.calls)
     autograd.require(made == 0, "req.graph.by_hand", count=made)
-    dy_dw, dy_dx = autograd.unpack(got, 2, "hand_gradients' (dy_dw, dy_dx)")
+    dy_dw, dy_dx = autograd.unpack(got, 2, msg("label.graph.hand_gradients"))
     a, b = x + w, w + 1
     expected = (a + b, b)
     gw, gx = values(dy_dw), values(dy_dx)
@@ -107,8 +106,8 @@ def test_hand_gradients(submission, autograd, grade_rng, grade_device):
             wrong = (got_one - want).abs() > 1e-6 * (1 + want.abs())
             if bool(wrong.all()):
                 continue  # every sign flipped: the generic diagnosis says so
-            where = "negative" if bool((want[wrong] < 0).all()) else "positive" if bool((want[wrong] > 0).all()) \
-                else "of either sign"
+            where = msg("label.graph.negative") if bool((want[wrong] < 0).all()) \
+                else msg("label.graph.positive") if bool((want[wrong] > 0).all()) else msg("label.graph.either_sign")
             autograd.fail_with(what, got_one, want,
                       msg("diag.graph.sign_some", count=int(wrong.sum()), total=want.numel(), where=where))
     autograd.check_grad(got, y_of, (x, w), wrt=(1, 0), names=("dy/dw", "dy/dx"), trace=trace)
@@ -120,7 +119,7 @@ def test_autograd_gradients(submission, autograd, grade_rng, grade_device):
     got = submission("graph").autograd_gradients(x, w)
     trace = submission.trace
     autograd.require(any(not call.raised for call in trace.calls), "req.graph.use_autograd")
-    w_grad, x_grad = autograd.unpack(got, 2, "autograd_gradients' (w.grad, x.grad)")
+    w_grad, x_grad = autograd.unpack(got, 2, msg("label.graph.autograd_gradients"))
     xd, wd = x.detach(), w.detach()
     expected = (2 * wd + xd + 1, wd + 1)
     produced = [values(w_grad), values(x_grad)]

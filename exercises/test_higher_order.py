@@ -115,7 +115,7 @@ def test_first_derivative_is_differentiable(submission, autograd, grade_rng, gra
     v = grade_rng.randn(*x.shape)
     returned, grads = submission("higher_order").first_derivative.vjp((coeffs, x), (v,))
     autograd.assert_meta(returned, "p'(x)")  # None (no return statement) is not a missing graph
-    what = "d/dx of (v * your p'(x)).sum(), i.e. v * p''(x)"
+    what = msg("label.higher_order.second_derivative")
     if isinstance(grads, (tuple, list)) and len(grads) == 1 and grads[0] is None:
         trace = submission.trace
         hint = missing_graph(trace, completed(trace), returned) or msg("diag.requires_grad")
@@ -145,14 +145,14 @@ def test_derivatives(submission, autograd, grade_rng, grade_device):
                 if k >= 2 and same(produced, expected[k - 1]):
                     return msg("diag.higher_order.repeated", k=k, previous=k - 1)
                 if k >= 2 and same(produced, expected[k] + expected[k - 1]) and trace.backward_calls:
-                    return msg("diag.higher_order.accumulated", what=f"derivative {k}",
+                    return msg("diag.higher_order.accumulated", what=msg("label.higher_order.derivative", k=k),
                                previous=msg("diag.higher_order.previous_derivative", k=k - 1))
                 if k >= 2 and produced is not None and not produced.abs().max() > 0:
                     return missing_graph(trace, completed(trace)[:k - 1])
                 return None
 
-            assert_value(autograd, produced, expected[k], f"derivative {k} of p (n={n})",
-                         Context(order=k, calls=1), diagnose)
+            what = msg("label.case", what=msg("diag.higher_order.previous_derivative", k=k), case=f"n={n}")
+            assert_value(autograd, produced, expected[k], what, Context(order=k, calls=1), diagnose)
     # values first: a list built from x.grad is told as such before the rule
     for n, trace in traces.items():
         autograd.require(not trace.backward_calls and len(trace.grad_calls) >= n, "req.higher_order.derivatives",

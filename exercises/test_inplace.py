@@ -51,19 +51,19 @@ def suspects(autograd, w, x, y, lr, steps):
 
 def check_sgd(submission, autograd, grade_rng, steps):
     w, x, y, lr = regression(grade_rng)
-    what = f"w after {steps} step{'s' if steps > 1 else ''}"
+    what = msg("label.w_after_steps", k=steps) if steps > 1 else msg("label.w_after_one_step")
     sgd = submission("inplace").sgd
-    got = autograd.call_update(sgd, (w, x, y, lr, 1) if steps > 1 else None, "w", f"sgd with {steps} steps",
-                           w, x, y, lr, steps)
+    got = autograd.call_update(sgd, (w, x, y, lr, 1) if steps > 1 else None, "w",
+                               msg("label.inplace.sgd_steps", steps=steps), w, x, y, lr, steps)
     trace = submission.trace
     autograd.assert_meta(got, what, is_leaf=True, requires_grad=True, hint=diagnose_update(got, "w"))
     expected = descend(autograd, w, x, y, lr, steps)
     hint = first_suspect(got, expected, lambda: suspects(autograd, w, x, y, lr, steps))
     if hint:
-        autograd.fail_with(f"{what} with lr={lr}", got, expected, hint)
-    autograd.assert_close(got, expected, f"{what} with lr={lr}")
-    autograd.require(trace.updated_in_place_without_grad, "req.inplace.update_no_grad", what=f"sgd ({what})",
-                     name="w")
+        autograd.fail_with(msg("label.inplace.with_lr", what=what, lr=lr), got, expected, hint)
+    autograd.assert_close(got, expected, msg("label.inplace.with_lr", what=what, lr=lr))
+    autograd.require(trace.updated_in_place_without_grad, "req.inplace.update_no_grad",
+                     what=msg("label.case", what="sgd", case=what), name="w")
 
 
 # -- checks ----------------------------------------------------------------------
@@ -89,7 +89,7 @@ def test_repaired(submission, autograd, grade_rng, grade_device):
         autograd.assert_close(out, x_softplus_x(x.detach()), "f(x) = x * log(1 + e^x)")
     with autograd.part(2):
         _, grads = repaired.vjp((x,), (v,))
-        what = "gradient through your f(x)"
+        what = msg("label.inplace.through_f")
         (expected,) = autograd.grad(x_softplus_x, (x,), v)
         got = grads[0] if isinstance(grads, (list, tuple)) and len(grads) == 1 else grads
         # x * c with c = log(1 + e^x) cut off from the graph: only the path through the factor x is left

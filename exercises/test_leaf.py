@@ -144,7 +144,7 @@ def truth(nodes):
 def node_name(nodes, k):
     node = nodes[k]
     if node[0] == "input":
-        return f"t{k} (input, requires_grad={node[1]})"
+        return msg("label.node.input", k=k, requires_grad=node[1])
     if node[0] == "exp":
         return f"t{k} = exp(t{node[1]})"
     return f"t{k} = t{node[1]} {'+' if node[0] == 'add' else '*'} t{node[2]}"
@@ -197,7 +197,7 @@ def grad_hints(got, has_grad, is_leaf, requires):
 
 
 def compare_predictions(autograd, got, want, what, nodes, hints):
-    labels = [f"{what} of {node_name(nodes, k)}" for k in range(len(nodes))]
+    labels = [msg("label.leaf.flag_of", flag=what, node=node_name(nodes, k)) for k in range(len(nodes))]
     items = got if isinstance(got, (list, tuple)) and len(got) == len(want) else None
     extra = [msg("leaf.graph_nodes", nodes=nodes)]
     if items is not None:
@@ -214,7 +214,7 @@ def test_tutorial_graph(submission, autograd, grade_rng, grade_device):
     x, w = inputs(grade_rng, grade_device, requires_grad=True)
     result = submission("leaf").tutorial_graph(x, w)
     trace = submission.trace
-    records = autograd.unpack(result, 5, "the returned (w, x, a, b, y)")
+    records = autograd.unpack(result, 5, msg("label.returned", what="(w, x, a, b, y)"))
     w_rec, x_rec, a, b, y = records
     xd, wd = x.detach(), w.detach()
     expected = (wd, xd, xd + wd, wd + 1, (xd + wd) * (wd + 1))
@@ -242,7 +242,7 @@ def test_init_parameter(submission, autograd, grade_rng, grade_device):
     if isinstance(w, TensorRecord) and w.grad_fn is not None:
         autograd.assert_meta(w, "w", is_leaf=True, hint=msg("diag.leaf.scale_first", grad_fn=w.grad_fn))
     autograd.assert_meta(w, "w", is_leaf=True, requires_grad=True)
-    autograd.assert_close(w, data * scale, "w (the values data * scale)")
+    autograd.assert_close(w, data * scale, msg("label.leaf.scaled"))
     require_backward(autograd, (w,), ("w",), trace)
     require_sum(autograd, grads_of((w,)), (x,), "w.grad")
     autograd.check_grad(w.grad, dot, (data * scale, x), wrt=(0,), names=("w.grad",), holders=(w,), role="leaf",
@@ -256,7 +256,7 @@ def test_predict_leaves(submission, autograd, grade_rng):
     predictions = []
     for nodes in graphs:
         result = submission("leaf").predict_leaves(nodes)
-        got_leaf, got_grad = autograd.unpack(result, 2, "the returned (is_leaf, has_grad)")
+        got_leaf, got_grad = autograd.unpack(result, 2, msg("label.returned", what="(is_leaf, has_grad)"))
         predictions.append((as_list(got_leaf), as_list(got_grad)))
     ops = [op.name for trace in submission.traces for op in trace.tensor_ops]
     calls = sum(len(trace.calls) for trace in submission.traces)

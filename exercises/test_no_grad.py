@@ -101,14 +101,14 @@ def separating_graph(rng):
 def node_name(nodes, k):
     node = nodes[k]
     if node[0] == "input":
-        return f"t{k} (input, requires_grad={node[1]})"
+        return msg("label.node.input", k=k, requires_grad=node[1])
     if node[0] == "detach":
         return f"t{k} = t{node[1]}.detach()"
     if node[0] == "exp":
         text = f"t{k} = exp(t{node[1]})"
     else:
         text = f"t{k} = t{node[1]} {'+' if node[0] == 'add' else '*'} t{node[2]}"
-    return text + (" under no_grad" if node[-1] == "no_grad" else "")
+    return msg("label.node.under_no_grad", node=text) if node[-1] == "no_grad" else text
 
 
 def explain_prediction(nodes, got, expected):
@@ -158,8 +158,8 @@ def check_prediction(submission, autograd, nodes, what):
     got = submission("no_grad").predict_requires_grad(nodes)
     ops = [op.name for op in submission.trace.tensor_ops]
     autograd.require(not ops, "req.no_grad.predict_no_tensors", what=what, ops=", ".join(dict.fromkeys(ops[:20])))
-    autograd.assert_equal(got, expected, what, labels=[f"{what}, requires_grad of {node_name(nodes, k)}"
-                                                      for k in range(len(nodes))],
+    autograd.assert_equal(got, expected, what, labels=[msg("label.no_grad.requires_grad_of", graph=what,
+                                                           node=node_name(nodes, k)) for k in range(len(nodes))],
                           hint=explain_prediction(nodes, got, expected))
 
 
@@ -179,8 +179,8 @@ def recorded_features(trace):
 
 @pytest.mark.grade(points=3)
 def test_predict_requires_grad(submission, autograd, grade_rng):
-    check_prediction(submission, autograd, separating_graph(grade_rng), "graph 1")
-    check_prediction(submission, autograd, random_graph(grade_rng), "graph 2")
+    check_prediction(submission, autograd, separating_graph(grade_rng), msg("label.no_grad.graph", n=1))
+    check_prediction(submission, autograd, random_graph(grade_rng), msg("label.no_grad.graph", n=2))
 
 
 @pytest.mark.grade(points=3)
@@ -205,13 +205,13 @@ def test_frozen_features(submission, autograd, grade_rng, grade_device):
     autograd.require(trace.count("detach", "detach_") == 0, "req.no_grad.frozen_detach")
     node = recorded_features(trace)
     autograd.require(node is None, "req.no_grad.frozen_partly", node=node)
-    h_rec, W1_grad, W2_grad = autograd.unpack(result, 3, "the returned (h, W1.grad, W2.grad)")
+    h_rec, W1_grad, W2_grad = autograd.unpack(result, 3, msg("label.returned", what="(h, W1.grad, W2.grad)"))
     hv = torch.tanh(x @ W1.detach())
     with autograd.part(1):
         autograd.assert_meta(h_rec, "h", requires_grad=False, grad_fn=None)
         autograd.assert_close(h_rec, hv, "h")
     with autograd.part(1):
-        autograd.assert_equal(W1_grad, None, "W1.grad (W1 is frozen)")
+        autograd.assert_equal(W1_grad, None, msg("label.no_grad.frozen"))
     with autograd.part(1):
         autograd.check_grad(W2_grad, second_layer_loss, (hv, W2), wrt=(1,), names=("W2.grad",),
                             mean_over=n * c)
@@ -227,7 +227,7 @@ def test_td_grad(submission, autograd, grade_rng, grade_device):
     gamma = float(grade_rng.numpy.uniform(0.5, 0.99))
     result = submission("no_grad").td_grad(w, x, x_next, r, gamma)
     detached = submission.trace.count("detach", "detach_") > 0
-    target, grad = autograd.unpack(result, 2, "the returned (target, w.grad)")
+    target, grad = autograd.unpack(result, 2, msg("label.returned", what="(target, w.grad)"))
     target_value = r + gamma * (x_next @ w.detach())
     (expected,) = autograd.grad(td_loss, (w, x, target_value), wrt=(0,))
     inputs = (w, x, x_next, r, gamma)

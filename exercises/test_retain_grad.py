@@ -97,7 +97,7 @@ def test_intermediate_grads(submission, autograd, grade_rng, grade_device):
     x, w, v = inputs(grade_rng, grade_device)
     result = submission("retain_grad").intermediate_grads(x, w, v)
     trace = submission.trace
-    records = autograd.unpack(result, 3, "the returned (a, b, y)")
+    records = autograd.unpack(result, 3, msg("label.returned", what="(a, b, y)"))
     a, b, y = records
     av, bv = x.detach() + w.detach(), w.detach() + 1
     for record, name, value in zip(records, "aby", (av, bv, av * bv)):
@@ -124,7 +124,7 @@ def test_hidden_grads(submission, autograd, grade_rng, grade_device):
     W2 = grade_rng.randn(h, c, requires_grad=True)
     result = submission("retain_grad").hidden_grads(x, W1, W2)
     trace = submission.trace
-    h_rec, out_rec = autograd.unpack(result, 2, "the returned (h, out)")
+    h_rec, out_rec = autograd.unpack(result, 2, msg("label.returned", what="(h, out)"))
     hv = torch.tanh(x @ W1.detach())
     outv = hv @ W2.detach()
     autograd.assert_close(h_rec, hv, "h")
@@ -155,7 +155,7 @@ def test_chain_grads(submission, autograd, grade_rng, grade_device):
         result = submission("retain_grad").chain_grads(x, c)
         trace = submission.trace
         names = tuple(f"z_{k}" for k in range(1, steps + 1))
-        records = autograd.unpack(result, len(names), "the returned [" + ", ".join(names) + "]")
+        records = autograd.unpack(result, len(names), msg("label.returned", what="[" + ", ".join(names) + "]"))
 
         def tail(k):
             def loss_from(z):

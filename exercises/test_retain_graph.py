@@ -61,7 +61,7 @@ def test_backward_k_times(submission, autograd, grade_rng, grade_device):
         built = max(trace.nodes_named("ExpBackward0"), trace.nodes_named("MulBackward0"))
         autograd.require(built <= 1, "req.retain_graph.build_once", built=built, k=k)
         calls = trace.completed_calls
-        what = f"x.grad after {k} backward calls"
+        what = msg("label.retain_graph.after_calls", k=k)
         require_backward(autograd, got, what, trace)
         (grad,) = autograd.grad(exp_loss, (x,))
         produced = values(got)
@@ -89,7 +89,7 @@ def test_caught_error(submission, autograd, grade_rng, grade_device):
     if isinstance(result, (tuple, list)) and len(result) == 2 and isinstance(result[0], TensorRecord) and \
             isinstance(result[1], ErrorRecord):
         autograd.require(False, msg("diag.retain_graph.swapped", order="(error, x.grad)"))
-    error, grad = autograd.unpack(result, 2, "the returned (error, x.grad)")
+    error, grad = autograd.unpack(result, 2, msg("label.returned", what="(error, x.grad)"))
     backwards = list(trace.calls)
     went_through = len(backwards) >= 2 and not any(call.raised for call in backwards)
     kept = went_through and backwards[0].keeps_graph
@@ -104,11 +104,11 @@ def test_caught_error(submission, autograd, grade_rng, grade_device):
         diagnosis = None
     with autograd.part(2):
         try:
-            autograd.expect_error("backward_twice", error, what="the error of the second backward")
+            autograd.expect_error("backward_twice", error, what=msg("label.retain_graph.second_error"))
         except GradeFailure as failure:
             raise GradeFailure(f"{failure.feedback}\n{diagnosis}") if diagnosis else failure
     with autograd.part(1):
-        what = "x.grad after the first backward"
+        what = msg("label.retain_graph.after_first")
         (expected,) = autograd.grad(cube_loss, (x,))
         produced = values(grad)
         if diagnosis and produced is not None and not same(produced, expected):
@@ -149,7 +149,7 @@ def test_two_losses(submission, autograd, grade_rng, grade_device):
     trace = submission.trace
     built = trace.nodes_named("TanhBackward0")
     autograd.require(built <= 1, "req.retain_graph.h_once", built=built)
-    first, both = autograd.unpack(result, 2, "the returned (grad_after_L1, grad_after_both)")
+    first, both = autograd.unpack(result, 2, msg("label.returned", what="(grad_after_L1, grad_after_both)"))
     calls = trace.completed_calls
     (g1,) = autograd.grad(first_loss, (x, w), wrt=(1,))
     (g2,) = autograd.grad(second_loss, (x, w), wrt=(1,))
@@ -157,14 +157,14 @@ def test_two_losses(submission, autograd, grade_rng, grade_device):
     n = w.numel()
     if same(got_first, g1 + g2) and same(got_both, g1):
         autograd.require(False, msg("diag.retain_graph.swapped", order="(grad_after_L1, grad_after_both)"))
-    what = "w.grad after L1.backward()"
+    what = msg("label.retain_graph.after_l1")
     require_backward(autograd, first, what, trace)
     if same(got_first, g1 + g2) and not same(got_first, g1):
         diagnosis = copy_diagnosis(trace)
         if diagnosis:
             autograd.fail_with(what, got_first, g1, diagnosis)
     autograd.check_grad(first, first_loss, (x, w), wrt=(1,), names=(what,), trace=trace)
-    what = "w.grad after both backward calls"
+    what = msg("label.retain_graph.after_both")
     require_backward(autograd, both, what, trace)
     for key, wrong in (("diag.retain_graph.zeroed_between", g2), ("diag.retain_graph.l2_sum", g1 + n * g2),
                        ("diag.retain_graph.l1_twice", 2 * g1 + g2)):

@@ -83,7 +83,7 @@ def test_jacobian_rows(submission, autograd, grade_rng, grade_device):
             e[0, j] = 1.0
             rows.append(autograd.grad(product, (x, Y), e, wrt=(0,))[0])
         expected = torch.cat(rows)
-        what = f"Jacobian rows for x of shape {tuple(x.shape)}, Y of shape {tuple(Y.shape)}"
+        what = msg("label.vector_backward.rows", x=tuple(x.shape), y=tuple(Y.shape))
         produced = values(got)
         if produced is not None and produced.shape == (columns, 1, x.shape[1]):
             shape = tuple(produced.shape)
@@ -94,7 +94,7 @@ def test_jacobian_rows(submission, autograd, grade_rng, grade_device):
             autograd.fail_with(what, produced, expected, diagnosis)
         if isinstance(got, TensorRecord) and got.shape == (len(rows), x.shape[1]):
             for j, row in enumerate(rows):  # row by row, so each row's mistake can be named
-                autograd.assert_grad(got.data[j:j + 1], row, f"{what}: row {j}")
+                autograd.assert_grad(got.data[j:j + 1], row, msg("label.vector_backward.row", what=what, j=j))
         autograd.assert_grad(got, expected, what)
         calls = trace.completed_calls
         autograd.require(calls >= columns, "req.vector_backward.rows_calls", calls=calls, m=columns)

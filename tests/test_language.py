@@ -4,7 +4,7 @@ import string
 
 import pytest
 
-from conftest import QUIET_PLUGINS, run_grader
+from conftest import QUIET_PLUGINS, SOLUTIONS, run_grader
 from pytest_autograd_grader import messages
 from pytest_autograd_grader.messages import EN
 
@@ -79,3 +79,43 @@ def test_unknown_language_is_a_usage_error(pytester):
     result = pytester.runpytest("--grade", "--grade-lang", "fr", *QUIET_PLUGINS)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "--grade-lang: 'fr' is not a language the grader speaks; use en or zh" in result.stderr.str()
+
+
+# Sign flips planted in the reference solutions: each check of these topics
+# then fails on a value, and its feedback names that value by its label.
+NEGATED = {
+    "accumulation": (("return x.grad", "return -x.grad"), ("return w.grad", "return -w.grad"),
+                     ("grads.append(x.grad.clone())", "grads.append(-x.grad.clone())"),
+                     ("grads.append(w.grad.clone())", "grads.append(-w.grad.clone())")),
+    "retain_graph": (("return x.grad", "return -x.grad"), ("return error, x.grad", "return error, -x.grad"),
+                     ("return first, w.grad", "return first, -w.grad")),
+    "vector_backward": (("return torch.cat(rows)", "return -torch.cat(rows)"), ("return w.grad", "return -w.grad"),
+                        ("return x.grad, Y.grad", "return -x.grad, Y.grad")),
+}
+
+
+def test_grade_lang_zh_translates_the_labels_of_the_checks(grade_topics):
+    from pytest_autograd_grader.messages_zh import ZH
+
+    modules = {}
+    for topic, edits in NEGATED.items():
+        source = (SOLUTIONS / f"{topic}.py").read_text()
+        for old, new in edits:
+            assert old in source, (topic, old)
+            source = source.replace(old, new)
+        modules[topic] = source
+    graded = grade_topics(list(NEGATED), "--grade-lang", "zh", "--tb=no", "-rN", modules=modules)
+    checks = graded.report["checks"]
+    assert len(checks) == 10 and all(check["status"] == "failed" for check in checks), graded.text[-3000:]
+    feedback = {check["id"].split("::")[1].split("[")[0]: check["feedback"] for check in checks}
+    assert "次前向和反向传播之后的 x.grad（x 的形状为" in feedback["test_accumulated_grad"]
+    assert "个梯度中的第 1 个（缩放系数" in feedback["test_zeroed_grads"]
+    assert "步中第 1 步的梯度（lr 0.0，同一个批次重复使用）" in feedback["test_train_loop"]
+    assert "个小批量（每个" in feedback["test_microbatch_grad"]
+    assert "次 backward 之后的 x.grad" in feedback["test_backward_k_times"]
+    assert ZH["label.retain_graph.after_first"] in feedback["test_caught_error"]
+    assert ZH["label.retain_graph.after_both"] in feedback["test_two_losses"]
+    assert "雅可比矩阵的各行（x 的形状为" in feedback["test_jacobian_rows"]
+    for name, text in feedback.items():
+        for english in ("after", "passes", "backward calls", "of shape", "the returned", "step", "batch", "scale"):
+            assert english not in text, (name, english, text)
