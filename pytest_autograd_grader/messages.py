@@ -378,6 +378,7 @@ EN: dict[str, str] = {
     "student.empty": "not attempted: {module}.py is empty; start from the exercise file and write {function}",
     "student.import_timeout": "importing {module}.py did not finish within {seconds:g} s: look at the code at the top level of {module}.py (outside every function) for a loop that never ends, input() or a long computation; every check that needs {module}.py fails until it imports quickly",
     "student.import_timeout_earlier": "importing {module}.py did not finish within {seconds:g} s in an earlier check, so this check did not run: look at the code at the top level of {module}.py (outside every function) for a loop that never ends, input() or a long computation",
+    "sandbox.no_worker": "the grader could not start a sandbox process to run your code (isolation {mode}); this is not your code's doing: grade again, and if it happens again, show this message to your instructor. What the sandbox said:",
     # -- class runner (classroom/runner.py, classroom/cli.py)
     "class.no_checks": "--checks: {path} is not a folder; give the folder of the course's check files",
     "class.checks_empty": "--checks: {path} holds no check file (test_*.py or *_test.py); give the folder of the course's check files",

@@ -374,6 +374,7 @@ ZH: dict[str, str] = {
     "student.empty": "未作答：{module}.py 是空的；请从练习文件开始，写出 {function}",
     "student.import_timeout": "导入 {module}.py 在 {seconds:g} 秒内没有完成：看看 {module}.py 顶层（所有函数之外）的代码里，是不是有永远不会结束的循环、input() 或很耗时的计算；在它能很快导入之前，所有需要 {module}.py 的检查都不会通过",
     "student.import_timeout_earlier": "在之前的一个检查里，导入 {module}.py 在 {seconds:g} 秒内没有完成，所以这个检查没有运行：看看 {module}.py 顶层（所有函数之外）的代码里，是不是有永远不会结束的循环、input() 或很耗时的计算",
+    "sandbox.no_worker": "评分程序没能启动运行你代码的沙箱进程（隔离方式 {mode}）；这不是你的代码造成的：请重新评分，如果再次出现，把这条信息给老师看。沙箱的输出：",
     # -- class runner (classroom/runner.py, classroom/cli.py)
     "class.no_checks": "--checks：{path} 不是文件夹；请给出课程检查文件所在的文件夹",
     "class.checks_empty": "--checks：{path} 里没有检查文件（test_*.py 或 *_test.py）；请给出课程检查文件所在的文件夹",

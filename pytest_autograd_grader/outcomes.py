@@ -2,7 +2,8 @@
 
 ``GradeFailure`` (an AssertionError) means the student's answer is wrong;
 its subclass ``StudentFailure`` carries ``timeout`` or ``crashed`` when the
-student's code hung or died. Any other exception escaping a check is the
+student's code hung or died. ``GraderError`` is the grader's own machinery
+failing (``error``, said in words). Any other exception escaping a check is the
 check's own bug and makes it ``error`` (``CheckError`` says so explicitly),
 unless ``blame.blame_student`` finds the check tripped over the form of the
 student's answer (``for g in got`` on an int): then it is ``failed``.
@@ -28,6 +29,18 @@ class StudentFailure(GradeFailure):
         super().__init__(feedback, status=status)
         self.error_type = error_type
         self.message = message
+
+
+class GraderError(Exception):
+    """The grader's own machinery failed (the sandbox could not start a
+    worker): neither the student's doing nor the check's. ``error``, with
+    feedback that says so and no traceback of the grader's."""
+
+    grade_status = "error"
+
+    def __init__(self, feedback: str):
+        super().__init__(feedback)
+        self.feedback = feedback
 
 
 class CheckError(Exception):

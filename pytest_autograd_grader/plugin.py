@@ -16,7 +16,7 @@ from . import hookspecs, messages, options
 from .concepts import BUILTIN_CONCEPTS, Concept, merge_concepts
 from .fixtures import autograd, executor_for, grade_device, grade_rng, submission  # noqa: F401  (fixtures)
 from .messages import msg
-from .outcomes import CheckError, GradeFailure, status_of
+from .outcomes import CheckError, GradeFailure, GraderError, status_of
 from .reporters import gradescope_results, table_lines, write_json_atomic
 from .scoring import CheckResult, CheckSpec, Gradebook
 from .state import CREDIT, PLACE, SPEC, STATE, GradeState, state_of
@@ -262,7 +262,7 @@ def _result_for(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestRep
         fraction = getattr(exc, "fraction", None) or 0.0
         result.score = round(spec.points * fraction, 6)
         result.feedback = getattr(exc, "feedback", None) or (spec.problem if isinstance(exc, CheckError) else _crash_line(report))
-        if result.status == "error" and report.when == "call" and exc is not None:
+        if result.status == "error" and report.when == "call" and exc is not None and not isinstance(exc, GraderError):
             from .blame import STUDENT_VALUES, blame_student
 
             # The check tripped over the form of the student's answer: the
@@ -334,11 +334,12 @@ class GradingSession:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> pytest.TestReport | None:
-        """The report of a check the student failed, made without pytest's
-        traceback: its text is replaced by the feedback anyway, and
-        formatting it parses the source of every frame (about 0.2 s per
-        failed check, most of the time a stub submission takes to grade)."""
-        if call.excinfo is None or not isinstance(call.excinfo.value, GradeFailure):
+        """The report of a check the student failed (or that the grader's
+        own machinery could not run), made without pytest's traceback: its
+        text is replaced by the feedback anyway, and formatting it parses the
+        source of every frame (about 0.2 s per failed check, most of the time
+        a stub submission takes to grade)."""
+        if call.excinfo is None or not isinstance(call.excinfo.value, (GradeFailure, GraderError)):
             return None
         sections = [(f"Captured {key} {when}", content) for when, key, content in item._report_sections]
         return pytest.TestReport(item.nodeid, item.location, {name: 1 for name in item.keywords}, "failed",

@@ -508,3 +508,36 @@ def test_cuda_in_workers(pytester: pytest.Pytester):
     """)
     graded = run_grader(pytester, "test_checks.py", "--grade-submission", "student", "--grade-device", "cuda")
     assert graded.check("test_cuda")["status"] == "passed", graded.text
+
+
+def test_a_sandbox_that_cannot_start_a_worker_is_the_graders_error_said_in_words(pytester: pytest.Pytester,
+                                                                                     monkeypatch):
+    # The zygote refuses every worker (as when /tmp is full or the zygote was
+    # killed): the check is the grader's error, said in words, never a
+    # traceback of the grader's own, and never blamed on the student.
+    from conftest import grade_checks
+
+    from pytest_autograd_grader.messages import msg
+    from pytest_autograd_grader.sandbox import executor
+
+    real_ask = executor._Sandbox.ask
+
+    def refuse_workers(self, message, fds=(), timeout=executor.SPAWN_TIMEOUT_S):
+        if message.get("op") == "spawn":
+            return None, []
+        return real_ask(self, message, fds, timeout)
+
+    monkeypatch.setattr(executor._Sandbox, "ask", refuse_workers)
+    graded = grade_checks(pytester, textwrap.dedent("""
+        import pytest
+
+        @pytest.mark.grade(concept="leaf")
+        def test_calls(submission):
+            assert submission("m").f() == 1
+        """), m="def f():\n    return 1\n")
+    check = graded.check("test_calls")
+    lead = msg("sandbox.no_worker", mode=graded.report["isolation"]).split("(")[0]
+    assert check["status"] == "error" and check["score"] == 0
+    assert check["feedback"].startswith(lead), check["feedback"]
+    assert "Traceback" not in graded.text and "RuntimeError" not in graded.text and "executor.py" not in graded.text
+    assert lead in graded.text

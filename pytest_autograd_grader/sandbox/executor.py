@@ -565,8 +565,10 @@ class SandboxExecutor:
             os.close(status_r)
             for path in dirs:
                 shutil.rmtree(path, ignore_errors=True)
+        from ..outcomes import GraderError
+
         tail = sandbox.log_tail()
-        raise RuntimeError("the sandbox could not start a worker process" + (f":\n{tail}" if tail else ""))
+        raise GraderError(msg("sandbox.no_worker", mode=mode) + (f"\n{tail}" if tail else ""))
 
     def _retire(self, directory: str, worker: _Worker, died: bool = False) -> int | None:
         if self.workers.get(directory) is worker:
