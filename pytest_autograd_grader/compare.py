@@ -37,7 +37,7 @@ def describe(t) -> str:
     values = t.detach().flatten()[:SHOWN_VALUES].double().cpu().tolist()
     shown = ", ".join(f"{v:.6g}" for v in values)
     more = ", ..." if t.numel() > SHOWN_VALUES else ""
-    return f"shape {tuple(t.shape)} {str(t.dtype).removeprefix('torch.')} [{shown}{more}]"
+    return msg("cmp.tensor", shape=tuple(t.shape), dtype=str(t.dtype).removeprefix("torch."), values=shown + more)
 
 
 _SCALAR_KINDS = {bool: "kind.bool", int: "kind.int", float: "kind.float", str: "kind.str"}

@@ -120,6 +120,7 @@ EN: dict[str, str] = {
     # -- comparisons -------------------------------------------------------
     "cmp.mismatch": "{what}: values differ from torch.autograd",
     "cmp.expected": "  expected {desc}",
+    "cmp.tensor": "shape {shape} {dtype} [{values}]",
     "cmp.produced": "  produced {desc}",
     "cmp.largest": "  largest difference {diff:.3g} at index {index} (tolerance: rtol {rtol:g}, atol {atol:g})",
     "cmp.not_tensor": "{what}: expected a tensor, got {got}",

@@ -116,6 +116,7 @@ ZH: dict[str, str] = {
     # -- 比较 ----------------------------------------------------------------
     "cmp.mismatch": "{what}：数值与 torch.autograd 算出的不一致",
     "cmp.expected": "  期望结果 {desc}",
+    "cmp.tensor": "形状 {shape} {dtype} [{values}]",
     "cmp.produced": "  你的结果 {desc}",
     "cmp.largest": "  最大差值 {diff:.3g}，位于下标 {index}（容差：rtol {rtol:g}，atol {atol:g}）",
     "cmp.not_tensor": "{what}：应该是一个张量，实际得到 {got}",

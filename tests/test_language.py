@@ -109,6 +109,7 @@ def test_grade_lang_zh_translates_the_labels_of_the_checks(grade_topics):
     assert len(checks) == 10 and all(check["status"] == "failed" for check in checks), graded.text[-3000:]
     feedback = {check["id"].split("::")[1].split("[")[0]: check["feedback"] for check in checks}
     assert "次前向和反向传播之后的 x.grad（x 的形状为" in feedback["test_accumulated_grad"]
+    assert "期望结果 形状 (" in feedback["test_accumulated_grad"]
     assert "个梯度中的第 1 个（缩放系数" in feedback["test_zeroed_grads"]
     assert "步中第 1 步的梯度（lr 0.0，同一个批次重复使用）" in feedback["test_train_loop"]
     assert "个小批量（每个" in feedback["test_microbatch_grad"]
@@ -117,5 +118,6 @@ def test_grade_lang_zh_translates_the_labels_of_the_checks(grade_topics):
     assert ZH["label.retain_graph.after_both"] in feedback["test_two_losses"]
     assert "雅可比矩阵的各行（x 的形状为" in feedback["test_jacobian_rows"]
     for name, text in feedback.items():
-        for english in ("after", "passes", "backward calls", "of shape", "the returned", "step", "batch", "scale"):
+        # "shape": the values' lines too (期望结果 形状 (2, 2) float64 [...])
+        for english in ("after", "passes", "backward calls", "shape", "the returned", "step", "batch", "scale"):
             assert english not in text, (name, english, text)
