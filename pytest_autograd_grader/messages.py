@@ -398,6 +398,7 @@ EN: dict[str, str] = {
     "class.merge_different_checks": "warning: the parts were graded with different checks (checks_sha256 differs)",
     "class.student_overdue": "grading this submission took longer than {seconds:g} s (--student-timeout) and was stopped; a check of the course may hang: grade it again with --only",
     "class.worker_died": "the grading process died (exit code {code}) while grading this submission; grade it again with --only",
+    "class.bad_timeout": "--timeout {seconds}: give a positive number of seconds for each check, such as 10",
     "class.bad_student_timeout": "--student-timeout {seconds}: give a positive number of seconds, such as 1200",
     "class.skipped_link": "not graded: {name} is a symbolic link; copy the submission itself into the folder",
     "class.skipped_file": "not graded: {name} is a file, not a folder; unpack each submission into a folder of its own",

@@ -394,6 +394,7 @@ ZH: dict[str, str] = {
     "class.merge_different_checks": "警告：这些部分是用不同的检查文件评分的（checks_sha256 不同）",
     "class.student_overdue": "为这份提交评分超过了 {seconds:g} 秒（--student-timeout），已被停止；可能是课程的某个检查卡住了：请用 --only 重新评分",
     "class.worker_died": "为这份提交评分时，评分进程意外退出（退出码 {code}）；请用 --only 重新评分",
+    "class.bad_timeout": "--timeout {seconds}：请给出每个检查的秒数（正数），例如 10",
     "class.bad_student_timeout": "--student-timeout {seconds}：请给出正的秒数，例如 1200",
     "class.skipped_link": "未评分：{name} 是符号链接；请把提交本身复制到这个文件夹中",
     "class.skipped_file": "未评分：{name} 是文件而不是文件夹；请把每份提交解压到各自的文件夹中",

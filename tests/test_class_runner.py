@@ -43,7 +43,8 @@ def _make_class(root: Path) -> tuple[Path, Path]:
 
 
 def _class(*args: str, check: bool = True, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pytest_autograd_grader", "class", *args, "--timeout=3"],
+    timeout = [] if any(arg.startswith("--timeout") for arg in args) else ["--timeout=3"]
+    return subprocess.run([sys.executable, "-m", "pytest_autograd_grader", "class", *args, *timeout],
                           capture_output=True, text=True, check=check, **kwargs)
 
 
@@ -160,6 +161,13 @@ def test_bad_arguments_say_what_to_do(tmp_path):
          "--shard 3/2: write K/N"),
         (["--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "o"), "--only", "zed"],
          "--only: no student folder is called zed"),
+        # run-wide settings are refused once, not by every student's session
+        (["--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "o"), "--isolation", "foo"],
+         "argument --isolation: invalid choice: 'foo' (choose from"),
+        (["--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "o"), "--lang", "fr"],
+         "argument --lang: invalid choice: 'fr' (choose from"),
+        (["--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "o"), "--timeout", "0"],
+         "--timeout 0.0: give a positive number of seconds for each check"),
     ]
     for args, text in cases:
         result = _class(*args, check=False)

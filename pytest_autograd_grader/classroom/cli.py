@@ -12,7 +12,8 @@ import time
 from pathlib import Path
 
 from ..layout import has_checks
-from ..messages import msg
+from ..messages import LANGUAGES, msg
+from ..options import ISOLATIONS
 from ..reporters.files import write_json_atomic
 from .runner import ClassSettings, Outcome, grade_all, now_iso
 from .students import Student, checks_sha256, find_students, shard, student_seed
@@ -41,8 +42,10 @@ def add_arguments(parser) -> None:
     parser.add_argument("--student-timeout", type=float, default=1200.0,
                         help="seconds one student's whole grading may take before it is stopped, counted once the "
                              "worker's sandbox is warm (default 1200)")
-    parser.add_argument("--isolation", default=None, help="--grade-isolation (default auto)")
-    parser.add_argument("--lang", default=None, help="--grade-lang of the feedback")
+    # checked here, once: a bad value would otherwise fail every student's session alike
+    parser.add_argument("--isolation", default=None, type=str.lower, choices=ISOLATIONS,
+                        help="--grade-isolation (default auto)")
+    parser.add_argument("--lang", default=None, type=str.lower, choices=LANGUAGES, help="--grade-lang of the feedback")
     parser.add_argument("--assignment", default=None, help="the assignment's name in the LMS file (default Autograd)")
     parser.add_argument("--roster", default=None, metavar="CSV",
                         help="student,name,id,sis_user_id,sis_login_id,section columns for the LMS file")
@@ -125,6 +128,15 @@ def run(args) -> int:
         return _fail(msg("class.bad_jobs", jobs=args.jobs))
     if not args.student_timeout > 0:
         return _fail(msg("class.bad_student_timeout", seconds=args.student_timeout))
+    if args.timeout is not None and not args.timeout > 0:
+        return _fail(msg("class.bad_timeout", seconds=args.timeout))
+    if args.isolation:
+        from ..sandbox import Unavailable, choose
+
+        try:
+            choose(args.isolation)  # bwrap asked for where it cannot run: say so before grading anyone
+        except Unavailable as exc:
+            return _fail(str(exc))
     if args.shard is not None:
         try:
             k, n = (int(x) for x in args.shard.split("/"))
