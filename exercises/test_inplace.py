@@ -59,9 +59,10 @@ def check_sgd(submission, autograd, grade_rng, steps):
     autograd.assert_meta(got, what, is_leaf=True, requires_grad=True, hint=diagnose_update(got, "w"))
     expected = descend(autograd, w, x, y, lr, steps)
     hint = first_suspect(got, expected, lambda: suspects(autograd, w, x, y, lr, steps))
+    with_lr = msg("label.inplace.with_lr", what=what, lr=lr)
     if hint:
-        autograd.fail_with(msg("label.inplace.with_lr", what=what, lr=lr), got, expected, hint)
-    autograd.assert_close(got, expected, msg("label.inplace.with_lr", what=what, lr=lr))
+        autograd.fail_with(with_lr, got, expected, hint)
+    autograd.assert_close(got, expected, with_lr)
     autograd.require(trace.updated_in_place_without_grad, "req.inplace.update_no_grad",
                      what=msg("label.case", what="sgd", case=what), name="w")
 

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 from ..messages import msg
+from ..outcomes import GraderError
 from . import isolation as iso
 from .framing import HEADER, describe_status, frame, recv_frame
 from .staging import StageError, stage
@@ -462,15 +463,14 @@ def _sandbox(isolation: iso.Isolation, numpy_only: bool = False) -> _Sandbox:
     return sandbox
 
 
-def prestart(setting: str, timeout: float = SPAWN_TIMEOUT_S) -> bool:
+def prestart(setting: str, timeout: float = SPAWN_TIMEOUT_S) -> None:
     """Start the zygote a session with ``--grade-isolation setting`` will use
-    and wait until it has imported torch; True when it answered. For a
+    and wait (at most ``timeout``) until it has imported torch. For a
     process that grades many sessions (the class runner's workers), so that
     no session's clock counts the zygote's cold start."""
     sandbox = _sandbox(isolation_for(setting))
     sandbox.start()
-    reply, _ = sandbox.ask({"op": "ping"}, timeout=timeout)
-    return bool(reply and reply.get("ok"))
+    sandbox.ask({"op": "ping"}, timeout=timeout)  # no answer: the session's first call reports why
 
 
 def isolation_for(setting: str) -> iso.Isolation:
@@ -565,8 +565,6 @@ class SandboxExecutor:
             os.close(status_r)
             for path in dirs:
                 shutil.rmtree(path, ignore_errors=True)
-        from ..outcomes import GraderError
-
         tail = sandbox.log_tail()
         raise GraderError(msg("sandbox.no_worker", mode=mode) + (f"\n{tail}" if tail else ""))
 

@@ -109,9 +109,9 @@ def pids_of_uid(uid: int) -> list[int]:
 
 def python_paths() -> list[str]:
     """The directories the sandboxed interpreter needs: its prefixes,
-    standard library, site-packages and the real location of the binary."""
-    # the binary's own folder too: the sandbox runs sys.executable by that
-    # name, which may be a link from a folder no prefix covers
+    standard library, site-packages, and the binary's folder both as named
+    (the sandbox runs sys.executable by that name, which may be a link from a
+    folder no prefix covers) and where the binary really is."""
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
              os.path.dirname(os.path.realpath(sys.executable)), os.path.dirname(os.path.abspath(sys.executable))}
     for name in ("stdlib", "platstdlib", "purelib", "platlib"):
