@@ -160,7 +160,7 @@ def collect_checks(checks_dir: Path) -> list[dict]:
             "--rootdir", str(checks_dir),
             "-c", str(ini) if ini.is_file() else os.devnull, str(checks_dir)]
     output = io.StringIO()
-    modules, path = set(sys.modules), list(sys.path)
+    modules, path = dict(sys.modules), list(sys.path)
     addopts = os.environ.pop("PYTEST_ADDOPTS", None)  # e.g. a CI's --grade: listing is no grading run
     try:
         with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
@@ -170,11 +170,16 @@ def collect_checks(checks_dir: Path) -> list[dict]:
             os.environ["PYTEST_ADDOPTS"] = addopts
         sys.path[:] = path
         # Forget the check modules just imported, so that a later collection
-        # in this process (a test, an editor) reads the files again.
-        for name in set(sys.modules) - modules:
+        # in this process (a test, an editor) reads the files again, and put
+        # back a module of the caller's that one of them replaced under the
+        # same name (the checks' conftest.py is imported as "conftest").
+        for name in set(sys.modules) - set(modules):
             file = getattr(sys.modules[name], "__file__", None) or ""
             if os.path.abspath(file).startswith(str(checks_dir) + os.sep):
                 del sys.modules[name]
+        for name, module in modules.items():
+            if sys.modules.get(name) is not module:
+                sys.modules[name] = module
     if collector.errors:
         raise ManifestError("\n".join(msg("manifest.collect_error", file=nodeid, cause=_collect_cause(text))
                                       for nodeid, text in collector.errors))

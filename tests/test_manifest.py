@@ -219,3 +219,21 @@ def test_xdist_grades_with_the_manifest_the_same(pytester, capsys):
     assert {c["id"].split("/")[-1]: (c["status"], c["score"], c["max_score"]) for c in report["checks"]} == EDITED_A
     assert report["max_score"] == 11.0 and result.ret == pytest.ExitCode.TESTS_FAILED
     assert not (pytester.path / "imported-edited-test_a").exists()  # not in a worker either
+
+
+def test_listing_checks_leaves_the_callers_modules_as_they_were(tmp_path):
+    # the checks' conftest.py is imported under the name "conftest", which
+    # this suite's own conftest has: listing replaced it, and a later
+    # `from conftest import ...` in the same process found the course's
+    import conftest as ours
+
+    from pytest_autograd_grader.manifest import build_manifest
+
+    checks = tmp_path / "checks"
+    checks.mkdir()
+    (checks / "conftest.py").write_text("COURSE = True\n")
+    (checks / "test_a.py").write_text("import pytest\n\n@pytest.mark.grade(concept='leaf')\ndef test_a():\n    pass\n")
+    build_manifest(checks)
+    import conftest
+
+    assert conftest is ours and not hasattr(conftest, "COURSE")
