@@ -19,14 +19,14 @@ from pathlib import Path
 
 from pytest_autograd_grader.records import dumps
 from pytest_autograd_grader.sandbox import SandboxExecutor, isolation_for
-from pytest_autograd_grader.sandbox.executor import _sandbox
+from pytest_autograd_grader.sandbox.executor import sandbox_of
 
 STUDENT = "import numpy as np\n\ndef double(x):\n    return np.asarray(x) * 2\n"
 
 
 def measure(numpy_only: bool, isolation: str, workers: int) -> tuple[float, float]:
     iso = isolation_for(isolation)
-    _sandbox(iso, numpy_only).stop()
+    sandbox_of(iso, numpy_only).stop()
     payload = dumps({"args": {"$": "tuple", "items": [[1.0, 2.0]]}, "kwargs": {"$": "dict", "keys": [], "values": []}})
     times = []
     with tempfile.TemporaryDirectory() as tmp:

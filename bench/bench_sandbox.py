@@ -41,7 +41,7 @@ def micro(calls: int, mode: str) -> None:
 
     from pytest_autograd_grader.records import dumps, encode_argument
     from pytest_autograd_grader.sandbox import SandboxExecutor, isolation_for
-    from pytest_autograd_grader.sandbox.executor import _sandbox
+    from pytest_autograd_grader.sandbox.executor import sandbox_of
     from pytest_autograd_grader.submission import InlineExecutor
 
     student = Path(tempfile.mkdtemp(prefix="bench-student-"))
@@ -75,17 +75,17 @@ def micro(calls: int, mode: str) -> None:
         sandbox.workers[directory] = sandbox._spawn(directory)
         spawns.append(time.perf_counter() - t)
     sandbox.close()
-    _sandbox(isolation).stop()
+    sandbox_of(isolation).stop()
     cold = []
     for _ in range(2):
         t = time.perf_counter()
-        _sandbox(isolation).start()
+        sandbox_of(isolation).start()
         worker = sandbox._spawn(str(student.resolve()))
         cold.append(time.perf_counter() - t)
         sandbox.workers["x"] = worker
         sandbox.closed = False
         sandbox.close()
-        _sandbox(isolation).stop()
+        sandbox_of(isolation).stop()
 
     print(f"[{mode}] small call (a 4x4 tensor in, its double out), median of", calls)
     print(f"  inline     {_ms(inline_rt)}")

@@ -1,9 +1,10 @@
 """The fixtures exercise authors use: ``submission``, ``autograd``,
 ``grade_device`` and ``grade_rng``.
 
-They work without ``--grade`` too (plain pytest, student code inline), so an
-author can run a checks file like any test file. torch is imported inside the
-fixtures, never at module level.
+They work without ``--grade`` too (plain ``pytest``: no scores or reports),
+and student code still runs in the sandbox with its timeouts: only a
+``--grade-inline`` typed on the command line runs it inside pytest. torch is
+imported inside the fixtures, never at module level.
 """
 
 from __future__ import annotations
@@ -12,19 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from .state import CREDIT, EXECUTOR, PLACE, SEED, Credit, Place, state_of
+from .state import CREDIT, EXECUTOR, PLACE, Credit, Place, settings_of, state_of
 
 
 def run_seed(config: pytest.Config) -> int:
-    state = state_of(config)
-    if state is not None:
-        return state.settings.seed
-    seed = config.stash.get(SEED, None)
-    if seed is None:
-        from .options import _value, parse_seed
-
-        seed = config.stash[SEED] = parse_seed(_value(config, "grade_seed"))[0]
-    return seed
+    return settings_of(config).seed
 
 
 def executor_for(config: pytest.Config):
@@ -32,14 +25,17 @@ def executor_for(config: pytest.Config):
     executor = config.stash.get(EXECUTOR, None)
     if executor is None:
         state = state_of(config)
-        if state is not None and not state.settings.inline:
+        settings = settings_of(config)
+        if not settings.inline:
             from .sandbox import SandboxExecutor
 
-            executor = SandboxExecutor(memory_mb=state.settings.memory_mb, isolation=state.isolation,
-                                       answer_limit=int(state.settings.answer_limit_mb * (1 << 20)))
-            # Stop every worker before the reports are written, so no student
-            # process is left that could overwrite them.
-            config.pluginmanager.register(_CloseBeforeReports(executor), "grade-sandbox-close")
+            isolation = state.isolation if state is not None else _plain_isolation(settings)
+            executor = SandboxExecutor(memory_mb=settings.memory_mb, isolation=isolation,
+                                       answer_limit=int(settings.answer_limit_mb * (1 << 20)))
+            if state is not None:
+                # Stop every worker before the reports are written, so no student
+                # process is left that could overwrite them.
+                config.pluginmanager.register(_CloseBeforeReports(executor), "grade-sandbox-close")
         else:
             from .submission import InlineExecutor
 
@@ -47,6 +43,19 @@ def executor_for(config: pytest.Config):
         config.stash[EXECUTOR] = executor
         config.add_cleanup(executor.close)
     return executor
+
+
+def _plain_isolation(settings):
+    """A plain run picks its isolation when a check first needs it (a run
+    with no graded checks never probes); one that cannot work fails the
+    check in words."""
+    from .outcomes import GraderError
+    from .sandbox import Unavailable, isolation_for
+
+    try:
+        return isolation_for(settings.isolation)
+    except Unavailable as exc:
+        raise GraderError(str(exc)) from None
 
 
 class _CloseBeforeReports:
@@ -87,19 +96,16 @@ def grade_rng(request: pytest.FixtureRequest):
 def submission(request: pytest.FixtureRequest):
     """``submission("leaf")`` returns a proxy to the student's ``leaf.py``."""
     from .blame import student_values
+    from .plugin import spec_of
+    from .records import Limits
     from .submission import Budget, Submission, Submissions
 
     state = state_of(request.config)
-    directory = state.settings.submission if state is not None and state.settings.submission else Path(request.path).parent
-    timeout = state.settings.timeout if state is not None else 10.0
-    if state is not None:
-        from .plugin import spec_of
-
-        timeout = spec_of(request.node).timeout or timeout  # the marker's timeout=, for this check
+    settings = settings_of(request.config)
+    directory = settings.submission or Path(request.path).parent
+    timeout = spec_of(request.node).timeout or settings.timeout  # the marker's timeout=, for this check
     executor = executor_for(request.config)
-    from .records import Limits
-
-    limits = Limits(max_bytes=int(state.settings.answer_limit_mb * (1 << 20))) if state is not None else Limits()
+    limits = Limits(max_bytes=int(settings.answer_limit_mb * (1 << 20)))
     budget = Budget(timeout)  # --grade-timeout bounds the whole check, not each call
     # Every value handed back is remembered, so an error the check makes on
     # a malformed answer is blamed on the answer (blame.py).

@@ -167,6 +167,17 @@ def read_language(config: pytest.Config) -> str:
     return lang
 
 
+def _collects_submission(tests: Path, submission: Path) -> bool:
+    """Whether pytest, given the test path ``tests``, would collect files of
+    the student's folder ``submission`` beyond the checks' own directory: a
+    folder above the submission (it walks into it) or inside it, or a file
+    deeper inside it. The checks' own directory as submission is the
+    default written out, and fine."""
+    if tests.is_dir() or (not tests.exists() and not tests.suffix):
+        return tests != submission and (tests in submission.parents or submission in tests.parents)
+    return submission in tests.parent.parents
+
+
 def read_settings(config: pytest.Config) -> Settings:
     """Validate every grading option; raise UsageError naming the bad one."""
     submission = _value(config, "grade_submission")
@@ -188,9 +199,9 @@ def read_settings(config: pytest.Config) -> Settings:
         for arg in config.args:
             tests = Path(arg.split("::")[0])
             tests = (tests if tests.is_absolute() else config.invocation_params.dir / tests).resolve()
-            if tests == submission_path or tests in submission_path.parents or submission_path in tests.parents:
-                # pytest would collect the submission: its conftest.py and
-                # test files would run inside the grader.
+            if _collects_submission(tests, submission_path):
+                # the student's conftest.py and test files would run inside
+                # the grader, outside the sandbox
                 raise pytest.UsageError(msg("usage.submission_collected", path=submission, tests=arg))
 
     device = (_value(config, "grade_device") or "cpu").lower()

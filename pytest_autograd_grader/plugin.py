@@ -19,7 +19,7 @@ from .messages import msg
 from .outcomes import CheckError, GradeFailure, GraderError, status_of
 from .reporters import gradescope_results, table_lines, write_json_atomic
 from .scoring import CheckResult, CheckSpec, Gradebook
-from .state import CREDIT, PLACE, SPEC, STATE, GradeState, state_of
+from .state import CREDIT, PLACE, PLAIN_CHECKS, SETTINGS, SPEC, STATE, GradeState, state_of
 
 MARKER_HELP = (
     "grade(concept, points=1, hidden=False, timeout=None): a graded check of an autograd concept; "
@@ -46,9 +46,14 @@ def pytest_configure(config: pytest.Config) -> None:
     # Feedback speaks the student's language with or without --grade.
     config.add_cleanup(messages.saved_language())
     messages.use_language(options.read_language(config))
-    if not options.grading_enabled(config):
-        return
     settings = options.read_settings(config)
+    config.stash[SETTINGS] = settings
+    config.pluginmanager.register(_FeedbackReports(), "grade-feedback-reports")
+    if not options.grading_enabled(config):
+        # A plain run: graded checks still run student code in the sandbox,
+        # fail with their feedback, and the run ends saying how to score them.
+        config.pluginmanager.register(PlainSession(config), "grade-plain-session")
+        return
     state = GradeState(settings=settings, is_worker=hasattr(config, "workerinput"))
     if not settings.inline:
         from .sandbox import Unavailable, isolation_for
@@ -120,10 +125,11 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
                  submission=str(s.submission) if s.submission else msg("header.beside_checks"),
                  isolation=isolation_name(state))]
     lines += [msg("header.missing", what=what) for what in isolation_missing(state)]
-    if state.isolation is not None and state.isolation.fix:
-        lines.append(msg("header.fix", fix=state.isolation.fix))
-    if state.isolation is not None and state.isolation.reason:
-        lines.append(msg("header.reason", reason=state.isolation.reason))
+    if state.isolation is not None:
+        from .sandbox.probe import describe
+
+        # each stronger mode once, with why it was not used and what would make it work
+        lines += [msg("header.fallback", mode=f.mode, reason=describe(f)) for f in state.isolation.fallbacks]
     return lines
 
 
@@ -282,6 +288,24 @@ def _result_for(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestRep
     return result
 
 
+class _FeedbackReports:
+    """Registered for every run, graded or not."""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> pytest.TestReport | None:
+        """The report of a check the student failed (or that the grader's
+        own machinery could not run), made without pytest's traceback: its
+        text is replaced by the feedback anyway, and formatting it parses
+        the source of every frame (about 0.2 s per failed check, most of the
+        time a stub submission takes to grade)."""
+        if call.excinfo is None or not isinstance(call.excinfo.value, (GradeFailure, GraderError)):
+            return None
+        sections = [(f"Captured {key} {when}", content) for when, key, content in item._report_sections]
+        return pytest.TestReport(item.nodeid, item.location, {name: 1 for name in item.keywords}, "failed",
+                                 call.excinfo.value.feedback, call.when, sections, call.duration, call.start,
+                                 call.stop, user_properties=item.user_properties)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     from .blame import STUDENT_VALUES, forget_student_values, redact, redact_report
@@ -291,6 +315,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if report.when == "teardown":
         forget_student_values(item)  # keep no student tensor alive past its check
     if state_of(item.config) is None:
+        _plain_feedback(item, call, report)
         return report
     result = _result_for(item, call, report)
     result = item.config.hook.pytest_grade_check_result(item=item, result=result)
@@ -324,6 +349,38 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     return report
 
 
+def _plain_feedback(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestReport) -> None:
+    """Without --grade: a graded check the student failed shows its feedback,
+    as in a graded run, never a traceback into the grader."""
+    exc = call.excinfo.value if call.excinfo is not None else None
+    if not report.failed or not isinstance(exc, (GradeFailure, GraderError)) or item.get_closest_marker("grade") is None:
+        return
+    spec = spec_of(item)
+    concept = known_concepts(item.config).get(spec.concept)
+    title = concept.title if concept is not None else spec.concept
+    report.longrepr = msg("feedback.hidden", title=title) if spec.hidden else msg("feedback.header", title=title,
+                                                                                    what=exc.feedback)
+
+
+class PlainSession:
+    """A run without --grade that collects graded checks ends with one line
+    saying how to get their scores."""
+
+    def __init__(self, config: pytest.Config):
+        self.config = config
+
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        self.config.stash[PLAIN_CHECKS] = sum(1 for item in items if item.get_closest_marker("grade") is not None)
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        if self.config.stash.get(PLAIN_CHECKS, 0):
+            import shlex
+
+            command = shlex.join(["pytest", "--grade", *self.config.invocation_params.args])
+            terminalreporter.write_line(msg("summary.plain", count=self.config.stash[PLAIN_CHECKS], command=command),
+                                        bold=True)
+
+
 class GradingSession:
     """The session-wide hooks of a graded run, bound to its config (the
     collection and log-report hooks receive no config of their own)."""
@@ -331,20 +388,6 @@ class GradingSession:
     def __init__(self, config: pytest.Config, state: GradeState):
         self.config = config
         self.state = state
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> pytest.TestReport | None:
-        """The report of a check the student failed (or that the grader's
-        own machinery could not run), made without pytest's traceback: its
-        text is replaced by the feedback anyway, and formatting it parses the
-        source of every frame (about 0.2 s per failed check, most of the time
-        a stub submission takes to grade)."""
-        if call.excinfo is None or not isinstance(call.excinfo.value, (GradeFailure, GraderError)):
-            return None
-        sections = [(f"Captured {key} {when}", content) for when, key, content in item._report_sections]
-        return pytest.TestReport(item.nodeid, item.location, {name: 1 for name in item.keywords}, "failed",
-                                 call.excinfo.value.feedback, call.when, sections, call.duration, call.start,
-                                 call.stop, user_properties=item.user_properties)
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         import torch

@@ -77,7 +77,15 @@ PLACE = pytest.StashKey[Place]()
 SPEC = pytest.StashKey[CheckSpec]()
 CREDIT = pytest.StashKey[Credit]()
 EXECUTOR = pytest.StashKey[object]()
-SEED = pytest.StashKey[int]()
+# the run's settings, with or without --grade (plain runs sandbox student code too)
+SETTINGS = pytest.StashKey[Settings]()
+# graded checks a plain run (no --grade) collected: it ends saying how to get their scores
+PLAIN_CHECKS = pytest.StashKey[int]()
 
 def state_of(config: pytest.Config) -> GradeState | None:
     return config.stash.get(STATE, None)
+
+
+def settings_of(config: pytest.Config) -> Settings:
+    state = state_of(config)
+    return state.settings if state is not None else config.stash[SETTINGS]

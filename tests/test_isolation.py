@@ -15,6 +15,7 @@ import socket
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 from conftest import QUIET_PLUGINS, run_grader
@@ -322,8 +323,9 @@ def test_process_mode_says_what_is_missing(pytester: pytest.Pytester):
     """)
     graded = run_grader(pytester, "test_checks.py", "--grade-submission=student", "--grade-isolation", "process",
                         "--grade-gradescope", "results.json")
-    graded.result.stdout.fnmatch_lines(["*isolation process*", "grade: not protected: student code runs as your own user*",
-                                        "grade: to protect it: install bubblewrap*"])
+    graded.result.stdout.fnmatch_lines(["*isolation process*", "grade: not protected: student code runs as your own user*"])
+    # chosen, not fallen back to: no stronger mode was tried, so none is reported as missing
+    graded.result.stdout.no_fnmatch_line("grade: no * isolation*")
     assert graded.report["isolation"] == "process"
     assert any("your own user" in line for line in graded.report["isolation_missing"])
     gradescope = json.loads((pytester.path / "results.json").read_text())
@@ -333,10 +335,10 @@ def test_process_mode_says_what_is_missing(pytester: pytest.Pytester):
 
 def test_unavailable_mode_is_a_usage_error(pytester: pytest.Pytester, monkeypatch):
     import pytest_autograd_grader as package
-    from pytest_autograd_grader.sandbox import isolation
+    from pytest_autograd_grader.sandbox import isolation, probe
 
-    monkeypatch.setattr(isolation, "_is_root", lambda: False)
-    monkeypatch.setattr(isolation.shutil, "which", lambda name: None)
+    monkeypatch.setattr(isolation, "is_root", lambda: False)
+    monkeypatch.setattr(probe.shutil, "which", lambda name: None)
     monkeypatch.setattr(package, "_isolations", {}, raising=False)
     pytester.makepyfile(test_checks="def test_nothing():\n    pass\n")
     result = pytester.runpytest("--grade", "--grade-isolation", "user", *QUIET_PLUGINS)
@@ -344,29 +346,60 @@ def test_unavailable_mode_is_a_usage_error(pytester: pytest.Pytester, monkeypatc
     result.stderr.fnmatch_lines(["*--grade-isolation user: workers can drop to a uid of their own only when the grader runs as root*"])
     result = pytester.runpytest("--grade", "--grade-isolation", "bwrap", *QUIET_PLUGINS)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--grade-isolation bwrap: bubblewrap is not installed*"])
+    result.stderr.fnmatch_lines(["*--grade-isolation bwrap: bubblewrap (bwrap) is not installed or not on PATH; "
+                                 "to use it: apt-get install bubblewrap*"])
     result = pytester.runpytest("--grade", "--grade-isolation", "auto", *QUIET_PLUGINS)
-    result.stdout.fnmatch_lines(["*isolation process*", "grade: stronger isolation was not available: bubblewrap is not installed*"])
+    result.stdout.fnmatch_lines(["*isolation process*", "grade: not protected: student code runs as your own user*",
+                                 "grade: no bwrap isolation: bubblewrap (bwrap) is not installed or not on PATH; "
+                                 "to use it: apt-get install bubblewrap*"])
+    # a student is not told to run the grader as root, and nothing is said twice
+    result.stdout.no_fnmatch_line("*no user isolation*")
+    header = [line for line in result.stdout.lines if line.startswith("grade:")]
+    assert len(header) == len(set(header)) == 3, header
 
 
-def test_a_python_reached_through_a_link_grades_in_bwrap(tmp_path, request):
-    # /opt/python/bin/python -> the real binary (a Docker or a hand-made
-    # layout): the sandbox runs the interpreter by that name, so its folder
-    # must be in the sandbox too; it was not, and every check failed with
-    # "bwrap: execvp ...: No such file or directory"
-    import shutil
+def _linked_python(place, how: str) -> str:
+    """This interpreter, with its packages, started through a link.
+
+    ``binary``: ``place/bin/python`` links to the binary (a Docker or
+    hand-made layout such as /opt/python/bin/python), from a folder no
+    prefix covers; run from a venv, ``place`` also gets the venv's
+    ``pyvenv.cfg`` and a link to its ``lib``, or the linked Python would
+    leave the venv and its packages behind. ``venv``: a venv reached
+    through a linked folder (``place/env`` -> the venv), built here on top
+    of this interpreter's site-packages."""
+    from journeys import venv_on_top
+
+    if how == "binary":
+        (place / "bin").mkdir()
+        if sys.prefix == sys.base_prefix:
+            (place / "bin" / "python").symlink_to(os.path.realpath(sys.executable))
+        else:
+            (place / "bin" / "python").symlink_to(sys.executable)
+            (place / "pyvenv.cfg").write_text((Path(sys.prefix) / "pyvenv.cfg").read_text())
+            (place / "lib").symlink_to(Path(sys.prefix) / "lib")
+        return str(place / "bin" / "python")
+    real = place / "real-env"
+    venv_on_top(real)
+    (place / "env").symlink_to(real)
+    return str(place / "env" / "bin" / "python")
+
+
+@pytest.mark.parametrize("how", ["binary", "venv"])
+def test_a_python_reached_through_a_link_grades_in_bwrap(tmp_path, how):
+    # The sandbox runs the interpreter by the name it was started with, and
+    # Python finds its prefix (a venv's pyvenv.cfg) from that name: the
+    # folders on the way must be in the sandbox at that name. They were not,
+    # and every check failed with "bwrap: execvp ...: No such file or
+    # directory". The link lies under pytest's own tmp folder (0700): as root,
+    # the sandbox's uid is handed what it cannot reach (handoff.py).
     import subprocess
-    import tempfile
-    from pathlib import Path
 
     require_isolation("bwrap")
-    # not under tmp_path: pytest's base folder is closed to the sandbox's uid
-    elsewhere = Path(tempfile.mkdtemp(prefix="grade-linked-python-"))
-    request.addfinalizer(lambda: shutil.rmtree(elsewhere, ignore_errors=True))
-    os.chmod(elsewhere, 0o755)
-    linked = elsewhere / "bin" / "python"
-    linked.parent.mkdir()
-    linked.symlink_to(os.path.realpath(sys.executable))
+    # the folder itself readable by others, as installations are; the ones
+    # above it closed (pytest's own are 0700)
+    os.chmod(tmp_path, 0o755)
+    python = _linked_python(tmp_path, how)
     checks = tmp_path / "checks"
     checks.mkdir()
     (checks / "test_who.py").write_text(
@@ -376,7 +409,7 @@ def test_a_python_reached_through_a_link_grades_in_bwrap(tmp_path, request):
     student.mkdir()
     (student / "who.py").write_text("def name():\n    return 'me'\n")
     report = tmp_path / "report.json"
-    done = subprocess.run([str(linked), "-m", "pytest", str(checks), "-c", os.devnull, "--rootdir", str(checks),
+    done = subprocess.run([python, "-m", "pytest", str(checks), "-c", os.devnull, "--rootdir", str(checks),
                            "-p", "no:cacheprovider", "--grade", f"--grade-submission={student}",
                            "--grade-isolation=bwrap", "--grade-json", str(report)],
                           capture_output=True, text=True, cwd=tmp_path, timeout=300)
@@ -384,20 +417,44 @@ def test_a_python_reached_through_a_link_grades_in_bwrap(tmp_path, request):
     assert json.loads(report.read_text())["percent"] == 100.0
 
 
-def test_bubblewrap_that_cannot_run_this_python_is_found_by_the_probe(monkeypatch, tmp_path):
-    # the probe starts the interpreter itself, so auto falls back (and an
-    # explicit bwrap is a usage error) instead of every check failing later
-    from pytest_autograd_grader.sandbox import isolation
+def test_bubblewrap_that_cannot_run_this_python_is_found_by_the_probe(monkeypatch):
+    # the probe starts a real worker the way grading does, so auto falls
+    # back (and an explicit bwrap is a usage error) instead of every check
+    # failing later: here the sandbox lacks the interpreter's folders
+    from pytest_autograd_grader.sandbox import isolation, probe
 
     require_isolation("bwrap")
-    hidden = tmp_path / "hidden" / "python"
-    hidden.parent.mkdir()
-    hidden.symlink_to(os.path.realpath(sys.executable))
-    bound = isolation.python_paths
-    left_out = os.path.realpath(hidden.parent)
-    monkeypatch.setattr(isolation.sys, "executable", str(hidden))
-    monkeypatch.setattr(isolation, "python_paths", lambda: [p for p in bound() if p != left_out])
-    problem = isolation._probe_bwrap(None)
+    binds = isolation.sandbox_binds
+    python = set(isolation.python_binds())
+    monkeypatch.setattr(isolation, "sandbox_binds", lambda stage: [b for b in binds(stage) if b not in python])
+    mode = isolation.Isolation("bwrap", uid=isolation.allocate_uid() if isolation.is_root() else None)
+    problem = probe.try_mode(mode)
     assert problem is not None and "No such file or directory" in problem
-    monkeypatch.setattr(isolation, "python_paths", bound)
-    assert isolation._probe_bwrap(None) is None
+    monkeypatch.setattr(isolation, "sandbox_binds", binds)
+    assert probe.try_mode(mode) is None
+
+
+def test_the_command_named_for_a_closed_python_opens_just_enough(request):
+    # what `user` mode's header line tells root to run: passing through for
+    # the folders on the way, listing for the folder the sandbox reads
+    import shutil
+    import subprocess
+    import tempfile
+
+    from pytest_autograd_grader.sandbox import isolation
+
+    top = Path(tempfile.mkdtemp(dir="/tmp"))
+    request.addfinalizer(lambda: shutil.rmtree(top, ignore_errors=True))
+    home, lib, site_packages = top / "home", top / "home" / "lib", top / "home" / "lib" / "site"
+    site_packages.mkdir(parents=True)
+    os.chmod(top, 0o755)
+    os.chmod(home, 0o700)
+    os.chmod(lib, 0o755)
+    os.chmod(site_packages, 0o711)
+    blocked = isolation.blocked_dirs([str(site_packages)])
+    assert blocked == {str(home): "x", str(site_packages): "rx"}
+    fix = isolation.chmod_fix(blocked)
+    assert fix == f"chmod o+x {home} && chmod o+rx {site_packages}"
+    subprocess.run(["sh", "-c", fix], check=True)
+    assert isolation.blocked_dirs([str(site_packages)]) == {}
+    assert oct(os.stat(home).st_mode & 0o777) == "0o701"  # nobody may list the home

@@ -441,7 +441,7 @@ def test_inline_mode_must_be_typed(pytester):
     assert run_grader(pytester).check("test_mode")["status"] == "passed"
 
 
-@pytest.mark.parametrize("test_paths", [["."], ["student"], ["checks", "student/sub"]])
+@pytest.mark.parametrize("test_paths", [["."], ["checks", "student/sub"], ["student/sub/test_s.py"]])
 def test_a_submission_that_pytest_would_collect_is_refused(pytester, test_paths):
     pytester.mkdir("student")
     pytester.mkdir("student/sub")
@@ -451,4 +451,20 @@ def test_a_submission_that_pytest_would_collect_is_refused(pytester, test_paths)
         "import pytest\n\n@pytest.mark.grade(concept='leaf')\ndef test_c():\n    pass\n")
     result = pytester.runpytest("--grade", "--grade-submission=student", "--noconftest", *test_paths, *QUIET_PLUGINS)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert "so pytest would collect the student's conftest.py and test files" in result.stderr.str()
+    assert "so pytest would also collect the files in it" in result.stderr.str()
+    assert "pytest --grade student for exercises whose checks sit beside them" in result.stderr.str()
+
+
+@pytest.mark.parametrize("test_path", ["exercises", "exercises/test_e.py"])
+def test_the_checks_own_directory_as_submission_is_the_default_written_out(pytester, test_path):
+    # "pytest --grade exercises/test_leaf.py --grade-submission=exercises" was
+    # refused as if the student's folder were collected: it is the default
+    pytester.mkdir("exercises")
+    (pytester.path / "exercises" / "e.py").write_text("def f():\n    return 1\n")
+    (pytester.path / "exercises" / "test_e.py").write_text(
+        "import pytest\n\n@pytest.mark.grade(concept='leaf')\ndef test_e(submission):\n"
+        "    assert submission('e', numpy_only=True).f() == 1\n")
+    implicit = run_grader(pytester, test_path, report="implicit.json")
+    explicit = run_grader(pytester, test_path, "--grade-submission=exercises", report="explicit.json")
+    assert explicit.result.ret == implicit.result.ret == 0
+    assert explicit.report["percent"] == implicit.report["percent"] == 100.0

@@ -18,7 +18,7 @@ from conftest import run_grader
 
 from pytest_autograd_grader.records import dumps, loads
 from pytest_autograd_grader.sandbox import SandboxExecutor, describe_status
-from pytest_autograd_grader.sandbox.executor import _sandbox
+from pytest_autograd_grader.sandbox.executor import sandbox_of
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox needs Linux")
 
@@ -467,7 +467,7 @@ def test_executor_round_trip_and_restart(tmp_path):
         fresh = loads(executor.run(str(tmp_path), "m", "pid", empty, "call", 5))
         assert fresh["stage"] == "ok"
         # the zygote itself is replaced when it is gone
-        sandbox = _sandbox(executor.isolation)
+        sandbox = sandbox_of(executor.isolation)
         launcher = sandbox.launcher
         sandbox.stop()
         for worker in list(executor.workers.values()):
@@ -520,6 +520,7 @@ def test_a_sandbox_that_cannot_start_a_worker_is_the_graders_error_said_in_words
     from pytest_autograd_grader.messages import msg
     from pytest_autograd_grader.sandbox import executor
 
+    executor.isolation_for("auto")  # chosen (by a worker that answered) before the sandbox breaks
     real_ask = executor._Sandbox.ask
 
     def refuse_workers(self, message, fds=(), timeout=executor.SPAWN_TIMEOUT_S):

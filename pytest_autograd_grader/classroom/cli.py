@@ -131,12 +131,14 @@ def run(args) -> int:
     if args.timeout is not None and not args.timeout > 0:
         return _fail(msg("class.bad_timeout", seconds=args.timeout))
     if args.isolation:
-        from ..sandbox import Unavailable, choose
+        from ..sandbox import Unavailable, choose, stop_all
 
         try:
             choose(args.isolation)  # bwrap asked for where it cannot run: say so before grading anyone
         except Unavailable as exc:
             return _fail(str(exc))
+        finally:
+            stop_all()  # the probe's zygote: each forked worker starts its own
     if args.shard is not None:
         try:
             k, n = (int(x) for x in args.shard.split("/"))

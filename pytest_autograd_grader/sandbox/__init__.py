@@ -12,8 +12,11 @@ Processes::
                      └─ worker student code: own uid (user mode), rlimits, no new privileges,
                                private working directory, output on a pipe (worker.py)
 
-* ``isolation.py`` decides the boundary (bubblewrap, a uid per worker, or
-  processes only) and builds bubblewrap's command line.
+* ``isolation.py`` describes the boundaries (bubblewrap, a uid per worker,
+  or processes only), the paths they need and bubblewrap's command line;
+  ``probe.py`` picks one by starting a real worker behind it;
+  ``handoff.py`` lets a root grader hand bubblewrap's uid what it cannot
+  reach (Python under a 0700 home).
 * ``staging.py`` copies the submission where the sandbox can read it.
 * The grader holds pidfds of each keeper and worker: it reads from /proc
   whether a worker left a thread or process behind (then the worker is
@@ -21,8 +24,9 @@ Processes::
   uid) on a timeout, a crash or at the end, and knows when it is gone.
 """
 
-from .executor import SandboxExecutor, isolation_for, prestart
+from .executor import SandboxExecutor, isolation_for, prestart, stop_all
 from .framing import describe_status
-from .isolation import Isolation, Unavailable, choose
+from .isolation import Isolation, Unavailable
+from .probe import choose
 
-__all__ = ["SandboxExecutor", "Isolation", "Unavailable", "choose", "describe_status", "isolation_for", "prestart"]
+__all__ = ["SandboxExecutor", "Isolation", "Unavailable", "choose", "describe_status", "isolation_for", "prestart", "stop_all"]

@@ -304,6 +304,23 @@ class _Worker:
                 pass
 
 
+def _hand_over(binds: list[tuple[str, str]], host: Path) -> tuple[list[tuple[str, str]], list[list[str]]]:
+    """Binds whose source another uid cannot reach get a mount point under
+    ``host`` (in the sandbox's base, which it can) for handoff.py to bind
+    them onto; answers the new binds and [source, mount point] pairs."""
+    new: list[tuple[str, str]] = []
+    handed: list[list[str]] = []
+    for source, dest in binds:
+        if dest != iso.SANDBOX_STAGE and iso.blocked_dirs([source]):  # the stage lies in the base already
+            point = host / str(len(handed))
+            point.mkdir(parents=True, mode=0o711, exist_ok=True)
+            os.chmod(host, 0o711)
+            handed.append([source, str(point)])
+            source = str(point)
+        new.append((source, dest))
+    return new, handed
+
+
 class _Sandbox:
     """One zygote behind one isolation, shared by every executor of the
     pytest process (pytester's in-process runs included): it holds nothing
@@ -333,7 +350,8 @@ class _Sandbox:
             return
         self.stop()
         mode, uid = self.isolation.mode, self.isolation.uid
-        base = self.base = Path(tempfile.mkdtemp(prefix="grade-sandbox-"))
+        other_uids = mode == "user" or uid is not None
+        base = self.base = Path(tempfile.mkdtemp(prefix="grade-sandbox-", dir=iso.sandbox_parent(other_uids)))
         # others may pass through (workers' own uids reach their directories), not list
         os.chmod(base, 0o711)
         for name in ("stage", "work", "lib"):
@@ -348,12 +366,19 @@ class _Sandbox:
             read_end, write_end = os.pipe()
             self.status_pipe = read_end
             pass_fds.append(write_end)
-            command = iso.bwrap_command(str(base / "stage")) + ["--json-status-fd", str(write_end), "--",
-                                                                 *python, "bwrap", *flags]
-            env = iso.worker_env(iso.SANDBOX_LIB, "/tmp")
+            binds = iso.sandbox_binds(str(base / "stage"))
+            handed: list[tuple[str, str]] = []
             if uid is not None:
-                kwargs = {"user": uid, "group": uid, "extra_groups": []}
                 os.chown(base / "stage", uid, uid)
+                binds, handed = _hand_over(binds, base / "host")
+            command = iso.bwrap_command(binds) + ["--json-status-fd", str(write_end), "--", *python, "bwrap", *flags]
+            if handed:
+                # root binds what the uid cannot reach, then becomes the uid (handoff.py)
+                spec = json.dumps({"binds": handed, "uid": uid})
+                command = [sys.executable, "-I", "-S", str(Path(__file__).with_name("handoff.py")), spec, *command]
+            elif uid is not None:
+                kwargs = {"user": uid, "group": uid, "extra_groups": []}
+            env = iso.worker_env(iso.SANDBOX_LIB, "/tmp")
         else:
             os.symlink(iso.PACKAGE_DIR, base / "lib" / iso.PACKAGE_DIR.name)
             command = python + flags
@@ -449,7 +474,7 @@ class _Sandbox:
         return reply, list(received)
 
 
-def _sandbox(isolation: iso.Isolation, numpy_only: bool = False) -> _Sandbox:
+def sandbox_of(isolation: iso.Isolation, numpy_only: bool = False) -> _Sandbox:
     # Kept on the package, which pytest never unloads: pytester's in-process
     # runs forget modules first imported during a run, this one included.
     import pytest_autograd_grader as package
@@ -463,24 +488,38 @@ def _sandbox(isolation: iso.Isolation, numpy_only: bool = False) -> _Sandbox:
     return sandbox
 
 
+def stop_all() -> None:
+    """Stop every zygote of this process and forget the isolations chosen:
+    for a process about to fork workers that must each start their own (the
+    class runner, after checking --isolation)."""
+    import pytest_autograd_grader as package
+
+    for sandbox in package.__dict__.get("_sandboxes", {}).values():
+        sandbox.stop()
+    package.__dict__.get("_sandboxes", {}).clear()
+    package.__dict__.get("_isolations", {}).clear()
+
+
 def prestart(setting: str, timeout: float = SPAWN_TIMEOUT_S) -> None:
     """Start the zygote a session with ``--grade-isolation setting`` will use
     and wait (at most ``timeout``) until it has imported torch. For a
     process that grades many sessions (the class runner's workers), so that
     no session's clock counts the zygote's cold start."""
-    sandbox = _sandbox(isolation_for(setting))
+    sandbox = sandbox_of(isolation_for(setting))
     sandbox.start()
     sandbox.ask({"op": "ping"}, timeout=timeout)  # no answer: the session's first call reports why
 
 
 def isolation_for(setting: str) -> iso.Isolation:
-    """``isolation.choose``, once per setting and pytest process (probing
-    starts bubblewrap, and a new uid would mean a new zygote)."""
+    """``probe.choose``, once per setting and pytest process (probing
+    starts a worker, and a new uid would mean a new zygote)."""
     import pytest_autograd_grader as package
 
     chosen = package.__dict__.setdefault("_isolations", {})
     if setting not in chosen:
-        chosen[setting] = iso.choose(setting)
+        from .probe import choose
+
+        chosen[setting] = choose(setting)
     return chosen[setting]
 
 
@@ -508,10 +547,10 @@ class SandboxExecutor:
     def start(self) -> None:
         """Start the zygote now (it imports torch in the background); the
         first call waits for it. Safe to call more than once."""
-        _sandbox(self.isolation).start()
+        sandbox_of(self.isolation).start()
 
     def _spawn(self, directory: str, numpy_only: bool = False) -> _Worker:
-        sandbox = _sandbox(self.isolation, numpy_only)
+        sandbox = sandbox_of(self.isolation, numpy_only)
         mode = self.isolation.mode
         for attempt in range(2):
             if attempt:
@@ -667,5 +706,5 @@ class SandboxExecutor:
         if self.unverified:
             # Something a worker started could not be shown to be gone (no
             # namespace and no uid of its own): end the whole sandbox.
-            _sandbox(self.isolation).stop()
-            _sandbox(self.isolation, numpy_only=True).stop()
+            sandbox_of(self.isolation).stop()
+            sandbox_of(self.isolation, numpy_only=True).stop()

@@ -7,7 +7,8 @@ sandbox is launched behind it (``--grade-isolation``).
   everything else on disk are simply not there), a private tmpfs, their own
   PID namespace and ``/proc``, no network and no terminal. A grader running
   as root starts bubblewrap as a fresh unprivileged uid, so even the files
-  that are visible are seen as by a stranger.
+  that are visible are seen as by a stranger; what that uid cannot reach
+  (Python under a 0700 home) root hands over first (``handoff.py``).
 * ``user``: for a grader running as root where bubblewrap cannot run (often
   inside Docker). Each worker drops to a uid of its own, so it cannot write
   root's files, open root's ``/proc/*/mem`` or signal root's processes, and
@@ -20,12 +21,13 @@ from __future__ import annotations
 
 import os
 import random
+import shlex
 import shutil
 import site
 import stat
-import subprocess
 import sys
 import sysconfig
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,15 +59,24 @@ class Unavailable(Exception):
 
 
 @dataclass(frozen=True)
+class Fallback:
+    """A stronger mode ``auto`` did not pick: why not, and the one thing
+    that would make it work here."""
+
+    mode: str
+    problem: str
+    fix: str = ""
+
+
+@dataclass(frozen=True)
 class Isolation:
     mode: str                  # bwrap, user or process
     uid: int | None = None     # bwrap: the uid bubblewrap runs as (None: the grader's own)
     missing: tuple[str, ...] = field(default=())  # protections this mode lacks, in words
-    fix: str = ""              # how to get them
-    reason: str = ""           # why auto did not pick a stronger mode
+    fallbacks: tuple[Fallback, ...] = field(default=())  # stronger modes auto passed over
 
 
-def _is_root() -> bool:
+def is_root() -> bool:
     return hasattr(os, "geteuid") and os.geteuid() == 0
 
 
@@ -107,48 +118,110 @@ def pids_of_uid(uid: int) -> list[int]:
     return [int(e) for e in os.listdir("/proc") if e.isdigit() and uid in uids_of(int(e))]
 
 
-def python_paths() -> list[str]:
-    """The directories the sandboxed interpreter needs: its prefixes,
-    standard library, site-packages, and the binary's folder both as named
-    (the sandbox runs sys.executable by that name, which may be a link from a
-    folder no prefix covers) and where the binary really is."""
-    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
-             os.path.dirname(os.path.realpath(sys.executable)), os.path.dirname(os.path.abspath(sys.executable))}
-    for name in ("stdlib", "platstdlib", "purelib", "platlib"):
-        path = sysconfig.get_paths().get(name)
-        if path:
-            paths.add(path)
-    for path in site.getsitepackages() + [site.getusersitepackages()]:
-        paths.add(path)
-    for path in os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep):
-        if path:
-            paths.add(path)
-    existing = sorted(os.path.realpath(p) for p in paths if p and os.path.isdir(p))
-    # keep only the outermost of nested directories
+def _outermost(paths) -> list[str]:
     kept: list[str] = []
-    for path in existing:
+    for path in sorted(set(paths)):
         if not any(path == k or path.startswith(k.rstrip("/") + "/") for k in kept):
             kept.append(path)
     return kept
 
 
-def unreadable_by_others(paths: list[str]) -> str | None:
-    """The first directory on the way to ``paths`` that a user with no
-    groups of its own cannot enter, or None when all can be read."""
+def _link_hops(executable: str) -> list[str]:
+    """The folder of ``executable`` and of every link on the way to the
+    real binary (/opt/app/bin/python -> a venv's python -> /usr/bin/python3.11):
+    the sandbox must resolve each hop."""
+    folders = []
+    path = os.path.abspath(executable)
+    for _ in range(40):  # the kernel's own limit on links followed
+        folders.append(os.path.dirname(path))
+        if not os.path.islink(path):
+            break
+        path = os.path.normpath(os.path.join(os.path.dirname(path), os.readlink(path)))
+    folders.append(os.path.dirname(os.path.realpath(executable)))
+    return folders
+
+
+def python_binds() -> list[tuple[str, str]]:
+    """(directory on the host, where the sandbox sees it) for everything the
+    sandboxed interpreter needs: its prefixes, standard library,
+    site-packages and the folders of the binary and of each link to it, each
+    where it really is and, when reached through a linked folder (a venv
+    behind one), also at the name the interpreter is started by and finds
+    its prefix from."""
+    named = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *_link_hops(sys.executable)}
+    for name in ("stdlib", "platstdlib", "purelib", "platlib"):
+        path = sysconfig.get_paths().get(name)
+        if path:
+            named.add(path)
+    named.update(site.getsitepackages() + [site.getusersitepackages()])
+    named.update(p for p in os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep) if p)
+    named = {os.path.abspath(p) for p in named if p and os.path.isdir(p)}
+    binds = [(path, path) for path in _outermost(os.path.realpath(p) for p in named)]
+    covered = [dest for _, dest in binds]
+    for path in _outermost(p for p in named if p != os.path.realpath(p)):
+        if not any(path == c or path.startswith(c.rstrip("/") + "/") for c in covered):
+            binds.append((os.path.realpath(path), path))
+    return [(source, dest) for source, dest in binds if dest != "/usr" and not dest.startswith("/usr/")]
+
+
+def python_paths() -> list[str]:
+    """The host directories of ``python_binds``."""
+    return sorted({source for source, _ in python_binds()})
+
+
+def blocked_dirs(paths: list[str]) -> dict[str, str]:
+    """The directories on the way to ``paths`` that a user with no groups of
+    its own cannot pass (``"x"`` missing), or, for ``paths`` themselves,
+    cannot list (``"rx"``), outermost first; empty when all can be reached."""
+    blocked: dict[str, str] = {}
     for path in paths:
         current = Path(path)
         for directory in [*reversed(current.parents), current]:
             try:
                 mode = os.stat(directory).st_mode
             except OSError:
-                return str(directory)
-            if not mode & stat.S_IXOTH or (directory == current and not mode & stat.S_IROTH):
-                return str(directory)
-    return None
+                blocked.setdefault(str(directory), "rx")
+                break
+            leaf = directory == current
+            need = stat.S_IXOTH | (stat.S_IROTH if leaf else 0)
+            if mode & need != need:
+                bits = "rx" if leaf and not mode & stat.S_IROTH else "x"
+                if blocked.get(str(directory)) != "rx":
+                    blocked[str(directory)] = bits
+    return blocked
 
 
-def _needed_paths() -> list[str]:
-    return [p for p in python_paths() if not p.startswith("/usr/")] + [str(PACKAGE_DIR)]
+def chmod_fix(blocked: dict[str, str]) -> str:
+    """The one command that opens ``blocked`` to other users, no wider than
+    needed: passing through (o+x), and listing (o+rx) where the sandbox
+    reads the folder itself."""
+    parts = []
+    for bits in ("x", "rx"):
+        names = [shlex.quote(d) for d, need in blocked.items() if need == bits]
+        if names:
+            parts.append(f"chmod o+{bits} " + " ".join(names))
+    return " && ".join(parts)
+
+
+def needed_paths() -> list[str]:
+    """What a worker of another uid reads: the interpreter's files and the
+    grader's package."""
+    return python_paths() + [str(PACKAGE_DIR)]
+
+
+def sandbox_parent(for_other_uids: bool) -> Path:
+    """Where the sandbox's own directory (staged submissions, workers'
+    directories, the zygote's log) is made. For a sandbox whose processes run
+    as other uids, the first temporary directory they can reach, whatever
+    TMPDIR says: a 0700 folder from ``mktemp -d`` (or pytest's own) would
+    lock every worker out."""
+    default = Path(tempfile.gettempdir())
+    if not for_other_uids:
+        return default
+    for candidate in (default, Path("/tmp"), Path("/var/tmp"), Path("/dev/shm")):
+        if candidate.is_dir() and os.access(candidate, os.W_OK | os.X_OK) and not blocked_dirs([str(candidate)]):
+            return candidate
+    raise Unavailable(msg("isolation.no_shared_tmp", tmp=str(default)))
 
 
 def worker_env(python_path: str, home: str) -> dict[str, str]:
@@ -160,9 +233,18 @@ def worker_env(python_path: str, home: str) -> dict[str, str]:
     return env
 
 
-def bwrap_command(stage_dir: str) -> list[str]:
-    """bubblewrap's arguments for the sandbox, up to the ``--``."""
-    args = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session",
+def sandbox_binds(stage_dir: str) -> list[tuple[str, str]]:
+    """(host directory, where the sandbox sees it) for what bubblewrap binds
+    read-only besides the system: the interpreter, the grader's package and
+    the staged submissions."""
+    return [*python_binds(), (str(PACKAGE_DIR), f"{SANDBOX_LIB}/{PACKAGE_DIR.name}"), (stage_dir, SANDBOX_STAGE)]
+
+
+def bwrap_command(binds: list[tuple[str, str]]) -> list[str]:
+    """bubblewrap's arguments for the sandbox, up to the ``--``; ``binds``
+    as ``sandbox_binds`` gives them (their sources possibly handed over,
+    see handoff.py)."""
+    args = [shutil.which("bwrap") or "bwrap", "--unshare-all", "--die-with-parent", "--new-session",
             "--proc", "/proc", "--dev", "/dev", "--size", str(TMPFS_BYTES), "--tmpfs", "/tmp",
             "--size", str(TMPFS_BYTES), "--tmpfs", "/dev/shm",
             "--tmpfs", "/run", "--chdir", "/tmp"]
@@ -177,82 +259,8 @@ def bwrap_command(stage_dir: str) -> list[str]:
             args += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
     if os.path.isdir("/sys"):
         args += ["--ro-bind", "/sys", "/sys"]
-    for path in python_paths():
-        if not path.startswith("/usr/"):
-            args += ["--ro-bind", path, path]
     for device in sorted(Path("/dev").glob("nvidia*")):
         args += ["--dev-bind", str(device), str(device)]
-    args += ["--ro-bind", str(PACKAGE_DIR), f"{SANDBOX_LIB}/{PACKAGE_DIR.name}",
-             "--ro-bind", stage_dir, SANDBOX_STAGE,
-             "--remount-ro", "/"]  # the root bubblewrap built; /tmp and /dev/shm stay writable
-    return args
-
-
-def _probe_bwrap(uid: int | None) -> str | None:
-    """None when bubblewrap starts a sandbox here, else why not."""
-    import tempfile
-
-    kwargs = {"user": uid, "group": uid, "extra_groups": []} if uid is not None else {}
-    with tempfile.TemporaryDirectory(prefix="grade-probe-") as empty:
-        os.chmod(empty, 0o711)
-        # the interpreter the zygote will be, not a shell: a Python that the
-        # sandbox cannot run is found here, where auto can still fall back
-        command = bwrap_command(empty) + ["--", sys.executable, "-I", "-S", "-c", ""]
-        try:
-            done = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.PIPE, timeout=20, **kwargs)
-        except (OSError, subprocess.SubprocessError) as exc:
-            return msg("isolation.bwrap_failed", detail=str(exc))
-    if done.returncode != 0:
-        text = done.stderr.decode(errors="replace").strip().splitlines()
-        return msg("isolation.bwrap_failed", detail=text[-1] if text else f"exit status {done.returncode}")
-    return None
-
-
-def choose(setting: str) -> Isolation:
-    """The isolation for ``--grade-isolation setting``; ``auto`` picks the
-    strongest that works. An explicit mode that cannot work raises
-    ``Unavailable``."""
-    setting = (setting or "auto").lower()
-    reasons: list[str] = []
-    root = _is_root()
-    if setting in ("auto", "bwrap"):
-        problem = None
-        uid = None
-        if not sys.platform.startswith("linux"):
-            problem = msg("isolation.needs_linux", what="bubblewrap")
-        elif shutil.which("bwrap") is None:
-            problem = msg("isolation.no_bwrap")
-        elif root:
-            blocked = unreadable_by_others(_needed_paths())
-            if blocked:
-                problem = msg("isolation.unreadable", path=blocked)
-            else:
-                uid = allocate_uid()
-        if problem is None:
-            problem = _probe_bwrap(uid)
-        if problem is None:
-            return Isolation("bwrap", uid=uid)
-        if setting == "bwrap":
-            raise Unavailable(msg("usage.isolation_unavailable", mode="bwrap", problem=problem))
-        reasons.append(problem)
-    if setting in ("auto", "user"):
-        problem = None
-        if not sys.platform.startswith("linux"):
-            problem = msg("isolation.needs_linux", what="a uid per worker")
-        elif not root:
-            problem = msg("isolation.user_needs_root")
-        else:
-            blocked = unreadable_by_others(_needed_paths())
-            if blocked:
-                problem = msg("isolation.unreadable", path=blocked)
-        if problem is None:
-            missing = (msg("isolation.missing.read"), msg("isolation.missing.network"))
-            return Isolation("user", missing=missing, fix=msg("isolation.fix.bwrap"), reason="; ".join(reasons))
-        if setting == "user":
-            raise Unavailable(msg("usage.isolation_unavailable", mode="user", problem=problem))
-        reasons.append(problem)
-    if setting not in MODES:
-        raise Unavailable(msg("usage.isolation", value=setting))
-    return Isolation("process", missing=(msg("isolation.missing.own_user"),), fix=msg("isolation.fix.process"),
-                     reason="; ".join(reasons))
+    for source, dest in binds:
+        args += ["--ro-bind", source, dest]
+    return args + ["--remount-ro", "/"]  # the root bubblewrap built; /tmp and /dev/shm stay writable

@@ -1,0 +1,182 @@
+"""Which isolation a run gets (``--grade-isolation``), found by trying.
+
+A mode is chosen only once a real worker, started the way grading starts
+one (the mode's launcher, a zygote, a keeper, the worker's own uid and
+directories, a staged module imported and called), has answered; a check
+of paths or versions alone would let ``auto`` pick a mode that then cannot
+start a single worker. The probe uses the numpy-only zygote, which starts
+in a fraction of torch's import and is the one the engine track needs
+anyway: it is kept warm when the probe succeeds. What the torch zygote
+needs beyond it (torch's files, readable by the worker's uid) the probe
+checks by reading them.
+
+``auto`` tries bubblewrap, then a uid per worker (as root), then
+processes only; each stronger mode it passes over is kept with the reason
+and the one step that would make it work here, for the header and the
+reports.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import sys
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+from ..messages import msg
+from ..outcomes import GraderError
+from . import isolation as iso
+from .isolation import Fallback, Isolation, Unavailable
+
+PROBE_TIMEOUT_S = 60.0
+PROBE_MODULE = '''
+import os
+
+
+def ready(paths):
+    """What every worker does: import this staged module, write in its own
+    directory, and read torch's files (the torch zygote imports them)."""
+    with open("probe.txt", "w") as handle:
+        handle.write("ok")
+    for path in paths:
+        with open(path, "rb") as handle:
+            handle.read(1)
+    return "ok"
+'''
+
+
+def _missing(mode: str) -> tuple[str, ...]:
+    if mode == "user":
+        return (msg("isolation.missing.read"), msg("isolation.missing.network"))
+    if mode == "process":
+        return (msg("isolation.missing.own_user"),)
+    return ()
+
+
+def _static(mode: str) -> Fallback | None:
+    """Why ``mode`` cannot work here, when that is known without trying."""
+    if not sys.platform.startswith("linux"):
+        what = "bubblewrap" if mode == "bwrap" else "a uid per worker"
+        return Fallback(mode, msg("isolation.needs_linux", what=what)) if mode != "process" else None
+    if mode == "bwrap" and shutil.which("bwrap") is None:
+        return Fallback(mode, msg("isolation.no_bwrap"), msg("isolation.fix.install_bwrap"))
+    if mode == "user":
+        if not iso.is_root():
+            return Fallback(mode, msg("isolation.user_needs_root"))
+        blocked = iso.blocked_dirs(iso.needed_paths())
+        if blocked:
+            return Fallback(mode, msg("isolation.unreachable", paths=", ".join(blocked)), iso.chmod_fix(blocked))
+    return None
+
+
+def _fix(mode: str, problem: str) -> str:
+    """The step that makes ``mode`` work, from what its probe said."""
+    if mode == "bwrap" and "handoff:" in problem:
+        # root could not hand the sandbox what its uid cannot reach (no
+        # mount rights, in a container): opening the path is the way
+        return iso.chmod_fix(iso.blocked_dirs(iso.needed_paths()))
+    if mode == "bwrap" and "Permission denied" in problem:
+        # handed over or not, a folder closed in itself stays closed to the uid
+        closed = {d: bits for d, bits in iso.blocked_dirs(iso.needed_paths()).items() if bits == "rx"}
+        if closed:
+            return iso.chmod_fix(closed)
+    if mode == "bwrap" and any(word in problem.lower() for word in ("namespace", "uid map")):
+        return msg("isolation.fix.userns")
+    if mode == "user" and "PermissionError" in problem:
+        return iso.chmod_fix(iso.blocked_dirs(iso.needed_paths())) or msg("isolation.fix.readable", prefix=sys.prefix)
+    return ""
+
+
+def _torch_files() -> list[str]:
+    """torch's ``__init__.py`` and its shared libraries, found without
+    importing torch (the worker sees them at the same paths in every mode):
+    what the torch zygote loads first."""
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.origin:
+        return []
+    lib = Path(spec.origin).parent / "lib"
+    libraries = sorted(str(p) for p in lib.glob("*.so*")) if lib.is_dir() else []
+    return [spec.origin, *libraries]
+
+
+def _payload(dumps) -> bytes:
+    # the tagged tree records.encode_argument makes, built by hand: that one imports torch
+    paths = {"$": "list", "items": _torch_files()}
+    return dumps({"args": {"$": "tuple", "items": [paths]}, "kwargs": {"$": "dict", "keys": [], "values": []}})
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def try_mode(isolation: Isolation) -> str | None:
+    """None when a worker of ``isolation`` starts and answers here, else
+    what went wrong, in words."""
+    from ..records import Limits, decode, dumps, loads
+    from .executor import SandboxExecutor, sandbox_of
+
+    executor = SandboxExecutor(memory_mb=1024, isolation=isolation)
+    problem = None
+    with tempfile.TemporaryDirectory(prefix="grade-probe-") as folder:
+        Path(folder, "grade_probe.py").write_text(PROBE_MODULE)
+        try:
+            answer = executor.run(folder, "grade_probe", "ready", _payload(dumps),
+                                  "call", PROBE_TIMEOUT_S, numpy_only=True)
+            outcome = loads(answer, Limits())
+        except GraderError:
+            outcome = None
+            problem = _last_line(sandbox_of(isolation, numpy_only=True).log_tail()) or msg("isolation.no_answer")
+        finally:
+            executor.close()
+    if problem is None:
+        stage = outcome.get("stage") if type(outcome) is dict else None
+        if stage == "ok" and outcome.get("value") == "ok":
+            return None
+        if stage == "raised":
+            error = decode(outcome.get("error"))
+            problem = f"{getattr(error, 'type', '?')}: {getattr(error, 'message', '')}"
+        else:
+            problem = _last_line(str(outcome.get("output") or "")) if type(outcome) is dict else ""
+            problem = f"{stage}: {problem}" if problem else str(stage)
+    sandbox_of(isolation, numpy_only=True).stop()  # a mode that failed leaves nothing running
+    return problem
+
+
+def choose(setting: str) -> Isolation:
+    """The isolation for ``--grade-isolation setting``; ``auto`` picks the
+    strongest that grades here. An explicit mode that cannot work raises
+    ``Unavailable`` saying why and what to do."""
+    setting = (setting or "auto").lower()
+    if setting not in iso.MODES:
+        raise Unavailable(msg("usage.isolation", value=setting))
+    if setting != "auto":
+        modes: tuple[str, ...] = (setting,)
+    elif iso.is_root():
+        modes = ("bwrap", "user", "process")
+    else:
+        modes = ("bwrap", "process")  # a uid per worker needs root: no use telling a student so
+    fallbacks: list[Fallback] = []
+    for mode in modes:
+        fallback = _static(mode)
+        if fallback is None:
+            uid = iso.allocate_uid() if mode == "bwrap" and iso.is_root() else None
+            isolation = Isolation(mode, uid=uid, missing=_missing(mode))
+            try:
+                problem = try_mode(isolation)
+            except Unavailable as exc:
+                problem = str(exc)
+            if problem is None:
+                return replace(isolation, fallbacks=tuple(fallbacks))
+            fallback = Fallback(mode, problem, _fix(mode, problem))
+        if setting != "auto":
+            raise Unavailable(msg("usage.isolation_unavailable", mode=mode, problem=describe(fallback)))
+        fallbacks.append(fallback)
+    raise Unavailable(msg("isolation.none_works", reasons="; ".join(f"{f.mode}: {describe(f)}" for f in fallbacks)))
+
+
+def describe(fallback: Fallback) -> str:
+    """"why; to use it: fix" in one line."""
+    return msg("isolation.fallback", problem=fallback.problem, fix=fallback.fix) if fallback.fix else fallback.problem
