@@ -16,8 +16,12 @@ import sys
 COMMANDS = {
     "manifest": ("pytest_autograd_grader.manifest",
                  "write the hashes of a course's check files, for --grade-manifest"),
-    "gradescope-bundle": ("pytest_autograd_grader.gradescope_bundle",
-                          "write a Gradescope autograder.zip (setup.sh, run_autograder, the checks)"),
+    "gradescope-bundle": ("pytest_autograd_grader.platforms.gradescope_bundle",
+                          "write a Gradescope autograder.zip (setup.sh, run_autograder, the checks, "
+                          "the grader's wheel)"),
+    "github-classroom": ("pytest_autograd_grader.platforms.github_classroom",
+                         "write a GitHub Classroom course: the private checks repository (the grader's wheel "
+                         "inside) and the student template repository with its workflow"),
     "class": ("pytest_autograd_grader.classroom.cli",
               "grade a whole class: per-student reports, a gradebook, an LMS file and a class report"),
     "merge": ("pytest_autograd_grader.classroom.cli:merge",

@@ -287,7 +287,8 @@ def test_workflow_template_runs_the_safe_invocation_and_feeds_the_reporter():
     steps = {step.get("id"): step for step in job["steps"]}
     grader = steps["grader"]
     command = " ".join(grader["run"].split())
-    assert command == SAFE_INVOCATION + " --grade-github --grade-json grade.json"
+    assert command == SAFE_INVOCATION + (" --grade-github --grade-json grade.json"
+                                         " --grade-manifest checks/grade-manifest.json")
     # the README's instructor command is the same safe invocation
     readme = (REPO / "README.md").read_text().replace("\\\n", " ")
     commands = [" ".join(shlex.split(line)) for line in readme.splitlines() if "-c checks/pytest.ini" in line]

@@ -5,6 +5,7 @@ against a fake /autograder tree."""
 from __future__ import annotations
 
 import importlib.util
+import io
 import json
 import os
 import re
@@ -20,6 +21,7 @@ from conftest import grade_checks
 
 from pytest_autograd_grader import __version__, cli
 from pytest_autograd_grader.concepts import BUILTIN_CONCEPTS
+from pytest_autograd_grader.platforms.wheel import grader_wheel
 from pytest_autograd_grader.reporters.gradescope import gradescope_results
 from pytest_autograd_grader.scoring import CheckResult, Gradebook
 
@@ -182,11 +184,17 @@ def test_bundle_holds_scripts_and_checks(tmp_path, capsys):
     assert code == 0, stderr
     archive = zipfile.ZipFile(out)
     modes = {i.filename: stat.S_IMODE(i.external_attr >> 16) for i in archive.infolist()}
+    own_wheel = f"pytest_autograd_grader-{__version__}-py3-none-any.whl"
     assert modes == {"setup.sh": 0o755, "run_autograder": 0o755, "gradescope_run.py": 0o644, "layout.py": 0o644,
                      "requirements.txt": 0o644, "bundle.json": 0o644, "checks/test_one.py": 0o644,
-                     "checks/conftest.py": 0o644, "checks/helpers/data.txt": 0o644, "checks/pytest.ini": 0o644}
+                     "checks/conftest.py": 0o644, "checks/helpers/data.txt": 0o644, "checks/pytest.ini": 0o644,
+                     f"wheels/{own_wheel}": 0o644}
     assert archive.read("checks/pytest.ini") == b"[pytest]\n"
-    assert archive.read("requirements.txt").decode() == f"pytest-autograd-grader=={__version__}\n"
+    # the grader is not on the package index: the zip carries the wheel of the grader that wrote it
+    assert archive.read("requirements.txt").decode() == f"./wheels/{own_wheel}\n"
+    shipped = zipfile.ZipFile(io.BytesIO(archive.read(f"wheels/{own_wheel}"))).namelist()
+    assert "pytest_autograd_grader/plugin.py" in shipped and grader_wheel().name == own_wheel
+    assert f"pytest_autograd_grader-{__version__}.dist-info/RECORD" in shipped
     options = json.loads(archive.read("bundle.json"))["grade_options"]
     assert options == ["--grade-lang", "en", "--grade-timeout", "3", "--grade-seed", "11"]
     setup = archive.read("setup.sh").decode()
@@ -202,7 +210,12 @@ def test_bundle_holds_scripts_and_checks(tmp_path, capsys):
     assert "seed: 11 on every run" in stdout
     assert f"left out {checks / 'secret_link.py'}: it is a symbolic link" in stderr
 
-    # the instructor's own pytest.ini is kept; a wheel file travels in the zip
+    # setup.sh installs torch's CPU build before the grader, from the zip's own folder
+    torch_line = setup.index("pip3 install --no-cache-dir torch==2.13.0")
+    assert setup.index('cd "$(dirname "$0")"') < torch_line < setup.index("pip3 install --no-cache-dir -r requirements.txt")
+    assert f"wheels/{own_wheel}" in stdout and "index" not in stderr
+
+    # the instructor's own pytest.ini is kept; a wheel file travels in the zip, in place of the grader's own
     (checks / "pytest.ini").write_text("[pytest]\nmarkers = slow\n")
     wheel = tmp_path / "pytest_autograd_grader-9.9-py3-none-any.whl"
     wheel.write_bytes(b"PK")
@@ -211,9 +224,30 @@ def test_bundle_holds_scripts_and_checks(tmp_path, capsys):
     archive = zipfile.ZipFile(out)
     assert archive.read("checks/pytest.ini") == b"[pytest]\nmarkers = slow\n"
     assert archive.read(f"wheels/{wheel.name}") == b"PK"
+    assert [n for n in archive.namelist() if n.startswith("wheels/")] == [f"wheels/{wheel.name}"]
     assert archive.read("requirements.txt").decode() == f"./wheels/{wheel.name}\n"
     assert json.loads(archive.read("bundle.json"))["grade_options"] == ["--grade-lang", "en"]
     assert "seed: random on every run" in stdout
+
+
+def test_bundle_warns_that_a_package_name_comes_from_the_index(tmp_path, capsys):
+    checks = _checks_dir(tmp_path)
+    out = tmp_path / "autograder.zip"
+    for spec in ("pytest-autograd-grader==0.1.0", "pytest-autograd-grader"):
+        code, stdout, stderr = _bundle(capsys, str(checks), "-o", str(out), "--grader-requirement", spec)
+        assert code == 0, stderr
+        archive = zipfile.ZipFile(out)
+        assert archive.read("requirements.txt").decode() == f"{spec}\n"
+        assert not [n for n in archive.namelist() if n.startswith("wheels/")]
+        assert f"setup.sh will fetch {spec!r} from the package index (PyPI), where pytest-autograd-grader is " \
+               "not published yet" in stderr
+        assert "leave out --grader-requirement to ship this grader's own wheel" in stderr
+    # a URL is fetched from where it points: written as is, without a warning
+    url = "git+https://github.com/OWNER/pytest-autograd-grader@v0.1.0"
+    for spec in (url, f"pytest-autograd-grader @ {url}"):
+        code, stdout, stderr = _bundle(capsys, str(checks), "-o", str(out), "--grader-requirement", spec)
+        assert code == 0 and "package index" not in stderr, stderr
+        assert zipfile.ZipFile(out).read("requirements.txt").decode() == f"{spec}\n"
 
 
 def test_bundle_refuses_what_it_cannot_ship(tmp_path, capsys, monkeypatch):
@@ -228,6 +262,7 @@ def test_bundle_refuses_what_it_cannot_ship(tmp_path, capsys, monkeypatch):
         ((str(checks), "--seed", "abc"), "--seed 'abc' is not a seed"),
         ((str(checks), "--timeout", "-1"), "--timeout '-1' is not a number of seconds"),
         ((str(checks), "--grader-requirement", str(tmp_path)), "build a wheel from it (pip wheel --no-deps"),
+        ((str(checks), "--grader-requirement", str(tmp_path / "gone.whl")), "looks like a file, but there is none"),
     ]
     monkeypatch.chdir(tmp_path)  # where a zip without -o would go
     for args, message in refusals:
@@ -240,7 +275,7 @@ def test_bundle_refuses_what_it_cannot_ship(tmp_path, capsys, monkeypatch):
 # -- run_autograder ---------------------------------------------------------------------
 
 def _gradescope_run():
-    path = resources.files("pytest_autograd_grader").joinpath("gradescope_files", "gradescope_run.py")
+    path = resources.files("pytest_autograd_grader.platforms").joinpath("gradescope_files", "gradescope_run.py")
     spec = importlib.util.spec_from_file_location("gradescope_run", str(path))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

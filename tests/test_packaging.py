@@ -1,5 +1,7 @@
 """The package as pip installs it from a wheel, not only from this checkout."""
 
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -23,6 +25,102 @@ def test_the_wheel_holds_every_module_of_the_package(tmp_path):
     shipped = set(zipfile.ZipFile(wheel).namelist())
     modules = {str(p.relative_to(source)) for p in (source / "pytest_autograd_grader").rglob("*.py")}
     assert modules - shipped == set()
-    # the scripts gradescope-bundle puts in the zip are package data
-    scripts = {str(p.relative_to(source)) for p in (source / "pytest_autograd_grader" / "gradescope_files").iterdir()}
-    assert "pytest_autograd_grader/gradescope_files/run_autograder" in scripts and scripts - shipped == set()
+    # the scripts gradescope-bundle puts in the zip and the files github-classroom writes are package data
+    platforms = source / "pytest_autograd_grader" / "platforms"
+    data = {str(p.relative_to(source)) for folder in ("gradescope_files", "github_files")
+            for p in (platforms / folder).iterdir()}
+    assert {"pytest_autograd_grader/platforms/gradescope_files/run_autograder",
+            "pytest_autograd_grader/platforms/github_files/classroom.yml"} <= data
+    assert data - shipped == set()
+
+
+# -- the wheel the platform set-ups carry -------------------------------------------------
+
+def test_the_grader_builds_a_wheel_of_itself_that_pip_can_install(tmp_path):
+    import base64
+    import csv
+    import hashlib
+    import io
+    from importlib import metadata
+
+    from pytest_autograd_grader import __version__
+    from pytest_autograd_grader.platforms.wheel import build_wheel, package_dir
+
+    path = build_wheel(tmp_path)
+    assert path == tmp_path / f"pytest_autograd_grader-{__version__}-py3-none-any.whl"
+    (tmp_path / "again").mkdir()
+    assert build_wheel(tmp_path / "again").read_bytes() == path.read_bytes(), "the same installation, the same bytes"
+    archive = zipfile.ZipFile(path)
+    names = archive.namelist()
+    info = f"pytest_autograd_grader-{__version__}.dist-info"
+    # RECORD lists every file with its hash and size, itself without
+    rows = list(csv.reader(io.StringIO(archive.read(f"{info}/RECORD").decode())))
+    assert sorted(row[0] for row in rows) == sorted(names)
+    for name, digest, size in rows:
+        if name == f"{info}/RECORD":
+            assert (digest, size) == ("", "")
+            continue
+        data = archive.read(name)
+        expected = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        assert (digest, size) == (f"sha256={expected}", str(len(data))), name
+    # METADATA and entry points as the installed distribution has them
+    dist = metadata.distribution("pytest-autograd-grader")
+    meta = archive.read(f"{info}/METADATA").decode().splitlines()
+    assert "Name: pytest-autograd-grader" in meta and f"Version: {dist.version}" in meta
+    assert f"Requires-Python: {dist.metadata['Requires-Python']}" in meta
+    assert [line.removeprefix("Requires-Dist: ") for line in meta if line.startswith("Requires-Dist: ")] \
+        == dist.requires
+    wheel = archive.read(f"{info}/WHEEL").decode().splitlines()
+    assert "Root-Is-Purelib: true" in wheel and "Tag: py3-none-any" in wheel
+    entry_points = archive.read(f"{info}/entry_points.txt").decode()
+    assert "[pytest11]\nautograd_grader = pytest_autograd_grader.plugin\n" in entry_points
+    assert "[console_scripts]\nautograd-grader = pytest_autograd_grader.cli:main\n" in entry_points
+    # every module and script of the package as imported here, and no bytecode
+    root = package_dir()
+    modules = {p.relative_to(root.parent).as_posix() for p in root.rglob("*.py") if "__pycache__" not in p.parts}
+    assert modules - set(names) == set()
+    assert "pytest_autograd_grader/platforms/gradescope_files/run_autograder" in names
+    assert not [n for n in names if n.endswith((".pyc", ".pyo")) or "__pycache__" in n]
+    # fixed timestamps
+    assert {i.date_time for i in archive.infolist()} == {(1980, 1, 1, 0, 0, 0)}
+
+
+def test_grading_never_imports_the_platform_set_ups():
+    done = subprocess.run([sys.executable, "-c", "import sys, pytest_autograd_grader.plugin, "
+                           "pytest_autograd_grader.manifest; print([m for m in sys.modules if '.platforms' in m])"],
+                          capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+# `pip install NAME` where NAME is this grader by its package name (extras and
+# a version allowed): the package index does not have it yet
+BARE_INSTALL = re.compile(r"pytest[-_]autograd[-_]grader(\[[^\]]*\])?\s*(([=<>!~]=?|===)\s*\S+)?", re.I)
+
+
+def _bare_installs(text: str) -> list[str]:
+    found = []
+    for command in re.findall(r"\bpip3?\s+install\b([^\n]*)", text.replace("\\\n", " ")):
+        try:
+            words = shlex.split(command, comments=True)
+        except ValueError:
+            words = command.split()
+        found += [w for w in words if BARE_INSTALL.fullmatch(w.strip("`'\""))]
+    return found
+
+
+def test_nothing_tells_anyone_to_install_the_grader_from_the_index():
+    assert _bare_installs("pip install torch==2.13.0 'pytest-autograd-grader[class]'") == [
+        "pytest-autograd-grader[class]"]
+    assert _bare_installs("pip3 install pytest-autograd-grader==0.1.0") == ["pytest-autograd-grader==0.1.0"]
+    assert _bare_installs("pip install 'pytest-autograd-grader @ git+https://github.com/O/pytest-autograd-grader'"
+                          " ./grader/pytest_autograd_grader-0.1.0-py3-none-any.whl -e .") == []
+    files = [REPO / "README.md", REPO / "README.zh-CN.md", *(REPO / "templates").rglob("*"),
+             *(REPO / "pytest_autograd_grader").rglob("*")]
+    offenders = {}
+    for path in files:
+        if not path.is_file() or "__pycache__" in path.parts or path.suffix in (".png", ".pyc"):
+            continue
+        found = _bare_installs(path.read_text(encoding="utf-8"))
+        if found:
+            offenders[str(path.relative_to(REPO))] = found
+    assert offenders == {}

@@ -15,8 +15,10 @@ apt-get install -y --no-install-recommends python3 python3-pip ca-certificates g
 # later run) it, the grader uses a uid of its own for student code instead.
 apt-get install -y --no-install-recommends bubblewrap || true
 
-# The CPU build: the default one brings several GB of CUDA that Gradescope
-# has no GPU for.
+# The CPU build, first: the default one brings several GB of CUDA that
+# Gradescope has no GPU for, and with torch in place the grader's own
+# "torch>=2.1" asks pip for nothing more.
 pip3 install --no-cache-dir torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
-# The grader itself (requirements.txt holds --grader-requirement).
+# The grader itself: requirements.txt names the wheel in this zip's wheels/
+# (the grader is not on the package index), or --grader-requirement.
 pip3 install --no-cache-dir -r requirements.txt

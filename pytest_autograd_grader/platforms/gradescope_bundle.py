@@ -4,48 +4,39 @@ instructor uploads to Gradescope as the assignment's autograder.
 At the zip's root: ``setup.sh`` (installs Python, the CPU build of torch,
 bubblewrap where it can, and the grader), ``run_autograder`` (grades the
 upload with the safe invocation and always leaves a valid results.json),
-``gradescope_run.py`` (what run_autograder runs), ``requirements.txt`` (the
-grader, as --grader-requirement says), ``bundle.json`` (the grading options
-and the messages of the fallback), and ``checks/``, a copy of CHECKS.
+``gradescope_run.py`` (what run_autograder runs), ``wheels/`` (the wheel of
+the grader that wrote the bundle: the grader is not on the package index),
+``requirements.txt`` (that wheel, or what --grader-requirement says),
+``bundle.json`` (the grading options and the messages of the fallback), and
+``checks/``, a copy of CHECKS.
 """
 
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import math
-import os
-import stat
+import re
 import sys
-import zipfile
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from . import __version__
-from .layout import is_check_file
-from .messages import EN, LANGUAGES, catalogue, msg, saved_language, use_language
-from .reporters.files import ReportWriteError, write_bytes_atomic
+from .. import __version__
+from ..messages import EN, LANGUAGES, catalogue, msg, saved_language, use_language
+from ..reporters.files import ReportWriteError, write_bytes_atomic
+from . import SetupError
+from .course_files import FILE_MODE, SCRIPT_MODE, listing, read_checks, refuse_inside, size, zip_bytes
+from .wheel import grader_wheel
 
-# not the instructor's checks, and nothing Gradescope needs
-SKIP_DIRS = {"__pycache__", ".pytest_cache", ".git", ".hg", ".svn", ".mypy_cache", ".ipynb_checkpoints",
-             ".venv", "venv"}
-SKIP_SUFFIXES = (".pyc", ".pyo")
-# pytest settings that -c checks/pytest.ini would silently ignore
-OTHER_CONFIGS = (("pyproject.toml", "[tool.pytest.ini_options]"), ("tox.ini", "[pytest]"),
-                 ("setup.cfg", "[tool:pytest]"))
 # the messages gradescope_run.py and run_autograder's fallback speak
 RUN_MESSAGES = ("gradescope.failed", "gradescope.failed.no_results", "gradescope.failed.unreadable",
                 "gradescope.failed.incomplete")
-SCRIPT_MODE = 0o755
-FILE_MODE = 0o644
-# fixed timestamps: the same checks give the same zip
-ZIP_DATE = (1980, 1, 1, 0, 0, 0)
-
-
-class BundleError(Exception):
-    """The bundle cannot be made; the message says what to do."""
+# a requirement setup.sh's pip fetches from elsewhere than the index: a URL
+# (also as a direct reference, name @ url) or a VCS scheme
+URL = re.compile(r"://|^(git|hg|svn|bzr)\+", re.I)
+# what pip takes for a file of its own
+ARCHIVE_SUFFIXES = (".whl", ".tar.gz", ".zip", ".tar.bz2", ".tgz")
 
 
 @dataclass
@@ -65,8 +56,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", default="autograder.zip",
                         help="the zip to write (default: autograder.zip)")
     parser.add_argument("--grader-requirement", metavar="SPEC", default=None,
-                        help="what setup.sh pip-installs for the grader: a requirement, a .whl file (put in the "
-                             f"zip) or a git URL (default: pytest-autograd-grader=={__version__})")
+                        help="what setup.sh pip-installs for the grader instead of the default, the wheel of the "
+                             "grader you run (put in the zip): another .whl file (put in the zip), a git URL, or "
+                             "a requirement (fetched from the package index, where this grader is not yet)")
     parser.add_argument("--timeout", metavar="SECONDS", default=None,
                         help="--grade-timeout for every run (default: the grader's)")
     parser.add_argument("--seed", metavar="N", default=None,
@@ -89,16 +81,15 @@ def _run(args: argparse.Namespace) -> int:
         bundle = build_bundle(Path(args.checks), requirement=args.grader_requirement, timeout=args.timeout,
                               seed=args.seed, lang=args.lang)
         output = _output_path(Path(args.output), Path(args.checks))
-        data = zip_bytes(bundle)
+        data = zip_bytes(dict(sorted(bundle.files.items())))
         _write(output, data)
-    except BundleError as exc:
+    except SetupError as exc:
         print(exc, file=sys.stderr)
         return 2
     for warning in bundle.warnings:
         print(warning, file=sys.stderr)
-    print(msg("bundle.wrote", output=output, size=_size(len(data))))
-    for name, (content, mode) in sorted(bundle.files.items()):
-        print(f"  {stat.filemode(stat.S_IFREG | mode)}  {_size(len(content)):>9}  {name}")
+    print(msg("bundle.wrote", output=output, size=size(len(data))))
+    print("\n".join(listing(bundle.files)))
     print(msg("bundle.seed_fixed", seed=args.seed) if args.seed is not None else msg("bundle.seed_random"))
     print(msg("bundle.next", output=output))
     return 0
@@ -106,26 +97,16 @@ def _run(args: argparse.Namespace) -> int:
 
 def build_bundle(checks: Path, requirement: str | None = None, timeout: str | float | None = None,
                  seed: str | int | None = None, lang: str = "en") -> Bundle:
-    """Everything the zip holds; raises BundleError on bad input."""
-    if not checks.is_dir():
-        raise BundleError(msg("bundle.not_dir", path=str(checks)))
-    bundle = Bundle()
+    """Everything the zip holds; raises SetupError on bad input."""
+    copied = read_checks(checks, "bundle")
+    bundle = Bundle(warnings=copied.warnings)
+    for name, data in copied.files.items():
+        bundle.add(f"checks/{name}", data)
     options = ["--grade-lang", lang]
     if timeout is not None:
         options += ["--grade-timeout", _timeout(timeout)]
     if seed is not None:
         options += ["--grade-seed", _seed(seed)]
-    _add_checks(bundle, checks)
-    if not any(_is_test_file(name) for name in bundle.files):
-        raise BundleError(msg("bundle.no_tests", path=str(checks)))
-    if "checks/pytest.ini" not in bundle.files:
-        # -c checks/pytest.ini needs a file; [pytest] makes it the config
-        bundle.add("checks/pytest.ini", b"[pytest]\n")
-        bundle.warnings.append(msg("bundle.ini_written", path=checks))
-        for name, section in OTHER_CONFIGS:
-            entry = bundle.files.get(f"checks/{name}")
-            if entry is not None and section.encode() in entry[0]:
-                bundle.warnings.append(msg("bundle.ini_ignored", file=checks / name))
     bundle.add("requirements.txt", _requirement(bundle, requirement).encode() + b"\n")
     texts = {**EN, **catalogue(lang)}
     bundle.add("bundle.json", (json.dumps({
@@ -135,71 +116,36 @@ def build_bundle(checks: Path, requirement: str | None = None, timeout: str | fl
     bundle.add("setup.sh", _resource("setup.sh"), SCRIPT_MODE)
     bundle.add("run_autograder", _run_autograder(lang), SCRIPT_MODE)
     bundle.add("gradescope_run.py", _resource("gradescope_run.py"))
-    bundle.add("layout.py", resources.files(__package__).joinpath("layout.py").read_bytes())
+    bundle.add("layout.py", resources.files("pytest_autograd_grader").joinpath("layout.py").read_bytes())
     return bundle
-
-
-def zip_bytes(bundle: Bundle) -> bytes:
-    """The zip of ``bundle``, with Unix modes (run_autograder executable)."""
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, (data, mode) in sorted(bundle.files.items()):
-            info = zipfile.ZipInfo(name, date_time=ZIP_DATE)
-            info.external_attr = (stat.S_IFREG | mode) << 16
-            info.create_system = 3  # Unix: unzip applies the mode bits
-            info.compress_type = zipfile.ZIP_DEFLATED
-            archive.writestr(info, data)
-    return buffer.getvalue()
 
 
 # -- the pieces --------------------------------------------------------------
 
-def _is_test_file(name: str) -> bool:
-    return name.startswith("checks/") and is_check_file(name.rsplit("/", 1)[-1])
-
-
-def _add_checks(bundle: Bundle, checks: Path) -> None:
-    """Copy CHECKS under checks/: regular files only, no caches or VCS
-    data; a symbolic link is left out with a warning (on Gradescope it would
-    point nowhere, or somewhere the instructor did not mean to ship)."""
-    for root, dirs, names in os.walk(checks, followlinks=False):
-        here = Path(root)
-        kept = []
-        for name in sorted(dirs):
-            if name in SKIP_DIRS:
-                continue
-            if (here / name).is_symlink():
-                bundle.warnings.append(msg("bundle.symlink", path=here / name))
-            else:
-                kept.append(name)
-        dirs[:] = kept
-        for name in sorted(names):
-            path = here / name
-            if name.endswith(SKIP_SUFFIXES):
-                continue
-            if path.is_symlink():
-                bundle.warnings.append(msg("bundle.symlink", path=path))
-                continue
-            if not path.is_file():
-                continue  # sockets, fifos
-            relative = path.relative_to(checks).as_posix()
-            bundle.add(f"checks/{relative}", path.read_bytes())
-
-
 def _requirement(bundle: Bundle, spec: str | None) -> str:
-    """The line of requirements.txt; a local .whl or sdist goes into the zip
-    (setup.sh installs it from there), a directory is refused."""
+    """The line of requirements.txt. By default the wheel of the grader
+    running now, in the zip (setup.sh installs it from there); a local .whl
+    or sdist goes into the zip too; a directory or a missing file is
+    refused; a plain requirement is written as is, with a warning, since
+    pip would fetch it from the index, where this grader is not yet."""
     if spec is None:
-        return f"pytest-autograd-grader=={__version__}"
+        wheel = grader_wheel()
+        bundle.add(f"wheels/{wheel.name}", wheel.data)
+        return f"./wheels/{wheel.name}"
     spec = spec.strip()
     if not spec or "\n" in spec or "\r" in spec or spec.startswith("-"):
-        raise BundleError(msg("bundle.requirement_bad", spec=spec))
+        raise SetupError(msg("bundle.requirement_bad", spec=spec))
     path = Path(spec).expanduser()
     if path.is_dir():
-        raise BundleError(msg("bundle.requirement_dir", spec=spec))
+        raise SetupError(msg("bundle.requirement_dir", spec=spec))
     if path.is_file():
         bundle.add(f"wheels/{path.name}", path.read_bytes())
         return f"./wheels/{path.name}"
+    if URL.search(spec):
+        return spec
+    if spec.lower().endswith(ARCHIVE_SUFFIXES) or "/" in spec or "\\" in spec:
+        raise SetupError(msg("bundle.requirement_missing", spec=spec))
+    bundle.warnings.append(msg("bundle.requirement_index", spec=spec))
     return spec
 
 
@@ -209,7 +155,7 @@ def _timeout(value) -> str:
     except (TypeError, ValueError):
         seconds = math.nan
     if not (math.isfinite(seconds) and seconds > 0):
-        raise BundleError(msg("bundle.timeout", value=str(value)))
+        raise SetupError(msg("bundle.timeout", value=str(value)))
     return f"{seconds:g}"
 
 
@@ -217,7 +163,7 @@ def _seed(value) -> str:
     try:
         return str(int(str(value), 10))
     except ValueError:
-        raise BundleError(msg("bundle.seed", value=str(value))) from None
+        raise SetupError(msg("bundle.seed", value=str(value))) from None
 
 
 def _resource(name: str) -> bytes:
@@ -242,12 +188,9 @@ def _run_autograder(lang: str) -> bytes:
 
 def _output_path(output: Path, checks: Path) -> Path:
     resolved = output.expanduser().absolute()
-    if checks.is_dir():
-        checks_dir = checks.resolve()
-        if checks_dir == resolved.resolve() or checks_dir in resolved.resolve().parents:
-            raise BundleError(msg("bundle.output_inside", output=str(output), path=str(checks)))
+    refuse_inside(output, checks, "bundle")
     if not resolved.parent.is_dir():
-        raise BundleError(msg("bundle.output_dir", output=str(output), directory=str(resolved.parent)))
+        raise SetupError(msg("bundle.output_dir", output=str(output), directory=str(resolved.parent)))
     return output
 
 
@@ -255,8 +198,4 @@ def _write(output: Path, data: bytes) -> None:
     try:
         write_bytes_atomic(output, data)
     except ReportWriteError as exc:
-        raise BundleError(msg("bundle.write_failed", output=str(output), reason=str(exc))) from None
-
-
-def _size(n: int) -> str:
-    return f"{n} B" if n < 1024 else f"{n / 1024:.1f} KiB" if n < 1 << 20 else f"{n / (1 << 20):.1f} MiB"
+        raise SetupError(msg("bundle.write_failed", output=str(output), reason=str(exc))) from None
