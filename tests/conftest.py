@@ -368,3 +368,18 @@ def assert_planted(pytester, topic, mistakes, correct, specific):
                     assert text in feedback, (mistake.what, text, feedback)
                 for other in others:
                     assert other not in feedback, (mistake.what, other, feedback)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Journeys last: each keeps a core busy for minutes (a venv, torch,
+    a run of its own), so the quick tests go first on both xdist workers;
+    inside a journey's own run of this suite they skip (never recurse)."""
+    import os
+
+    from journeys import NESTED
+
+    journeys = [item for item in items if item.get_closest_marker("journey")]
+    if os.environ.get(NESTED):
+        for item in journeys:
+            item.add_marker(pytest.mark.skip(reason="inside a journey's own run of this suite"))
+    items[:] = [item for item in items if item not in journeys] + journeys
