@@ -369,8 +369,10 @@ class PlainSession:
     def __init__(self, config: pytest.Config):
         self.config = config
 
-    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
-        self.config.stash[PLAIN_CHECKS] = sum(1 for item in items if item.get_closest_marker("grade") is not None)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        # the items that will run (after -k and -m); --collect-only runs none
+        if not self.config.option.collectonly:
+            self.config.stash[PLAIN_CHECKS] = sum(1 for item in session.items if item.get_closest_marker("grade"))
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         if self.config.stash.get(PLAIN_CHECKS, 0):

@@ -221,3 +221,53 @@ def test_tmpdir_and_working_directory_behind_0700_folders_grade_in_every_mode(mo
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.rmtree(work, ignore_errors=True)
+
+
+def test_bubblewrap_refused_by_the_kernel_is_named_with_the_setting_that_allows_it():
+    """bubblewrap installed but refused user namespaces (Ubuntu 24.04's
+    AppArmor default, Docker's seccomp): the header names bubblewrap's own
+    complaint and the kernel setting, and grading goes on in the next mode."""
+    place = shared_dir("grade-fake-bwrap-")  # where any uid may run it, as /usr/bin
+    fake = place / "bin" / "bwrap"
+    fake.parent.mkdir(mode=0o755)
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to creating new namespace, likely because the kernel "
+                    "does not allow non-privileged user namespaces.' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    work = _closed("grade-work-")
+    try:
+        _course(work)
+        env = base_env(PATH=f"{fake.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+        done = _grade(sys.executable, work, env, paths=("exercises/test_leaf.py",))
+        assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+        lines = header(done.stdout)
+        assert len(lines) == len(set(lines)), lines
+        bwrap = [line for line in lines if line.startswith("grade: no bwrap isolation:")]
+        assert bwrap == ["grade: no bwrap isolation: bwrap: No permissions to creating new namespace, likely because "
+                         "the kernel does not allow non-privileged user namespaces.; to use it: allow unprivileged "
+                         "user namespaces (sysctl -w kernel.unprivileged_userns_clone=1; on Ubuntu 24.04 also sysctl "
+                         "-w kernel.apparmor_restrict_unprivileged_userns=0); a Docker container also needs "
+                         "--security-opt seccomp=unconfined --security-opt apparmor=unconfined"], lines
+        assert "isolation bwrap" not in lines[0]
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(place, ignore_errors=True)
+
+
+def test_root_without_mount_rights_is_told_the_chmod_that_opens_python(closed_home):
+    """Root in a container without CAP_SYS_ADMIN (Docker's default) cannot
+    hand bubblewrap what its uid cannot reach: the header says so and names
+    the chmod, the same one a uid per worker needs."""
+    python, work, env, home = closed_home
+    if shutil.which("setpriv") is None:
+        pytest.skip("setpriv (util-linux) is not installed")
+    if not bwrap_usable():
+        pytest.skip("bubblewrap cannot run here")
+    done = subprocess.run(["setpriv", "--bounding-set", "-sys_admin", "--", python, "-m", "pytest", "--grade",
+                           "exercises/test_leaf.py", "--grade-submission=solutions/", "-p", "no:cacheprovider"],
+                          cwd=work, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    lines = header(done.stdout)
+    assert "isolation process" in lines[0] and len(lines) == len(set(lines)), lines
+    bwrap = next(line for line in lines if line.startswith("grade: no bwrap isolation:"))
+    assert "handoff: unshare(CLONE_NEWNS): Operation not permitted" in bwrap and "to use it: chmod o+x" in bwrap
+    assert str(home) in bwrap, bwrap

@@ -52,6 +52,10 @@ def test_a_failing_check_says_its_feedback_and_how_to_get_scores(pytester):
     result.stdout.fnmatch_lines(["2 graded check(s) ran without scores; for your score per concept, run: "
                                  "pytest --grade test_checks.py *"])
     assert not (pytester.path / "report.json").exists()
+    # it counts what ran: -k leaves one, --collect-only none
+    pytester.runpytest("test_checks.py", "-k", "stub", *QUIET_PLUGINS).stdout.fnmatch_lines(
+        ["1 graded check(s) ran without scores*"])
+    assert "graded check" not in pytester.runpytest("test_checks.py", "--co", *QUIET_PLUGINS).stdout.str()
 
 
 def test_a_module_that_never_finishes_importing_is_stopped(pytester):
