@@ -26,9 +26,6 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 NESTED = "GRADE_JOURNEY_NESTED"
-# Each journey step's wall time, printed in the test's output (-rA) and
-# collected in the closing note of the work that added them.
-TIMINGS: list[tuple[str, float]] = []
 
 
 def skip_if_nested() -> None:
@@ -114,8 +111,9 @@ def remove_user(user: User) -> None:
 
 def shell(command: str, *, cwd: Path, env: dict[str, str] | None = None, user: User | None = None,
           timeout: float = 900, label: str | None = None) -> subprocess.CompletedProcess:
-    """Run ``command`` in bash, as ``user`` when given, and time it. Output
-    is captured as text (stdout and stderr together)."""
+    """Run ``command`` in bash, as ``user`` when given, and print its wall
+    time (seen with -s, without xdist). Output is captured as text (stdout
+    and stderr together)."""
     import time
 
     kwargs = {}
@@ -126,7 +124,6 @@ def shell(command: str, *, cwd: Path, env: dict[str, str] | None = None, user: U
     done = subprocess.run(["bash", "-c", command], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout, **kwargs)
     elapsed = time.monotonic() - started
-    TIMINGS.append((label or command[:60], elapsed))
     print(f"[{elapsed:6.1f} s] {label or command}")
     return done
 

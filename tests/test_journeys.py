@@ -174,7 +174,7 @@ def test_root_with_python_and_tmp_behind_0700_folders_grades_in_bwrap(closed_hom
     assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout[-2000:] + done.stderr[-2000:]
     error = done.stderr.strip().splitlines()[-1]
     assert error.startswith("ERROR: --grade-isolation user: student code would run as a uid of its own, which cannot enter")
-    assert str(home) in error and f"chmod o+x" in error and error.count("cannot enter") == 1, error
+    assert str(home) in error and "chmod o+x" in error and error.count("cannot enter") == 1, error
 
 
 def _path_without_bwrap() -> str:

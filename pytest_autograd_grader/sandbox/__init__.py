@@ -4,7 +4,8 @@ boundary; the pytest process only judges.
 Processes::
 
     pytest (grader)            executor.SandboxExecutor: one worker per submission directory
-      └─ launcher              bubblewrap (--grade-isolation bwrap), else python; a session of its own
+      └─ launcher              bubblewrap (--grade-isolation bwrap; as root, after handoff.py where
+           │                   its uid cannot reach Python), else python; a session of its own
            └─ zygote           imports torch once, never touches CUDA; pid 1 of a PID namespace,
                 │              non-dumpable, subreaper (zygote.py)
                 └─ keeper      one per worker: pid 1 of the worker's own PID namespace where the

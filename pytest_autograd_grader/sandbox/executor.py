@@ -367,7 +367,7 @@ class _Sandbox:
             self.status_pipe = read_end
             pass_fds.append(write_end)
             binds = iso.sandbox_binds(str(base / "stage"))
-            handed: list[tuple[str, str]] = []
+            handed: list[list[str]] = []
             if uid is not None:
                 os.chown(base / "stage", uid, uid)
                 binds, handed = _hand_over(binds, base / "host")
