@@ -100,6 +100,12 @@ def known_concepts(config: pytest.Config) -> dict[str, Concept]:
     return concepts
 
 
+def concept_title(config: pytest.Config, concept_id: str) -> str:
+    """A concept's title in the run's language; its id when unknown."""
+    concept = known_concepts(config).get(concept_id)
+    return concept.title if concept is not None else concept_id
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_grade_concepts(config: pytest.Config) -> list[Concept]:
     # titles in the language of the run (the concept.<id> messages)
@@ -249,7 +255,6 @@ def title_of(item: pytest.Item) -> str:
 
 def _result_for(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestReport) -> CheckResult:
     spec = spec_of(item)
-    concepts = known_concepts(item.config)
     file, line = item.stash[PLACE].best() if PLACE in item.stash else (None, None)
     result = CheckResult(id=item.nodeid, concept=spec.concept, score=0.0, max_score=spec.points,
                          status=None, hidden=spec.hidden, device=_device_of(item),
@@ -280,7 +285,7 @@ def _result_for(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestRep
         result.status = "passed"
         result.score = spec.points
     if result.feedback and result.status in ("failed", "timeout", "crashed"):
-        title = concepts[spec.concept].title if spec.concept in concepts else spec.concept
+        title = concept_title(item.config, spec.concept)
         result.feedback = msg("feedback.header", title=title, what=result.feedback)
         if spec.hidden:
             # the reason goes only where instructors read (see CheckResult.public)
@@ -334,8 +339,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         item.user_properties.extend(properties)
     if result.hidden and report.failed:
         # A hidden check shows nothing of itself, not even its traceback.
-        concept = known_concepts(item.config).get(result.concept)
-        report.longrepr = result.feedback or msg("feedback.hidden", title=concept.title if concept else result.concept)
+        report.longrepr = result.feedback or msg("feedback.hidden", title=concept_title(item.config, result.concept))
         report.sections = []
     elif report.failed and result.status in ("failed", "timeout", "crashed"):
         # The student needs the feedback once, not a traceback into the grader.
@@ -356,8 +360,7 @@ def _plain_feedback(item: pytest.Item, call: pytest.CallInfo, report: pytest.Tes
     if not report.failed or not isinstance(exc, (GradeFailure, GraderError)) or item.get_closest_marker("grade") is None:
         return
     spec = spec_of(item)
-    concept = known_concepts(item.config).get(spec.concept)
-    title = concept.title if concept is not None else spec.concept
+    title = concept_title(item.config, spec.concept)
     report.longrepr = msg("feedback.hidden", title=title) if spec.hidden else msg("feedback.header", title=title,
                                                                                     what=exc.feedback)
 

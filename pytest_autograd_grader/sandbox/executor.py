@@ -312,9 +312,11 @@ def _hand_over(binds: list[tuple[str, str]], host: Path) -> tuple[list[tuple[str
     handed: list[list[str]] = []
     for source, dest in binds:
         if dest != iso.SANDBOX_STAGE and iso.blocked_dirs([source]):  # the stage lies in the base already
+            if not handed:
+                host.mkdir(mode=0o711)
+                os.chmod(host, 0o711)  # whatever the umask: the uid passes through to the mount points
             point = host / str(len(handed))
-            point.mkdir(parents=True, mode=0o711, exist_ok=True)
-            os.chmod(host, 0o711)
+            point.mkdir()
             handed.append([source, str(point)])
             source = str(point)
         new.append((source, dest))

@@ -118,10 +118,15 @@ def pids_of_uid(uid: int) -> list[int]:
     return [int(e) for e in os.listdir("/proc") if e.isdigit() and uid in uids_of(int(e))]
 
 
+def _within(path: str, folders: list[str]) -> bool:
+    """Whether ``path`` is one of ``folders`` or lies inside one."""
+    return any(path == f or path.startswith(f.rstrip("/") + "/") for f in folders)
+
+
 def _outermost(paths) -> list[str]:
     kept: list[str] = []
     for path in sorted(set(paths)):
-        if not any(path == k or path.startswith(k.rstrip("/") + "/") for k in kept):
+        if not _within(path, kept):
             kept.append(path)
     return kept
 
@@ -159,7 +164,7 @@ def python_binds() -> list[tuple[str, str]]:
     binds = [(path, path) for path in _outermost(os.path.realpath(p) for p in named)]
     covered = [dest for _, dest in binds]
     for path in _outermost(p for p in named if p != os.path.realpath(p)):
-        if not any(path == c or path.startswith(c.rstrip("/") + "/") for c in covered):
+        if not _within(path, covered):
             binds.append((os.path.realpath(path), path))
     return [(source, dest) for source, dest in binds if dest != "/usr" and not dest.startswith("/usr/")]
 
