@@ -19,10 +19,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from pytest_autograd_grader.boundary.submission import Submission
+from pytest_autograd_grader.checking.seeding import check_seed
 from pytest_autograd_grader.engine_fuzz.fuzz import Fuzzer
-from pytest_autograd_grader.sandbox import SandboxExecutor
-from pytest_autograd_grader.seeding import check_seed
-from pytest_autograd_grader.submission import Submission
+from pytest_autograd_grader.sandbox import SandboxExecutor, isolation_for
 
 KINDS = ("ops", "broadcasting", "traversal", "leaf", "accumulation", "retain_graph", "vector_backward")
 SOLUTION = Path(__file__).resolve().parent.parent / "solutions" / "engine.py"
@@ -30,7 +30,7 @@ MISTAKE = ("        return (grad * (1 - out * out),)", "        return (grad * (
 
 
 def grade(directory: Path, seed: int) -> list[tuple[str, int, int, float, bool]]:
-    executor = SandboxExecutor()
+    executor = SandboxExecutor(isolation_for("auto"))
     proxy = Submission(executor, directory, "engine", 60.0, numpy_only=True)
     rows = []
     try:

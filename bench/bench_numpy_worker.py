@@ -17,9 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from pytest_autograd_grader.records import dumps
+from pytest_autograd_grader.boundary.wire import dumps
 from pytest_autograd_grader.sandbox import SandboxExecutor, isolation_for
-from pytest_autograd_grader.sandbox.executor import sandbox_of
+from pytest_autograd_grader.sandbox.launch import sandbox_of
 
 STUDENT = "import numpy as np\n\ndef double(x):\n    return np.asarray(x) * 2\n"
 

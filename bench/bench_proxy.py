@@ -21,10 +21,10 @@ from pathlib import Path
 
 import torch
 
-from pytest_autograd_grader.compare import Autograd
-from pytest_autograd_grader.diagnose import Context
+from pytest_autograd_grader.boundary.submission import InlineExecutor, Submission
+from pytest_autograd_grader.checking.autograd import Autograd
+from pytest_autograd_grader.checking.diagnose import Context
 from pytest_autograd_grader.outcomes import GradeFailure
-from pytest_autograd_grader.submission import InlineExecutor, Submission
 
 STUDENT = '''
 import torch

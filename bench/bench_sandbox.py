@@ -39,10 +39,11 @@ def _ms(seconds: float) -> str:
 def micro(calls: int, mode: str) -> None:
     import torch
 
-    from pytest_autograd_grader.records import dumps, encode_argument
+    from pytest_autograd_grader.boundary.encode import encode_argument
+    from pytest_autograd_grader.boundary.submission import InlineExecutor
+    from pytest_autograd_grader.boundary.wire import dumps
     from pytest_autograd_grader.sandbox import SandboxExecutor, isolation_for
-    from pytest_autograd_grader.sandbox.executor import sandbox_of
-    from pytest_autograd_grader.submission import InlineExecutor
+    from pytest_autograd_grader.sandbox.launch import sandbox_of
 
     student = Path(tempfile.mkdtemp(prefix="bench-student-"))
     (student / "small.py").write_text("def double(x):\n    return x * 2\n")

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import torch
 
-from pytest_autograd_grader import tracing
-from pytest_autograd_grader.student import _traced
+from pytest_autograd_grader.boundary import tracing
+from pytest_autograd_grader.boundary.student import _traced
 
 SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions"
 

@@ -1,11 +1,7 @@
 import pytest
 import torch
 
-from pytest_autograd_grader import TensorRecord
-from pytest_autograd_grader.diagnose import Context
-from pytest_autograd_grader.diagnose import diagnose_update
-from pytest_autograd_grader.messages import msg
-from pytest_autograd_grader.compare import first_suspect, same, values
+from pytest_autograd_grader import Context, TensorRecord, diagnose_update, first_suspect, msg, same, values
 
 pytestmark = pytest.mark.grade(concept="accumulation")
 

@@ -1,10 +1,7 @@
 import pytest
 import torch
 
-from pytest_autograd_grader.diagnose import Context
-from pytest_autograd_grader.messages import msg
-from pytest_autograd_grader.outcomes import GradeFailure, StudentFailure
-from pytest_autograd_grader.compare import same, values
+from pytest_autograd_grader import Context, GradeFailure, StudentFailure, msg, same, values
 
 pytestmark = pytest.mark.grade(concept="custom_function")
 

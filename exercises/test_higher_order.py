@@ -3,11 +3,17 @@ import contextlib
 import pytest
 import torch
 
-from pytest_autograd_grader import TensorRecord
-from pytest_autograd_grader.diagnose import Context, diagnose_error, error_name
-from pytest_autograd_grader.messages import msg
-from pytest_autograd_grader.outcomes import GradeFailure, StudentFailure
-from pytest_autograd_grader.compare import same, values
+from pytest_autograd_grader import (
+    Context,
+    GradeFailure,
+    StudentFailure,
+    TensorRecord,
+    diagnose_error,
+    error_name,
+    msg,
+    same,
+    values,
+)
 
 pytestmark = pytest.mark.grade(concept="higher_order")
 

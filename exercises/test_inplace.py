@@ -1,9 +1,7 @@
 import pytest
 import torch
 
-from pytest_autograd_grader.diagnose import diagnose_update
-from pytest_autograd_grader.messages import msg
-from pytest_autograd_grader.compare import first_suspect
+from pytest_autograd_grader import diagnose_update, first_suspect, msg
 
 pytestmark = pytest.mark.grade(concept="inplace")
 

@@ -1,10 +1,16 @@
 import pytest
 import torch
 
-from pytest_autograd_grader.diagnose import diagnose_error, error_name
-from pytest_autograd_grader.messages import msg
-from pytest_autograd_grader.outcomes import GradeFailure, StudentFailure
-from pytest_autograd_grader.compare import first_suspect, same, values
+from pytest_autograd_grader import (
+    GradeFailure,
+    StudentFailure,
+    diagnose_error,
+    error_name,
+    first_suspect,
+    msg,
+    same,
+    values,
+)
 
 pytestmark = pytest.mark.grade(concept="no_grad")
 

@@ -1,9 +1,7 @@
 import pytest
 import torch
 
-from pytest_autograd_grader import TensorRecord
-from pytest_autograd_grader.messages import msg
-from pytest_autograd_grader.compare import same, values
+from pytest_autograd_grader import TensorRecord, msg, same, values
 
 pytestmark = pytest.mark.grade(concept="retain_grad")
 

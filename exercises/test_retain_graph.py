@@ -1,11 +1,7 @@
 import numpy
 import pytest
 
-from pytest_autograd_grader import ErrorRecord, TensorRecord
-from pytest_autograd_grader.diagnose import error_name
-from pytest_autograd_grader.messages import msg
-from pytest_autograd_grader.outcomes import GradeFailure
-from pytest_autograd_grader.compare import same, values
+from pytest_autograd_grader import ErrorRecord, GradeFailure, TensorRecord, error_name, msg, same, values
 
 pytestmark = pytest.mark.grade(concept="retain_graph")
 

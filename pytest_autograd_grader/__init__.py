@@ -1,6 +1,45 @@
-"""pytest-autograd-grader: grade PyTorch autograd exercises per concept."""
+"""pytest-autograd-grader: grade PyTorch autograd exercises per concept.
+
+Course files import what checks use from here::
+
+    from pytest_autograd_grader import TensorRecord, msg, same, values
+
+Each name is imported when first asked for: the sandbox's worker imports
+this package before student code runs and must not import torch with it.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from . import former_names
 
 __version__ = "0.1.0"
 
-# The record types checks receive from student code (no torch import here).
-from .records import ErrorRecord, ObjectRecord, TensorRecord  # noqa: E402,F401
+# name -> the module that defines it
+_PUBLIC = {
+    "TensorRecord": "boundary.records", "ErrorRecord": "boundary.records", "ObjectRecord": "boundary.records",
+    "Trace": "boundary.tracing",
+    "same": "checking.compare", "values": "checking.compare", "first_suspect": "checking.compare",
+    "Context": "checking.diagnose", "diagnose_error": "checking.diagnose", "diagnose_update": "checking.diagnose",
+    "diagnose_values": "checking.diagnose", "error_name": "checking.diagnose",
+    "GradeFailure": "outcomes", "StudentFailure": "outcomes", "CheckError": "outcomes",
+    "Concept": "concepts",
+    "msg": "i18n",
+}
+__all__ = sorted(_PUBLIC)
+
+former_names.install()
+
+
+def __getattr__(name: str):
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_PUBLIC))

@@ -14,7 +14,7 @@ import sys
 
 # name -> (module, one-line help)
 COMMANDS = {
-    "manifest": ("pytest_autograd_grader.manifest",
+    "manifest": ("pytest_autograd_grader.platforms.manifest",
                  "write the hashes of a course's check files, for --grade-manifest"),
     "gradescope-bundle": ("pytest_autograd_grader.platforms.gradescope_bundle",
                           "write a Gradescope autograder.zip (setup.sh, run_autograder, the checks, "

@@ -37,7 +37,7 @@ def executor_for(config: pytest.Config):
                 # process is left that could overwrite them.
                 config.pluginmanager.register(_CloseBeforeReports(executor), "grade-sandbox-close")
         else:
-            from .submission import InlineExecutor
+            from .boundary.submission import InlineExecutor
 
             executor = InlineExecutor()
         config.stash[EXECUTOR] = executor
@@ -71,7 +71,7 @@ class _CloseBeforeReports:
 @pytest.fixture
 def grade_device(request: pytest.FixtureRequest) -> str:
     """The device this check's tensors live on ("cpu" or "cuda")."""
-    from .devices import cuda_available, prepare
+    from .checking.devices import cuda_available, prepare
 
     device = getattr(request, "param", "cpu")
     if device == "cuda" and not cuda_available():
@@ -87,7 +87,7 @@ def _device_of(request: pytest.FixtureRequest) -> str:
 @pytest.fixture
 def grade_rng(request: pytest.FixtureRequest):
     """Generators seeded from the run's seed and this check's id."""
-    from .seeding import GradeRng, check_seed
+    from .checking.seeding import GradeRng, check_seed
 
     return GradeRng.create(check_seed(run_seed(request.config), request.node.nodeid), device=_device_of(request))
 
@@ -95,10 +95,11 @@ def grade_rng(request: pytest.FixtureRequest):
 @pytest.fixture
 def submission(request: pytest.FixtureRequest):
     """``submission("leaf")`` returns a proxy to the student's ``leaf.py``."""
-    from .blame import student_values
-    from .plugin import spec_of
-    from .records import Limits
-    from .submission import Budget, Submission, Submissions
+    from .boundary.blame import student_values
+    from .boundary.records import Limits
+    from .boundary.submission import Budget, Submission, Submissions
+    from .checking.diagnose import diagnose_error
+    from .declarations import spec_of
 
     state = state_of(request.config)
     settings = settings_of(request.config)
@@ -116,7 +117,8 @@ def submission(request: pytest.FixtureRequest):
 
     def load(module: str, on_trace=None, numpy_only: bool = False) -> Submission:
         return Submission(executor, Path(directory).resolve(), module, budget, on_value=on_value, limits=limits,
-                          on_trace=on_trace, numpy_only=numpy_only, on_place=on_place)
+                          on_trace=on_trace, numpy_only=numpy_only, on_place=on_place,
+                          explain=diagnose_error)
 
     return Submissions(load)
 
@@ -124,7 +126,7 @@ def submission(request: pytest.FixtureRequest):
 @pytest.fixture
 def autograd(request: pytest.FixtureRequest):
     """Comparisons against torch.autograd, diagnoses and partial credit."""
-    from .compare import Autograd
+    from .checking.autograd import Autograd
 
     credit = request.node.stash.setdefault(CREDIT, Credit())
     return Autograd(device=_device_of(request), credit=credit)

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from . import messages
-from .messages import LANGUAGES, msg
+from . import i18n
+from .i18n import LANGUAGES, msg
 
 DEVICES = ("cpu", "cuda", "auto", "all")
 ISOLATIONS = ("auto", "bwrap", "user", "process")
@@ -242,5 +242,5 @@ def read_settings(config: pytest.Config) -> Settings:
         manifest_path=_manifest_path(_value(config, "grade_manifest")),
         # invocation_params.args holds what was typed, without addopts.
         inline=bool(config.getoption("grade_inline")) and "--grade-inline" in config.invocation_params.args,
-        lang=messages.current_language(),
+        lang=i18n.current_language(),
     )

@@ -1,5 +1,6 @@
 """The pytest11 entry point: options, the ``grade`` marker and the hooks that
-turn test reports into a gradebook.
+turn test reports into check results (what a check declares is read by
+``declarations``; the gradebook and report files are ``sessions``').
 
 This module imports neither torch nor numpy; they are imported only once a
 graded session or a grading fixture needs them.
@@ -7,29 +8,17 @@ graded session or a grading fixture needs them.
 
 from __future__ import annotations
 
-import re
-import time
-
 import pytest
 
-from . import hookspecs, messages, options
-from .concepts import BUILTIN_CONCEPTS, Concept, merge_concepts
+from . import hookspecs, i18n, options
+from .concepts import BUILTIN_CONCEPTS, Concept
+from .declarations import MARKER_HELP, concept_title, spec_of, title_of, topic_of
 from .fixtures import autograd, executor_for, grade_device, grade_rng, submission  # noqa: F401  (fixtures)
-from .messages import msg
+from .i18n import msg
 from .outcomes import CheckError, GradeFailure, GraderError, status_of
-from .reporters import gradescope_results, table_lines, write_json_atomic
-from .scoring import CheckResult, CheckSpec, Gradebook
-from .state import CREDIT, PLACE, PLAIN_CHECKS, SETTINGS, SPEC, STATE, GradeState, state_of
-
-MARKER_HELP = (
-    "grade(concept, points=1, hidden=False, timeout=None): a graded check of an autograd concept; "
-    "hidden=True (or 'after_published', 'after_due_date') keeps its feedback from students; "
-    "timeout overrides --grade-timeout; also usable as a module-level pytestmark"
-)
-HIDDEN_VISIBILITY = {False: "visible", True: "hidden", "after_published": "after_published",
-                     "after_due_date": "after_due_date"}
-JSON_REWRITE_INTERVAL_S = 1.0
-
+from .scoring import CheckResult, Gradebook
+from .sessions import GradingSession, PlainSession, isolation_missing, isolation_name, write_reports
+from .state import CREDIT, PLACE, SETTINGS, STATE, GradeState, state_of
 
 # -- set-up ---------------------------------------------------------------
 
@@ -44,8 +33,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER_HELP)
     # Feedback speaks the student's language with or without --grade.
-    config.add_cleanup(messages.saved_language())
-    messages.use_language(options.read_language(config))
+    config.add_cleanup(i18n.saved_language())
+    i18n.use_language(options.read_language(config))
     settings = options.read_settings(config)
     config.stash[SETTINGS] = settings
     config.pluginmanager.register(_FeedbackReports(), "grade-feedback-reports")
@@ -75,7 +64,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistSeed(settings), "grade-xdist-seed")
     if settings.manifest_path is not None:
-        from .manifest import register_guard
+        from .platforms.manifest import register_guard
 
         # edited or missing check files fail their checks (and are never imported)
         register_guard(config, state)
@@ -88,22 +77,6 @@ class _XdistSeed:
     def pytest_configure_node(self, node) -> None:
         node.workerinput["grade_seed"] = self.settings.seed
         node.workerinput["grade_seed_was_random"] = self.settings.seed_was_random
-
-
-def known_concepts(config: pytest.Config) -> dict[str, Concept]:
-    state = state_of(config)
-    if state is not None and state.concepts is not None:
-        return state.concepts
-    concepts = merge_concepts(config.hook.pytest_grade_concepts(config=config))
-    if state is not None:
-        state.concepts = concepts
-    return concepts
-
-
-def concept_title(config: pytest.Config, concept_id: str) -> str:
-    """A concept's title in the run's language; its id when unknown."""
-    concept = known_concepts(config).get(concept_id)
-    return concept.title if concept is not None else concept_id
 
 
 @pytest.hookimpl(trylast=True)
@@ -119,7 +92,7 @@ def pytest_grade_check_result(item: pytest.Item, result: CheckResult) -> CheckRe
 
 @pytest.hookimpl(trylast=True)
 def pytest_grade_gradebook(config: pytest.Config, gradebook: Gradebook) -> None:
-    _write_reports(config, gradebook, final=True)
+    write_reports(config, gradebook, final=True)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str] | None:
@@ -139,67 +112,13 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     return lines
 
 
-def isolation_name(state: GradeState) -> str:
-    return state.isolation.mode if state.isolation is not None else "inline"
-
-
-def isolation_missing(state: GradeState) -> list[str]:
-    """The protections the run lacks, in words for the header and reports."""
-    if state.isolation is None:
-        return [msg("isolation.inline")]
-    return list(state.isolation.missing)
-
-
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "grade_device" in metafunc.fixturenames:
-        from .devices import device_params
+        from .checking.devices import device_params
 
         setting = (options._value(metafunc.config, "grade_device") or "cpu").lower()
         params = device_params(setting if setting in options.DEVICES else "cpu")
         metafunc.parametrize("grade_device", params, ids=params, indirect=True)
-
-
-# -- the marker -----------------------------------------------------------
-
-def spec_of(item: pytest.Item) -> CheckSpec:
-    """The check's concept, points and visibility, merged from every ``grade``
-    marker on it (the closest one wins per keyword)."""
-    cached = item.stash.get(SPEC, None)
-    if cached is not None:
-        return cached
-    where = item.nodeid
-    kwargs: dict = {}
-    problem = None
-    for mark in reversed(list(item.iter_markers("grade"))):
-        if mark.args:
-            problem = msg("marker.positional", where=where)
-        kwargs.update(mark.kwargs)
-    concepts = known_concepts(item.config)
-    known = ", ".join(concepts)
-    concept = kwargs.get("concept")
-    points = kwargs.get("points", 1)
-    hidden = kwargs.get("hidden", False)
-    timeout = kwargs.get("timeout", None)
-    valid_timeout = timeout is None or (isinstance(timeout, (int, float)) and not isinstance(timeout, bool)
-                                        and timeout > 0 and timeout == timeout)
-    if problem is None:
-        if not concept:
-            problem = msg("marker.no_concept", where=where, known=known)
-        elif concept not in concepts:
-            problem = msg("marker.unknown_concept", where=where, concept=concept, known=known)
-        elif isinstance(points, bool) or not isinstance(points, (int, float)) or not points > 0:
-            problem = msg("marker.bad_points", where=where, points=points)
-        elif not isinstance(hidden, (bool, str)) or hidden not in HIDDEN_VISIBILITY:
-            problem = msg("marker.bad_hidden", where=where, hidden=hidden)
-        elif not valid_timeout:
-            problem = msg("marker.bad_timeout", where=where, timeout=timeout)
-    valid_points = isinstance(points, (int, float)) and not isinstance(points, bool) and points > 0
-    visibility = HIDDEN_VISIBILITY.get(hidden, "visible") if isinstance(hidden, (bool, str)) else "visible"
-    spec = CheckSpec(concept=str(concept or ""), points=float(points) if valid_points else 0.0,
-                     hidden=visibility != "visible", problem=problem, visibility=visibility,
-                     timeout=float(timeout) if valid_timeout and timeout is not None else None)
-    item.stash[SPEC] = spec
-    return spec
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -235,24 +154,6 @@ def _crash_line(report: pytest.TestReport) -> str:
     return str(report.longrepr or "").strip().splitlines()[-1] if report.longrepr else ""
 
 
-def topic_of(item: pytest.Item) -> str:
-    """The topic a check belongs to: its checks file's name without the
-    test_ prefix (exercises/test_engine.py -> "engine")."""
-    return item.path.stem.removeprefix("test_").removesuffix("_test")
-
-
-def title_of(item: pytest.Item) -> str:
-    """A check's readable name: the first line of its docstring, else its
-    name in words ("test_which_are_leaves" -> "which are leaves"), with its
-    parameters ("[cpu]") kept."""
-    doc = getattr(getattr(item, "obj", None), "__doc__", None)
-    first = doc.strip().splitlines()[0].strip() if isinstance(doc, str) and doc.strip() else ""
-    name = getattr(item, "originalname", None) or item.name.split("[")[0]
-    title = first or name.removeprefix("test_").replace("_", " ")
-    callspec = getattr(item, "callspec", None)
-    return f"{title} [{callspec.id}]" if callspec is not None and callspec.id else title
-
-
 def _result_for(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestReport) -> CheckResult:
     spec = spec_of(item)
     file, line = item.stash[PLACE].best() if PLACE in item.stash else (None, None)
@@ -274,7 +175,7 @@ def _result_for(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestRep
         result.score = round(spec.points * fraction, 6)
         result.feedback = getattr(exc, "feedback", None) or (spec.problem if isinstance(exc, CheckError) else _crash_line(report))
         if result.status == "error" and report.when == "call" and exc is not None and not isinstance(exc, GraderError):
-            from .blame import STUDENT_VALUES, blame_student
+            from .boundary.blame import STUDENT_VALUES, blame_student
 
             # The check tripped over the form of the student's answer: the
             # student's failure, not the instructor's bug.
@@ -313,7 +214,7 @@ class _FeedbackReports:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
-    from .blame import STUDENT_VALUES, forget_student_values, redact, redact_report
+    from .boundary.blame import STUDENT_VALUES, forget_student_values, redact, redact_report
 
     report = yield
     values = item.stash.get(STUDENT_VALUES, None)
@@ -363,176 +264,3 @@ def _plain_feedback(item: pytest.Item, call: pytest.CallInfo, report: pytest.Tes
     title = concept_title(item.config, spec.concept)
     report.longrepr = msg("feedback.hidden", title=title) if spec.hidden else msg("feedback.header", title=title,
                                                                                     what=exc.feedback)
-
-
-class PlainSession:
-    """A run without --grade that collects graded checks ends with one line
-    saying how to get their scores."""
-
-    def __init__(self, config: pytest.Config):
-        self.config = config
-
-    def pytest_collection_finish(self, session: pytest.Session) -> None:
-        # the items that will run (after -k and -m); --collect-only runs none
-        if not self.config.option.collectonly:
-            self.config.stash[PLAIN_CHECKS] = sum(1 for item in session.items if item.get_closest_marker("grade"))
-
-    def pytest_terminal_summary(self, terminalreporter) -> None:
-        if self.config.stash.get(PLAIN_CHECKS, 0):
-            import shlex
-
-            command = shlex.join(["pytest", "--grade", *self.config.invocation_params.args])
-            terminalreporter.write_line(msg("summary.plain", count=self.config.stash[PLAIN_CHECKS], command=command),
-                                        bold=True)
-
-
-class GradingSession:
-    """The session-wide hooks of a graded run, bound to its config (the
-    collection and log-report hooks receive no config of their own)."""
-
-    def __init__(self, config: pytest.Config, state: GradeState):
-        self.config = config
-        self.state = state
-
-    def pytest_sessionstart(self, session: pytest.Session) -> None:
-        import torch
-
-        freeze_imports()
-        if self.state.is_worker:
-            return
-
-        from .devices import graded_devices
-
-        self.state.gradebook = Gradebook(
-            seed=self.state.settings.seed, devices=graded_devices(self.state.settings.device),
-            torch=torch.__version__.split("+")[0], concepts=known_concepts(self.config),
-            isolation=isolation_name(self.state), isolation_missing=isolation_missing(self.state),
-            lang=self.state.settings.lang)
-        _write_reports(self.config, self.state.gradebook)
-
-    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
-        if report.failed and self.state.gradebook is not None:
-            detail = str(report.longrepr).strip()
-            self.state.gradebook.add_error(report.nodeid or "<collection>", msg(
-                "collect.error", path=report.nodeid, cause=_collect_cause(detail), detail=detail))
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        gradebook = self.state.gradebook
-        if gradebook is None:
-            return
-        longrepr = str(report.longrepr) if report.longrepr else ""
-        gradebook.record(report.nodeid, report.when, getattr(report, "grade", None), report.outcome, longrepr)
-        now = time.monotonic()
-        if report.when == "teardown" and now - self.state.last_write > JSON_REWRITE_INTERVAL_S:
-            # Keep the report on disk current, so a grader killed now still
-            # leaves every score earned so far (marked incomplete).
-            self.state.last_write = now
-            _write_reports(self.config, gradebook)
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        gradebook = self.state.gradebook
-        if gradebook is None:
-            return
-        stopped = bool(session.shouldstop or session.shouldfail) or exitstatus in (
-            pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR)
-        gradebook.finish(complete=not stopped)
-        self.config.hook.pytest_grade_gradebook(config=self.config, gradebook=gradebook)
-        required = self.state.settings.fail_under
-        if required is not None and exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
-            session.exitstatus = pytest.ExitCode.OK if gradebook.percent >= required else pytest.ExitCode.TESTS_FAILED
-
-    def pytest_terminal_summary(self, terminalreporter, exitstatus: int, config: pytest.Config) -> None:
-        if self.state.gradebook is not None:
-            _summarize(terminalreporter, self.state, self.state.gradebook)
-
-
-def freeze_imports() -> None:
-    """Keep what is alive now (torch's objects, which live as long as the
-    process) out of every later garbage collection, once per process:
-    gc.collect then gets cheap (pytest calls it five times at the end of a
-    session, 0.1 s each over torch's heap; a stub submission's grading took
-    a second longer). Once only: a later freeze would also pin whatever
-    garbage an earlier session left (pytester, the class runner)."""
-    import gc
-
-    import pytest_autograd_grader as package  # kept where pytester's runs do not unload it
-
-    if not package.__dict__.get("_imports_frozen"):
-        package._imports_frozen = True
-        gc.freeze()
-
-
-def _collect_cause(detail: str) -> str:
-    """'line 4: SyntaxError: invalid syntax' from a collection error's text."""
-    errors = [line[1:].strip() for line in detail.splitlines() if line.startswith("E ")]
-    error = next((e for e in reversed(errors) if re.match(r"\w+(Error|Exception)\b", e)), errors[-1] if errors else "")
-    lines = re.findall(r"line (\d+)", detail) or re.findall(r"\.py:(\d+):", detail)
-    return f"line {lines[-1] if lines else '?'}: {error}" if error else f"line {lines[-1] if lines else '?'}"
-
-
-def _report_files(state: GradeState, gradebook: Gradebook):
-    """(option, path, content) of every report file the run writes."""
-    s = state.settings
-    return (("--grade-json", s.json_path, gradebook.to_json),
-            ("--grade-json-private", s.json_private_path, lambda: gradebook.to_json(private=True)),
-            ("--grade-gradescope", s.gradescope_path, lambda: gradescope_results(gradebook)))
-
-
-def _write_reports(config: pytest.Config, gradebook: Gradebook, final: bool = False) -> None:
-    """Write each report file on its own: one that fails stops neither the
-    other nor the grading. Its reason is kept for the terminal summary and
-    the write is tried again next time (the final write included). The
-    ``final`` write also appends GitHub Actions' outputs, once."""
-    from .reporters import REPORT_FAILURES
-
-    state = state_of(config)
-    failures = config.stash.setdefault(REPORT_FAILURES, {})
-    for option, path, content in _report_files(state, gradebook):
-        if path is None:
-            continue
-        try:
-            write_json_atomic(path, content())
-        except Exception as exc:  # never a traceback instead of the grades
-            reason = str(exc) or type(exc).__name__
-            failures[option] = msg("report.write_failed", option=option, path=path, reason=reason)
-        else:
-            failures.pop(option, None)
-    if final and state.settings.github:
-        from .reporters.github import write_github_outputs
-
-        # problems in words (an unwritable $GITHUB_OUTPUT, ...), never a traceback
-        for problem in write_github_outputs(gradebook, submission=state.settings.submission):
-            failures[f"--grade-github {problem}"] = problem
-
-
-def _summarize(tr, state: GradeState, gradebook: Gradebook) -> None:
-    tr.section(msg("summary.title"), sep="=", bold=True)
-    for line in table_lines(gradebook):
-        tr.write_line(line)
-    errors = [c for c in gradebook.checks.values() if c.status == "error"]
-    if errors:
-        tr.write_line("")
-        tr.write_line(msg("summary.errors", count=len(errors)), red=True)
-        for check in errors:
-            first = check.feedback.strip().splitlines()[0] if check.feedback.strip() else ""
-            tr.write_line(f"  {check.id}: {first}")
-    if state.settings.fail_under is not None:
-        passed = gradebook.percent >= state.settings.fail_under
-        tr.write_line(msg("summary.fail_under", percent=gradebook.percent,
-                          relation=msg("summary.at_or_above" if passed else "summary.below"), required=state.settings.fail_under),
-                      green=passed, red=not passed)
-    from .reporters import REPORT_FAILURES
-
-    failures = tr.config.stash.get(REPORT_FAILURES, {})
-    for option, path, _ in _report_files(state, gradebook):
-        if path is not None and option not in failures:
-            tr.write_line(msg("summary.json", path=path))
-    for failure in failures.values():
-        tr.write_line(failure, red=True)
-    if state.settings.github:
-        from .reporters.github import annotation_lines
-
-        # workflow commands: GitHub Actions reads them from the job's output
-        for line in annotation_lines(gradebook, submission=state.settings.submission):
-            tr.write_line(line)

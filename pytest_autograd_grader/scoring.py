@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .concepts import Concept
-from .messages import msg
+from .i18n import msg
 
 SCHEMA = "pytest-autograd-grader/1"
 STATUSES = ("passed", "failed", "error", "timeout", "crashed", "skipped")

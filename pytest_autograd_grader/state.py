@@ -6,11 +6,12 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from .messages import msg
+from .concepts import Concept
+from .i18n import msg
 from .options import Settings
 from .outcomes import GradeFailure
 from .scoring import CheckSpec, Gradebook
-from .concepts import Concept
+
 
 @dataclass
 class GradeState:

@@ -16,7 +16,8 @@ import pytest
 import torch  # noqa: F401
 from _pytest import pytester as _pytester
 
-from pytest_autograd_grader.messages import EN, msg
+from pytest_autograd_grader.i18n import msg
+from pytest_autograd_grader.i18n.en import EN
 
 # pytester forgets every module first imported during an in-process run.
 # torch imports parts of itself lazily (torch.testing pulls in
@@ -159,7 +160,7 @@ SEEDS = tuple(range(1001, 1021))  # 20 run seeds for the every-seed tests
 # seed exactly as `--grade-seed S` does, so one session grades every seed.
 _SEEDS_CONFTEST = '''
 import pytest
-from pytest_autograd_grader.seeding import GradeRng, check_seed
+from pytest_autograd_grader.checking.seeding import GradeRng, check_seed
 
 @pytest.fixture(params={seeds!r}, ids=lambda seed: f"seed{{seed}}")
 def grade_rng(request):

@@ -11,7 +11,7 @@ import pytest
 from conftest import grade_checks
 
 # A student module can reach the grader's code inside its own process. The
-# answers below are sent by patching records.dumps for one answer, the way a
+# answers below are sent by patching wire.dumps for one answer, the way a
 # student would, so the grader gets exactly these bytes.
 ANSWERS = """
     import json
@@ -19,14 +19,14 @@ ANSWERS = """
 
     import torch
 
-    import pytest_autograd_grader.records as records
+    import pytest_autograd_grader.boundary.wire as wire
 
     def _send(raw):
-        real = records.dumps
+        real = wire.dumps
         def once(tree):
-            records.dumps = real
+            wire.dumps = real
             return raw
-        records.dumps = once
+        wire.dumps = once
 
     def _framed(header, body=b""):
         text = header if isinstance(header, bytes) else json.dumps(header).encode()

@@ -16,8 +16,8 @@ import pytest
 from conftest import grade_checks
 from test_diagnose import RAISE
 
-from pytest_autograd_grader.diagnose import AUTOGRAD_ERRORS
-from pytest_autograd_grader.records import error_fields, raised_by
+from pytest_autograd_grader.boundary.encode import error_fields, raised_by
+from pytest_autograd_grader.checking.diagnose import AUTOGRAD_ERRORS
 
 QUIET = ("-p", "no:warnings")
 
@@ -232,9 +232,9 @@ ECHOED = "invalid literal for int() with base 10: 'Trying to backward through th
 
 @pytest.mark.parametrize("field, value", [("type", "ValueError"), ("message", ECHOED)])
 def test_expect_error_wants_pytorchs_own_wording(field, value):
-    from pytest_autograd_grader.compare import Autograd
+    from pytest_autograd_grader.boundary.records import ErrorRecord
+    from pytest_autograd_grader.checking.autograd import Autograd
     from pytest_autograd_grader.outcomes import GradeFailure
-    from pytest_autograd_grader.records import ErrorRecord
 
     genuine = dict(type="RuntimeError", message="Trying to backward through the graph a second time (or ...)",
                    raised_by="library")

@@ -14,9 +14,11 @@ from html.parser import HTMLParser
 import pytest
 
 from pytest_autograd_grader.classroom import mistakes
-from pytest_autograd_grader.classroom.outputs import OutputsError, build_outputs
-from pytest_autograd_grader.messages import EN, msg
-from pytest_autograd_grader.messages_zh import ZH
+from pytest_autograd_grader.classroom.class_data import OutputsError
+from pytest_autograd_grader.classroom.outputs import build_outputs
+from pytest_autograd_grader.i18n import msg
+from pytest_autograd_grader.i18n.en import EN
+from pytest_autograd_grader.i18n.zh import ZH
 
 CONCEPTS = [{"id": "leaf", "title": "Leaf tensors", "max_score": 4.0},
             {"id": "accumulation", "title": "Gradient accumulation", "max_score": 3.0}]

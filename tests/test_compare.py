@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from pytest_autograd_grader.compare import Autograd
-from pytest_autograd_grader.diagnose import Context
+from pytest_autograd_grader.checking.autograd import Autograd
+from pytest_autograd_grader.checking.diagnose import Context
 from pytest_autograd_grader.outcomes import GradeFailure
 from pytest_autograd_grader.state import Credit
 

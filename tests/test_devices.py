@@ -3,7 +3,6 @@ machine without CUDA reports checks that asked for it."""
 
 from __future__ import annotations
 
-
 import pytest
 import torch
 from conftest import grade_checks

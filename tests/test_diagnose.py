@@ -3,12 +3,17 @@
 
 from __future__ import annotations
 
-
 import pytest
 import torch
 from conftest import grade_checks
 
-from pytest_autograd_grader.diagnose import AUTOGRAD_ERRORS, Context, diagnose_error, diagnose_values, error_name
+from pytest_autograd_grader.checking.diagnose import (
+    AUTOGRAD_ERRORS,
+    Context,
+    diagnose_error,
+    diagnose_values,
+    error_name,
+)
 
 # plugins installed here that only slow in-process runs down; the verdicts
 # are the grader's own, so student code runs inline (test_submission.py

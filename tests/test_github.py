@@ -11,14 +11,19 @@ import shlex
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, grade_checks, run_grader
+
 from pytest_autograd_grader.concepts import Concept
-from pytest_autograd_grader.messages import msg
-from pytest_autograd_grader.reporters.github import (annotation_lines, classroom_output,
-                                                    defuse_commands,
-                                                    escape_data, escape_property, step_summary,
-                                                    write_github_outputs)
+from pytest_autograd_grader.i18n import msg
+from pytest_autograd_grader.reporters.github import (
+    annotation_lines,
+    classroom_output,
+    defuse_commands,
+    escape_data,
+    escape_property,
+    step_summary,
+    write_github_outputs,
+)
 from pytest_autograd_grader.scoring import CheckResult, Gradebook
 
 WORKFLOW = REPO / "templates" / "github-classroom" / ".github" / "workflows" / "classroom.yml"

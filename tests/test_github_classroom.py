@@ -15,7 +15,7 @@ import pytest
 from conftest import REPO, run_grader
 
 from pytest_autograd_grader import __version__, cli
-from pytest_autograd_grader.messages import msg
+from pytest_autograd_grader.i18n import msg
 
 yaml = pytest.importorskip("yaml")
 

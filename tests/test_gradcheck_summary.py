@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from conftest import grade_checks
 
-from pytest_autograd_grader.messages import msg
+from pytest_autograd_grader.i18n import msg
 
 FUNCTIONS = '''
 import torch

@@ -273,8 +273,9 @@ def test_student_code_touches_nothing_of_the_graders(pytester: pytest.Pytester, 
     (checks / "pytest.ini").write_text("[pytest]\n")
     reports = [str(pytester.path / "report.json"), str(pytester.path / "results.json")]
     venv_bin = os.path.dirname(sys.executable)
-    import pytest_autograd_grader
     import torch
+
+    import pytest_autograd_grader
 
     site_packages = os.path.dirname(os.path.dirname(torch.__file__))
     grader_files = [str(checks / "conftest.py"), str(checks / "mpmath_accelerator.py"),

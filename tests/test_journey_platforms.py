@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from journeys import REPO, base_env, explain, shared_dir, shell, skip_if_nested, system_python
 
-from pytest_autograd_grader.messages import msg
+from pytest_autograd_grader.i18n import msg
 
 pytestmark = pytest.mark.journey
 

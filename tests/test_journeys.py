@@ -20,8 +20,20 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from journeys import (NESTED, REPO, base_env, clean_clone, create_user, explain, remove_user, shared_dir, shell,
-                      skip_if_nested, system_python, venv_on_top)
+from journeys import (
+    NESTED,
+    REPO,
+    base_env,
+    clean_clone,
+    create_user,
+    explain,
+    remove_user,
+    shared_dir,
+    shell,
+    skip_if_nested,
+    system_python,
+    venv_on_top,
+)
 
 REQUIRED = os.environ.get("GRADE_REQUIRE_ISOLATION", "").split(",")
 TOTAL = re.compile(r"^TOTAL\s+(\d+(?:\.\d+)?)/(\d+(?:\.\d+)?)\s", re.M)

@@ -12,8 +12,8 @@ import pytest
 from conftest import run_grader
 
 from pytest_autograd_grader.cli import main
-from pytest_autograd_grader.manifest import file_hash
-from pytest_autograd_grader.messages import msg
+from pytest_autograd_grader.i18n import msg
+from pytest_autograd_grader.platforms.manifest import file_hash
 
 CONFTEST = """
 import pytest
@@ -227,7 +227,7 @@ def test_listing_checks_leaves_the_callers_modules_as_they_were(tmp_path):
     # `from conftest import ...` in the same process found the course's
     import conftest as ours
 
-    from pytest_autograd_grader.manifest import build_manifest
+    from pytest_autograd_grader.platforms.manifest import build_manifest
 
     checks = tmp_path / "checks"
     checks.mkdir()

@@ -3,9 +3,9 @@
 torch.autograd), in a worker forked from a zygote that never imported it."""
 
 import pytest
-
 from conftest import grade_checks
-from pytest_autograd_grader.messages import msg
+
+from pytest_autograd_grader.i18n import msg
 
 CHECKS = '''
 import numpy

@@ -9,7 +9,8 @@ import struct
 import pytest
 import torch
 
-from pytest_autograd_grader.records import BoundaryError, dumps, loads
+from pytest_autograd_grader.boundary.records import BoundaryError
+from pytest_autograd_grader.boundary.wire import dumps, loads
 
 
 @pytest.mark.parametrize("tensor", [
@@ -57,7 +58,9 @@ def test_doctored_payloads_are_refused(payload, reason):
 
 # -- answers from student code are read under Limits --------------------------
 
-from pytest_autograd_grader.records import Limits, decode, encode  # noqa: E402
+from pytest_autograd_grader.boundary.decode import decode
+from pytest_autograd_grader.boundary.encode import encode  # noqa: E402
+from pytest_autograd_grader.boundary.records import Limits
 
 LIMITS = Limits()
 
@@ -115,14 +118,14 @@ def test_answers_beyond_the_limits_are_refused_by_name(payload, cap, text):
 
 
 def test_a_48_mb_answer_is_refused_before_it_is_parsed(monkeypatch):
-    import pytest_autograd_grader.records as records
+    import pytest_autograd_grader.boundary.wire as wire
 
     def parse(*args, **kwargs):
         raise AssertionError("the answer was parsed before its size was checked")
 
     payload = _doctored(b'{"tree": [' + b"0," * (24 << 20) + b'0], "tensors": []}')
     # any parse would fail the test, not only a slow one (no clock: a busy CI machine cannot flake it)
-    monkeypatch.setattr(records.json, "loads", parse)
+    monkeypatch.setattr(wire.json, "loads", parse)
     with pytest.raises(BoundaryError) as refused:
         loads(payload, LIMITS)
     assert (refused.value.cap, refused.value.measured, refused.value.limit) == ("max_bytes", len(payload), 8 << 20)

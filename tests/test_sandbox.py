@@ -16,9 +16,9 @@ import pytest
 import torch
 from conftest import run_grader
 
-from pytest_autograd_grader.records import dumps, loads
-from pytest_autograd_grader.sandbox import SandboxExecutor, describe_status
-from pytest_autograd_grader.sandbox.executor import sandbox_of
+from pytest_autograd_grader.boundary.wire import dumps, loads
+from pytest_autograd_grader.sandbox import SandboxExecutor, describe_status, isolation_for
+from pytest_autograd_grader.sandbox.launch import sandbox_of
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox needs Linux")
 
@@ -457,7 +457,7 @@ def test_executor_round_trip_and_restart(tmp_path):
     (tmp_path / "m.py").write_text("import os\ndef pid():\n    return os.getpid()\n"
                                    "def die():\n    os._exit(9)\n")
     empty = dumps({"args": {"$": "tuple", "items": []}, "kwargs": {"$": "dict", "keys": [], "values": []}})
-    executor = SandboxExecutor(memory_mb=2048)
+    executor = SandboxExecutor(isolation_for("auto"), memory_mb=2048)
     try:
         first = loads(executor.run(str(tmp_path), "m", "pid", empty, "call", 60))
         again = loads(executor.run(str(tmp_path), "m", "pid", empty, "call", 5))
@@ -517,18 +517,18 @@ def test_a_sandbox_that_cannot_start_a_worker_is_the_graders_error_said_in_words
     # traceback of the grader's own, and never blamed on the student.
     from conftest import grade_checks
 
-    from pytest_autograd_grader.messages import msg
-    from pytest_autograd_grader.sandbox import executor
+    from pytest_autograd_grader.i18n import msg
+    from pytest_autograd_grader.sandbox import launch, probe
 
-    executor.isolation_for("auto")  # chosen (by a worker that answered) before the sandbox breaks
-    real_ask = executor._Sandbox.ask
+    probe.isolation_for("auto")  # chosen (by a worker that answered) before the sandbox breaks
+    real_ask = launch._Sandbox.ask
 
-    def refuse_workers(self, message, fds=(), timeout=executor.SPAWN_TIMEOUT_S):
+    def refuse_workers(self, message, fds=(), timeout=launch.SPAWN_TIMEOUT_S):
         if message.get("op") == "spawn":
             return None, []
         return real_ask(self, message, fds, timeout)
 
-    monkeypatch.setattr(executor._Sandbox, "ask", refuse_workers)
+    monkeypatch.setattr(launch._Sandbox, "ask", refuse_workers)
     graded = grade_checks(pytester, textwrap.dedent("""
         import pytest
 

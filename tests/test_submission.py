@@ -10,10 +10,10 @@ import pytest
 import torch
 from conftest import grade_checks
 
-from pytest_autograd_grader.records import ObjectRecord, TensorRecord, decode, dumps, encode, loads
-
-
-
+from pytest_autograd_grader.boundary.decode import decode
+from pytest_autograd_grader.boundary.encode import encode
+from pytest_autograd_grader.boundary.records import ObjectRecord, TensorRecord
+from pytest_autograd_grader.boundary.wire import dumps, loads
 
 FIND_LEAVES = """
     import pytest
@@ -143,7 +143,7 @@ def test_each_student_side_failure_is_a_failed_check(pytester):
 
 
 def test_syntax_error_in_an_imported_helper_names_the_helper(tmp_path):
-    from pytest_autograd_grader.submission import InlineExecutor, Submission
+    from pytest_autograd_grader.boundary.submission import InlineExecutor, Submission
     from pytest_autograd_grader.outcomes import StudentFailure
 
     (tmp_path / "leaf.py").write_text("import helper_mod\n\ndef find_leaves(x):\n    return x\n")
@@ -158,7 +158,7 @@ def test_syntax_error_in_an_imported_helper_names_the_helper(tmp_path):
 RETURNS = """
     import pytest
     import torch
-    from pytest_autograd_grader.records import ObjectRecord, TensorRecord
+    from pytest_autograd_grader.boundary.records import ObjectRecord, TensorRecord
 
     pytestmark = pytest.mark.grade(concept="leaf", points=2)
 
@@ -320,7 +320,7 @@ def test_returns_are_records_and_wrong_ones_fail(pytester):
 
 
 def test_decode_refuses_forged_records():
-    from pytest_autograd_grader.records import BoundaryError
+    from pytest_autograd_grader.boundary.records import BoundaryError
 
     class Sub(torch.Tensor):
         pass
@@ -398,7 +398,7 @@ def test_hidden_check_shows_only_its_concept(pytester):
 def test_inline_student_code_runs_with_gradients_on(tmp_path):
     """As in a worker process: the grader calling from a no_grad region (or a
     backward pass) does not turn autograd off for the student's code."""
-    from pytest_autograd_grader.submission import InlineExecutor, Submission
+    from pytest_autograd_grader.boundary.submission import InlineExecutor, Submission
 
     (tmp_path / "leaf.py").write_text("def double(x):\n    return x * 2\n")
     proxy = Submission(InlineExecutor(), tmp_path, "leaf", 10.0)
@@ -445,8 +445,8 @@ def _framed(tree) -> bytes:
     (b"SECRET", "its JSON part is 1397048146 bytes long"),
 ])
 def test_an_answer_that_cannot_be_read_fails_the_check_without_quoting_it(tmp_path, answer, reason):
+    from pytest_autograd_grader.boundary.submission import Submission
     from pytest_autograd_grader.outcomes import StudentFailure
-    from pytest_autograd_grader.submission import Submission
 
     proxy = Submission(Scripted(answer), tmp_path, "leaf", 10.0)
     with pytest.raises(StudentFailure) as failure:
@@ -457,9 +457,9 @@ def test_an_answer_that_cannot_be_read_fails_the_check_without_quoting_it(tmp_pa
 
 
 def test_limits_and_on_value_and_budget(tmp_path):
+    from pytest_autograd_grader.boundary.records import ErrorRecord, Limits
+    from pytest_autograd_grader.boundary.submission import Budget, InlineExecutor, Submission
     from pytest_autograd_grader.outcomes import StudentFailure
-    from pytest_autograd_grader.records import ErrorRecord, Limits
-    from pytest_autograd_grader.submission import Budget, InlineExecutor, Submission
 
     (tmp_path / "leaf.py").write_text(
         "import torch\n\n"
@@ -491,8 +491,8 @@ def test_limits_and_on_value_and_budget(tmp_path):
 
 
 def test_the_sandbox_s_own_refusals_and_the_directory_are_the_graders(tmp_path):
+    from pytest_autograd_grader.boundary.submission import Submission
     from pytest_autograd_grader.outcomes import StudentFailure
-    from pytest_autograd_grader.submission import Submission
 
     proxy = Submission(Scripted(dumps({"stage": "too_large", "size": 12 << 20, "limit": 8 << 20}),
                                 _framed({"stage": "missing", "module": "SECRET", "directory": "/SECRET"})),
@@ -513,7 +513,7 @@ def _drive(module, x):
 
 
 def test_run_calls_a_grader_function_with_the_student_module(tmp_path):
-    from pytest_autograd_grader.submission import InlineExecutor, Submission
+    from pytest_autograd_grader.boundary.submission import InlineExecutor, Submission
 
     (tmp_path / "engine.py").write_text("def double(x):\n    return 2 * x\n")
     proxy = Submission(InlineExecutor(), tmp_path, "engine", 10.0)

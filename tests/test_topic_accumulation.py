@@ -11,7 +11,7 @@ loads the module accumulation_v{i}."""
 
 from conftest import fails_everywhere, grade_planted, passes_everywhere
 
-from pytest_autograd_grader.messages import msg
+from pytest_autograd_grader.i18n import msg
 
 TOPIC = "accumulation"
 CHECKS = ("test_accumulated_grad", "test_zeroed_grads", "test_train_loop", "test_microbatch_grad")

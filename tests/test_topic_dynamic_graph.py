@@ -8,7 +8,6 @@ them are graded in one session under 20 seeds (``grade_variants``)."""
 
 from conftest import assert_all_pass, assert_diagnosed, grade_named
 
-
 TOPIC = "dynamic_graph"
 
 WRONG = {

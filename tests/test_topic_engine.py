@@ -12,7 +12,7 @@ import re
 
 from conftest import SEEDS, SOLUTIONS, grade_variants, pattern
 
-from pytest_autograd_grader.messages import EN
+from pytest_autograd_grader.i18n.en import EN
 
 TOPIC = "engine"
 SOURCE = (SOLUTIONS / "engine.py").read_text()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 from conftest import fails_everywhere, grade_variants, passes_everywhere
 
-from pytest_autograd_grader.messages import msg
+from pytest_autograd_grader.i18n import msg
 
 TOPIC = "higher_order"
 POLY = '''import torch

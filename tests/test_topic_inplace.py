@@ -11,7 +11,7 @@ loads the module inplace_v{i}."""
 
 from conftest import fails_everywhere, grade_planted, passes_everywhere
 
-from pytest_autograd_grader.messages import msg
+from pytest_autograd_grader.i18n import msg
 
 TOPIC = "inplace"
 CHECKS = ("test_sgd_step_keeps_leaf", "test_sgd_steps", "test_repaired")

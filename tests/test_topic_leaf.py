@@ -8,7 +8,7 @@ of ``grade_seeds``, all in one grading session."""
 
 from conftest import Mistake, assert_planted
 
-from pytest_autograd_grader.messages import msg
+from pytest_autograd_grader.i18n import msg
 
 TOPIC = "leaf"
 

@@ -11,7 +11,7 @@ loads the module no_grad_v{i}."""
 
 from conftest import fails_everywhere, grade_planted, passes_everywhere
 
-from pytest_autograd_grader.messages import msg
+from pytest_autograd_grader.i18n import msg
 
 TOPIC = "no_grad"
 CHECKS = ("test_predict_requires_grad", "test_frozen_features", "test_td_grad")

@@ -6,7 +6,6 @@ untouched stubs). All variants are graded in one session
 
 from conftest import assert_all_pass, assert_diagnosed, grade_named
 
-
 TOPIC = "retain_graph"
 
 WRONG = {

@@ -7,7 +7,7 @@ untouched stubs). All variants are graded in one session
 
 from conftest import assert_all_pass, assert_diagnosed, grade_named
 
-from pytest_autograd_grader.messages import msg
+from pytest_autograd_grader.i18n import msg
 
 TOPIC = "vector_backward"
 

@@ -2,10 +2,10 @@
 
 import pytest
 import torch
-
 from conftest import grade_checks
-from pytest_autograd_grader.records import dumps
-from pytest_autograd_grader.submission import InlineExecutor, Submission, Submissions
+
+from pytest_autograd_grader.boundary.submission import InlineExecutor, Submission, Submissions
+from pytest_autograd_grader.boundary.wire import dumps
 
 STUDENT = '''
 import torch

@@ -4,7 +4,11 @@
 ``runner`` grades them on warm, forked workers (pytest, torch and the
 plugin imported once; every student graded by an ordinary ``pytest
 --grade`` session inside one, with the sandbox's full isolation);
-``outputs``, ``html_report`` and ``mistakes`` turn the per-student reports
-into the gradebook, the LMS import file and the class report; ``cli``
-holds the ``class`` and ``merge`` commands.
+``class_data`` reads the per-student reports back; ``outputs``,
+``html_report`` and ``mistakes`` turn them into the gradebook, the LMS
+import file and the class report; ``cli`` holds the ``class`` and
+``merge`` commands.
+
+The top layer but one (only ``cli`` is above it): it may import any layer
+of the grader, and nothing of the grader imports it.
 """

@@ -11,8 +11,8 @@ import sys
 import time
 from pathlib import Path
 
-from ..layout import has_checks
-from ..messages import LANGUAGES, msg
+from ..boundary.layout import has_checks
+from ..i18n import LANGUAGES, msg
 from ..options import ISOLATIONS
 from ..reporters.files import write_json_atomic
 from .runner import ClassSettings, Outcome, grade_all, now_iso
@@ -146,7 +146,8 @@ def run(args) -> int:
         except (ValueError, AssertionError):
             return _fail(msg("class.bad_shard", shard=args.shard))
     if args.roster:
-        from .outputs import OutputsError, read_roster
+        from .class_data import OutputsError
+        from .outputs import read_roster
 
         try:
             read_roster(Path(args.roster))  # a bad roster is told before grading, not after
@@ -220,7 +221,8 @@ def run(args) -> int:
 def _build(out: Path, run_info: dict, roster: str | None) -> list[str]:
     """The gradebook, LMS file and report; a problem with them is a line
     of text (every student's report is already on disk)."""
-    from .outputs import OutputsError, build_outputs
+    from .class_data import OutputsError
+    from .outputs import build_outputs
 
     try:
         return build_outputs(out, assignment=run_info.get("assignment"), roster=Path(roster) if roster else None)

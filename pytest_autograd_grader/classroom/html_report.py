@@ -19,9 +19,9 @@ import statistics
 import warnings
 from typing import Any
 
-from ..messages import current_language, msg
+from ..i18n import current_language, msg
+from .class_data import SCORED, ClassData, concept_scores, format_score, max_total, percent, total
 from .mistakes import Mistake, frequent_mistakes
-from .outputs import SCORED, ClassData, concept_scores, format_score, max_total, percent, total
 
 PLOT_IDS = ("plot-concepts", "plot-heatmap", "plot-totals")
 HEATMAP_LABELS_UP_TO = 60  # students; above it the rows are too thin to name

@@ -14,7 +14,8 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from ..messages import EN, msg
+from ..i18n import msg
+from ..i18n.en import EN
 
 TOP = 5  # diagnoses kept per concept
 EXAMPLE_LINES = 25
@@ -75,7 +76,7 @@ def _compile(message_id: str, template: str) -> _Pattern | None:
 @lru_cache(maxsize=1)
 def patterns() -> tuple[_Pattern, ...]:
     """One compiled pattern per diagnosis and language, built once per process."""
-    from ..messages_zh import ZH
+    from ..i18n.zh import ZH
 
     ids = [key for key, text in EN.items() if key.startswith("diag.")
            and max(len(part) for part in _PLACEHOLDER.split(text)) >= MIN_LITERAL]

@@ -28,7 +28,7 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Callable
 
-from ..messages import msg
+from ..i18n import msg
 from ..reporters.files import write_json_atomic
 from .students import Student
 
@@ -114,8 +114,8 @@ def pytest_args(settings: ClassSettings, student: Student, seed: int, private_js
 def _not_attempted(report: dict) -> bool:
     """No point earned and every check failed the way an untouched or
     missing module fails."""
-    from ..messages import EN
-    from ..messages_zh import ZH
+    from ..i18n.en import EN
+    from ..i18n.zh import ZH
 
     checks = report.get("checks") or []
     if not checks or report.get("score"):
@@ -250,8 +250,8 @@ def _stop(slot: _Slot, kill: bool = False) -> None:
     slot.results.close()
 
 
-WARM = ("pytest", "torch", "numpy", "pytest_autograd_grader.plugin", "pytest_autograd_grader.compare",
-        "pytest_autograd_grader.submission", "pytest_autograd_grader.sandbox")
+WARM = ("pytest", "torch", "numpy", "pytest_autograd_grader.plugin", "pytest_autograd_grader.checking.autograd",
+        "pytest_autograd_grader.boundary.submission", "pytest_autograd_grader.sandbox")
 
 
 def warm_up() -> None:
@@ -260,7 +260,7 @@ def warm_up() -> None:
 
     for name in WARM:
         importlib.import_module(name)
-    from ..plugin import freeze_imports
+    from ..sessions import freeze_imports
 
     freeze_imports()  # before the fork: the workers share these pages and never scan them
 

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..layout import find_modules, has_modules
+from ..boundary.layout import find_modules, has_modules
 
 # files of the checks directory that decide a grade; caches are not part of it
 _SKIP = {"__pycache__", ".pytest_cache", ".git", ".hypothesis"}

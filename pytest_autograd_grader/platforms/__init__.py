@@ -1,13 +1,16 @@
-"""The set-ups for instructors' platforms: Gradescope's autograder bundle
+"""What instructors' platforms read: the manifest of a course's checks
+(``manifest``, which ``--grade-manifest`` verifies before grading), and the
+set-ups: Gradescope's autograder bundle
 (``gradescope_bundle``), GitHub Classroom's course of two repositories
 (``github_classroom``), what both share (``course_files``: the copy of a
 checks directory, reproducible zips, the listing of what was written), and
 the wheel of this grader that both carry (``wheel``), so that neither
 installs a package the index does not have.
 
-These modules may import from the rest of the package; nothing in the
-grading flow imports them (a ``pytest --grade`` run never loads this
-subpackage).
+These modules may import the layers below them (declarations, scoring,
+reporters, boundary, i18n); of them, a ``pytest --grade`` run imports only
+``manifest``, and only with ``--grade-manifest``: the set-ups never load
+while a student is graded.
 """
 
 

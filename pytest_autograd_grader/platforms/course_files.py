@@ -18,8 +18,8 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..layout import is_check_file
-from ..messages import msg
+from ..boundary.layout import is_check_file
+from ..i18n import msg
 from . import SetupError
 
 # not the instructor's checks, and nothing a platform needs

@@ -36,8 +36,8 @@ from importlib import resources
 from pathlib import Path, PurePosixPath
 
 from .. import __version__
-from ..layout import is_check_file
-from ..messages import msg
+from ..boundary.layout import is_check_file
+from ..i18n import msg
 from . import SetupError
 from .course_files import FILE_MODE, listing, overlaps, read_checks, refuse_inside
 from .wheel import grader_wheel
@@ -167,7 +167,7 @@ def workflow() -> bytes:
 def _manifest(files: dict[str, bytes]) -> dict:
     """The manifest of the checks as DIR/checks will hold them (pytest.ini
     included), listed from a copy so that a failure writes nothing."""
-    from ..manifest import ManifestError, build_manifest
+    from .manifest import ManifestError, build_manifest
 
     with tempfile.TemporaryDirectory(prefix="github-classroom-") as tmp:
         root = Path(tmp) / "checks"

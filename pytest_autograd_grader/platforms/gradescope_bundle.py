@@ -23,7 +23,8 @@ from importlib import resources
 from pathlib import Path
 
 from .. import __version__
-from ..messages import EN, LANGUAGES, catalogue, msg, saved_language, use_language
+from ..i18n import LANGUAGES, catalogue, msg, saved_language, use_language
+from ..i18n.en import EN
 from ..reporters.files import ReportWriteError, write_bytes_atomic
 from . import SetupError
 from .course_files import FILE_MODE, SCRIPT_MODE, listing, read_checks, refuse_inside, size, zip_bytes
@@ -116,7 +117,7 @@ def build_bundle(checks: Path, requirement: str | None = None, timeout: str | fl
     bundle.add("setup.sh", _resource("setup.sh"), SCRIPT_MODE)
     bundle.add("run_autograder", _run_autograder(lang), SCRIPT_MODE)
     bundle.add("gradescope_run.py", _resource("gradescope_run.py"))
-    bundle.add("layout.py", resources.files("pytest_autograd_grader").joinpath("layout.py").read_bytes())
+    bundle.add("layout.py", resources.files("pytest_autograd_grader.boundary").joinpath("layout.py").read_bytes())
     return bundle
 
 

@@ -26,7 +26,7 @@ from importlib import metadata
 from pathlib import Path
 
 from .. import __version__
-from ..messages import msg
+from ..i18n import msg
 from . import SetupError
 from .course_files import FILE_MODE, SCRIPT_MODE, zip_bytes
 

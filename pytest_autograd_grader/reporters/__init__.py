@@ -2,6 +2,9 @@
 (``terminal``), Gradescope's results.json (``gradescope``), GitHub Actions'
 step summary, annotations and Classroom result (``github``); ``files``
 writes report files safely. The JSON report itself is ``Gradebook.to_json``.
+
+Reporters read a finished ``scoring.Gradebook`` and ``i18n``; nothing of
+the checks or the sandbox.
 """
 
 from .files import REPORT_FAILURES, ReportWriteError, write_bytes_atomic, write_json_atomic, write_text_atomic

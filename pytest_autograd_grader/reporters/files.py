@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from ..messages import msg
+from ..i18n import msg
 
 # option -> why its last write failed; shown at the end of the terminal summary
 REPORT_FAILURES = pytest.StashKey[dict[str, str]]()

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ..messages import msg
+from ..i18n import msg
 from ..scoring import CheckResult, Gradebook
 from .terminal import points
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from ..messages import msg
+from ..i18n import msg
 from ..scoring import CheckResult, Gradebook
 from .terminal import isolation_lines, table_lines
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from ..messages import msg
+from ..i18n import msg
 from ..scoring import Gradebook
 
 BAR_WIDTH = 20

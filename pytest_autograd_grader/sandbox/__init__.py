@@ -19,15 +19,22 @@ Processes::
   ``handoff.py`` lets a root grader hand bubblewrap's uid what it cannot
   reach (Python under a 0700 home).
 * ``staging.py`` copies the submission where the sandbox can read it.
+* ``launch.py`` starts the launcher and zygote of an isolation, once per
+  pytest process; ``executor.py`` hands its workers requests;
+  ``worker_handle.py`` is the grader's hold on one worker.
 * The grader holds pidfds of each keeper and worker: it reads from /proc
   whether a worker left a thread or process behind (then the worker is
   replaced before the next check), kills a worker's whole namespace (or
   uid) on a timeout, a crash or at the end, and knows when it is gone.
+
+It imports ``boundary`` (the worker runs ``boundary.student``), ``checking``'s
+device set-up, ``outcomes`` and ``i18n``; never pytest's side of the grader.
 """
 
-from .executor import SandboxExecutor, isolation_for, prestart, stop_all
+from .executor import SandboxExecutor
 from .framing import describe_status
 from .isolation import Isolation, Unavailable
-from .probe import choose
+from .launch import stop_all
+from .probe import choose, isolation_for, prestart
 
 __all__ = ["SandboxExecutor", "Isolation", "Unavailable", "choose", "describe_status", "isolation_for", "prestart", "stop_all"]

@@ -31,7 +31,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..messages import msg
+from ..i18n import msg
 
 MODES = ("auto", "bwrap", "user", "process")
 PACKAGE_DIR = Path(__file__).resolve().parent.parent

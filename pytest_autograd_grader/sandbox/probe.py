@@ -25,10 +25,11 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from ..messages import msg
+from ..i18n import msg
 from ..outcomes import GraderError
 from . import isolation as iso
 from .isolation import Fallback, Isolation, Unavailable
+from .launch import SPAWN_TIMEOUT_S, sandbox_of
 
 PROBE_TIMEOUT_S = 60.0
 PROBE_MODULE = '''
@@ -102,7 +103,7 @@ def _torch_files() -> list[str]:
 
 
 def _payload(dumps) -> bytes:
-    # the tagged tree records.encode_argument makes, built by hand: that one imports torch
+    # the tagged tree encode.encode_argument makes, built by hand: that one imports torch
     paths = {"$": "list", "items": _torch_files()}
     return dumps({"args": {"$": "tuple", "items": [paths]}, "kwargs": {"$": "dict", "keys": [], "values": []}})
 
@@ -115,8 +116,11 @@ def _last_line(text: str) -> str:
 def try_mode(isolation: Isolation) -> str | None:
     """None when a worker of ``isolation`` starts and answers here, else
     what went wrong, in words."""
-    from ..records import Limits, decode, dumps, loads
-    from .executor import SandboxExecutor, sandbox_of
+    from ..boundary.decode import decode
+    from ..boundary.records import Limits
+    from ..boundary.wire import dumps, loads
+    from .executor import SandboxExecutor
+    from .launch import sandbox_of
 
     executor = SandboxExecutor(memory_mb=1024, isolation=isolation)
     problem = None
@@ -180,3 +184,24 @@ def choose(setting: str) -> Isolation:
 def describe(fallback: Fallback) -> str:
     """"why; to use it: fix" in one line."""
     return msg("isolation.fallback", problem=fallback.problem, fix=fallback.fix) if fallback.fix else fallback.problem
+
+
+def prestart(setting: str, timeout: float = SPAWN_TIMEOUT_S) -> None:
+    """Start the zygote a session with ``--grade-isolation setting`` will use
+    and wait (at most ``timeout``) until it has imported torch. For a
+    process that grades many sessions (the class runner's workers), so that
+    no session's clock counts the zygote's cold start."""
+    sandbox = sandbox_of(isolation_for(setting))
+    sandbox.start()
+    sandbox.ask({"op": "ping"}, timeout=timeout)  # no answer: the session's first call reports why
+
+
+def isolation_for(setting: str) -> iso.Isolation:
+    """``probe.choose``, once per setting and pytest process (probing
+    starts a worker, and a new uid would mean a new zygote)."""
+    import pytest_autograd_grader as package
+
+    chosen = package.__dict__.setdefault("_isolations", {})
+    if setting not in chosen:
+        chosen[setting] = choose(setting)
+    return chosen[setting]

@@ -14,7 +14,7 @@ import os
 import stat
 from pathlib import Path
 
-from ..messages import msg
+from ..i18n import msg
 
 MAX_BYTES = 64 << 20
 MAX_FILES = 10_000

@@ -111,8 +111,8 @@ def worker_main(sock_fd: int, output_fd: int, request: dict) -> None:
     if request.get("numpy_only"):
         sys.meta_path.insert(0, _NoTorch(str(request.get("no_torch") or "torch cannot be imported here")))
 
-    from ..records import dumps
-    from ..student import Loader, call
+    from ..boundary.student import Loader, call
+    from ..boundary.wire import dumps
 
     try:
         import ctypes

@@ -271,10 +271,12 @@ def _warm_up_numpy() -> None:
     that student code cannot reach torch.autograd, and start-up is quick."""
     import numpy  # noqa: F401
 
-    from .. import records, student  # noqa: F401
+    from ..boundary import student  # noqa: F401
+    from ..boundary.encode import encode
+    from ..boundary.wire import dumps, loads
 
-    records.dumps(records.encode([numpy.ones(2), 1.5, "s", None]))
-    records.loads(records.dumps({"args": [1.5, "s", None]}))  # requests hold plain data: no tensor to read
+    dumps(encode([numpy.ones(2), 1.5, "s", None]))
+    loads(dumps({"args": [1.5, "s", None]}))  # requests hold plain data: no tensor to read
     _freeze()
 
 
@@ -282,12 +284,16 @@ def _warm_up() -> None:
     """Import and exercise what every worker needs, without touching CUDA."""
     import torch
 
-    from .. import devices, records, student, tracing
+    from ..boundary import student, tracing
+    from ..boundary.decode import decode
+    from ..boundary.encode import encode
+    from ..boundary.wire import dumps, loads
+    from ..checking import devices
 
     torch.set_num_threads(1)  # no pool threads, so any thread a worker has is the student's
     devices.prepare("cuda")  # flags only: TF32 off, no CUDA context is created
-    records.loads(records.dumps({"x": torch.ones(2, requires_grad=True) * 2, "n": [1, 2.0, "s", None]}))
-    records.decode(records.encode(torch.ones(2)))
+    loads(dumps({"x": torch.ones(2, requires_grad=True) * 2, "n": [1, 2.0, "s", None]}))
+    decode(encode(torch.ones(2)))
     # The first backward with an explicit gradient imports torch.fx's
     # symbolic shapes (0.5 s to 1 s); paid here once, not in every worker.
     x = torch.ones(2, requires_grad=True)

@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 try:
     from layout import find_modules
 except ImportError:  # read from the installed package (its tests)
-    from pytest_autograd_grader.layout import find_modules
+    from pytest_autograd_grader.boundary.layout import find_modules
 
 # what this file falls back to when bundle.json is unreadable (the bundle
 # writes the messages in the language it was made with)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .messages import msg
+from ..i18n import msg
 
 # name -> (stable parts of PyTorch's message, any of which identifies it; diagnosis id)
 AUTOGRAD_ERRORS: dict[str, tuple[tuple[str, ...], str]] = {
@@ -170,7 +170,7 @@ def diagnose_update(record: Any, name: str) -> str | None:
     """A parameter returned after an update step that is no longer the leaf
     it was: ``w = w - lr * w.grad`` made a new tensor, or a rebinding under
     ``no_grad`` lost requires_grad."""
-    from .records import TensorRecord
+    from ..boundary.records import TensorRecord
 
     if isinstance(record, TensorRecord):
         if not record.is_leaf and record.grad_fn:

@@ -42,7 +42,7 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 
-from .messages import msg
+from ..i18n import msg
 
 SCHEMA = "pytest-autograd-grader-manifest/1"
 DEFAULT_OUTPUT = "grade-manifest.json"
@@ -69,7 +69,7 @@ def run(args) -> int:
     except ManifestError as exc:
         print(str(exc), file=sys.stderr)
         return 2
-    from .reporters import ReportWriteError, write_json_atomic
+    from ..reporters import ReportWriteError, write_json_atomic
 
     output = Path(args.output)
     try:
@@ -132,7 +132,7 @@ class _Collector:
             self.errors.append((report.nodeid or ".", str(report.longrepr)))
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        from .plugin import spec_of, title_of
+        from ..declarations import spec_of, title_of
 
         for item in session.items:
             if not Path(item.path).is_relative_to(self.checks_dir):
@@ -148,7 +148,7 @@ def collect_checks(checks_dir: Path) -> list[dict]:
     own pytest.ini or none), each as {file, id, concept, points, hidden,
     visibility, title}. Pytest's output is kept from the terminal and
     shown only when collection fails."""
-    from .plugin import _collect_cause
+    from ..declarations import collect_cause
 
     ini = checks_dir / "pytest.ini"
     collector = _Collector(checks_dir)
@@ -181,7 +181,7 @@ def collect_checks(checks_dir: Path) -> list[dict]:
             if sys.modules.get(name) is not module:
                 sys.modules[name] = module
     if collector.errors:
-        raise ManifestError("\n".join(msg("manifest.collect_error", file=nodeid, cause=_collect_cause(text))
+        raise ManifestError("\n".join(msg("manifest.collect_error", file=nodeid, cause=collect_cause(text))
                                       for nodeid, text in collector.errors))
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
         raise ManifestError(msg("manifest.pytest_failed", path=checks_dir, code=int(code),
@@ -295,8 +295,8 @@ class ManifestGuard:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        from .plugin import known_concepts
-        from .scoring import CheckResult
+        from ..declarations import known_concepts
+        from ..scoring import CheckResult
 
         gradebook = self.state.gradebook
         if self.state.is_worker or gradebook is None:

@@ -32,8 +32,8 @@ from typing import Any
 
 import pytest
 
-from .messages import msg
-from .outcomes import CheckError
+from ..i18n import msg
+from ..outcomes import CheckError
 from .records import ErrorRecord, ObjectRecord, TensorRecord
 
 # Errors a value of the wrong form causes. Not NameError, ImportError,
@@ -175,7 +175,7 @@ def _library_dirs() -> tuple[str, ...]:
     paths = sysconfig.get_paths()
     dirs = {paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in paths}
     dirs.update(site.getsitepackages() if hasattr(site, "getsitepackages") else ())
-    dirs.add(os.path.dirname(__file__))
+    dirs.add(os.path.dirname(os.path.dirname(__file__)))  # the grader's package
     for name in ("pytest", "_pytest", "pluggy"):
         module = sys.modules.get(name)
         if module is not None and getattr(module, "__file__", None):

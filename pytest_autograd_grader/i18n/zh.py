@@ -1,4 +1,4 @@
-"""评分程序的中文消息目录（与 messages.EN 的 id 一一对应）。"""
+"""评分程序的中文消息目录（与 i18n.en.EN 的 id 一一对应）。"""
 
 from __future__ import annotations
 

@@ -3,25 +3,26 @@ functions, and the executors that carry the calls.
 
 A proxy call sends plain data, gets plain data back and turns every
 student-side problem (missing file, syntax error, exception, hang, crash)
-into a ``StudentFailure`` whose feedback says what happened.
+into a ``StudentFailure`` whose feedback says what happened
+(``failures.py``).
 """
 
 from __future__ import annotations
 
-import ast
-import functools
-import stat
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
+from ..i18n import msg
+from ..outcomes import CheckError, GradeFailure, StudentFailure
 from . import tracing
-from .diagnose import diagnose_error
-from .messages import msg
-from .outcomes import CheckError, GradeFailure, StudentFailure
-from .records import BoundaryError, ErrorRecord, Limits, decode, dumps, encode_argument, loads
+from .decode import decode
+from .encode import encode_argument
+from .failures import failure_from
+from .records import BoundaryError, ErrorRecord, Limits
+from .sources import definition_line, read_source
 from .tracing import Trace
+from .wire import dumps, loads
 
 
 class Executor(Protocol):
@@ -76,152 +77,6 @@ class Budget:
         self.used += max(0.0, seconds)
 
 
-def _where(error: dict | ErrorRecord) -> str:
-    if isinstance(error, ErrorRecord) and error.file:
-        return msg("student.where", file=error.file, line=error.line, code=error.code)
-    return ""
-
-
-def failure_from(outcome: dict, show_output: bool = True, limits: Limits | None = None) -> StudentFailure:
-    """The feedback for a student-side problem reported by ``student.call``.
-
-    ``outcome`` came from student code: a field of the wrong type or a
-    missing one may raise anything here (``Submission`` turns that into a
-    failed check); an error record is decoded under ``limits``."""
-    limits = limits if limits is not None else Limits()
-    stage = outcome.get("stage")
-    module = outcome.get("module", "?")
-    function = outcome.get("function", "?")
-    status, error_type, message = "failed", "", ""
-    if stage == "missing":
-        text = msg("student.module_missing", module=module)
-    elif stage == "empty":
-        text = msg("student.empty", module=module, function=function)
-    elif stage == "import_timeout":
-        status = "timeout"
-        key = "student.import_timeout_earlier" if outcome.get("earlier") is True else "student.import_timeout"
-        text = msg(key, module=module, seconds=outcome.get("seconds", 0))
-    elif stage == "syntax":
-        # the file may be one the student's module imports
-        file = outcome.get("file") or f"{module}.py"
-        if type(file) is not str:
-            raise TypeError("a file name must be a string")
-        file = file[:300]
-        text = msg("student.syntax_error", module=module, file=file, line=outcome.get("line"),
-                   message=outcome.get("message"), code=outcome.get("code", ""))
-    elif stage == "import":
-        error = decode(outcome["error"], limits)
-        text = msg("student.import_error", module=module, type=error.type, message=error.message, where=_where(error))
-        error_type, message = error.type, error.message
-    elif stage == "no_function":
-        text = msg("student.no_function", module=module, function=function)
-    elif stage == "raised":
-        error = decode(outcome["error"], limits)
-        error_type, message = error.type, error.message
-        if error.type == "NotImplementedError" and outcome.get("op") == "run" and error.line:
-            # a grader function drove the module: name the student's unwritten part by its line
-            text = msg("student.not_implemented_at", module=module, line=error.line, code=error.code)
-        elif error.type == "NotImplementedError":
-            text = msg("student.not_implemented", module=module, function=function)
-        else:
-            text = msg("student.raised", module=module, function=function, type=error.type,
-                       message=error.message, where=_where(error))
-            hint = diagnose_error(error.message)
-            if hint:
-                text += "\n" + hint
-    elif stage == "exit":
-        text = msg("student.exit", module=module, function=function, code=outcome.get("code"))
-    elif stage == "interrupt":
-        text = msg("student.interrupt", module=module, function=function)
-    elif stage == "memory":
-        text = msg("student.memory", module=module, function=function, limit=outcome.get("limit", "?"))
-    elif stage == "too_large":  # the sandbox refused to read the answer at all
-        text = msg("student.answer_too_large", module=module, function=function,
-                   size=_megabytes(outcome["size"]), limit=_megabytes(outcome["limit"]))
-    elif stage == "unstageable":  # the sandbox could not copy the submission
-        text = str(outcome["reason"])
-    elif stage == "timeout":
-        status = "timeout"
-        text = msg("student.timeout", module=module, function=function, seconds=outcome.get("seconds", 0))
-    elif stage == "crashed":
-        status = "crashed"
-        text = msg("student.crashed", module=module, function=function, how=outcome.get("how", "unknown cause"))
-    else:
-        status = "crashed"
-        text = msg("student.crashed", module=module, function=function, how=f"unexpected answer {stage!r}")
-    output = outcome.get("output") or ""
-    if show_output and output.strip():
-        text += msg("student.output", output=output.rstrip())
-    return StudentFailure(text, status=status, error_type=error_type, message=message)
-
-
-SOURCE_LIMIT = 1 << 20  # bytes of a student file the grader parses for a line number
-
-
-@dataclass(frozen=True)
-class _Source:
-    """What the grader reads from a student's file, as text: never run."""
-
-    lines: dict[str, int]  # "name" and "Class.method" -> line, at the top level
-    empty: bool            # nothing but comments and a docstring: not attempted
-
-
-@functools.lru_cache(maxsize=256)
-def _parse(path: str, mtime: float, size: int) -> _Source | None:
-    try:
-        body = ast.parse(Path(path).read_bytes()).body
-    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    lines: dict[str, int] = {}
-    for node in body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            lines[node.name] = node.lineno
-            if isinstance(node, ast.ClassDef):
-                for inner in node.body:
-                    if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                        lines[f"{node.name}.{inner.name}"] = inner.lineno
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
-                if isinstance(target, ast.Name):
-                    lines.setdefault(target.id, node.lineno)
-    docstring = body[:1] if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) else []
-    return _Source(lines, len(body) == len(docstring))
-
-
-def read_source(path: Path) -> _Source | None:
-    """The student's file ``path`` parsed (cached while it is unchanged);
-    None for a link, a FIFO that would block, a file too big to bother, or
-    one that does not parse."""
-    try:
-        info = path.lstat()
-    except OSError:
-        return None
-    if not stat.S_ISREG(info.st_mode) or info.st_size > SOURCE_LIMIT:
-        return None
-    return _parse(str(path), info.st_mtime, info.st_size)
-
-
-def definition_line(path: Path, function: str) -> int | None:
-    """The line where ``function`` ("f", "MyExp.apply") is defined in the
-    student's file ``path``: for an attribute of a class its method when the
-    class defines it (``MyExp.forward`` stands for ``MyExp.apply``), else
-    the class."""
-    source = read_source(path)
-    if source is None:
-        return None
-    lines = source.lines
-    parts = function.split(".")
-    if len(parts) > 1 and parts[1] == "apply":
-        return lines.get(f"{parts[0]}.forward") or lines.get(parts[0])
-    return lines.get(".".join(parts[:2])) or lines.get(parts[0])
-
-
-def _megabytes(size: Any) -> float:
-    if type(size) not in (int, float):
-        raise TypeError("a size must be a number")
-    return size / (1 << 20)
-
-
 def _reason(exc: BaseException) -> str:
     """Why an answer could not be read, without a word of the answer: a
     BoundaryError under Limits says only what the grader measured, and of
@@ -243,7 +98,8 @@ class Submission:
     def __init__(self, executor: Executor, directory: Path, module: str, timeout: "float | Budget", *,
                  limits: Limits | None = None, on_value: Callable[[Any], None] | None = None,
                  on_trace: Callable[[Trace], None] | None = None, numpy_only: bool = False,
-                 on_place: Callable[[str, "int | None", bool], None] | None = None):
+                 on_place: Callable[[str, "int | None", bool], None] | None = None,
+                 explain: Callable[[str], "str | None"] | None = None):
         self._executor = executor
         self._directory = str(directory)
         self._module = module
@@ -255,6 +111,7 @@ class Submission:
         self._on_trace = on_trace
         self._numpy_only = numpy_only  # run in a worker that cannot import torch (sandbox only)
         self._on_place = on_place  # (file, line, raised): where in the student's files a call went
+        self._explain = explain  # an error's likely mistake, for its feedback (checking.diagnose)
 
     def __getattr__(self, name: str) -> "StudentFunction":
         if name.startswith("__"):
@@ -428,7 +285,7 @@ class StudentFunction:
                     return error
                 # an untouched stub still says "not implemented yet"
             if outcome["stage"] != "ok":
-                raise failure_from(outcome, limits=limits)
+                raise failure_from(outcome, limits=limits, explain=submission._explain)
             return decode(outcome["value"], limits)
 
         return submission._handed_back(submission._read(self._path, read))

@@ -1,8 +1,4 @@
-"""Every sentence the grader says to a student or an instructor.
-
-Code refers to messages by id and fills in named fields; a second language is
-a second dict with the same keys, chosen with ``set_language``.
-"""
+"""The English catalogue: every sentence the grader says, by message id."""
 
 from __future__ import annotations
 
@@ -595,54 +591,3 @@ EN: dict[str, str] = {
     "github_classroom.wrote_template": "wrote {path}, the student template repository:",
     "github_classroom.next": "next steps:\n  1. create a private repository (e.g. COURSE/autograd-checks) and push {checks} to it\n  2. create a fine-grained token with read-only Contents access to that repository only; in the classroom's organization, store it as the secret GRADER_CHECKS_TOKEN and set the variable GRADER_CHECKS_REPO to the repository's owner/name\n  3. create a repository for {template}, push it and mark it as a template repository in its settings\n  4. in GitHub Classroom, create the assignment from that template, with no autograding tests of Classroom's own\n{checks}/README.md says more, regrading included",
 }
-
-LANGUAGES = ("en", "zh")
-_catalogue: dict[str, str] = EN
-_language = "en"
-
-
-def catalogue(language: str) -> dict[str, str]:
-    """The messages of ``language`` (``LANGUAGES``)."""
-    if language == "zh":
-        from .messages_zh import ZH
-
-        return ZH
-    return EN
-
-
-def use_language(language: str) -> None:
-    """Speak ``language`` from now on (``--grade-lang``)."""
-    global _language
-    set_language(catalogue(language))
-    _language = language
-
-
-def current_language() -> str:
-    return _language
-
-
-def saved_language():
-    """A function that puts back the catalogue in use now (a pytest run
-    inside another, as pytester makes, must not change the outer one's)."""
-    catalogue, language = _catalogue, _language
-
-    def restore() -> None:
-        global _catalogue, _language
-        _catalogue, _language = catalogue, language
-
-    return restore
-
-
-def set_language(catalogue: dict[str, str]) -> None:
-    """Use another catalogue; ids it lacks fall back to English."""
-    global _catalogue, _language
-    _catalogue = {**EN, **catalogue}
-    _language = "custom"
-
-
-def has_message(key: str) -> bool:
-    return key in _catalogue
-
-
-def msg(key: str, **fields: object) -> str:
-    return _catalogue[key].format(**fields)

@@ -11,120 +11,23 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Callable, Sequence
 
-from .diagnose import (AUTOGRAD_ERRORS, Context, diagnose_error, diagnose_none, diagnose_update, diagnose_values,
-                       diagnose_zero_none, error_name, torch_wording)
-from .messages import has_message, msg
-from .outcomes import CheckError, GradeFailure, StudentFailure
-from .records import ErrorRecord, ObjectRecord, TensorRecord
-from .tracing import Trace
-
-# torch.testing.assert_close's documented defaults, spelled out so feedback
-# can show them; float32 is widened on CUDA (different reduction orders).
-TOLERANCES = {
-    "float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5), "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7),
-}
-CUDA_FLOAT32 = (1e-5, 1e-5)
-SHOWN_VALUES = 6
-
-
-def tolerances(dtype: str, device: str) -> tuple[float, float]:
-    if dtype == "float32" and device.startswith("cuda"):
-        return CUDA_FLOAT32
-    return TOLERANCES.get(dtype, (0.0, 0.0))
-
-
-def describe(t) -> str:
-    values = t.detach().flatten()[:SHOWN_VALUES].double().cpu().tolist()
-    shown = ", ".join(f"{v:.6g}" for v in values)
-    more = ", ..." if t.numel() > SHOWN_VALUES else ""
-    return msg("cmp.tensor", shape=tuple(t.shape), dtype=str(t.dtype).removeprefix("torch."), values=shown + more)
-
-
-_SCALAR_KINDS = {bool: "kind.bool", int: "kind.int", float: "kind.float", str: "kind.str"}
-
-
-def _kind_of(value: Any) -> str:
-    if value is None:
-        return "None"
-    if type(value) in _SCALAR_KINDS:
-        return msg("kind.value", kind=msg(_SCALAR_KINDS[type(value)]), value=repr(value)[:80])
-    if isinstance(value, ErrorRecord):
-        return msg("kind.error", type=value.type, message=value.message)
-    if isinstance(value, ObjectRecord):
-        return msg("kind.object", type=value.type, repr=value.repr)
-    if isinstance(value, TensorRecord):
-        return msg("kind.tensor", shape=value.shape)
-    return msg("kind.other", type=type(value).__name__)
-
-
-def hint_text(hint: str) -> str:
-    """A check's hint: a message id from the catalogue, or plain text."""
-    return msg(hint) if has_message(hint) else hint
-
-
-def _differences(produced: Any, expected: Any, what: str, labels: Sequence[str] | None = None) -> list[str]:
-    """One line per way ``produced`` differs from ``expected``."""
-    if expected is None:
-        return [] if produced is None else [msg("cmp.value_kind", what=what, expected="None", got=_kind_of(produced))]
-    sequence = isinstance(expected, (list, tuple))
-    if type(expected) in _SCALAR_KINDS:
-        # One policy for scalars: Python and numpy scalars of the right kind
-        # (numpy's arrive as Python's), an int where a float is expected.
-        accepted = (int, float) if type(expected) is float else (type(expected),)
-        if type(produced) not in accepted:
-            return [msg("cmp.value_kind", what=what, expected=msg(_SCALAR_KINDS[type(expected)]),
-                        got=_kind_of(produced))]
-        return [] if produced == expected else [msg("cmp.value", what=what, expected=expected, got=produced)]
-    if type(produced) is not type(expected) and not (sequence and isinstance(produced, (list, tuple))):
-        return [msg("cmp.container", what=what, expected=msg("kind.other", type=type(expected).__name__), got=_kind_of(produced))]
-    if sequence:
-        if len(produced) != len(expected):
-            return [msg("cmp.count", what=what, expected=len(expected), got=len(produced))]
-        names = labels or [f"{what}[{i}]" for i in range(len(expected))]
-        return [line for p, e, name in zip(produced, expected, names) for line in _differences(p, e, name)]
-    if isinstance(expected, dict):
-        if set(produced) != set(expected):
-            return [msg("cmp.value", what=f"{what} keys", expected=sorted(expected), got=sorted(produced))]
-        return [line for key in expected for line in _differences(produced[key], expected[key], f"{what}[{key!r}]")]
-    return [] if produced == expected else [msg("cmp.value", what=what, expected=expected, got=produced)]
-
-
-# -- helpers for checks that recognise mistakes of their own ---------------------
-
-def values(produced: Any):
-    """A produced tensor (a record, a tensor or a numeric numpy array) as a
-    float64 CPU tensor, or None when it is none of these."""
-    import numpy
-    import torch
-
-    if isinstance(produced, TensorRecord):
-        produced = produced.data
-    if isinstance(produced, numpy.ndarray) and produced.dtype.kind in "biuf":
-        return torch.from_numpy(produced).double()
-    if type(produced) is torch.Tensor:
-        return produced.detach().double().cpu()
-    return None
-
-
-def same(a: Any, b: Any, rtol: float = 1e-6, atol: float = 1e-8) -> bool:
-    """Whether two produced or expected values (see ``values``) are equal
-    up to a tolerance loose enough for float64 answers computed another way
-    and tight enough to tell a mistake from the right answer."""
-    import torch
-
-    a, b = values(a), values(b)
-    return a is not None and b is not None and a.shape == b.shape and bool(torch.allclose(a, b, rtol=rtol, atol=atol))
-
-
-def first_suspect(produced: Any, expected, candidates: Callable[[], Sequence]) -> str | None:
-    """The diagnosis of the first candidate a wrong ``produced`` equals, or
-    None. ``candidates()`` (called only for a wrong answer) gives (tensor,
-    diagnosis) pairs: what a known mistake produces, and its name. A
-    candidate equal to the right answer proves nothing and is skipped."""
-    value = values(produced)
-    if value is None or value.shape != values(expected).shape or same(value, expected):
-        return None
-    return next((hint for suspect, hint in candidates() if same(value, suspect) and not same(suspect, expected)), None)
+from ..boundary.records import ErrorRecord, TensorRecord
+from ..boundary.tracing import Trace
+from ..i18n import has_message, msg
+from ..outcomes import CheckError, GradeFailure, StudentFailure
+from .compare import describe, difference_lines, hint_text, kind_of, tolerances, values
+from .diagnose import (
+    AUTOGRAD_ERRORS,
+    Context,
+    diagnose_error,
+    diagnose_none,
+    diagnose_update,
+    diagnose_values,
+    diagnose_zero_none,
+    error_name,
+    torch_wording,
+)
+from .gradcheck import summary
 
 
 class Autograd:
@@ -186,7 +89,7 @@ class Autograd:
             return torch.from_numpy(produced)
         if type(produced) in (int, float) and expected.numel() == 1:
             return torch.tensor(produced, dtype=expected.dtype, device=expected.device).reshape(expected.shape)
-        raise GradeFailure(msg("cmp.not_tensor", what=what, got=_kind_of(produced)))
+        raise GradeFailure(msg("cmp.not_tensor", what=what, got=kind_of(produced)))
 
     def assert_grad(self, produced: Any, expected, what: str, *, context: Context | None = None,
                     check_dtype: bool = True, rtol: float | None = None, atol: float | None = None,
@@ -265,7 +168,7 @@ class Autograd:
         items = [produced] if single else list(produced) if isinstance(produced, (tuple, list)) else None
         if items is None or len(items) != len(expected):
             raise GradeFailure(msg("cmp.count", what=names[0] if names and single else msg("cmp.gradients"),
-                                   expected=len(expected), got=len(items) if items is not None else _kind_of(produced)))
+                                   expected=len(expected), got=len(items) if items is not None else kind_of(produced)))
         for i, (got, want) in enumerate(zip(items, expected)):
             what = names[i] if names else msg("cmp.gradient_n", n=i + 1)
             holder = holders[i] if holders else None
@@ -278,7 +181,7 @@ class Autograd:
         """Plain values: booleans, names, numbers, None, lists and dicts of
         them. Every wrong item of a sequence is listed (named by ``labels``
         when given); ``hint`` (a message id or text) is added to any failure."""
-        lines = _differences(produced, expected, what, labels)
+        lines = difference_lines(produced, expected, what, labels)
         if lines:
             raise GradeFailure("\n".join(lines + ([hint_text(hint)] if hint else [])))
 
@@ -289,7 +192,7 @@ class Autograd:
         shown = values(produced)
         raise GradeFailure("\n".join([
             msg("cmp.mismatch", what=what), msg("cmp.expected", desc=describe(expected)),
-            msg("cmp.produced", desc=describe(shown) if shown is not None else _kind_of(produced)), diagnosis]))
+            msg("cmp.produced", desc=describe(shown) if shown is not None else kind_of(produced)), diagnosis]))
 
     def call_update(self, function: Any, probe_args: tuple | None, name: str, what: str, *args: Any) -> Any:
         """Call a student function that updates the parameter ``name`` step by
@@ -328,7 +231,7 @@ class Autograd:
         student's failed check, not a ValueError that marks the check broken."""
         if not isinstance(produced, (list, tuple)):
             raise GradeFailure(msg("cmp.container", what=what, expected=msg("kind.sequence", n=n),
-                                   got=_kind_of(produced)))
+                                   got=kind_of(produced)))
         if len(produced) != n:
             raise GradeFailure(msg("cmp.count", what=what, expected=n, got=len(produced)))
         return list(produced)
@@ -339,7 +242,7 @@ class Autograd:
         ``has_grad`` (whether .grad holds a tensor). ``hint`` (a message id
         or text) replaces the built-in diagnosis."""
         if not isinstance(record, TensorRecord):
-            raise GradeFailure(msg("cmp.not_tensor", what=what, got=_kind_of(record)))
+            raise GradeFailure(msg("cmp.not_tensor", what=what, got=kind_of(record)))
         for field, want in expected.items():
             got = record.grad is not None if field == "has_grad" else getattr(record, field)
             if got == want:
@@ -367,11 +270,11 @@ class Autograd:
             if not isinstance(produced, ErrorRecord):
                 raise GradeFailure(msg("cmp.no_error", what=what, text=text))
         if not isinstance(produced, ErrorRecord):
-            raise GradeFailure(msg("cmp.not_error", what=what, text=text, got=_kind_of(produced)))
+            raise GradeFailure(msg("cmp.not_error", what=what, text=text, got=kind_of(produced)))
         if error_name(produced.message) != name:
             raise GradeFailure(msg("cmp.wrong_error", what=what, text=text, type=produced.type, message=produced.message))
         # The text is right, but PyTorch never said it: no hard-coding. Who
-        # raised it is the student process's own claim (records.raised_by):
+        # raised it is the student process's own claim (encode.raised_by):
         # it stops errors made up in student code, not a student who rewrites
         # the grader's modules inside that process.
         if produced.raised_by != "library":
@@ -381,146 +284,6 @@ class Autograd:
             # raised by C code, but around the student's text (int(TEXT))
             raise GradeFailure(msg("cmp.error_forged", what=what, type=produced.type, how=msg("cmp.forged_quoted")))
         return produced
-
-    # -- gradcheck: its summary ------------------------------------------------
-    @staticmethod
-    def _gradcheck_jacobians(forward: Callable, backward: Callable, leaves: Sequence, eps: float):
-        """The Jacobians gradcheck compares, computed here so that a failure
-        can be told entry by entry: for each input, the numerical one
-        (central differences of the student's forward, perturbed exactly as
-        gradcheck perturbs it) and the analytical one (the student's
-        backward of each basis vector), both (output elements x input
-        elements); plus the backward of twice the first basis vector, which
-        shows whether backward uses grad_output. ``forward(xs)`` and
-        ``backward(xs, grads)`` remember what gradcheck already asked, so
-        this costs the student's code almost no new calls. None when the
-        student's tensors do not have the shapes a Jacobian needs."""
-        import torch
-
-        xs = tuple(x.detach() for x in leaves)
-        out = forward(xs)
-        numerical = []
-        for i, x in enumerate(xs):
-            columns = []
-            for j in range(x.numel()):
-                ends = []
-                for step in (eps, -eps):
-                    flat = x.clone().reshape(-1)
-                    flat[j] += step
-                    moved = forward(xs[:i] + (flat.reshape(x.shape),) + xs[i + 1:])
-                    if moved.shape != out.shape:
-                        return None
-                    ends.append(moved.to(out.dtype).reshape(-1))
-                columns.append((ends[0] - ends[1]) / (2 * eps))
-            numerical.append(torch.stack(columns, dim=1) if columns else out.new_zeros(out.numel(), 0))
-
-        def rows(go) -> list | None:
-            got = backward(xs, (go,))
-            result = []
-            for g, x in zip(got, xs):
-                g = torch.zeros_like(x) if g is None else g
-                if g.shape != x.shape:
-                    return None
-                result.append(g.to(x.dtype).reshape(-1))
-            return result if len(result) == len(xs) else None
-
-        analytical = [out.new_zeros(out.numel(), x.numel(), dtype=x.dtype) for x in xs]
-        for k in range(out.numel()):
-            basis = torch.zeros_like(out).reshape(-1)
-            basis[k] = 1
-            found = rows(basis.reshape(out.shape))
-            if found is None:
-                return None
-            for jacobian, row in zip(analytical, found):
-                jacobian[k] = row
-        twice = None
-        if out.numel():
-            basis = torch.zeros_like(out).reshape(-1)
-            basis[0] = 2
-            twice = rows(basis.reshape(out.shape))
-        return out, numerical, analytical, twice
-
-    @staticmethod
-    def _gradcheck_diagnosis(leaves, names, out, numerical, analytical, twice, bad, atol, rtol) -> str | None:
-        """The likely mistake behind a gradcheck failure, from the Jacobians
-        (see ``_gradcheck_jacobians``), or None when none fits."""
-        import torch
-
-        def close(a, b) -> bool:
-            return a.shape == b.shape and bool(((a - b).abs() <= atol + rtol * b.abs()).all())
-
-        if any(x.dtype != torch.float64 for x in leaves):
-            return msg("diag.gradcheck_float32")
-        first = [a[0] for a in analytical]
-        if twice is not None and any(bool(f.abs().max() > atol) for f in first if f.numel()) and \
-                all(close(t, f) for t, f in zip(twice, first)):
-            return msg("diag.gradcheck_grad_output")
-        for x, n, a in zip(leaves, numerical, analytical):
-            if tuple(x.shape) == tuple(out.shape) and n.shape[0] == n.shape[1] and n.shape[0] > 1:
-                off = ~torch.eye(n.shape[0], dtype=torch.bool, device=n.device)
-                if bool((n[off].abs() <= atol).all()) and bool(((a[off] - n[off]).abs() > atol).any()):
-                    return msg("diag.gradcheck_mixes")
-        failing = [i for i in range(len(leaves)) if bad[i]]
-        for i in failing:
-            for j in range(len(leaves)):
-                if j != i and close(analytical[i], numerical[j]) and bool(numerical[j].abs().max() > atol):
-                    return msg("diag.gradcheck_swapped", got=names[i], belongs=names[j], order=", ".join(names))
-        for i in failing:
-            a, n = analytical[i].double().cpu(), numerical[i].double().cpu()
-            if a.numel() and bool(a.abs().max() <= atol):
-                return msg("diag.gradcheck_zero", input=names[i])
-            hint = diagnose_values(a, n, Context(calls=1))  # one backward: sign or constant factor
-            if hint:
-                return hint
-            mask = n.abs() > 10 * atol
-            if int(mask.sum()):
-                ratio = float((a[mask] / n[mask]).median())
-                if ratio > 0 and torch.allclose(a, ratio * n, rtol=1e-3, atol=10 * atol):
-                    k = round(1 / ratio)
-                    if k >= 2 and abs(1 / ratio - k) <= 1e-2 * k:
-                        return msg("diag.gradcheck_fraction", k=k)
-        return None
-
-    def _gradcheck_summary(self, forward: Callable, backward: Callable, leaves: Sequence, names: Sequence[str],
-                           eps: float, atol: float, rtol: float) -> list[str] | None:
-        """Lines that tell a gradcheck failure: for each input whose Jacobian
-        disagrees, how many entries do; the worst entry, finite differences
-        against the student's backward; and a diagnosis. None when the
-        Jacobians cannot be computed or agree (then gradcheck's own first
-        line says what failed)."""
-        import torch
-
-        found = self._gradcheck_jacobians(forward, backward, leaves, eps)
-        if found is None:
-            return None
-        out, numerical, analytical, twice = found
-        lines, bad, worst = [], [], None
-        for i, (n, a) in enumerate(zip(numerical, analytical)):
-            gap = (a.double() - n.double()).abs()
-            wrong = gap > atol + rtol * n.double().abs()
-            bad.append(bool(wrong.any()))
-            if not bad[-1]:
-                continue
-            lines.append(msg("gradcheck.count", input=names[i], bad=int(wrong.sum()), total=wrong.numel(),
-                             atol=atol, rtol=rtol))
-            flat = int(torch.where(wrong, gap, torch.zeros_like(gap)).flatten().argmax())
-            k, j = divmod(flat, gap.shape[1])
-            if worst is None or float(gap[k, j]) > worst[0]:
-                worst = (float(gap[k, j]), i, k, j, float(n[k, j]), float(a[k, j]))
-        if worst is None:
-            return None
-
-        def index(flat: int, shape) -> str:
-            if not tuple(shape):
-                return ""
-            at = [int(v) for v in torch.unravel_index(torch.tensor(flat), tuple(shape))]
-            return "[" + ", ".join(map(str, at)) + "]"
-
-        _, i, k, j, expected, got = worst
-        lines.append(msg("gradcheck.worst", output=index(k, out.shape), input=names[i] + index(j, leaves[i].shape),
-                         expected=expected, got=got))
-        hint = self._gradcheck_diagnosis(leaves, names, out, numerical, analytical, twice, bad, atol, rtol)
-        return lines + ([hint] if hint else [])
 
     def gradcheck(self, student_fn: Any, inputs: Sequence, what: str | None = None, *,
                   names: Sequence[str] | None = None, **kwargs: Any) -> None:
@@ -537,6 +300,7 @@ class Autograd:
         signs.) The summary reuses the calls gradcheck made, so a failure
         costs the student's code almost no extra calls."""
         import torch
+
         # torch.autograd.gradcheck is also a function that hides its module's names
         from torch.autograd.gradcheck import GradcheckError
 
@@ -581,8 +345,8 @@ class Autograd:
             torch.autograd.gradcheck(Remote.apply, leaves, **kwargs)
         except GradcheckError as exc:
             try:
-                lines = self._gradcheck_summary(forward, backward, leaves, names, kwargs.get("eps", 1e-6),
-                                                kwargs.get("atol", 1e-5), kwargs.get("rtol", 1e-3))
+                lines = summary(forward, backward, leaves, names, kwargs.get("eps", 1e-6),
+                                kwargs.get("atol", 1e-5), kwargs.get("rtol", 1e-3))
             except GradeFailure:
                 lines = None  # the student's code failed while the summary was computed
             if lines:

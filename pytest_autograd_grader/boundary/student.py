@@ -16,8 +16,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from . import records, tracing
-from .records import encode, loads
+from . import tracing, wire
+from .encode import encode
+from .wire import loads
 
 OUTPUT_LIMIT = 4000
 
@@ -207,7 +208,7 @@ def call(loader: Loader, module: str, function: str, payload: bytes, op: str = "
     output written at the C level, and survives a crash). ``memory_limit``
     (MB) is reported with a ``memory`` outcome.
 
-    The answer is made with ``records.dumps`` as it stands when the answer is
+    The answer is made with ``wire.dumps`` as it stands when the answer is
     made: student code can patch it in this process anyway, and the grader
     trusts none of the bytes it gets back (``records.Limits``).
     """
@@ -222,7 +223,7 @@ def call(loader: Loader, module: str, function: str, payload: bytes, op: str = "
         if op == "load":
             # the sandbox imports a module on its own first, so an import that
             # never ends is told apart from a function that never ends
-            return records.dumps({"stage": "ok", "value": None, "output": output.getvalue()})
+            return wire.dumps({"stage": "ok", "value": None, "output": output.getvalue()})
         request = loads(payload)
         args = materialize(request["args"])
         kwargs = materialize(request["kwargs"])
@@ -234,7 +235,7 @@ def call(loader: Loader, module: str, function: str, payload: bytes, op: str = "
             try:
                 target = _resolve(mod, function)
             except AttributeError:
-                return records.dumps({"stage": "no_function", "module": module, "function": function})
+                return wire.dumps({"stage": "no_function", "module": module, "function": function})
         # a numpy-only worker (the engine track) has no torch to trace
         rec = tracing.recorder() if "torch" in sys.modules else None
         with (contextlib.redirect_stdout(output) if capture else contextlib.nullcontext()), \
@@ -244,18 +245,18 @@ def call(loader: Loader, module: str, function: str, payload: bytes, op: str = "
             else:
                 with _traced(rec):
                     value = target(*args, **kwargs)
-        return records.dumps({"stage": "ok", "value": encode(value, loader.in_student_file), "output": output.getvalue(),
+        return wire.dumps({"stage": "ok", "value": encode(value, loader.in_student_file), "output": output.getvalue(),
                               **trace()})
     except _StageError as exc:
-        return records.dumps({**exc.outcome, "output": output.getvalue()})
+        return wire.dumps({**exc.outcome, "output": output.getvalue()})
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, (int, str, type(None))) else repr(exc.code)
-        return records.dumps({"stage": "exit", "module": module, "function": function, "code": code, "output": output.getvalue()})
+        return wire.dumps({"stage": "exit", "module": module, "function": function, "code": code, "output": output.getvalue()})
     except KeyboardInterrupt:
-        return records.dumps({"stage": "interrupt", "module": module, "function": function, "output": output.getvalue()})
+        return wire.dumps({"stage": "interrupt", "module": module, "function": function, "output": output.getvalue()})
     except BaseException as exc:
         if _out_of_memory(exc):
-            return records.dumps({"stage": "memory", "module": module, "function": function,
+            return wire.dumps({"stage": "memory", "module": module, "function": function,
                           "limit": memory_limit if memory_limit is not None else "?", "output": output.getvalue()})
-        return records.dumps({"stage": "raised", "module": module, "function": function,
+        return wire.dumps({"stage": "raised", "module": module, "function": function,
                               "error": encode(exc, loader.in_student_file), "output": output.getvalue(), **trace()})

@@ -1,0 +1,101 @@
+"""The feedback for a problem on the student's side of the call (a missing
+module, an import error, a raise, a hang, a crash), from the outcome the
+worker reported.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..i18n import msg
+from ..outcomes import StudentFailure
+from .decode import decode
+from .records import ErrorRecord, Limits
+
+
+def _where(error: dict | ErrorRecord) -> str:
+    if isinstance(error, ErrorRecord) and error.file:
+        return msg("student.where", file=error.file, line=error.line, code=error.code)
+    return ""
+
+
+def failure_from(outcome: dict, show_output: bool = True, limits: Limits | None = None,
+                 explain: Callable[[str], str | None] | None = None) -> StudentFailure:
+    """The feedback for a student-side problem reported by ``student.call``.
+
+    ``outcome`` came from student code: a field of the wrong type or a
+    missing one may raise anything here (``Submission`` turns that into a
+    failed check); an error record is decoded under ``limits``. ``explain``
+    names the likely mistake behind an error the student's code raised (the
+    checks' diagnosis, handed down so that the boundary need not know it)."""
+    limits = limits if limits is not None else Limits()
+    stage = outcome.get("stage")
+    module = outcome.get("module", "?")
+    function = outcome.get("function", "?")
+    status, error_type, message = "failed", "", ""
+    if stage == "missing":
+        text = msg("student.module_missing", module=module)
+    elif stage == "empty":
+        text = msg("student.empty", module=module, function=function)
+    elif stage == "import_timeout":
+        status = "timeout"
+        key = "student.import_timeout_earlier" if outcome.get("earlier") is True else "student.import_timeout"
+        text = msg(key, module=module, seconds=outcome.get("seconds", 0))
+    elif stage == "syntax":
+        # the file may be one the student's module imports
+        file = outcome.get("file") or f"{module}.py"
+        if type(file) is not str:
+            raise TypeError("a file name must be a string")
+        file = file[:300]
+        text = msg("student.syntax_error", module=module, file=file, line=outcome.get("line"),
+                   message=outcome.get("message"), code=outcome.get("code", ""))
+    elif stage == "import":
+        error = decode(outcome["error"], limits)
+        text = msg("student.import_error", module=module, type=error.type, message=error.message, where=_where(error))
+        error_type, message = error.type, error.message
+    elif stage == "no_function":
+        text = msg("student.no_function", module=module, function=function)
+    elif stage == "raised":
+        error = decode(outcome["error"], limits)
+        error_type, message = error.type, error.message
+        if error.type == "NotImplementedError" and outcome.get("op") == "run" and error.line:
+            # a grader function drove the module: name the student's unwritten part by its line
+            text = msg("student.not_implemented_at", module=module, line=error.line, code=error.code)
+        elif error.type == "NotImplementedError":
+            text = msg("student.not_implemented", module=module, function=function)
+        else:
+            text = msg("student.raised", module=module, function=function, type=error.type,
+                       message=error.message, where=_where(error))
+            hint = explain(error.message) if explain is not None else None
+            if hint:
+                text += "\n" + hint
+    elif stage == "exit":
+        text = msg("student.exit", module=module, function=function, code=outcome.get("code"))
+    elif stage == "interrupt":
+        text = msg("student.interrupt", module=module, function=function)
+    elif stage == "memory":
+        text = msg("student.memory", module=module, function=function, limit=outcome.get("limit", "?"))
+    elif stage == "too_large":  # the sandbox refused to read the answer at all
+        text = msg("student.answer_too_large", module=module, function=function,
+                   size=_megabytes(outcome["size"]), limit=_megabytes(outcome["limit"]))
+    elif stage == "unstageable":  # the sandbox could not copy the submission
+        text = str(outcome["reason"])
+    elif stage == "timeout":
+        status = "timeout"
+        text = msg("student.timeout", module=module, function=function, seconds=outcome.get("seconds", 0))
+    elif stage == "crashed":
+        status = "crashed"
+        text = msg("student.crashed", module=module, function=function, how=outcome.get("how", "unknown cause"))
+    else:
+        status = "crashed"
+        text = msg("student.crashed", module=module, function=function, how=f"unexpected answer {stage!r}")
+    output = outcome.get("output") or ""
+    if show_output and output.strip():
+        text += msg("student.output", output=output.rstrip())
+    return StudentFailure(text, status=status, error_type=error_type, message=message)
+
+
+def _megabytes(size: Any) -> float:
+    if type(size) not in (int, float):
+        raise TypeError("a size must be a number")
+    return size / (1 << 20)

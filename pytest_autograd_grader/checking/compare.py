@@ -1,0 +1,119 @@
+"""Comparing answers: the tolerances, the text that shows a tensor, the
+lines that tell two answers apart, and the helpers checks use to recognise
+mistakes of their own (``values``, ``same``, ``first_suspect``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from ..boundary.records import ErrorRecord, ObjectRecord, TensorRecord
+from ..i18n import has_message, msg
+
+# torch.testing.assert_close's documented defaults, spelled out so feedback
+# can show them; float32 is widened on CUDA (different reduction orders).
+TOLERANCES = {
+    "float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5), "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7),
+}
+CUDA_FLOAT32 = (1e-5, 1e-5)
+SHOWN_VALUES = 6
+
+
+def tolerances(dtype: str, device: str) -> tuple[float, float]:
+    if dtype == "float32" and device.startswith("cuda"):
+        return CUDA_FLOAT32
+    return TOLERANCES.get(dtype, (0.0, 0.0))
+
+
+def describe(t) -> str:
+    values = t.detach().flatten()[:SHOWN_VALUES].double().cpu().tolist()
+    shown = ", ".join(f"{v:.6g}" for v in values)
+    more = ", ..." if t.numel() > SHOWN_VALUES else ""
+    return msg("cmp.tensor", shape=tuple(t.shape), dtype=str(t.dtype).removeprefix("torch."), values=shown + more)
+
+
+_SCALAR_KINDS = {bool: "kind.bool", int: "kind.int", float: "kind.float", str: "kind.str"}
+
+
+def kind_of(value: Any) -> str:
+    if value is None:
+        return "None"
+    if type(value) in _SCALAR_KINDS:
+        return msg("kind.value", kind=msg(_SCALAR_KINDS[type(value)]), value=repr(value)[:80])
+    if isinstance(value, ErrorRecord):
+        return msg("kind.error", type=value.type, message=value.message)
+    if isinstance(value, ObjectRecord):
+        return msg("kind.object", type=value.type, repr=value.repr)
+    if isinstance(value, TensorRecord):
+        return msg("kind.tensor", shape=value.shape)
+    return msg("kind.other", type=type(value).__name__)
+
+
+def hint_text(hint: str) -> str:
+    """A check's hint: a message id from the catalogue, or plain text."""
+    return msg(hint) if has_message(hint) else hint
+
+
+def difference_lines(produced: Any, expected: Any, what: str, labels: Sequence[str] | None = None) -> list[str]:
+    """One line per way ``produced`` differs from ``expected``."""
+    if expected is None:
+        return [] if produced is None else [msg("cmp.value_kind", what=what, expected="None", got=kind_of(produced))]
+    sequence = isinstance(expected, (list, tuple))
+    if type(expected) in _SCALAR_KINDS:
+        # One policy for scalars: Python and numpy scalars of the right kind
+        # (numpy's arrive as Python's), an int where a float is expected.
+        accepted = (int, float) if type(expected) is float else (type(expected),)
+        if type(produced) not in accepted:
+            return [msg("cmp.value_kind", what=what, expected=msg(_SCALAR_KINDS[type(expected)]),
+                        got=kind_of(produced))]
+        return [] if produced == expected else [msg("cmp.value", what=what, expected=expected, got=produced)]
+    if type(produced) is not type(expected) and not (sequence and isinstance(produced, (list, tuple))):
+        return [msg("cmp.container", what=what, expected=msg("kind.other", type=type(expected).__name__), got=kind_of(produced))]
+    if sequence:
+        if len(produced) != len(expected):
+            return [msg("cmp.count", what=what, expected=len(expected), got=len(produced))]
+        names = labels or [f"{what}[{i}]" for i in range(len(expected))]
+        return [line for p, e, name in zip(produced, expected, names) for line in difference_lines(p, e, name)]
+    if isinstance(expected, dict):
+        if set(produced) != set(expected):
+            return [msg("cmp.value", what=f"{what} keys", expected=sorted(expected), got=sorted(produced))]
+        return [line for key in expected for line in difference_lines(produced[key], expected[key], f"{what}[{key!r}]")]
+    return [] if produced == expected else [msg("cmp.value", what=what, expected=expected, got=produced)]
+
+
+# -- helpers for checks that recognise mistakes of their own ---------------------
+
+def values(produced: Any):
+    """A produced tensor (a record, a tensor or a numeric numpy array) as a
+    float64 CPU tensor, or None when it is none of these."""
+    import numpy
+    import torch
+
+    if isinstance(produced, TensorRecord):
+        produced = produced.data
+    if isinstance(produced, numpy.ndarray) and produced.dtype.kind in "biuf":
+        return torch.from_numpy(produced).double()
+    if type(produced) is torch.Tensor:
+        return produced.detach().double().cpu()
+    return None
+
+
+def same(a: Any, b: Any, rtol: float = 1e-6, atol: float = 1e-8) -> bool:
+    """Whether two produced or expected values (see ``values``) are equal
+    up to a tolerance loose enough for float64 answers computed another way
+    and tight enough to tell a mistake from the right answer."""
+    import torch
+
+    a, b = values(a), values(b)
+    return a is not None and b is not None and a.shape == b.shape and bool(torch.allclose(a, b, rtol=rtol, atol=atol))
+
+
+def first_suspect(produced: Any, expected, candidates: Callable[[], Sequence]) -> str | None:
+    """The diagnosis of the first candidate a wrong ``produced`` equals, or
+    None. ``candidates()`` (called only for a wrong answer) gives (tensor,
+    diagnosis) pairs: what a known mistake produces, and its name. A
+    candidate equal to the right answer proves nothing and is skipped."""
+    value = values(produced)
+    if value is None or value.shape != values(expected).shape or same(value, expected):
+        return None
+    return next((hint for suspect, hint in candidates() if same(value, suspect) and not same(suspect, expected)), None)

@@ -1,0 +1,150 @@
+"""What a failed ``torch.autograd.gradcheck`` of a student's function means:
+the Jacobians it compared, computed again from the calls gradcheck already
+made, told entry by entry (how many disagree, the worst one) with the
+likely mistake behind them.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from ..i18n import msg
+from .diagnose import Context, diagnose_values
+
+
+def jacobians(forward: Callable, backward: Callable, leaves: Sequence, eps: float):
+    """The Jacobians gradcheck compares, computed here so that a failure
+    can be told entry by entry: for each input, the numerical one
+    (central differences of the student's forward, perturbed exactly as
+    gradcheck perturbs it) and the analytical one (the student's
+    backward of each basis vector), both (output elements x input
+    elements); plus the backward of twice the first basis vector, which
+    shows whether backward uses grad_output. ``forward(xs)`` and
+    ``backward(xs, grads)`` remember what gradcheck already asked, so
+    this costs the student's code almost no new calls. None when the
+    student's tensors do not have the shapes a Jacobian needs."""
+    import torch
+
+    xs = tuple(x.detach() for x in leaves)
+    out = forward(xs)
+    numerical = []
+    for i, x in enumerate(xs):
+        columns = []
+        for j in range(x.numel()):
+            ends = []
+            for step in (eps, -eps):
+                flat = x.clone().reshape(-1)
+                flat[j] += step
+                moved = forward(xs[:i] + (flat.reshape(x.shape),) + xs[i + 1:])
+                if moved.shape != out.shape:
+                    return None
+                ends.append(moved.to(out.dtype).reshape(-1))
+            columns.append((ends[0] - ends[1]) / (2 * eps))
+        numerical.append(torch.stack(columns, dim=1) if columns else out.new_zeros(out.numel(), 0))
+
+    def rows(go) -> list | None:
+        got = backward(xs, (go,))
+        result = []
+        for g, x in zip(got, xs):
+            g = torch.zeros_like(x) if g is None else g
+            if g.shape != x.shape:
+                return None
+            result.append(g.to(x.dtype).reshape(-1))
+        return result if len(result) == len(xs) else None
+
+    analytical = [out.new_zeros(out.numel(), x.numel(), dtype=x.dtype) for x in xs]
+    for k in range(out.numel()):
+        basis = torch.zeros_like(out).reshape(-1)
+        basis[k] = 1
+        found = rows(basis.reshape(out.shape))
+        if found is None:
+            return None
+        for jacobian, row in zip(analytical, found):
+            jacobian[k] = row
+    twice = None
+    if out.numel():
+        basis = torch.zeros_like(out).reshape(-1)
+        basis[0] = 2
+        twice = rows(basis.reshape(out.shape))
+    return out, numerical, analytical, twice
+
+def diagnosis(leaves, names, out, numerical, analytical, twice, bad, atol, rtol) -> str | None:
+    """The likely mistake behind a gradcheck failure, from the Jacobians
+    (see ``jacobians``), or None when none fits."""
+    import torch
+
+    def close(a, b) -> bool:
+        return a.shape == b.shape and bool(((a - b).abs() <= atol + rtol * b.abs()).all())
+
+    if any(x.dtype != torch.float64 for x in leaves):
+        return msg("diag.gradcheck_float32")
+    first = [a[0] for a in analytical]
+    if twice is not None and any(bool(f.abs().max() > atol) for f in first if f.numel()) and \
+            all(close(t, f) for t, f in zip(twice, first)):
+        return msg("diag.gradcheck_grad_output")
+    for x, n, a in zip(leaves, numerical, analytical):
+        if tuple(x.shape) == tuple(out.shape) and n.shape[0] == n.shape[1] and n.shape[0] > 1:
+            off = ~torch.eye(n.shape[0], dtype=torch.bool, device=n.device)
+            if bool((n[off].abs() <= atol).all()) and bool(((a[off] - n[off]).abs() > atol).any()):
+                return msg("diag.gradcheck_mixes")
+    failing = [i for i in range(len(leaves)) if bad[i]]
+    for i in failing:
+        for j in range(len(leaves)):
+            if j != i and close(analytical[i], numerical[j]) and bool(numerical[j].abs().max() > atol):
+                return msg("diag.gradcheck_swapped", got=names[i], belongs=names[j], order=", ".join(names))
+    for i in failing:
+        a, n = analytical[i].double().cpu(), numerical[i].double().cpu()
+        if a.numel() and bool(a.abs().max() <= atol):
+            return msg("diag.gradcheck_zero", input=names[i])
+        hint = diagnose_values(a, n, Context(calls=1))  # one backward: sign or constant factor
+        if hint:
+            return hint
+        mask = n.abs() > 10 * atol
+        if int(mask.sum()):
+            ratio = float((a[mask] / n[mask]).median())
+            if ratio > 0 and torch.allclose(a, ratio * n, rtol=1e-3, atol=10 * atol):
+                k = round(1 / ratio)
+                if k >= 2 and abs(1 / ratio - k) <= 1e-2 * k:
+                    return msg("diag.gradcheck_fraction", k=k)
+    return None
+
+def summary(forward: Callable, backward: Callable, leaves: Sequence, names: Sequence[str],
+                       eps: float, atol: float, rtol: float) -> list[str] | None:
+    """Lines that tell a gradcheck failure: for each input whose Jacobian
+    disagrees, how many entries do; the worst entry, finite differences
+    against the student's backward; and a diagnosis. None when the
+    Jacobians cannot be computed or agree (then gradcheck's own first
+    line says what failed)."""
+    import torch
+
+    found = jacobians(forward, backward, leaves, eps)
+    if found is None:
+        return None
+    out, numerical, analytical, twice = found
+    lines, bad, worst = [], [], None
+    for i, (n, a) in enumerate(zip(numerical, analytical)):
+        gap = (a.double() - n.double()).abs()
+        wrong = gap > atol + rtol * n.double().abs()
+        bad.append(bool(wrong.any()))
+        if not bad[-1]:
+            continue
+        lines.append(msg("gradcheck.count", input=names[i], bad=int(wrong.sum()), total=wrong.numel(),
+                         atol=atol, rtol=rtol))
+        flat = int(torch.where(wrong, gap, torch.zeros_like(gap)).flatten().argmax())
+        k, j = divmod(flat, gap.shape[1])
+        if worst is None or float(gap[k, j]) > worst[0]:
+            worst = (float(gap[k, j]), i, k, j, float(n[k, j]), float(a[k, j]))
+    if worst is None:
+        return None
+
+    def index(flat: int, shape) -> str:
+        if not tuple(shape):
+            return ""
+        at = [int(v) for v in torch.unravel_index(torch.tensor(flat), tuple(shape))]
+        return "[" + ", ".join(map(str, at)) + "]"
+
+    _, i, k, j, expected, got = worst
+    lines.append(msg("gradcheck.worst", output=index(k, out.shape), input=names[i] + index(j, leaves[i].shape),
+                     expected=expected, got=got))
+    hint = diagnosis(leaves, names, out, numerical, analytical, twice, bad, atol, rtol)
+    return lines + ([hint] if hint else [])

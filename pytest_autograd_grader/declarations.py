@@ -1,0 +1,108 @@
+"""What a check declares and how the grader reads it: the ``grade`` marker
+(concept, points, visibility, timeout), the concepts known to the run,
+and a check's topic and title.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from .concepts import Concept, merge_concepts
+from .i18n import msg
+from .scoring import CheckSpec
+from .state import SPEC, state_of
+
+MARKER_HELP = (
+    "grade(concept, points=1, hidden=False, timeout=None): a graded check of an autograd concept; "
+    "hidden=True (or 'after_published', 'after_due_date') keeps its feedback from students; "
+    "timeout overrides --grade-timeout; also usable as a module-level pytestmark"
+)
+HIDDEN_VISIBILITY = {False: "visible", True: "hidden", "after_published": "after_published",
+                     "after_due_date": "after_due_date"}
+
+
+def known_concepts(config: pytest.Config) -> dict[str, Concept]:
+    state = state_of(config)
+    if state is not None and state.concepts is not None:
+        return state.concepts
+    concepts = merge_concepts(config.hook.pytest_grade_concepts(config=config))
+    if state is not None:
+        state.concepts = concepts
+    return concepts
+
+
+def concept_title(config: pytest.Config, concept_id: str) -> str:
+    """A concept's title in the run's language; its id when unknown."""
+    concept = known_concepts(config).get(concept_id)
+    return concept.title if concept is not None else concept_id
+
+
+# -- the marker -----------------------------------------------------------
+
+def spec_of(item: pytest.Item) -> CheckSpec:
+    """The check's concept, points and visibility, merged from every ``grade``
+    marker on it (the closest one wins per keyword)."""
+    cached = item.stash.get(SPEC, None)
+    if cached is not None:
+        return cached
+    where = item.nodeid
+    kwargs: dict = {}
+    problem = None
+    for mark in reversed(list(item.iter_markers("grade"))):
+        if mark.args:
+            problem = msg("marker.positional", where=where)
+        kwargs.update(mark.kwargs)
+    concepts = known_concepts(item.config)
+    known = ", ".join(concepts)
+    concept = kwargs.get("concept")
+    points = kwargs.get("points", 1)
+    hidden = kwargs.get("hidden", False)
+    timeout = kwargs.get("timeout", None)
+    valid_timeout = timeout is None or (isinstance(timeout, (int, float)) and not isinstance(timeout, bool)
+                                        and timeout > 0 and timeout == timeout)
+    if problem is None:
+        if not concept:
+            problem = msg("marker.no_concept", where=where, known=known)
+        elif concept not in concepts:
+            problem = msg("marker.unknown_concept", where=where, concept=concept, known=known)
+        elif isinstance(points, bool) or not isinstance(points, (int, float)) or not points > 0:
+            problem = msg("marker.bad_points", where=where, points=points)
+        elif not isinstance(hidden, (bool, str)) or hidden not in HIDDEN_VISIBILITY:
+            problem = msg("marker.bad_hidden", where=where, hidden=hidden)
+        elif not valid_timeout:
+            problem = msg("marker.bad_timeout", where=where, timeout=timeout)
+    valid_points = isinstance(points, (int, float)) and not isinstance(points, bool) and points > 0
+    visibility = HIDDEN_VISIBILITY.get(hidden, "visible") if isinstance(hidden, (bool, str)) else "visible"
+    spec = CheckSpec(concept=str(concept or ""), points=float(points) if valid_points else 0.0,
+                     hidden=visibility != "visible", problem=problem, visibility=visibility,
+                     timeout=float(timeout) if valid_timeout and timeout is not None else None)
+    item.stash[SPEC] = spec
+    return spec
+
+
+def topic_of(item: pytest.Item) -> str:
+    """The topic a check belongs to: its checks file's name without the
+    test_ prefix (exercises/test_engine.py -> "engine")."""
+    return item.path.stem.removeprefix("test_").removesuffix("_test")
+
+
+def title_of(item: pytest.Item) -> str:
+    """A check's readable name: the first line of its docstring, else its
+    name in words ("test_which_are_leaves" -> "which are leaves"), with its
+    parameters ("[cpu]") kept."""
+    doc = getattr(getattr(item, "obj", None), "__doc__", None)
+    first = doc.strip().splitlines()[0].strip() if isinstance(doc, str) and doc.strip() else ""
+    name = getattr(item, "originalname", None) or item.name.split("[")[0]
+    title = first or name.removeprefix("test_").replace("_", " ")
+    callspec = getattr(item, "callspec", None)
+    return f"{title} [{callspec.id}]" if callspec is not None and callspec.id else title
+
+
+def collect_cause(detail: str) -> str:
+    """'line 4: SyntaxError: invalid syntax' from a collection error's text."""
+    errors = [line[1:].strip() for line in detail.splitlines() if line.startswith("E ")]
+    error = next((e for e in reversed(errors) if re.match(r"\w+(Error|Exception)\b", e)), errors[-1] if errors else "")
+    lines = re.findall(r"line (\d+)", detail) or re.findall(r"\.py:(\d+):", detail)
+    return f"line {lines[-1] if lines else '?'}: {error}" if error else f"line {lines[-1] if lines else '?'}"

@@ -1,0 +1,124 @@
+"""A program as the student reads it: Python lines that build the same
+graph with their engine's names, its leaves' values and its shapes.
+"""
+
+from __future__ import annotations
+
+from .programs import Builder
+
+# -- rendering ----------------------------------------------------------------
+
+def names(program) -> list[str]:
+    """The variable name of every value: a, b, c, ... for the leaves,
+    y1, y2, ... for the results of ops."""
+    leaves = [chr(ord("a") + i) for i in range(len(program["leaves"]))]
+    ops = [s for s in program["steps"] if s["kind"] == "op"]
+    return leaves + [f"y{i + 1}" for i in range(len(ops))]
+
+
+def _number(x) -> str:
+    return repr(float(x)) if not float(x).is_integer() else str(float(x))
+
+
+def array_text(values, shape) -> str:
+    shape = tuple(shape)
+    if shape == ():
+        return f"np.array({_number(values[0])})"
+    text = "[" + ", ".join(_number(v) for v in values) + "]"
+    if len(shape) == 1:
+        return f"np.array({text})"
+    return f"np.array({text}).reshape{shape}"
+
+
+def expression(step, names_) -> str:
+    a = [names_[i] for i in step["args"]]
+    op = step["op"]
+    infix = {"add": "+", "sub": "-", "mul": "*", "div": "/", "matmul": "@"}
+    if op in infix:
+        return f"{a[0]} {infix[op]} {a[1]}"
+    c = _number(step.get("const", 0))
+    if op == "add_c":
+        return f"{a[0]} + {c}"
+    if op == "mul_c":
+        return f"{a[0]} * {c}"
+    if op == "rsub_c":
+        return f"{c} - {a[0]}"
+    if op == "pow":
+        return f"{a[0]} ** {step['const']}"
+    if op == "neg":
+        return f"-{a[0]}"
+    if op == "T":
+        return f"{a[0]}.T"
+    if op in ("sum", "mean"):
+        params = []
+        if step.get("axis") is not None:
+            params.append(f"axis={step['axis']}")
+        if step.get("keepdims"):
+            params.append("keepdims=True")
+        return f"{a[0]}.{op}({', '.join(params)})"
+    if op == "reshape":
+        return f"{a[0]}.reshape({', '.join(str(n) for n in step['shape'])})"
+    return f"{a[0]}.{op}()"
+
+
+def render(program) -> str:
+    """The program as runnable Python on the student's engine."""
+    names_ = names(program)
+    lines = ["import numpy as np", "from engine import Tensor, backward, no_grad", ""]
+    for name, leaf in zip(names_, program["leaves"]):
+        flag = ", requires_grad=True" if leaf["requires_grad"] else ""
+        lines.append(f"{name} = Tensor({array_text(leaf['values'], leaf['shape'])}{flag})")
+    shapes_ = [tuple(leaf["shape"]) for leaf in program["leaves"]]
+    value = len(program["leaves"])
+    for step in program["steps"]:
+        kind = step["kind"]
+        if kind == "op":
+            line = f"{names_[value]} = {expression(step, names_)}"
+            if step.get("no_grad"):
+                lines += ["with no_grad():", "    " + line]
+            else:
+                lines.append(line)
+            value += 1
+        elif kind == "backward":
+            args = []
+            if step.get("gradient") is not None:
+                shape = step.get("gradient_shape", _shape_of(program, step["value"]))
+                args.append(f"Tensor({array_text(step['gradient'], tuple(shape))})")
+            if step.get("retain_graph"):
+                args.append("retain_graph=True")
+            lines.append(f"{names_[step['value']]}.backward({', '.join(args)})")
+        elif kind == "backward_many":
+            outs = ", ".join(names_[v] for v in step["values"])
+            grads = ", ".join("None" if g is None else f"Tensor({array_text(g, _shape_of(program, v))})"
+                              for v, g in zip(step["values"], step["grad_tensors"]))
+            extra = ", retain_graph=True" if step.get("retain_graph") else ""
+            lines.append(f"backward([{outs}], grad_tensors=[{grads}]{extra})")
+        elif kind == "zero_grad":
+            lines.append(f"{names_[step['value']]}.zero_grad()")
+        elif kind == "retain_grad":
+            lines.append(f"{names_[step['value']]}.retain_grad()")
+    del shapes_
+    return "\n".join(lines)
+
+
+def shapes_of(program) -> list[tuple]:
+    """The shape of every value, computed as the strategies do."""
+    b = Builder()
+    for leaf in program["leaves"]:
+        b.shapes.append(tuple(leaf["shape"]))
+        b.positive.append(False)
+        b.grad.append(leaf["requires_grad"])
+        b.depth.append(0)
+    for step in program["steps"]:
+        if step["kind"] == "op":
+            params = {k: v for k, v in step.items() if k not in ("kind", "op", "args", "no_grad")}
+            b.op(step["op"], step["args"], no_grad=step.get("no_grad", False), **params)
+    return b.shapes
+
+
+def _shape_of(program, value):
+    return shapes_of(program)[value]
+
+
+def op_names(program) -> list[str]:
+    return [s["op"] for s in program["steps"] if s["kind"] == "op"]

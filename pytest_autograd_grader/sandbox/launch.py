@@ -1,0 +1,220 @@
+"""Starting the sandbox: one launcher and zygote per isolation, shared by
+every executor of the pytest process, and stopped at exit.
+"""
+
+from __future__ import annotations
+
+import atexit
+import itertools
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from . import isolation as iso
+from .worker_handle import KILL_TIMEOUT_S, close_fd, send_kill
+from .zygote import kill_group, wait_gone
+
+SPAWN_TIMEOUT_S = 120.0         # zygote start (imports torch) plus one fork
+
+
+def _hand_over(binds: list[tuple[str, str]], host: Path) -> tuple[list[tuple[str, str]], list[list[str]]]:
+    """Binds whose source another uid cannot reach get a mount point under
+    ``host`` (in the sandbox's base, which it can) for handoff.py to bind
+    them onto; answers the new binds and [source, mount point] pairs."""
+    new: list[tuple[str, str]] = []
+    handed: list[list[str]] = []
+    for source, dest in binds:
+        if dest != iso.SANDBOX_STAGE and iso.blocked_dirs([source]):  # the stage lies in the base already
+            if not handed:
+                host.mkdir(mode=0o711)
+                os.chmod(host, 0o711)  # whatever the umask: the uid passes through to the mount points
+            point = host / str(len(handed))
+            point.mkdir()
+            handed.append([source, str(point)])
+            source = str(point)
+        new.append((source, dest))
+    return new, handed
+
+
+class _Sandbox:
+    """One zygote behind one isolation, shared by every executor of the
+    pytest process (pytester's in-process runs included): it holds nothing
+    but imported modules, and student code never runs in it."""
+
+    def __init__(self, isolation: iso.Isolation, numpy_only: bool = False) -> None:
+        self.isolation = isolation
+        self.numpy_only = numpy_only  # a zygote without torch, for the engine track
+        self.launcher: subprocess.Popen | None = None
+        self.control: socket.socket | None = None
+        self.base: Path | None = None
+        self.status_pipe: int | None = None  # bubblewrap's --json-status-fd
+        self.counter = itertools.count(1)
+
+    def alive(self) -> bool:
+        return self.launcher is not None and self.launcher.poll() is None and self.control is not None
+
+    def log_tail(self) -> str:
+        try:
+            text = (self.base / "zygote.log").read_text(errors="replace") if self.base else ""
+        except OSError:
+            return ""
+        return text.strip()[-1500:]
+
+    def start(self) -> None:
+        if self.alive():
+            return
+        self.stop()
+        mode, uid = self.isolation.mode, self.isolation.uid
+        other_uids = mode == "user" or uid is not None
+        base = self.base = Path(tempfile.mkdtemp(prefix="grade-sandbox-", dir=iso.sandbox_parent(other_uids)))
+        # others may pass through (workers' own uids reach their directories), not list
+        os.chmod(base, 0o711)
+        for name in ("stage", "work", "lib"):
+            (base / name).mkdir(mode=0o711)
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        log = os.open(base / "zygote.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        pass_fds = [theirs.fileno()]
+        kwargs: dict = {}
+        python = [sys.executable, "-P", "-m", "pytest_autograd_grader.sandbox", str(theirs.fileno())]
+        flags = ["numpy-only"] if self.numpy_only else []
+        if mode == "bwrap":
+            read_end, write_end = os.pipe()
+            self.status_pipe = read_end
+            pass_fds.append(write_end)
+            binds = iso.sandbox_binds(str(base / "stage"))
+            handed: list[list[str]] = []
+            if uid is not None:
+                os.chown(base / "stage", uid, uid)
+                binds, handed = _hand_over(binds, base / "host")
+            command = iso.bwrap_command(binds) + ["--json-status-fd", str(write_end), "--", *python, "bwrap", *flags]
+            if handed:
+                # root binds what the uid cannot reach, then becomes the uid (handoff.py)
+                spec = json.dumps({"binds": handed, "uid": uid})
+                command = [sys.executable, "-I", "-S", str(Path(__file__).with_name("handoff.py")), spec, *command]
+            elif uid is not None:
+                kwargs = {"user": uid, "group": uid, "extra_groups": []}
+            env = iso.worker_env(iso.SANDBOX_LIB, "/tmp")
+        else:
+            os.symlink(iso.PACKAGE_DIR, base / "lib" / iso.PACKAGE_DIR.name)
+            command = python + flags
+            env = iso.worker_env(str(base / "lib"), str(base / "work"))
+        try:
+            self.launcher = subprocess.Popen(
+                command, pass_fds=pass_fds, cwd=base, env=env, start_new_session=True,
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, **kwargs)
+        finally:
+            theirs.close()
+            os.close(log)
+            if mode == "bwrap":
+                os.close(pass_fds[1])
+        self.control = ours
+
+    def _bwrap_child(self) -> int | None:
+        """bubblewrap's first process inside (pid 1 of the sandbox), from its
+        --json-status-fd."""
+        if self.status_pipe is None:
+            return None
+        try:
+            os.set_blocking(self.status_pipe, False)
+            data = os.read(self.status_pipe, 1 << 16).decode(errors="replace")
+        except OSError:
+            return None
+        for line in data.splitlines():
+            try:
+                info = json.loads(line)
+            except ValueError:
+                continue
+            if type(info) is dict and type(info.get("child-pid")) is int:
+                return info["child-pid"]
+        return None
+
+    def stop(self) -> bool:
+        """End the zygote and, with it, every process in the sandbox; True
+        when that is verified."""
+        verified = True
+        child = self._bwrap_child()
+        pidfd = None
+        if child is not None:
+            try:
+                pidfd = os.pidfd_open(child)
+            except OSError:
+                pidfd = None
+        if self.control is not None:
+            try:
+                self.control.close()
+            except OSError:
+                pass
+            self.control = None
+        if pidfd is not None:
+            # pid 1 of the sandbox: its death ends every process inside
+            send_kill(pidfd)
+            verified = wait_gone(pidfd, KILL_TIMEOUT_S)
+            os.close(pidfd)
+        launcher, self.launcher = self.launcher, None
+        if launcher is not None:
+            try:
+                launcher.wait(timeout=3)
+            except subprocess.TimeoutExpired:
+                pass
+            kill_group(launcher.pid)
+            try:
+                launcher.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                verified = False
+        close_fd(self.status_pipe)
+        self.status_pipe = None
+        if self.base is not None:
+            shutil.rmtree(self.base, ignore_errors=True)
+            self.base = None
+        return verified
+
+    def ask(self, message: dict, fds=(), timeout: float = SPAWN_TIMEOUT_S) -> tuple[dict | None, list[int]]:
+        control = self.control
+        if control is None:
+            return None, []
+        try:
+            control.settimeout(timeout)
+            socket.send_fds(control, [json.dumps(message).encode()], list(fds))
+            data, received, _, _ = socket.recv_fds(control, 1 << 16, 4)
+        except OSError:
+            return None, []
+        try:
+            reply = json.loads(data) if data else None
+        except ValueError:
+            reply = None
+        if type(reply) is not dict:
+            for fd in received:
+                close_fd(fd)
+            return None, []
+        return reply, list(received)
+
+
+def sandbox_of(isolation: iso.Isolation, numpy_only: bool = False) -> _Sandbox:
+    # Kept on the package, which pytest never unloads: pytester's in-process
+    # runs forget modules first imported during a run, this one included.
+    import pytest_autograd_grader as package
+
+    sandboxes = package.__dict__.setdefault("_sandboxes", {})
+    key = (isolation.mode, isolation.uid, numpy_only)
+    sandbox = sandboxes.get(key)
+    if sandbox is None:
+        sandbox = sandboxes[key] = _Sandbox(isolation, numpy_only)
+        atexit.register(sandbox.stop)
+    return sandbox
+
+
+def stop_all() -> None:
+    """Stop every zygote of this process and forget the isolations chosen:
+    for a process about to fork workers that must each start their own (the
+    class runner, after checking --isolation)."""
+    import pytest_autograd_grader as package
+
+    for sandbox in package.__dict__.get("_sandboxes", {}).values():
+        sandbox.stop()
+    package.__dict__.get("_sandboxes", {}).clear()
+    package.__dict__.get("_isolations", {}).clear()

@@ -1,0 +1,292 @@
+"""The grader's handle on one worker: its socket, its output pipe and pidfds
+of its keeper and of the worker, from which the grader reads what the
+worker left behind and kills it whole.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import time
+from pathlib import Path
+
+from . import isolation as iso
+from .framing import HEADER, frame
+from .zygote import STATUS, children_of, wait_gone
+
+OUTPUT_LIMIT = 4000            # characters of a call's output kept for feedback
+KILL_TIMEOUT_S = 5.0
+# Threads torch and the CUDA driver start by themselves, by name; any other
+# thread left in a worker after an answer is the student's, and the worker
+# is replaced before the next check.
+LIBRARY_THREADS = ("pt_autograd_", "cuda", "pt_main_thread")
+
+
+def _read(path: str) -> str:
+    with open(path) as handle:
+        return handle.read()
+
+
+def _host_pid(pidfd: int) -> int | None:
+    try:
+        for line in _read(f"/proc/self/fdinfo/{pidfd}").splitlines():
+            if line.startswith("Pid:"):
+                pid = int(line.split()[1])
+                return pid if pid > 0 else None
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def send_kill(pidfd: int | None) -> None:
+    if pidfd is None:
+        return
+    try:
+        signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def close_fd(fd: int | None) -> None:
+    if fd is not None and fd >= 0:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def sweep_uid(uid: int, seconds: float = KILL_TIMEOUT_S) -> bool:
+    """Kill every process of ``uid`` until none is left; True when none is.
+    Each is pinned with a pidfd and checked again before the signal, so a
+    recycled pid is never hit."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pids = iso.pids_of_uid(uid)
+        if not pids:
+            return True
+        for pid in pids:
+            try:
+                pidfd = os.pidfd_open(pid)
+            except OSError:
+                continue
+            try:
+                if uid in iso.uids_of(pid):  # still the same process, pinned by the pidfd
+                    send_kill(pidfd)
+            finally:
+                os.close(pidfd)
+        time.sleep(0.002)
+    return not iso.pids_of_uid(uid)
+
+
+class Output:
+    """Reads a worker's stdout/stderr pipe, keeping only the first part."""
+
+    def __init__(self, fd: int, limit: int = OUTPUT_LIMIT):
+        self.fd = fd
+        self.kept = bytearray()
+        self.limit = limit * 4  # bytes; cut to characters in text()
+        self.dropped = 0
+
+    def drain(self) -> bool:
+        """Read what is there now; False at end of file."""
+        if self.fd < 0:
+            return False
+        while True:
+            try:
+                chunk = os.read(self.fd, 1 << 16)
+            except BlockingIOError:
+                return True
+            except OSError:
+                return False
+            if not chunk:
+                return False
+            room = self.limit - len(self.kept)
+            if room > 0:
+                self.kept += chunk[:room]
+            self.dropped += max(0, len(chunk) - max(room, 0))
+
+    def text(self) -> str:
+        text = self.kept.decode("utf-8", errors="replace")
+        more = self.dropped + max(0, len(text) - OUTPUT_LIMIT)
+        text = text[:OUTPUT_LIMIT]
+        if more or self.dropped:
+            text += f"\n... (output cut: only the first {OUTPUT_LIMIT} characters are shown)"
+        return text
+
+
+class WorkerHandle:
+    """The grader's handle on one worker: its socket and output pipe, and
+    pidfds of its keeper and of the worker itself."""
+
+    def __init__(self, sock: socket.socket, output_fd: int, status_fd: int, keeper_fd: int, pidns: bool,
+                 uid: int | None, dirs: list[Path]):
+        self.sock = sock
+        self.output_fd = output_fd
+        self.status_fd = status_fd
+        self.keeper_fd = keeper_fd
+        self.keeper_pid = _host_pid(keeper_fd)
+        self.pidns = pidns
+        self.uid = uid
+        self.dirs = dirs
+        self.worker_fd: int | None = None
+        self.worker_pid: int | None = None
+        self.seq = 0
+        self.loaded: set[str] = set()  # modules this worker has imported
+
+    def find_worker(self) -> None:
+        """The worker is the keeper's only child; pin it with a pidfd."""
+        if self.keeper_pid is None:
+            return
+        children = children_of(self.keeper_pid)
+        if len(children) == 1:
+            try:
+                self.worker_fd = os.pidfd_open(children[0])
+                self.worker_pid = children[0]
+            except OSError:
+                pass
+
+    def left_behind(self) -> bool:
+        """Whether the worker holds a thread or a process beyond itself:
+        read from /proc by the grader, never taken from the worker's word.
+        Orphans end up as the keeper's children (it is pid 1 of the
+        worker's namespace, or its subreaper)."""
+        worker, keeper = self.worker_pid, self.keeper_pid
+        if worker is None or keeper is None:
+            return True
+        try:
+            tasks = os.listdir(f"/proc/{worker}/task")
+        except OSError:
+            return True
+        cuda = None
+        for tid in tasks:
+            if int(tid) != worker:
+                try:
+                    name = _read(f"/proc/{worker}/task/{tid}/comm").strip()
+                except OSError:
+                    continue
+                if cuda is None:
+                    # a thread may call itself anything: the names count only
+                    # where the CUDA driver is really loaded
+                    try:
+                        cuda = "libcuda.so" in _read(f"/proc/{worker}/maps")
+                    except OSError:
+                        cuda = False
+                if not (cuda and name.startswith(LIBRARY_THREADS)):
+                    return True
+        if children_of(worker):
+            return True
+        return any(pid != worker for pid in children_of(keeper))
+
+    def status(self) -> int | None:
+        """The worker's wait status, as its keeper wrote it (None if not)."""
+        try:
+            data = os.read(self.status_fd, STATUS.size)
+        except OSError:
+            return None
+        return STATUS.unpack(data)[0] if len(data) == STATUS.size else None
+
+    def retire(self, died: bool = False) -> tuple[int | None, bool]:
+        """Kill the worker and everything it started; answer its wait status
+        (when known) and whether every one of its processes is verifiably
+        gone."""
+        if died:
+            wait_gone(self.keeper_fd, 2.0)  # the keeper writes the status, then ends by itself
+        cleaned = False
+        if not self.pidns and self.worker_fd is not None:
+            # No namespace to collapse: killing the worker makes the keeper
+            # kill the orphans it adopted, then end.
+            send_kill(self.worker_fd)
+            cleaned = wait_gone(self.keeper_fd, 4.0)
+        send_kill(self.keeper_fd)
+        gone = wait_gone(self.keeper_fd, KILL_TIMEOUT_S)
+        if self.uid is not None:
+            cleaned = sweep_uid(self.uid)
+        verified = gone and (self.pidns or cleaned)
+        os.set_blocking(self.status_fd, False)
+        status = self.status()
+        for fd in (self.status_fd, self.output_fd, self.keeper_fd, self.worker_fd):
+            close_fd(fd)
+        self.output_fd = -1
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+        for directory in self.dirs:
+            shutil.rmtree(directory, ignore_errors=True)
+        return status, verified
+
+    def exchange(self, header: dict, payload: bytes, deadline: float, limit: int):
+        """Send one request; answer ("ok", reply header, answer bytes, output),
+        ("timeout", …), ("eof", …) or ("too_large", size, None, output)."""
+        self.seq += 1
+        header = {**header, "seq": self.seq}
+        output = Output(self.output_fd)
+        data = memoryview(frame(json.dumps(header).encode()) + frame(payload))
+        buffer = bytearray()
+        frames: list[bytes] = []
+        sock = self.sock
+        poller = select.poll()
+        poller.register(sock.fileno(), select.POLLIN | select.POLLOUT)
+        poller.register(self.output_fd, select.POLLIN)
+        sock.setblocking(False)
+        try:
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    output.drain()
+                    return "timeout", None, None, output.text()
+                for fd, events in poller.poll(left * 1000):
+                    if fd == self.output_fd:
+                        if not output.drain():
+                            poller.unregister(self.output_fd)
+                        continue
+                    if events & select.POLLOUT and data:
+                        try:
+                            sent = sock.send(data)
+                        except BlockingIOError:
+                            sent = 0
+                        except OSError:
+                            return "eof", None, None, output.text()
+                        data = data[sent:]
+                        if not data:
+                            poller.modify(sock.fileno(), select.POLLIN)
+                    if events & (select.POLLIN | select.POLLHUP | select.POLLERR):
+                        try:
+                            chunk = sock.recv(1 << 20)
+                        except BlockingIOError:
+                            continue
+                        except OSError:
+                            chunk = b""
+                        if not chunk:
+                            output.drain()
+                            return "eof", None, None, output.text()
+                        buffer += chunk
+                        while len(buffer) >= HEADER.size:
+                            size = HEADER.unpack_from(buffer)[0]
+                            if size > limit:
+                                output.drain()
+                                return "too_large", size, None, output.text()
+                            if len(buffer) < HEADER.size + size:
+                                break
+                            frames.append(bytes(buffer[HEADER.size:HEADER.size + size]))
+                            del buffer[:HEADER.size + size]
+                        if len(frames) >= 2:
+                            # the answer was sent after the output was flushed, so the
+                            # pipe already holds all of this call's output
+                            output.drain()
+                            try:
+                                reply = json.loads(frames[0])
+                            except ValueError:
+                                reply = None
+                            if type(reply) is not dict or reply.get("seq") != self.seq or frames[2:] or buffer:
+                                return "eof", None, None, output.text()
+                            return "ok", reply, frames[1], output.text()
+        finally:
+            try:
+                sock.setblocking(True)
+            except OSError:
+                pass

@@ -1,0 +1,193 @@
+"""The session-wide side of a run: the gradebook kept while checks report,
+the report files written as it grows, and the terminal summary at the end.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from .declarations import collect_cause, known_concepts
+from .i18n import msg
+from .reporters import gradescope_results, table_lines, write_json_atomic
+from .scoring import Gradebook
+from .state import PLAIN_CHECKS, GradeState, state_of
+
+JSON_REWRITE_INTERVAL_S = 1.0
+
+
+def isolation_name(state: GradeState) -> str:
+    return state.isolation.mode if state.isolation is not None else "inline"
+
+
+def isolation_missing(state: GradeState) -> list[str]:
+    """The protections the run lacks, in words for the header and reports."""
+    if state.isolation is None:
+        return [msg("isolation.inline")]
+    return list(state.isolation.missing)
+
+
+class PlainSession:
+    """A run without --grade that collects graded checks ends with one line
+    saying how to get their scores."""
+
+    def __init__(self, config: pytest.Config):
+        self.config = config
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        # the items that will run (after -k and -m); --collect-only runs none
+        if not self.config.option.collectonly:
+            self.config.stash[PLAIN_CHECKS] = sum(1 for item in session.items if item.get_closest_marker("grade"))
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        if self.config.stash.get(PLAIN_CHECKS, 0):
+            import shlex
+
+            command = shlex.join(["pytest", "--grade", *self.config.invocation_params.args])
+            terminalreporter.write_line(msg("summary.plain", count=self.config.stash[PLAIN_CHECKS], command=command),
+                                        bold=True)
+
+
+class GradingSession:
+    """The session-wide hooks of a graded run, bound to its config (the
+    collection and log-report hooks receive no config of their own)."""
+
+    def __init__(self, config: pytest.Config, state: GradeState):
+        self.config = config
+        self.state = state
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        import torch
+
+        freeze_imports()
+        if self.state.is_worker:
+            return
+
+        from .checking.devices import graded_devices
+
+        self.state.gradebook = Gradebook(
+            seed=self.state.settings.seed, devices=graded_devices(self.state.settings.device),
+            torch=torch.__version__.split("+")[0], concepts=known_concepts(self.config),
+            isolation=isolation_name(self.state), isolation_missing=isolation_missing(self.state),
+            lang=self.state.settings.lang)
+        write_reports(self.config, self.state.gradebook)
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed and self.state.gradebook is not None:
+            detail = str(report.longrepr).strip()
+            self.state.gradebook.add_error(report.nodeid or "<collection>", msg(
+                "collect.error", path=report.nodeid, cause=collect_cause(detail), detail=detail))
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        gradebook = self.state.gradebook
+        if gradebook is None:
+            return
+        longrepr = str(report.longrepr) if report.longrepr else ""
+        gradebook.record(report.nodeid, report.when, getattr(report, "grade", None), report.outcome, longrepr)
+        now = time.monotonic()
+        if report.when == "teardown" and now - self.state.last_write > JSON_REWRITE_INTERVAL_S:
+            # Keep the report on disk current, so a grader killed now still
+            # leaves every score earned so far (marked incomplete).
+            self.state.last_write = now
+            write_reports(self.config, gradebook)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        gradebook = self.state.gradebook
+        if gradebook is None:
+            return
+        stopped = bool(session.shouldstop or session.shouldfail) or exitstatus in (
+            pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR)
+        gradebook.finish(complete=not stopped)
+        self.config.hook.pytest_grade_gradebook(config=self.config, gradebook=gradebook)
+        required = self.state.settings.fail_under
+        if required is not None and exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            session.exitstatus = pytest.ExitCode.OK if gradebook.percent >= required else pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+        if self.state.gradebook is not None:
+            _summarize(terminalreporter, self.state, self.state.gradebook)
+
+
+def freeze_imports() -> None:
+    """Keep what is alive now (torch's objects, which live as long as the
+    process) out of every later garbage collection, once per process:
+    gc.collect then gets cheap (pytest calls it five times at the end of a
+    session, 0.1 s each over torch's heap; a stub submission's grading took
+    a second longer). Once only: a later freeze would also pin whatever
+    garbage an earlier session left (pytester, the class runner)."""
+    import gc
+
+    import pytest_autograd_grader as package  # kept where pytester's runs do not unload it
+
+    if not package.__dict__.get("_imports_frozen"):
+        package._imports_frozen = True
+        gc.freeze()
+
+
+def _report_files(state: GradeState, gradebook: Gradebook):
+    """(option, path, content) of every report file the run writes."""
+    s = state.settings
+    return (("--grade-json", s.json_path, gradebook.to_json),
+            ("--grade-json-private", s.json_private_path, lambda: gradebook.to_json(private=True)),
+            ("--grade-gradescope", s.gradescope_path, lambda: gradescope_results(gradebook)))
+
+
+def write_reports(config: pytest.Config, gradebook: Gradebook, final: bool = False) -> None:
+    """Write each report file on its own: one that fails stops neither the
+    other nor the grading. Its reason is kept for the terminal summary and
+    the write is tried again next time (the final write included). The
+    ``final`` write also appends GitHub Actions' outputs, once."""
+    from .reporters import REPORT_FAILURES
+
+    state = state_of(config)
+    failures = config.stash.setdefault(REPORT_FAILURES, {})
+    for option, path, content in _report_files(state, gradebook):
+        if path is None:
+            continue
+        try:
+            write_json_atomic(path, content())
+        except Exception as exc:  # never a traceback instead of the grades
+            reason = str(exc) or type(exc).__name__
+            failures[option] = msg("report.write_failed", option=option, path=path, reason=reason)
+        else:
+            failures.pop(option, None)
+    if final and state.settings.github:
+        from .reporters.github import write_github_outputs
+
+        # problems in words (an unwritable $GITHUB_OUTPUT, ...), never a traceback
+        for problem in write_github_outputs(gradebook, submission=state.settings.submission):
+            failures[f"--grade-github {problem}"] = problem
+
+
+def _summarize(tr, state: GradeState, gradebook: Gradebook) -> None:
+    tr.section(msg("summary.title"), sep="=", bold=True)
+    for line in table_lines(gradebook):
+        tr.write_line(line)
+    errors = [c for c in gradebook.checks.values() if c.status == "error"]
+    if errors:
+        tr.write_line("")
+        tr.write_line(msg("summary.errors", count=len(errors)), red=True)
+        for check in errors:
+            first = check.feedback.strip().splitlines()[0] if check.feedback.strip() else ""
+            tr.write_line(f"  {check.id}: {first}")
+    if state.settings.fail_under is not None:
+        passed = gradebook.percent >= state.settings.fail_under
+        tr.write_line(msg("summary.fail_under", percent=gradebook.percent,
+                          relation=msg("summary.at_or_above" if passed else "summary.below"), required=state.settings.fail_under),
+                      green=passed, red=not passed)
+    from .reporters import REPORT_FAILURES
+
+    failures = tr.config.stash.get(REPORT_FAILURES, {})
+    for option, path, _ in _report_files(state, gradebook):
+        if path is not None and option not in failures:
+            tr.write_line(msg("summary.json", path=path))
+    for failure in failures.values():
+        tr.write_line(failure, red=True)
+    if state.settings.github:
+        from .reporters.github import annotation_lines
+
+        # workflow commands: GitHub Actions reads them from the job's output
+        for line in annotation_lines(gradebook, submission=state.settings.submission):
+            tr.write_line(line)
