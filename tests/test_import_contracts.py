@@ -50,7 +50,8 @@ def test_the_package_keeps_its_import_contracts():
     assert done.returncode == 0, done.stdout + done.stderr
     assert "each layer imports only the layers below it KEPT" in done.stdout
     assert "no import circle between the modules of any one package KEPT" in done.stdout
-    assert "Contracts: 2 kept, 0 broken." in done.stdout
+    assert "what the sandbox's worker imports never imports pytest KEPT" in done.stdout
+    assert "Contracts: 3 kept, 0 broken." in done.stdout
 
 
 @pytest.mark.parametrize("file, line, broken", [
@@ -63,7 +64,11 @@ def test_the_package_keeps_its_import_contracts():
     ("sandbox/isolation.py", "from . import probe  # noqa",
      ["no import circle between the modules of any one package BROKEN",
       "No cycles are allowed in pytest_autograd_grader.sandbox"]),
-], ids=["upwards", "circle"])
+    # the worker importing pytest, through a module of the boundary it loads
+    ("boundary/tracing.py", "import pytest  # noqa",
+     ["what the sandbox's worker imports never imports pytest BROKEN",
+      "pytest_autograd_grader.boundary.tracing -> pytest"]),
+], ids=["upwards", "circle", "worker-imports-pytest"])
 def test_an_import_against_a_contract_breaks_it(tmp_path, file, line, broken):
     done = lint_imports(copy_with(tmp_path, file, line))
     assert done.returncode == 1, done.stdout

@@ -18,7 +18,9 @@ the student's code and brings back only plain data:
   student's failure, not the check's error;
 * ``layout``: which files are checks and which are the student's modules.
 
-It imports only ``outcomes`` and ``i18n`` from the rest of the grader: the
-worker imports it before any student code runs, so it stays free of pytest
-and of the checks.
+It imports only ``outcomes`` and ``i18n`` from the rest of the grader. The
+modules the worker imports before any student code runs (``student``,
+``tracing``, ``records``, ``encode``, ``wire``, ``decode``) import neither
+pytest nor torch at import time; ``blame`` and ``submission`` live on the
+grader's side.
 """
