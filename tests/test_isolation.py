@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import sys
 import textwrap
@@ -18,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import QUIET_PLUGINS, run_grader
+from conftest import QUIET_PLUGINS, SOLUTIONS, run_grader
 
 from pytest_autograd_grader.sandbox import Unavailable, isolation_for
 
@@ -351,12 +352,13 @@ def test_unavailable_mode_is_a_usage_error(pytester: pytest.Pytester, monkeypatc
                                  "to use it: apt-get install bubblewrap*"])
     result = pytester.runpytest("--grade", "--grade-isolation", "auto", *QUIET_PLUGINS)
     result.stdout.fnmatch_lines(["*isolation process*", "grade: not protected: student code runs as your own user*",
+                                 "grade: not protected: numpy-only exercises (the engine track) are not enforced*",
                                  "grade: no bwrap isolation: bubblewrap (bwrap) is not installed or not on PATH; "
                                  "to use it: apt-get install bubblewrap*"])
     # a student is not told to run the grader as root, and nothing is said twice
     result.stdout.no_fnmatch_line("*no user isolation*")
     header = [line for line in result.stdout.lines if line.startswith("grade:")]
-    assert len(header) == len(set(header)) == 3, header
+    assert len(header) == len(set(header)) == 4, header
 
 
 def _linked_python(place, how: str) -> str:
@@ -459,3 +461,99 @@ def test_the_command_named_for_a_closed_python_opens_just_enough(request):
     subprocess.run(["sh", "-c", fix], check=True)
     assert isolation.blocked_dirs([str(site_packages)]) == {}
     assert oct(os.stat(home).st_mode & 0o777) == "0o701"  # nobody may list the home
+
+
+# What a module may start when it is imported, above right answers: a thread
+# that never ends and a child that sleeps (renamed, so the test can look for
+# it once the run is over).
+STARTS_AT_IMPORT = '''
+import os
+import shutil
+import threading
+import time
+
+
+def _spin():
+    while True:
+        time.sleep(0.01)
+
+
+threading.Thread(target=_spin, daemon=True).start()
+if os.fork() == 0:
+    try:
+        with open("/proc/self/comm", "w") as handle:
+            handle.write("{tag}")
+    except OSError:
+        pass
+    time.sleep(600)
+    os._exit(0)
+'''
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "user", "process"])
+def test_right_answers_keep_their_points_whatever_the_module_starts_at_import(grade_topics, mode):
+    require_isolation(mode)
+    tag = f"imp{os.getpid() % 100000}"
+    source = STARTS_AT_IMPORT.format(tag=tag) + "\n\n" + (SOLUTIONS / "graph.py").read_text()
+    graded = grade_topics(["graph"], f"--grade-isolation={mode}", modules={"graph": source})
+    checks = {c["id"].split("::")[1]: (c["status"], c["feedback"]) for c in graded.report["checks"]}
+    assert len(checks) >= 4 and all(status == "passed" for status, _ in checks.values()), checks
+    assert graded.report["score"] == graded.report["max_score"]
+    # the thread and the child went with their workers
+    time.sleep(0.5)
+    assert named(tag) == []
+
+
+LITTER = '''
+import os
+import shutil
+
+
+def litter(tag, shared):
+    """Leave files wherever a user may write: what survives the run?"""
+    written = 0
+    for path in (f"/tmp/{tag}-f", f"/var/tmp/{tag}-f", f"/dev/shm/{tag}-f", f"{shared}/{tag}-inner"):
+        try:
+            with open(path, "w") as handle:
+                handle.write("left")
+            written += 1
+        except OSError:
+            pass
+    try:
+        os.makedirs(f"/tmp/{tag}-d/deeper")
+        with open(f"/tmp/{tag}-d/deeper/x", "w") as handle:
+            handle.write("left")
+        os.symlink("/etc/passwd", f"/tmp/{tag}-d/link")
+        written += 1
+    except OSError:
+        pass
+    return written
+'''
+
+LITTER_CHECKS = '''
+import pytest
+
+@pytest.mark.grade(concept="leaf")
+def test_litter(submission, autograd):
+    written = submission("litter").litter({tag!r}, {shared!r})
+    autograd.require(written >= 0, "cmp.mismatch", what="written")
+'''
+
+
+def test_nothing_the_student_writes_outlives_the_run(pytester: pytest.Pytester, mode: str):
+    tag = f"lit{os.getpid() % 100000}"
+    shared = Path(f"/tmp/{tag}-shared")
+    shared.mkdir(mode=0o777, exist_ok=True)
+    shared.chmod(0o1777)  # as /tmp itself: anyone may write, only owners delete
+    try:
+        (pytester.path / "student").mkdir()
+        (pytester.path / "student" / "litter.py").write_text(LITTER)
+        pytester.makepyfile(test_checks=LITTER_CHECKS.format(tag=tag, shared=str(shared)))
+        graded = run_grader(pytester, "test_checks.py", "--grade-submission=student", f"--grade-isolation={mode}")
+        assert graded.check("test_litter")["status"] == "passed", graded.check("test_litter")
+        left = [p for p in (f"/tmp/{tag}-f", f"/var/tmp/{tag}-f", f"/dev/shm/{tag}-f", f"{shared}/{tag}-inner",
+                            f"/tmp/{tag}-d") if os.path.lexists(p)]
+        assert left == []
+        assert os.path.exists("/etc/passwd")
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)

@@ -205,12 +205,13 @@ def test_without_bubblewrap_the_header_names_each_missing_mode_once(closed_home)
     assert json.loads((work / "report.json").read_text())["percent"] == 100.0
     lines = header(done.stdout)
     assert "isolation process" in lines[0], lines
-    assert len(lines) == len(set(lines)) == 4, lines
+    assert len(lines) == len(set(lines)) == 5, lines
     assert lines[1].startswith("grade: not protected: student code runs as your own user")
-    assert lines[2] == ("grade: no bwrap isolation: bubblewrap (bwrap) is not installed or not on PATH; "
+    assert lines[2].startswith("grade: not protected: numpy-only exercises (the engine track) are not enforced")
+    assert lines[3] == ("grade: no bwrap isolation: bubblewrap (bwrap) is not installed or not on PATH; "
                         "to use it: apt-get install bubblewrap (or your system's bubblewrap package)")
-    assert lines[3].startswith("grade: no user isolation: student code would run as a uid of its own, which "
-                               "cannot enter") and "to use it: chmod o+x" in lines[3] and str(home) in lines[3]
+    assert lines[4].startswith("grade: no user isolation: student code would run as a uid of its own, which "
+                               "cannot enter") and "to use it: chmod o+x" in lines[4] and str(home) in lines[4]
     assert "run the grader as root" not in done.stdout
 
 

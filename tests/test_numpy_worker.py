@@ -63,3 +63,55 @@ def test_numpy_only_workers_have_no_torch(pytester, isolation):
     top = graded.check("test_import_at_the_top")
     assert top["status"] == "failed"
     assert f"cheat.py could not be loaded: ImportError: {msg('student.numpy_only')}" in top["feedback"]
+
+
+# An engine that removes the import hook before importing torch, and drops
+# whatever the zygote may have cached of it.
+UNHOOKED = '''
+import sys
+
+
+def reach():
+    sys.meta_path[:] = [f for f in sys.meta_path if "NoTorch" not in type(f).__name__]
+    for name in [n for n in sys.modules if n.split(".")[0] in ("torch", "functorch", "torchgen")]:
+        del sys.modules[name]
+    try:
+        import torch
+        x = torch.ones(2, requires_grad=True)
+        (x * x).sum().backward()
+        return "torch.autograd ran: " + str(x.grad.tolist())
+    except Exception:
+        # what came of the empty folder must not stay behind for the worker to find
+        for name in [n for n in sys.modules if n.split(".")[0] == "torch"]:
+            del sys.modules[name]
+        return "blocked"
+'''
+
+UNHOOKED_CHECKS = '''
+import pytest
+
+pytestmark = pytest.mark.grade(concept="engine")
+
+def test_no_torch_even_without_the_hook(submission, autograd):
+    autograd.assert_equal(submission("unhooked", numpy_only=True).reach(), "blocked", "torch in the engine's sandbox")
+'''
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "user", "process"])
+def test_only_bubblewrap_keeps_torch_from_an_engine_that_removes_the_hook(pytester, mode):
+    from test_isolation import require_isolation
+
+    require_isolation(mode)
+    graded = grade_checks(pytester, UNHOOKED_CHECKS, f"--grade-isolation={mode}", unhooked=UNHOOKED)
+    check = graded.check("test_no_torch_even_without_the_hook")
+    unenforced = msg("isolation.missing.numpy_only")
+    if mode == "bwrap":
+        # its sandbox holds no torch: nothing to import, whatever the engine does
+        assert check["status"] == "passed", check
+        assert unenforced not in graded.report["isolation_missing"]
+        assert unenforced not in graded.text
+    else:
+        # said plainly where instructors look: the header and the report
+        assert check["status"] == "failed" and "torch.autograd ran" in check["feedback"], check
+        assert unenforced in graded.report["isolation_missing"]
+        assert unenforced in graded.text

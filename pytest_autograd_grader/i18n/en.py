@@ -52,6 +52,7 @@ EN: dict[str, str] = {
     "isolation.user_needs_root": "workers can drop to a uid of their own only when the grader runs as root",
     "isolation.missing.read": "student code can read every file other users may read: keep hidden checks in a directory only root can read (chmod 700)",
     "isolation.missing.network": "student code can use the network",
+    "isolation.missing.numpy_only": "numpy-only exercises (the engine track) are not enforced: an engine can remove the import hook and hand its work to torch.autograd; only bwrap leaves torch out of their sandbox",
     "isolation.missing.own_user": "student code runs as your own user: it can read and write your files (checks and reports included) and signal your processes",
     "summary.plain": "{count} graded check(s) ran without scores; for your score per concept, run: {command}",
     "summary.title": "grade",

@@ -52,6 +52,7 @@ ZH: dict[str, str] = {
     "isolation.user_needs_root": "只有评分程序以 root 身份运行时，工作进程才能切换到各自独立的 uid",
     "isolation.missing.read": "学生代码能读取其他用户可读的所有文件：请把隐藏检查放在只有 root 能读的目录里（chmod 700）",
     "isolation.missing.network": "学生代码可以访问网络",
+    "isolation.missing.numpy_only": "仅限 numpy 的练习（引擎部分）得不到强制：学生的引擎可以移除导入钩子，把计算交给 torch.autograd；只有 bwrap 会让沙箱里根本没有 torch",
     "isolation.missing.own_user": "学生代码以你自己的用户身份运行：它能读写你的文件（包括检查文件和报告），也能向你的进程发送信号",
     "summary.plain": "有 {count} 项评分检查在不计分的情况下运行了；要看每个概念的得分，请运行：{command}",
     "summary.title": "评分",

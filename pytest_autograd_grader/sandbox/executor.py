@@ -153,7 +153,11 @@ class SandboxExecutor:
                 self.hung_imports[(key, module)] = timeout
                 self._retire(key, worker)
                 return dumps({"stage": "import_timeout", "seconds": timeout, **where, "output": output})
-            loaded = self._answer(key, worker, kind, reply, answer, output, where, timeout)
+            # A thread or process the import left behind is not a reason to
+            # skip the call: the call runs in this worker, which is replaced
+            # after its answer (a module that starts a thread at import does
+            # so in every worker, and its answers are still its answers).
+            loaded = self._answer(key, worker, kind, reply, answer, output, where, timeout, replace_if_left=False)
             try:
                 stage = loads(loaded, Limits(max_bytes=self.answer_limit)).get("stage")
             except Exception:
@@ -161,15 +165,13 @@ class SandboxExecutor:
             if stage != "ok":
                 return loaded  # it could not be imported: that is the answer
             worker.loaded.add(module)
-            if self.workers.get(key) is not worker:
-                return loaded  # retired (it left a process behind): the next call starts afresh
         kind, reply, answer, output = worker.exchange(
             {"op": op, "module": module, "function": function}, payload, deadline, self.answer_limit)
         self.last_run_seconds = time.monotonic() - started
         return self._answer(key, worker, kind, reply, answer, output, where, timeout)
 
     def _answer(self, key: str, worker: WorkerHandle, kind: str, reply, answer, output: str, where: dict,
-                timeout: float) -> bytes:
+                timeout: float, replace_if_left: bool = True) -> bytes:
         """The answer bytes for one exchange: the worker's own, with what it
         printed added, or the sandbox's account of how it ended."""
         from ..boundary.records import Limits
@@ -185,7 +187,7 @@ class SandboxExecutor:
         if kind == "eof":
             status = self._retire(key, worker, died=True)
             return dumps({"stage": "crashed", "how": describe_status(status), **where})
-        if worker.left_behind():
+        if replace_if_left and worker.left_behind():
             # a thread or process of the student's would run on between checks
             self._retire(key, worker)
         if output.strip():

@@ -50,6 +50,10 @@ ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "nsswitch
 PASS_ENV = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH",
             "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "PYTORCH_CUDA_ALLOC_CONF", "TZ")
 TMPFS_BYTES = 1 << 30  # a worker's writable space lives in memory: cap it
+# what a numpy-only sandbox (the engine track) does not contain
+TORCH_PACKAGES = ("torch", "functorch", "torchgen")
+# where any user may write: what a worker's uid leaves there is removed (user mode)
+SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm")
 SINGLE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 
 
@@ -116,6 +120,33 @@ def uids_of(pid: int) -> set[int]:
 def pids_of_uid(uid: int) -> list[int]:
     """Every live process that has ``uid`` among its uids."""
     return [int(e) for e in os.listdir("/proc") if e.isdigit() and uid in uids_of(int(e))]
+
+
+def remove_files_of(uid: int, folders=SHARED_TMP, depth: int = 4) -> None:
+    """Remove what ``uid`` (a worker's own, no longer running anything)
+    left in the machine's shared temporary folders: every entry it owns,
+    with what is inside, also within folders of others that anyone may
+    write into, ``depth`` levels down. Links are removed, never followed."""
+    for folder in folders:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if info.st_uid == uid:
+                if stat.S_ISDIR(info.st_mode):
+                    shutil.rmtree(entry.path, ignore_errors=True)
+                else:
+                    try:
+                        os.unlink(entry.path)
+                    except OSError:
+                        pass
+            elif depth > 1 and stat.S_ISDIR(info.st_mode) and info.st_mode & stat.S_IWOTH:
+                remove_files_of(uid, (entry.path,), depth - 1)
 
 
 def _within(path: str, folders: list[str]) -> bool:
@@ -245,10 +276,30 @@ def sandbox_binds(stage_dir: str) -> list[tuple[str, str]]:
     return [*python_binds(), (str(PACKAGE_DIR), f"{SANDBOX_LIB}/{PACKAGE_DIR.name}"), (stage_dir, SANDBOX_STAGE)]
 
 
-def bwrap_command(binds: list[tuple[str, str]]) -> list[str]:
+def torch_dirs(binds: list[tuple[str, str]]) -> list[str]:
+    """Where a sandbox with ``binds`` would see torch's packages (torch,
+    functorch, torchgen), found without importing them; a numpy-only
+    sandbox mounts an empty, read-only folder over each."""
+    import importlib.util
+
+    found = []
+    for name in TORCH_PACKAGES:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        for location in (spec.submodule_search_locations or []) if spec is not None else []:
+            real = os.path.realpath(location)
+            for source, dest in binds + [("/usr", "/usr")]:
+                if _within(real, [source]):
+                    found.append(dest + real[len(source.rstrip("/")):])
+    return sorted(set(found))
+
+
+def bwrap_command(binds: list[tuple[str, str]], hidden: list[str] = ()) -> list[str]:
     """bubblewrap's arguments for the sandbox, up to the ``--``; ``binds``
     as ``sandbox_binds`` gives them (their sources possibly handed over,
-    see handoff.py)."""
+    see handoff.py); ``hidden``: folders under them the sandbox sees empty."""
     args = [shutil.which("bwrap") or "bwrap", "--unshare-all", "--die-with-parent", "--new-session",
             "--proc", "/proc", "--dev", "/dev", "--size", str(TMPFS_BYTES), "--tmpfs", "/tmp",
             "--size", str(TMPFS_BYTES), "--tmpfs", "/dev/shm",
@@ -268,4 +319,6 @@ def bwrap_command(binds: list[tuple[str, str]]) -> list[str]:
         args += ["--dev-bind", str(device), str(device)]
     for source, dest in binds:
         args += ["--ro-bind", source, dest]
+    for path in hidden:
+        args += ["--perms", "0555", "--size", "4096", "--tmpfs", path, "--remount-ro", path]
     return args + ["--remount-ro", "/"]  # the root bubblewrap built; /tmp and /dev/shm stay writable

@@ -87,11 +87,14 @@ class _Sandbox:
             self.status_pipe = read_end
             pass_fds.append(write_end)
             binds = iso.sandbox_binds(str(base / "stage"))
+            # the engine track's sandbox holds no torch at all: an engine that
+            # removes the import hook still finds nothing to import
+            hidden = iso.torch_dirs(binds) if self.numpy_only else []
             handed: list[list[str]] = []
             if uid is not None:
                 os.chown(base / "stage", uid, uid)
                 binds, handed = _hand_over(binds, base / "host")
-            command = iso.bwrap_command(binds) + ["--json-status-fd", str(write_end), "--", *python, "bwrap", *flags]
+            command = iso.bwrap_command(binds, hidden) + ["--json-status-fd", str(write_end), "--", *python, "bwrap", *flags]
             if handed:
                 # root binds what the uid cannot reach, then becomes the uid (handoff.py)
                 spec = json.dumps({"binds": handed, "uid": uid})

@@ -49,10 +49,11 @@ def ready(paths):
 
 
 def _missing(mode: str) -> tuple[str, ...]:
+    # only bubblewrap's sandbox can leave torch out of the engine track's workers
     if mode == "user":
-        return (msg("isolation.missing.read"), msg("isolation.missing.network"))
+        return (msg("isolation.missing.read"), msg("isolation.missing.network"), msg("isolation.missing.numpy_only"))
     if mode == "process":
-        return (msg("isolation.missing.own_user"),)
+        return (msg("isolation.missing.own_user"), msg("isolation.missing.numpy_only"))
     return ()
 
 
@@ -102,9 +103,11 @@ def _torch_files() -> list[str]:
     return [spec.origin, *libraries]
 
 
-def _payload(dumps) -> bytes:
-    # the tagged tree encode.encode_argument makes, built by hand: that one imports torch
-    paths = {"$": "list", "items": _torch_files()}
+def _payload(dumps, mode: str) -> bytes:
+    # the tagged tree encode.encode_argument makes, built by hand: that one imports torch.
+    # bubblewrap's numpy-only sandbox holds no torch (launch.py); torch's
+    # files lie in the same binds as numpy's, which its zygote has read
+    paths = {"$": "list", "items": [] if mode == "bwrap" else _torch_files()}
     return dumps({"args": {"$": "tuple", "items": [paths]}, "kwargs": {"$": "dict", "keys": [], "values": []}})
 
 
@@ -127,7 +130,7 @@ def try_mode(isolation: Isolation) -> str | None:
     with tempfile.TemporaryDirectory(prefix="grade-probe-") as folder:
         Path(folder, "grade_probe.py").write_text(PROBE_MODULE)
         try:
-            answer = executor.run(folder, "grade_probe", "ready", _payload(dumps),
+            answer = executor.run(folder, "grade_probe", "ready", _payload(dumps, isolation.mode),
                                   "call", PROBE_TIMEOUT_S, numpy_only=True)
             outcome = loads(answer, Limits())
         except GraderError:

@@ -205,6 +205,10 @@ class WorkerHandle:
         gone = wait_gone(self.keeper_fd, KILL_TIMEOUT_S)
         if self.uid is not None:
             cleaned = sweep_uid(self.uid)
+            if cleaned:
+                # the uid is this worker's alone: what it owns in /tmp is the
+                # student's, and would outlive the run
+                iso.remove_files_of(self.uid)
         verified = gone and (self.pidns or cleaned)
         os.set_blocking(self.status_fd, False)
         status = self.status()
