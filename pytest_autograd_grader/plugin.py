@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from . import hookspecs, i18n, options
+from .boundary.untrusted import FEEDBACK_LIMIT, shown
 from .concepts import BUILTIN_CONCEPTS, Concept
 from .declarations import MARKER_HELP, concept_title, spec_of, title_of, topic_of
 from .fixtures import autograd, executor_for, grade_device, grade_rng, submission  # noqa: F401  (fixtures)
@@ -230,6 +231,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         # none of it may be text the student's code chose.
         result.feedback = redact(result.feedback, values)
         redact_report(report, values)
+    _show_safely(result, report)
     report.grade = result.to_dict()
     if report.when == "call" or (report.failed and report.when == "setup"):
         properties = [("grade_concept", result.concept), ("grade_score", result.score),
@@ -262,5 +264,20 @@ def _plain_feedback(item: pytest.Item, call: pytest.CallInfo, report: pytest.Tes
         return
     spec = spec_of(item)
     title = concept_title(item.config, spec.concept)
-    report.longrepr = msg("feedback.hidden", title=title) if spec.hidden else msg("feedback.header", title=title,
-                                                                                    what=exc.feedback)
+    report.longrepr = shown(msg("feedback.hidden", title=title) if spec.hidden else
+                            msg("feedback.header", title=title, what=exc.feedback))
+
+
+def _show_safely(result: CheckResult, report: pytest.TestReport) -> None:
+    """Text the student's code chose, in the feedback, in a traceback of a
+    check's own error or in captured output, reaches the reports and the
+    terminal with its control characters escaped (boundary/untrusted.py).
+    After redaction: the redacted strings are the student's raw ones."""
+    result.feedback = shown(result.feedback)
+    result.private_feedback = shown(result.private_feedback)
+    if report.longrepr is not None and not isinstance(report.longrepr, tuple):
+        text = str(report.longrepr)
+        safe = shown(text, limit=max(len(text), FEEDBACK_LIMIT))
+        if safe != text:
+            report.longrepr = safe
+    report.sections = [(title, shown(content)) for title, content in report.sections]

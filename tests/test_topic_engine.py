@@ -122,3 +122,27 @@ def test_each_mistake_passes_the_checks_of_other_concepts(pytester):
         for check, runs in checks.items():
             for run in runs:
                 assert run["status"] == "passed", (name, check, run["feedback"])
+
+
+def test_grading_an_engine_writes_nothing_but_its_report(pytester):
+    # hypothesis would keep the constants it reads from "local" source files
+    # in .hypothesis/ of the working directory, and draw other programs for
+    # the same seed on an editable install than on a wheel
+    import os
+    import shutil
+
+    from conftest import EXERCISES
+
+    checks, student = pytester.path / "checks", pytester.path / "student"
+    checks.mkdir()
+    student.mkdir()
+    shutil.copy(EXERCISES / "test_engine.py", checks / "test_engine.py")
+    (student / "engine.py").write_text(MISTAKES["tanh_derivative"][0])
+    before = set(os.listdir(pytester.path))
+    result = pytester.runpytest_subprocess("--grade", "--grade-json", "report.json", "--grade-submission=student",
+                                           "--grade-seed=3", "-p", "no:cacheprovider", "-p", "no:benchmark",
+                                           "checks")
+    assert "2 failed, 5 passed" in result.stdout.str(), result.stdout.str()[-2000:]
+    new = set(os.listdir(pytester.path)) - before
+    # pytester's own: the run's output and its basetemp
+    assert {n for n in new if n not in ("stdout", "stderr") and not n.startswith("runpytest-")} == {"report.json"}

@@ -31,6 +31,7 @@ EN: dict[str, str] = {
     "collect.error": "could not load the checks in {path} ({cause}); none of them were graded:\n{detail}",
     # -- report lines ------------------------------------------------------
     "feedback.hidden": "A hidden check on '{title}' failed.",
+    "text.cut": "\n... ({count} more characters not shown)",
     "feedback.header": "[{title}] {what}",
     "feedback.did_not_finish": "the check did not finish",
     "header": "grade: seed {seed} (reproduce with --grade-seed {seed}), device {device}, submission {submission}, isolation {isolation}",

@@ -31,6 +31,7 @@ ZH: dict[str, str] = {
     "collect.error": "无法加载 {path} 中的检查（{cause}），其中所有检查都没有评分：\n{detail}",
     # -- 报告中的行 ----------------------------------------------------------
     "feedback.hidden": "“{title}”的一项隐藏检查没有通过。",
+    "text.cut": "\n……（另有 {count} 个字符未显示）",
     "feedback.header": "【{title}】{what}",
     "feedback.did_not_finish": "这项检查没有运行完",
     "header": "grade：随机种子 {seed}（用 --grade-seed {seed} 可以复现本次运行），设备 {device}，提交目录 {submission}，隔离模式 {isolation}",
