@@ -80,7 +80,7 @@ def out(tmp_path):
                                            checks=[check("leaf", "failed", f"[Leaf tensors] {HOSTILE}\n{msg('diag.sign')}")]))
     write(out / "carol.json", {"schema": "pytest-autograd-grader/1", "complete": False, "score": 0.0,
                                "max_score": 0.0, "percent": 0.0, "student": "carol", "folder": "carol",
-                               "status": "error", "error": "grading stopped <b>badly</b>"})
+                               "status": "error", "error": "grading stopped <b>badly</b>\r\x1b[2K"})
     write(out / "dave.json", report("dave", "missing", scores={"leaf": 0.0, "accumulation": 0.0}))
     write(out / "notes.json", {"hello": "not a report"})
     write(out / "broken.json", "{not json")
@@ -148,6 +148,7 @@ def test_gradebook_csv_has_a_row_per_student_with_concept_scores_and_defused_tex
     carol = by_id["carol"]
     assert carol["status"] == "error" and carol["leaf"] == carol["total"] == carol["percent"] == ""
     assert carol["max_score"] == "7"  # from the run's concepts
+    assert not any("\x1b" in cell or "\r" in cell for row in rows for cell in row)  # shown escaped
     assert (by_id["dave"]["status"], by_id["dave"]["total"]) == ("missing", "0")
     # the two files that are no student's report are named, not fatal
     assert len(warnings) == 2
@@ -198,6 +199,7 @@ def test_report_html_holds_every_plot_and_table_escapes_and_anonymises(out):
     words = "".join(page.text)
     assert HOSTILE in words and "grading stopped <b>badly</b>" in words
     assert "<script>" not in text and "<img src=x" not in text and "<b>badly" not in text
+    assert "grading stopped <b>badly</b>\\x0d\\x1b[2K" in words and "\x1b" not in text  # controls shown escaped
     assert "Autograd HW3" in words and "c0ffee" in words
 
     # the diagnosis alice got visibly and bob only in a hidden check's private

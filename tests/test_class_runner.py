@@ -39,6 +39,7 @@ def _make_class(root: Path) -> tuple[Path, Path]:
     shutil.copy(SOLUTIONS / "graph.py", flat)
     (subs / "gil.zip").write_bytes(b"PK")                                              # not unpacked
     (subs / "hal").symlink_to(checks)                                                  # a link to the checks
+    (subs / "\x1b[2J\x1b[Hivy.zip").write_bytes(b"PK")                                  # a name that drives terminals
     return checks, subs
 
 
@@ -96,6 +97,7 @@ def test_each_student_is_graded_as_a_lone_pytest_run_would(graded_class, pyteste
     assert "graded 6 students" in done.stderr and "1 not attempted, 1 missing, 0 errors" in done.stderr
     assert "not graded: gil.zip is a file, not a folder; unpack each submission" in done.stderr
     assert "not graded: hal is a symbolic link" in done.stderr
+    assert "not graded: \\x1b[2J\\x1b[Hivy.zip is a file" in done.stderr and "\x1b" not in done.stderr
     with open(root / "out" / "gradebook.csv", newline="") as handle:
         rows = {row["student"]: row for row in csv.DictReader(handle)}
     assert rows["ann"]["status"] == "graded" and float(rows["ann"]["percent"]) == 100.0

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..boundary.untrusted import shown
 from ..i18n import msg
 
 RUN_FILE = "class-run.json"
@@ -106,6 +107,9 @@ def _normalise(report: dict[str, Any]) -> None:
     report["folder"] = _text(report.get("folder")) or report["student"]
     for key in ("started", "finished", "error"):
         report[key] = _text(report.get(key))
+    # a folder's name and a grading error's text come from the student's side:
+    # shown escaped on the page and in the spreadsheets, as in every report
+    report["folder"], report["error"] = shown(report["folder"]), shown(report["error"])
     if not isinstance(report.get("seed"), int) or isinstance(report.get("seed"), bool):
         report["seed"] = None
     for key in ("concepts", "checks"):

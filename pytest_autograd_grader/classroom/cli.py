@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from ..boundary.layout import has_checks
+from ..boundary.untrusted import shown
 from ..i18n import LANGUAGES, msg
 from ..options import ISOLATIONS
 from ..reporters.files import write_json_atomic
@@ -158,7 +159,8 @@ def run(args) -> int:
     skipped: list[tuple[str, str]] = []
     students = find_students(submissions, skipped)
     for name, why in skipped:
-        print(msg(f"class.skipped_{why}", name=name), file=sys.stderr)
+        # a folder's name is the student's (or their LMS display name's) text
+        print(msg(f"class.skipped_{why}", name=shown(name)), file=sys.stderr)
     if args.only:
         wanted = set(args.only)
         unknown = wanted - {s.id for s in students} - {s.folder for s in students}
@@ -209,7 +211,7 @@ def run(args) -> int:
               out=str(out)), file=sys.stderr)
     for outcome in outcomes:
         if outcome.status == "error":
-            print(msg("class.student_error", student=outcome.student, error=outcome.error), file=sys.stderr)
+            print(msg("class.student_error", student=outcome.student, error=shown(outcome.error)), file=sys.stderr)
     for warning in warnings:
         print(warning, file=sys.stderr)
     if interrupted:
