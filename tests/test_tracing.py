@@ -141,3 +141,40 @@ def test_the_trace_crosses_the_sandbox(pytester, function, status):
     assert check["status"] == status
     if status == "failed":
         assert check["feedback"].endswith("derive the gradients by hand: your code called backward 2 times")
+
+
+# "By hand" (no backward call) while calling backward, hiding it from the
+# recording three cheap ways; the values are right each time.
+HIDE = {
+    "mode_removed": "torch._C._pop_torch_function_stack()  # the grader's recorder",
+    "entry_points": "real = torch.Tensor.backward\n"
+                    "    torch.Tensor.backward = lambda self, *args, **kwargs: real(self, *args, **kwargs)",
+    "recorder_patched": "recorder = type(torch._C._get_function_stack_at(0))\n"
+                        "    recorder._call = lambda self, func, args, kwargs, kind, name, enabled: func(*args, **kwargs)",
+}
+FORGERIES = {how: f"""
+def hand_gradients(x, w):
+    import torch
+    {hide}
+    w = w.detach().requires_grad_(True)
+    x = x.detach().requires_grad_(True)
+    ((x + w) * (w + 1)).sum().backward()
+    return w.grad, x.grad
+""" for how, hide in HIDE.items()}
+
+
+@pytest.mark.parametrize("how", sorted(FORGERIES))
+def test_hiding_calls_from_the_recording_fails_the_instruction(grade_topics, how):
+    from conftest import solution_with_all
+
+    from pytest_autograd_grader.i18n import msg
+
+    graded = grade_topics(["graph"], modules={"graph": solution_with_all("graph", {"hand_gradients": FORGERIES[how]})})
+    check = graded.check("test_hand_gradients[cpu]")
+    assert check["status"] == "failed" and check["score"] == 0, check
+    assert msg(f"trace.tampered.{how}") in check["feedback"], check["feedback"]
+    # the other checks of the module are graded as usual, unless the change
+    # outlives the call (torch's backward replaced for the worker's later calls)
+    others = [c for c in graded.report["checks"] if "hand_gradients" not in c["id"]]
+    if how != "entry_points":
+        assert all(c["status"] == "passed" for c in others), others

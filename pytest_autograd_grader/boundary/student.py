@@ -162,6 +162,11 @@ def _traced(rec):
         yield
     finally:
         try:
+            rec.left_stack = not (torch._C._len_torch_function_stack() > depth
+                                  and torch._C._get_function_stack_at(depth) is rec)
+        except BaseException:
+            rec.left_stack = True
+        try:
             rec.__exit__(None, None, None)
         except BaseException:
             pass

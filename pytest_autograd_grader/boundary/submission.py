@@ -233,18 +233,31 @@ class Submissions:
 
     def __init__(self, load: Callable[..., Submission]):
         self._load = load
-        self.traces: list[Trace] = []
+        self._traces: list[Trace] = []
 
     def __call__(self, module: str, *, numpy_only: bool = False) -> Submission:
         """``numpy_only=True``: the module runs where torch cannot be
         imported (a student's own autograd engine must not delegate to
         torch.autograd); arguments and answers are then plain data and numpy
         arrays. ``--grade-inline`` cannot enforce it."""
-        return self._load(module, on_trace=self.traces.append, numpy_only=numpy_only)
+        return self._load(module, on_trace=self._traces.append, numpy_only=numpy_only)
 
     @property
     def trace(self) -> Trace:
-        return self.traces[-1] if self.traces else Trace()
+        """The latest call's trace. A check that reads a trace the student's
+        code changed the recording of fails: what it would verify is unknown."""
+        return _untampered(self._traces[-1]) if self._traces else Trace()
+
+    @property
+    def traces(self) -> list[Trace]:
+        return [_untampered(trace) for trace in self._traces]
+
+
+def _untampered(trace: Trace) -> Trace:
+    if trace.tampered:
+        hows = ", ".join(msg(f"trace.tampered.{how}") for how in trace.tampered)
+        raise GradeFailure(msg("trace.tampered", how=hows))
+    return trace
 
 
 class StudentFunction:

@@ -11,7 +11,10 @@ diagnoses use to name a mistake ("the first backward kept the graph").
 
 The trace is what the student's process reports: code that rewrites the
 worker can hide calls from it. It is evidence about honest work, never a
-substitute for the values the grader recomputes.
+substitute for the values the grader recomputes. The cheapest ways to hide
+a call are caught in the worker at the end of the call (``TAMPERED``: the
+recording mode gone from torch's stack, torch's backward or grad replaced,
+the recorder's code changed), and a check that reads such a trace fails.
 """
 
 from __future__ import annotations
@@ -30,6 +33,10 @@ FACTORIES = frozenset({
     "rand_like", "randn_like", "randint_like", "scalar_tensor", "normal",
 })
 _BACKWARD = {"backward": "backward", "grad": "autograd.grad"}  # call kind -> its op name
+# what the worker finds changed at the end of a call, when the student's code
+# reached into the recording (its cheapest forgeries)
+TAMPERED = ("mode_removed", "entry_points", "recorder_patched")
+_ENTRY_POINTS: tuple = ()  # torch's backward and grad as the worker found them, before any student code
 _BACKWARD_NAMES = frozenset({"backward", "grad"})  # __name__ of Tensor.backward, autograd.backward/grad
 
 
@@ -73,6 +80,7 @@ class Trace:
     calls: tuple[BackwardCall, ...] = ()
     dropped: int = 0  # ops past MAX_OPS, counted but not kept
     grad_mode_end: bool = True  # whether gradients were on when the function returned
+    tampered: tuple[str, ...] = ()  # what the student's code changed of the recording (TAMPERED)
 
     @property
     def backward_calls(self) -> tuple[BackwardCall, ...]:
@@ -197,7 +205,11 @@ def recorder():
     import torch
     from torch.overrides import TorchFunctionMode
 
-    kinds = {torch.Tensor.backward: "backward", torch.autograd.backward: "backward", torch.autograd.grad: "grad"}
+    global _ENTRY_POINTS
+    if not _ENTRY_POINTS:
+        # the zygote's warm-up makes the first recorder, before student code runs
+        _ENTRY_POINTS = (torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad)
+    kinds = dict(zip(_ENTRY_POINTS, ("backward", "backward", "grad")))
     tensor = torch.Tensor
     is_grad_enabled = torch.is_grad_enabled
     names: dict = {}
@@ -209,6 +221,7 @@ def recorder():
             self.calls: list = []
             self.dropped = 0
             self.size = 0
+            self.left_stack = False  # set by student._traced: the recorder was gone at the end
 
         def __torch_function__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
@@ -265,8 +278,24 @@ def recorder():
         def plain(self) -> dict:
             ops = "\n".join(f"{name[:64]}\t{int(enabled)}\t{node[:64]}" for name, enabled, node in self.ops)
             return {"ops": ops, "calls": self.calls[:MAX_CALLS], "dropped": self.dropped,
-                    "grad_mode_end": torch.is_grad_enabled()}
+                    "grad_mode_end": torch.is_grad_enabled(), "tampered": self.tampered()}
 
+        def tampered(self) -> list[str]:
+            """What the student's code changed of the recording: a cheap
+            forgery fails here; code that rewrites this check too is the
+            reason the trace earns only its own share of a check's points."""
+            found = []
+            if self.left_stack:
+                found.append("mode_removed")
+            if (torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad) != _ENTRY_POINTS:
+                found.append("entry_points")
+            methods = ("__torch_function__", "_call", "_op", "plain", "tampered")
+            if any(name in vars(self) for name in methods) or \
+                    any(getattr(type(self), name) is not original for name, original in zip(methods, _methods)):
+                found.append("recorder_patched")
+            return found
+
+    _methods = tuple(getattr(Recorder, name) for name in ("__torch_function__", "_call", "_op", "plain", "tampered"))
     return Recorder()
 
 
@@ -312,5 +341,9 @@ def read(tree: Any) -> Trace:
             inputs=_field(inputs, (int, type(None)), "inputs"),
             raised=_field(entry.get("raised", ""), (str,), "raised")[:64],
         ))
+    tampered = _field(tree.get("tampered", []), (list,), "tampered")
+    if any(how not in TAMPERED for how in tampered):
+        raise TraceError("tampered")
     return Trace(ops=tuple(ops), calls=tuple(calls), dropped=_field(tree.get("dropped", 0), (int,), "dropped"),
-                 grad_mode_end=_field(tree.get("grad_mode_end", True), (bool,), "grad_mode_end"))
+                 grad_mode_end=_field(tree.get("grad_mode_end", True), (bool,), "grad_mode_end"),
+                 tampered=tuple(dict.fromkeys(tampered)))

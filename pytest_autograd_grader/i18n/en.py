@@ -93,6 +93,10 @@ EN: dict[str, str] = {
     "student.submission_too_large": "the submission folder holds more than {files} files or {mb} MB; the grader copies it for your code to run, so remove large or generated files from it",
     "student.answer_too_large": "{module}.{function} returned {size:.1f} MB of data; at most {limit:g} MB is accepted: return smaller values",
     "student.numpy_only": "this exercise is numpy-only: torch cannot be imported here; build your engine with numpy",
+    "trace.tampered": "your code changed how the grader records its torch calls ({how}), so what this check's task asks of the way you compute (by hand, how many backward calls, ...) cannot be verified; leave torch's functions and function modes as they are",
+    "trace.tampered.mode_removed": "the recording mode was taken off torch's mode stack",
+    "trace.tampered.entry_points": "torch.Tensor.backward, torch.autograd.backward or torch.autograd.grad was replaced",
+    "trace.tampered.recorder_patched": "the recorder's own code was changed",
     "student.output": "\nwhat your code printed:\n{output}",
     # -- answers the grader refuses (records.Limits); {reason} is a limit.* text,
     # and none of these repeats text from the student's code

@@ -93,6 +93,10 @@ ZH: dict[str, str] = {
     "student.submission_too_large": "提交文件夹里的文件超过了 {files} 个或 {mb} MB；评分程序要先复制一份给你的代码运行，请删掉其中的大文件或自动生成的文件",
     "student.answer_too_large": "{module}.{function} 返回了 {size:.1f} MB 的数据；最多只接受 {limit:g} MB：请返回小一些的值",
     "student.numpy_only": "这个练习只能用 numpy：这里不能导入 torch，请用 numpy 实现你的自动求导引擎",
+    "trace.tampered": "你的代码改动了评分程序记录 torch 调用的方式（{how}），因此无法核实这项检查对计算方式的要求（手算、backward 调用次数等）；请不要改动 torch 的函数和函数模式",
+    "trace.tampered.mode_removed": "记录用的模式被从 torch 的模式栈上移除了",
+    "trace.tampered.entry_points": "torch.Tensor.backward、torch.autograd.backward 或 torch.autograd.grad 被替换了",
+    "trace.tampered.recorder_patched": "记录器本身的代码被改动了",
     "student.output": "\n你的代码打印出的内容：\n{output}",
     # -- 评分程序拒收的返回值（records.Limits）；{reason} 是某条 limit.* 文本，
     # 这些消息都不会复述学生代码中的文字
