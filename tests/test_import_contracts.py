@@ -36,10 +36,14 @@ def lint_imports(package_parent: Path) -> subprocess.CompletedProcess:
                           cwd=package_parent, timeout=120)
 
 
+def copy_package(tmp_path: Path) -> Path:
+    """A copy of the package under ``tmp_path``; returns its folder."""
+    return Path(shutil.copytree(PACKAGE, tmp_path / PACKAGE.name, ignore=shutil.ignore_patterns("__pycache__")))
+
+
 def copy_with(tmp_path: Path, file: str, line: str) -> Path:
     """A copy of the package with ``line`` added at the end of ``file``."""
-    shutil.copytree(PACKAGE, tmp_path / PACKAGE.name, ignore=shutil.ignore_patterns("__pycache__"))
-    target = tmp_path / PACKAGE.name / file
+    target = copy_package(tmp_path) / file
     target.write_text(target.read_text() + f"\n{line}\n")
     return tmp_path
 
@@ -77,9 +81,8 @@ def test_an_import_against_a_contract_breaks_it(tmp_path, file, line, broken):
 
 
 def test_a_module_outside_every_layer_breaks_the_contract(tmp_path):
-    copied = copy_with(tmp_path, "__init__.py", "")
-    (copied / PACKAGE.name / "helpers.py").write_text('"""A module nobody placed in a layer."""\n')
-    done = lint_imports(copied)
+    (copy_package(tmp_path) / "helpers.py").write_text('"""A module nobody placed in a layer."""\n')
+    done = lint_imports(tmp_path)
     assert done.returncode == 1
     assert "pytest_autograd_grader.helpers" in done.stdout
 

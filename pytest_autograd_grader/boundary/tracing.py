@@ -205,10 +205,13 @@ def recorder():
     import torch
     from torch.overrides import TorchFunctionMode
 
+    def entry_points() -> tuple:
+        return torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad
+
     global _ENTRY_POINTS
     if not _ENTRY_POINTS:
         # the zygote's warm-up makes the first recorder, before student code runs
-        _ENTRY_POINTS = (torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad)
+        _ENTRY_POINTS = entry_points()
     kinds = dict(zip(_ENTRY_POINTS, ("backward", "backward", "grad")))
     tensor = torch.Tensor
     is_grad_enabled = torch.is_grad_enabled
@@ -282,20 +285,20 @@ def recorder():
 
         def tampered(self) -> list[str]:
             """What the student's code changed of the recording: a cheap
-            forgery fails here; code that rewrites this check too is the
-            reason the trace earns only its own share of a check's points."""
+            forgery fails here; code that rewrites this check too is not
+            caught, which is why the trace decides instructions, never values."""
             found = []
             if self.left_stack:
                 found.append("mode_removed")
-            if (torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad) != _ENTRY_POINTS:
+            if entry_points() != _ENTRY_POINTS:
                 found.append("entry_points")
-            methods = ("__torch_function__", "_call", "_op", "plain", "tampered")
-            if any(name in vars(self) for name in methods) or \
-                    any(getattr(type(self), name) is not original for name, original in zip(methods, _methods)):
+            if any(name in vars(self) or getattr(type(self), name) is not original
+                   for name, original in originals.items()):
                 found.append("recorder_patched")
             return found
 
-    _methods = tuple(getattr(Recorder, name) for name in ("__torch_function__", "_call", "_op", "plain", "tampered"))
+    # the recorder's own methods, as defined: replaced on its class or shadowed on it, they record nothing
+    originals = {name: getattr(Recorder, name) for name in ("__torch_function__", "_call", "_op", "plain", "tampered")}
     return Recorder()
 
 
