@@ -68,26 +68,26 @@ def check_grad_with(autograd, got, expected, suspects, *args, **kwargs):
 
 # -- checks ----------------------------------------------------------------------
 
-@pytest.mark.grade(points=2)
+@pytest.mark.grade(points=2, instruction_share=0.25)
 def test_accumulated_grad(submission, autograd, grade_rng, grade_device):
     for x, k in zip(inputs(grade_rng, grade_device), pass_counts(grade_rng)):
         what = msg("label.accumulation.after_passes", k=k, shape=tuple(x.shape))
         got = submission("accumulation").accumulated_grad(x, k)
         trace = submission.trace
         calls = backward_count(trace)
-        autograd.require(calls == k, "req.accumulation.backward_count", what=what, k=k, calls=calls)
-        autograd.require(fresh_forward_each_time(trace), "req.accumulation.fresh_forward", what=what)
+        autograd.instruction(calls == k, "req.accumulation.backward_count", what=what, k=k, calls=calls)
+        autograd.instruction(fresh_forward_each_time(trace), "req.accumulation.fresh_forward", what=what)
         autograd.check_grad(got, one_pass, (x,), scale=k, calls=k, mean_over=x.numel(), names=(what,), trace=trace)
 
 
-@pytest.mark.grade(points=2)
+@pytest.mark.grade(points=2, instruction_share=0.25)
 def test_zeroed_grads(submission, autograd, grade_rng, grade_device):
     for x, k in zip(inputs(grade_rng, grade_device), pass_counts(grade_rng)):
         scales = [1.0] + [SCALES[j] for j in grade_rng.numpy.permutation(len(SCALES))[:k - 1]]
         result = autograd.call_update(submission("accumulation").zeroed_grads, None, "x", "zeroed_grads", x, scales)
         calls = backward_count(submission.trace)
-        autograd.require(calls == k, "req.accumulation.backward_per_pass",
-                         what=msg("label.accumulation.zeroed_grads", k=k), k=k, calls=calls)
+        autograd.instruction(calls == k, "req.accumulation.backward_per_pass",
+                             what=msg("label.accumulation.zeroed_grads", k=k), k=k, calls=calls)
         grads = autograd.unpack(result, k, msg("label.accumulation.gradient_list"))
         expected = [autograd.grad(scaled_pass, (x, c), wrt=(0,))[0] for c in scales]
         names = [msg("label.accumulation.pass_gradient", i=i + 1, k=k, scale=c, shape=tuple(x.shape))
@@ -102,7 +102,7 @@ def test_zeroed_grads(submission, autograd, grade_rng, grade_device):
                                 previous=expected[:i], names=(names[i],))
 
 
-@pytest.mark.grade(points=3)
+@pytest.mark.grade(points=3, instruction_share=0.25)
 def test_train_loop(submission, autograd, grade_rng, grade_device):
     # b >= 3: step 2 of the repeated batch sees 2x the gradient, and 2 must not read as
     # "sum instead of a mean over b samples"
@@ -145,11 +145,11 @@ def test_train_loop(submission, autograd, grade_rng, grade_device):
         autograd.assert_meta(final, label(msg("label.returned", what="w")), is_leaf=True, requires_grad=True,
                              hint=diagnose_update(final, "w"))
         autograd.assert_close(final, reference, label(msg("label.w_after_steps", k=k)))
-        autograd.require(trace.updated_in_place_without_grad, "req.inplace.update_no_grad",
-                         what=label("train_loop"), name="w")
+        autograd.instruction(trace.updated_in_place_without_grad, "req.inplace.update_no_grad",
+                             what=label("train_loop"), name="w")
 
 
-@pytest.mark.grade(points=2)
+@pytest.mark.grade(points=2, instruction_share=0.25)
 def test_microbatch_grad(submission, autograd, grade_rng, grade_device):
     # b != k, both >= 2: a micro-batch summed and a loss not divided by k are told apart
     k = grade_rng.integers(2, 3)
@@ -160,7 +160,7 @@ def test_microbatch_grad(submission, autograd, grade_rng, grade_device):
     what = msg("label.accumulation.microbatches", k=k, b=b)
     trace = submission.trace
     calls = backward_count(trace)
-    autograd.require(calls == k, "req.accumulation.backward_count", what=what, k=k, calls=calls)
+    autograd.instruction(calls == k, "req.accumulation.backward_count", what=what, k=k, calls=calls)
     whole = (w, xs.reshape(k * b, n), ys.reshape(k * b))
     (expected,) = autograd.grad(batch_loss, whole, wrt=(0,))
     (last,) = autograd.grad(batch_loss, (w, xs[-1], ys[-1]), wrt=(0,))

@@ -229,7 +229,7 @@ def steps_diagnosis(got, expected, norm, limit, trace):
     return None
 
 
-@pytest.mark.grade(points=3)
+@pytest.mark.grade(points=3, instruction_share=0.25)
 def test_loop_grad(submission, autograd, grade_rng, grade_device):
     for x, c, limit in loop_cases(grade_rng, grade_device):
         x = x.to(grade_device).requires_grad_(True)
@@ -243,8 +243,8 @@ def test_loop_grad(submission, autograd, grade_rng, grade_device):
         muls = trace.nodes_named("MulBackward0")
         # The loop itself must build the graph, one multiplication per step:
         # counting first and then computing x * c ** steps skips the point.
-        autograd.require(expected_steps < 2 or muls >= expected_steps, "req.dynamic_graph.loop_graph",
-                         muls=muls, steps=expected_steps)
+        autograd.instruction(expected_steps < 2 or muls >= expected_steps, "req.dynamic_graph.loop_graph",
+                             muls=muls, steps=expected_steps)
         label = f"|x| = {float(x.detach().norm()):.6g}, c = {c:.6g}, limit = {limit:.6g}"
         steps, grad = autograd.unpack(result, 2, msg("label.returned", what="(steps, x.grad)"))
         with autograd.part(1):

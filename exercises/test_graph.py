@@ -46,7 +46,7 @@ def mean_ratio(got, expected):
     return None
 
 
-@pytest.mark.grade(points=2)
+@pytest.mark.grade(points=2, instruction_share=0.25)
 def test_build_graph(submission, autograd, grade_rng, grade_device):
     x, w = inputs(grade_rng, grade_device, requires_grad=True)
     result = submission("graph").build_graph(x, w)
@@ -61,10 +61,10 @@ def test_build_graph(submission, autograd, grade_rng, grade_device):
         autograd.assert_meta(record, name, requires_grad=True, is_leaf=False,
                              hint=msg("diag.graph.not_recorded", what=name))
     adds = trace.nodes_named("AddBackward0")
-    autograd.require(adds <= 2, "req.graph.y_from_a_b", adds=adds)
+    autograd.instruction(adds <= 2, "req.graph.y_from_a_b", adds=adds)
 
 
-@pytest.mark.grade(points=2)
+@pytest.mark.grade(points=2, instruction_share=0.25)
 def test_grad_fn_names(submission, autograd, grade_rng, grade_device):
     x, w = inputs(grade_rng, grade_device, requires_grad=True)
     names = submission("graph").grad_fn_names(x, w)
@@ -79,16 +79,16 @@ def test_grad_fn_names(submission, autograd, grade_rng, grade_device):
     autograd.assert_equal(names, ("AddBackward0", "AddBackward0", "MulBackward0"), msg("label.graph.grad_fn_names"),
                           labels=[msg("label.graph.grad_fn_name", name=name) for name in "aby"], hint=hint)
     nodes, reads = len(trace.nodes), trace.count("grad_fn")
-    autograd.require(nodes >= 3 and reads >= 1, "req.graph.read_grad_fn", nodes=nodes, reads=reads)
+    autograd.instruction(nodes >= 3 and reads >= 1, "req.graph.read_grad_fn", nodes=nodes, reads=reads)
 
 
-@pytest.mark.grade(points=3)
+@pytest.mark.grade(points=3, instruction_share=0.25)
 def test_hand_gradients(submission, autograd, grade_rng, grade_device):
     x, w = inputs(grade_rng, grade_device, requires_grad=False)
     got = submission("graph").hand_gradients(x, w)
     trace = submission.trace
     made = sum(not call.raised for call in trace.calls)
-    autograd.require(made == 0, "req.graph.by_hand", count=made)
+    autograd.instruction(made == 0, "req.graph.by_hand", count=made)
     dy_dw, dy_dx = autograd.unpack(got, 2, msg("label.graph.hand_gradients"))
     a, b = x + w, w + 1
     expected = (a + b, b)
@@ -112,12 +112,12 @@ def test_hand_gradients(submission, autograd, grade_rng, grade_device):
     autograd.check_grad(got, y_of, (x, w), wrt=(1, 0), names=("dy/dw", "dy/dx"), trace=trace)
 
 
-@pytest.mark.grade(points=3)
+@pytest.mark.grade(points=3, instruction_share=0.25)
 def test_autograd_gradients(submission, autograd, grade_rng, grade_device):
     x, w = inputs(grade_rng, grade_device, requires_grad=True)
     got = submission("graph").autograd_gradients(x, w)
     trace = submission.trace
-    autograd.require(any(not call.raised for call in trace.calls), "req.graph.use_autograd")
+    autograd.instruction(any(not call.raised for call in trace.calls), "req.graph.use_autograd")
     w_grad, x_grad = autograd.unpack(got, 2, msg("label.graph.autograd_gradients"))
     xd, wd = x.detach(), w.detach()
     expected = (2 * wd + xd + 1, wd + 1)

@@ -104,15 +104,15 @@ def assert_value(autograd, got, expected, what, context, diagnose):
 
 # -- the checks -------------------------------------------------------------------
 
-@pytest.mark.grade(points=2)
+@pytest.mark.grade(points=2, instruction_share=0.25)
 def test_first_derivative(submission, autograd, grade_rng, grade_device):
     coeffs, x = polynomial(grade_rng)
     got = submission("higher_order").first_derivative(coeffs, x)
     trace = submission.trace
     autograd.assert_meta(got, "p'(x)")  # a tensor, not a tuple or an array
     autograd.check_grad(got, poly_sum, (coeffs, x), wrt=(1,), names=("p'(x)",), trace=trace)
-    autograd.require(not trace.backward_calls and trace.grad_calls, "req.higher_order.first_derivative",
-                     backward=len(trace.backward_calls), grad=len(trace.grad_calls))
+    autograd.instruction(not trace.backward_calls and trace.grad_calls, "req.higher_order.first_derivative",
+                         backward=len(trace.backward_calls), grad=len(trace.grad_calls))
 
 
 @pytest.mark.grade(points=3)
@@ -129,7 +129,7 @@ def test_first_derivative_is_differentiable(submission, autograd, grade_rng, gra
     autograd.check_grad(grads, poly, (coeffs, x), grad_outputs=v, wrt=(1,), order=2, names=(what,))
 
 
-@pytest.mark.grade(points=2)
+@pytest.mark.grade(points=2, instruction_share=0.25)
 def test_derivatives(submission, autograd, grade_rng, grade_device):
     coeffs, x = polynomial(grade_rng)
     derivatives = submission("higher_order").derivatives
@@ -161,11 +161,11 @@ def test_derivatives(submission, autograd, grade_rng, grade_device):
             assert_value(autograd, produced, expected[k], what, Context(order=k, calls=1), diagnose)
     # values first: a list built from x.grad is told as such before the rule
     for n, trace in traces.items():
-        autograd.require(not trace.backward_calls and len(trace.grad_calls) >= n, "req.higher_order.derivatives",
-                         n=n, backward=len(trace.backward_calls), grad=len(trace.grad_calls))
+        autograd.instruction(not trace.backward_calls and len(trace.grad_calls) >= n, "req.higher_order.derivatives",
+                             n=n, backward=len(trace.backward_calls), grad=len(trace.grad_calls))
 
 
-@pytest.mark.grade(points=2)
+@pytest.mark.grade(points=2, instruction_share=0.25)
 def test_hessian_vector_product(submission, autograd, grade_rng, grade_device):
     m, d = grade_rng.integers(2, 5), grade_rng.integers(2, 4)
     a = grade_rng.randn(m, d)
@@ -195,4 +195,4 @@ def test_hessian_vector_product(submission, autograd, grade_rng, grade_device):
         return None
 
     assert_value(autograd, got, expected, "H @ v", Context(order=2, calls=1), diagnose)
-    autograd.require(len(completed(trace)) == 2, "req.higher_order.hvp_two_passes", calls=len(completed(trace)))
+    autograd.instruction(len(completed(trace)) == 2, "req.higher_order.hvp_two_passes", calls=len(completed(trace)))

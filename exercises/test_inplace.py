@@ -61,18 +61,18 @@ def check_sgd(submission, autograd, grade_rng, steps):
     if hint:
         autograd.fail_with(with_lr, got, expected, hint)
     autograd.assert_close(got, expected, with_lr)
-    autograd.require(trace.updated_in_place_without_grad, "req.inplace.update_no_grad",
-                     what=msg("label.case", what="sgd", case=what), name="w")
+    autograd.instruction(trace.updated_in_place_without_grad, "req.inplace.update_no_grad",
+                         what=msg("label.case", what="sgd", case=what), name="w")
 
 
 # -- checks ----------------------------------------------------------------------
 
-@pytest.mark.grade(points=3)
+@pytest.mark.grade(points=3, instruction_share=0.25)
 def test_sgd_step_keeps_leaf(submission, autograd, grade_rng, grade_device):
     check_sgd(submission, autograd, grade_rng, 1)
 
 
-@pytest.mark.grade(points=3)
+@pytest.mark.grade(points=3, instruction_share=0.25)
 def test_sgd_steps(submission, autograd, grade_rng, grade_device):
     check_sgd(submission, autograd, grade_rng, grade_rng.integers(2, 5))
 

@@ -247,7 +247,7 @@ def test_init_parameter(submission, autograd, grade_rng, grade_device):
                         trace=trace)
 
 
-@pytest.mark.grade(points=4)
+@pytest.mark.grade(points=4, instruction_share=0.25)
 def test_predict_leaves(submission, autograd, grade_rng):
     # The graph with every case first: its feedback names the rule a wrong answer breaks.
     graphs = [edge_graph(grade_rng), random_graph(grade_rng), TINY_GRAPH]
@@ -258,8 +258,8 @@ def test_predict_leaves(submission, autograd, grade_rng):
         predictions.append((as_list(got_leaf), as_list(got_grad)))
     ops = [op.name for trace in submission.traces for op in trace.tensor_ops]
     calls = sum(len(trace.calls) for trace in submission.traces)
-    autograd.require(not ops and not calls, "req.leaf.no_tensors", count=len(ops) + calls,
-                     first=ops[0] if ops else "backward")
+    autograd.instruction(not ops and not calls, "req.leaf.no_tensors", count=len(ops) + calls,
+                         first=ops[0] if ops else "backward")
     answers = [truth(nodes) for nodes in graphs]
     with autograd.part(2):
         for nodes, (got_leaf, _), (is_leaf, _, requires) in zip(graphs, predictions, answers):

@@ -163,7 +163,7 @@ def check_prediction(submission, autograd, nodes, what):
     expected = [bool(t.requires_grad) for t in build(nodes)]
     got = submission("no_grad").predict_requires_grad(nodes)
     ops = [op.name for op in submission.trace.tensor_ops]
-    autograd.require(not ops, "req.no_grad.predict_no_tensors", what=what, ops=", ".join(dict.fromkeys(ops[:20])))
+    autograd.instruction(not ops, "req.no_grad.predict_no_tensors", what=what, ops=", ".join(dict.fromkeys(ops[:20])))
     autograd.assert_equal(got, expected, what, labels=[msg("label.no_grad.requires_grad_of", graph=what,
                                                            node=node_name(nodes, k)) for k in range(len(nodes))],
                           hint=explain_prediction(nodes, got, expected))
@@ -183,13 +183,13 @@ def recorded_features(trace):
 
 # -- checks ----------------------------------------------------------------------
 
-@pytest.mark.grade(points=3)
+@pytest.mark.grade(points=3, instruction_share=0.25)
 def test_predict_requires_grad(submission, autograd, grade_rng):
     check_prediction(submission, autograd, separating_graph(grade_rng), msg("label.no_grad.graph", n=1))
     check_prediction(submission, autograd, random_graph(grade_rng), msg("label.no_grad.graph", n=2))
 
 
-@pytest.mark.grade(points=3)
+@pytest.mark.grade(points=3, instruction_share=0.25)
 def test_frozen_features(submission, autograd, grade_rng, grade_device):
     # n * c >= 2: a sum and a mean of the squared outputs differ
     n, d, h, c = grade_rng.integers(2, 4), grade_rng.integers(1, 3), grade_rng.integers(1, 3), grade_rng.integers(1, 3)
@@ -206,11 +206,11 @@ def test_frozen_features(submission, autograd, grade_rng, grade_device):
             raise GradeFailure(failure.feedback.replace(generic, msg("diag.no_grad.loss_under_no_grad"))) from None
         raise
     trace = submission.trace
-    autograd.require(bool(trace.ops_without_grad) or trace.count("detach", "detach_") > 0,
-                     "req.no_grad.frozen_no_grad")
-    autograd.require(trace.count("detach", "detach_") == 0, "req.no_grad.frozen_detach")
+    autograd.instruction(bool(trace.ops_without_grad) or trace.count("detach", "detach_") > 0,
+                         "req.no_grad.frozen_no_grad")
+    autograd.instruction(trace.count("detach", "detach_") == 0, "req.no_grad.frozen_detach")
     node = recorded_features(trace)
-    autograd.require(node is None, "req.no_grad.frozen_partly", node=node)
+    autograd.instruction(node is None, "req.no_grad.frozen_partly", node=node)
     h_rec, W1_grad, W2_grad = autograd.unpack(result, 3, msg("label.returned", what="(h, W1.grad, W2.grad)"))
     hv = torch.tanh(x @ W1.detach())
     with autograd.part(1):

@@ -1,7 +1,7 @@
 import numpy
 import pytest
 
-from pytest_autograd_grader import ErrorRecord, GradeFailure, TensorRecord, error_name, msg, same, values
+from pytest_autograd_grader import ErrorRecord, TensorRecord, error_name, msg, same, values
 
 pytestmark = pytest.mark.grade(concept="retain_graph")
 
@@ -45,7 +45,7 @@ def shape_of_at_least_2(grade_rng):
 
 # -- backward_k_times --------------------------------------------------------------------
 
-@pytest.mark.grade(points=3)
+@pytest.mark.grade(points=3, instruction_share=0.25)
 def test_backward_k_times(submission, autograd, grade_rng, grade_device):
     # Two calls with different k on every run, so no fixed count passes.
     k_first = grade_rng.integers(2, 3)
@@ -55,7 +55,7 @@ def test_backward_k_times(submission, autograd, grade_rng, grade_device):
         trace = submission.trace
         # The forward's nodes: one exp and one multiplication when L is built once.
         built = max(trace.nodes_named("ExpBackward0"), trace.nodes_named("MulBackward0"))
-        autograd.require(built <= 1, "req.retain_graph.build_once", built=built, k=k)
+        autograd.instruction(built <= 1, "req.retain_graph.build_once", built=built, k=k)
         calls = trace.completed_calls
         what = msg("label.retain_graph.after_calls", k=k)
         require_backward(autograd, got, what, trace)
@@ -64,12 +64,12 @@ def test_backward_k_times(submission, autograd, grade_rng, grade_device):
         if calls != k and 1 <= calls <= 8 and not same(produced, k * grad) and same(produced, calls * grad):
             autograd.fail_with(what, produced, k * grad, msg("diag.retain_graph.call_count", calls=calls, k=k))
         autograd.check_grad(got, exp_loss, (x,), scale=k, calls=k, names=(what,), trace=trace)
-        autograd.require(calls == k, "req.retain_graph.k_calls", calls=calls, k=k)
+        autograd.instruction(calls == k, "req.retain_graph.k_calls", calls=calls, k=k)
 
 
 # -- caught_error ------------------------------------------------------------------------
 
-@pytest.mark.grade(points=3)
+@pytest.mark.grade(points=3, instruction_share=0.5)
 def test_caught_error(submission, autograd, grade_rng, grade_device):
     x = grade_rng.randn(*grade_rng.shape(ndim=grade_rng.integers(1, 2)), requires_grad=True)
     caught_error = submission("retain_graph").caught_error
@@ -99,10 +99,7 @@ def test_caught_error(submission, autograd, grade_rng, grade_device):
     else:
         diagnosis = None
     with autograd.part(2):
-        try:
-            autograd.expect_error("backward_twice", error, what=msg("label.retain_graph.second_error"))
-        except GradeFailure as failure:
-            raise GradeFailure(f"{failure.feedback}\n{diagnosis}") if diagnosis else failure
+        autograd.expect_error("backward_twice", error, what=msg("label.retain_graph.second_error"), hint=diagnosis)
     with autograd.part(1):
         what = msg("label.retain_graph.after_first")
         (expected,) = autograd.grad(cube_loss, (x,))
@@ -136,7 +133,7 @@ def copy_diagnosis(trace):
     return None
 
 
-@pytest.mark.grade(points=3)
+@pytest.mark.grade(points=3, instruction_share=0.25)
 def test_two_losses(submission, autograd, grade_rng, grade_device):
     shape = shape_of_at_least_2(grade_rng)
     x = grade_rng.randn(*shape)
@@ -144,7 +141,7 @@ def test_two_losses(submission, autograd, grade_rng, grade_device):
     result = submission("retain_graph").two_losses(x, w)
     trace = submission.trace
     built = trace.nodes_named("TanhBackward0")
-    autograd.require(built <= 1, "req.retain_graph.h_once", built=built)
+    autograd.instruction(built <= 1, "req.retain_graph.h_once", built=built)
     first, both = autograd.unpack(result, 2, msg("label.returned", what="(grad_after_L1, grad_after_both)"))
     calls = trace.completed_calls
     (g1,) = autograd.grad(first_loss, (x, w), wrt=(1,))
@@ -167,4 +164,4 @@ def test_two_losses(submission, autograd, grade_rng, grade_device):
         if not same(got_both, g1 + g2) and same(got_both, wrong):
             autograd.fail_with(what, got_both, g1 + g2, msg(key, k=n, calls=calls))
     autograd.check_grad(both, both_losses, (x, w), wrt=(1,), names=(what,), trace=trace)
-    autograd.require(calls == 2, "req.retain_graph.two_calls", calls=calls)
+    autograd.instruction(calls == 2, "req.retain_graph.two_calls", calls=calls)

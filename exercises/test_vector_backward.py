@@ -62,7 +62,7 @@ def rows_diagnosis(got, rows, trace):
     return None
 
 
-@pytest.mark.grade(points=3)
+@pytest.mark.grade(points=3, instruction_share=0.25)
 def test_jacobian_rows(submission, autograd, grade_rng, grade_device):
     n, m = grade_rng.shape(ndim=2, low=1, high=5)
     tutorial = (torch.tensor([[1.0, 2.0]], dtype=torch.float64, device=grade_device),
@@ -74,7 +74,7 @@ def test_jacobian_rows(submission, autograd, grade_rng, grade_device):
         trace = submission.trace
         columns = Y.shape[1]
         built = trace.nodes_named(*MATMUL_NODES)
-        autograd.require(built <= 1, "req.vector_backward.build_once", built=built)
+        autograd.instruction(built <= 1, "req.vector_backward.build_once", built=built)
         rows = []
         for j in range(columns):
             e = torch.zeros(1, columns, dtype=x.dtype, device=x.device)
@@ -95,7 +95,7 @@ def test_jacobian_rows(submission, autograd, grade_rng, grade_device):
                 autograd.assert_grad(got.data[j:j + 1], row, msg("label.vector_backward.row", what=what, j=j))
         autograd.assert_grad(got, expected, what)
         calls = trace.completed_calls
-        autograd.require(calls >= columns, "req.vector_backward.rows_calls", calls=calls, m=columns)
+        autograd.instruction(calls >= columns, "req.vector_backward.rows_calls", calls=calls, m=columns)
 
 
 # -- vjp_matmul --------------------------------------------------------------------------
@@ -114,7 +114,7 @@ def scale_of(got, expected):
     return c
 
 
-@pytest.mark.grade(points=3)
+@pytest.mark.grade(points=3, instruction_share=0.25)
 def test_vjp_matmul(submission, autograd, grade_rng, grade_device):
     b, n, m = grade_rng.shape(ndim=3, low=1, high=4)
     x = grade_rng.randn(b, n, requires_grad=True)
@@ -138,12 +138,12 @@ def test_vjp_matmul(submission, autograd, grade_rng, grade_device):
             # one backward with a gradient that is a multiple of v
             autograd.fail_with(names[0], produced[0], expected[0], msg("diag.vector_backward.scaled_v", k=c))
     autograd.check_grad(got, product, (x, Y), grad_outputs=v, names=names, trace=trace)
-    autograd.require(len(calls) == 1, "req.vector_backward.vjp_one_call", calls=len(calls))
+    autograd.instruction(len(calls) == 1, "req.vector_backward.vjp_one_call", calls=len(calls))
 
 
 # -- weighted_losses ---------------------------------------------------------------------
 
-@pytest.mark.grade(points=3)
+@pytest.mark.grade(points=3, instruction_share=0.25)
 def test_weighted_losses(submission, autograd, grade_rng, grade_device):
     b, n = grade_rng.integers(2, 5), grade_rng.integers(1, 5)
     w = grade_rng.randn(n, requires_grad=True)
@@ -172,4 +172,4 @@ def test_weighted_losses(submission, autograd, grade_rng, grade_device):
     autograd.check_grad(got, two_losses, (w, x), grad_outputs=(weights[0], weights[1]), wrt=(0,), names=(what,),
                         trace=trace)
     calls = trace.completed_calls
-    autograd.require(calls == 1, "req.vector_backward.weighted_one_call", calls=calls)
+    autograd.instruction(calls == 1, "req.vector_backward.weighted_one_call", calls=calls)

@@ -15,10 +15,13 @@ from .scoring import CheckSpec
 from .state import SPEC, state_of
 
 MARKER_HELP = (
-    "grade(concept, points=1, hidden=False, timeout=None): a graded check of an autograd concept; "
-    "hidden=True (or 'after_published', 'after_due_date') keeps its feedback from students; "
-    "timeout overrides --grade-timeout; also usable as a module-level pytestmark"
+    "grade(concept, points=1, hidden=False, timeout=None, instruction_share=None): a graded check of an "
+    "autograd concept; hidden=True (or 'after_published', 'after_due_date') keeps its feedback from students; "
+    "timeout overrides --grade-timeout; instruction_share (above 0, at most 0.5) is the share of the points "
+    "for instructions checked from the student's own trace (autograd.instruction); "
+    "also usable as a module-level pytestmark"
 )
+MAX_INSTRUCTION_SHARE = 0.5
 HIDDEN_VISIBILITY = {False: "visible", True: "hidden", "after_published": "after_published",
                      "after_due_date": "after_due_date"}
 
@@ -60,6 +63,9 @@ def spec_of(item: pytest.Item) -> CheckSpec:
     points = kwargs.get("points", 1)
     hidden = kwargs.get("hidden", False)
     timeout = kwargs.get("timeout", None)
+    share = kwargs.get("instruction_share", None)
+    valid_share = share is None or (isinstance(share, (int, float)) and not isinstance(share, bool)
+                                    and 0 < share <= MAX_INSTRUCTION_SHARE)
     valid_timeout = timeout is None or (isinstance(timeout, (int, float)) and not isinstance(timeout, bool)
                                         and timeout > 0 and timeout == timeout)
     if problem is None:
@@ -73,11 +79,14 @@ def spec_of(item: pytest.Item) -> CheckSpec:
             problem = msg("marker.bad_hidden", where=where, hidden=hidden)
         elif not valid_timeout:
             problem = msg("marker.bad_timeout", where=where, timeout=timeout)
+        elif not valid_share:
+            problem = msg("marker.bad_instruction_share", where=where, share=share, most=MAX_INSTRUCTION_SHARE)
     valid_points = isinstance(points, (int, float)) and not isinstance(points, bool) and points > 0
     visibility = HIDDEN_VISIBILITY.get(hidden, "visible") if isinstance(hidden, (bool, str)) else "visible"
     spec = CheckSpec(concept=str(concept or ""), points=float(points) if valid_points else 0.0,
                      hidden=visibility != "visible", problem=problem, visibility=visibility,
-                     timeout=float(timeout) if valid_timeout and timeout is not None else None)
+                     timeout=float(timeout) if valid_timeout and timeout is not None else None,
+                     instruction_share=float(share) if valid_share and share is not None else None)
     item.stash[SPEC] = spec
     return spec
 

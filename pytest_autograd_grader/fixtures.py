@@ -127,6 +127,8 @@ def submission(request: pytest.FixtureRequest):
 def autograd(request: pytest.FixtureRequest):
     """Comparisons against torch.autograd, diagnoses and partial credit."""
     from .checking.autograd import Autograd
+    from .declarations import spec_of
 
-    credit = request.node.stash.setdefault(CREDIT, Credit())
+    spec = spec_of(request.node)
+    credit = request.node.stash.setdefault(CREDIT, Credit(points=spec.points, share=spec.instruction_share))
     return Autograd(device=_device_of(request), credit=credit)

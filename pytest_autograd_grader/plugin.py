@@ -19,7 +19,7 @@ from .i18n import msg
 from .outcomes import CheckError, GradeFailure, GraderError, status_of
 from .scoring import CheckResult, Gradebook
 from .sessions import GradingSession, PlainSession, isolation_missing, isolation_name, write_reports
-from .state import CREDIT, PLACE, SETTINGS, STATE, GradeState, state_of
+from .state import CREDIT, PLACE, SETTINGS, STATE, Credit, GradeState, state_of
 
 # -- set-up ---------------------------------------------------------------
 
@@ -133,7 +133,14 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function):
-    result = yield
+    try:
+        result = yield
+    except GradeFailure as raised:
+        credit = pyfuncitem.stash.get(CREDIT, None)
+        failure = credit.failure(raised) if credit is not None else raised
+        if failure is raised:
+            raise
+        raise failure from None
     credit = pyfuncitem.stash.get(CREDIT, None)
     failure = credit.failure() if credit is not None else None
     if failure is not None:
@@ -186,6 +193,10 @@ def _result_for(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestRep
     elif report.when == "call":
         result.status = "passed"
         result.score = spec.points
+    credit = item.stash.get(CREDIT, None) or Credit(points=spec.points, share=spec.instruction_share)
+    if result.status != "skipped":
+        # declared on the marker, or taken on by a check that looked at an instruction
+        result.instruction = credit.instruction_part(result.score)
     if result.feedback and result.status in ("failed", "timeout", "crashed"):
         title = concept_title(item.config, spec.concept)
         result.feedback = msg("feedback.header", title=title, what=result.feedback)

@@ -30,6 +30,10 @@ class CheckSpec:
     # students), "after_published" or "after_due_date"; "visible" otherwise
     visibility: str = "visible"
     timeout: float | None = None  # seconds for this check's student code; None: --grade-timeout
+    # The share of the points that rests on the student process's own account
+    # of how it worked (its trace, who raised an error): that account can be
+    # forged, so it never carries more than a small part. None: nothing does.
+    instruction_share: float | None = None
 
 
 @dataclass
@@ -53,6 +57,10 @@ class CheckResult:
     # A hidden check's real feedback, for instructors only: Gradescope's
     # hidden tests and --grade-json-private; ``feedback`` says only that it failed.
     private_feedback: str = ""
+    # The part of the points for following the check's instruction, known
+    # only from the student's trace: {"share", "score", "max_score",
+    # "followed"} (followed: true, false, or null when never looked at).
+    instruction: dict[str, Any] | None = None
 
     PRIVATE = ("private_feedback",)  # fields only instructors' reports carry
 

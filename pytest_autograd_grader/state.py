@@ -24,11 +24,16 @@ class GradeState:
 
 @dataclass
 class Credit:
-    """Partial credit a check collected through the ``autograd`` fixture."""
+    """Partial credit a check collected through the ``autograd`` fixture,
+    and the instructions it checked from the student's own trace."""
 
     explicit: float | None = None
     explicit_feedback: str = ""
     parts: list[tuple[float, GradeFailure | None]] = field(default_factory=list)
+    points: float = 0.0
+    share: float | None = None  # the marker's instruction_share
+    broken: list[str] = field(default_factory=list)  # instructions not followed, as feedback
+    looked: bool = False  # whether the check looked at any instruction
 
     def fraction(self) -> float | None:
         if self.explicit is not None:
@@ -38,8 +43,11 @@ class Credit:
         total = sum(w for w, _ in self.parts)
         return sum(w for w, failure in self.parts if failure is None) / total if total else 0.0
 
-    def failure(self) -> GradeFailure | None:
-        """The failure to raise at the end of a check that earned less than all."""
+    def followed(self) -> bool | None:
+        """Whether the instructions were followed; None when none was looked at."""
+        return False if self.broken else (True if self.looked else None)
+
+    def _values_failure(self) -> GradeFailure | None:
         failures = [f for _, f in self.parts if f is not None]
         fraction = self.fraction()
         if not failures and (fraction is None or fraction >= 1):
@@ -54,6 +62,33 @@ class Credit:
             lines.insert(0, self.explicit_feedback or msg("cmp.credit", fraction=self.explicit))
         worst = next((f.grade_status for f in failures if f.grade_status != "failed"), "failed")
         return GradeFailure("\n".join(lines), status=worst, fraction=fraction or 0.0)
+
+    def failure(self, raised: GradeFailure | None = None) -> GradeFailure | None:
+        """The failure to raise at the end of a check that earned less than
+        all: ``raised`` (the failure that ended the check) or its unfinished
+        parts, with the instruction's share taken off when one was broken."""
+        failure = raised or self._values_failure()
+        values = 1.0 if failure is None else (failure.fraction or 0.0)
+        if not self.broken:
+            return failure
+        lost = self.points * (self.share or 0.0)
+        lines = [failure.feedback] if failure is not None else []
+        # with nothing earned it costs nothing more, but often says why the values are wrong
+        lines.append(msg("cmp.instruction_broken", lost=lost, points=self.points) if values
+                     else msg("cmp.instruction_also"))
+        lines += ["  " + line for text in dict.fromkeys(self.broken) for line in text.splitlines()]
+        status = failure.grade_status if failure is not None else "failed"
+        return GradeFailure("\n".join(lines), status=status, fraction=values * (1 - (self.share or 0.0)))
+
+    def instruction_part(self, score: float) -> dict | None:
+        """The instruction's part of a check that scored ``score``, for the report."""
+        if self.share is None:
+            return None
+        most = round(self.points * self.share, 6)
+        followed = self.followed()
+        # followed, the part is earned in proportion to the values' (score = points x values)
+        earned = 0.0 if followed is False or not self.points else round(most * score / self.points, 6)
+        return {"share": self.share, "score": earned, "max_score": most, "followed": followed}
 
 @dataclass
 class Place:

@@ -319,6 +319,12 @@ def passes_everywhere(runs):
     assert all(run["status"] == "passed" for run in runs), [run["feedback"] for run in runs if run["feedback"]]
 
 
+def instruction_only(points, share=0.25):
+    """The score of a check whose values are right but whose instruction,
+    read from the student's own trace, was broken: that share is lost."""
+    return points * (1 - share)
+
+
 class Mistake(NamedTuple):
     """A planted mistake for ``assert_planted``."""
 

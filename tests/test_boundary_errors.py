@@ -172,8 +172,16 @@ def test_made_up_errors_are_refused_and_real_ones_accepted(pytester):
     forged = [c for c in graded.report["checks"] if "forged" in c["id"]]
     assert len(forged) == 2 * len(FORGERIES) + 1
     for check in forged:
-        assert check["status"] == "failed" and check["score"] == 0, check
         assert "not by PyTorch; make the mistake really happen" in check["feedback"], check
+        # PyTorch's words inside the student's own text are the grader's to
+        # read: no points. Who raised an error with PyTorch's very words is
+        # the student process's claim: it costs the instruction's share.
+        quoted = "made from your own text" in check["feedback"]
+        assert check["status"] == "failed" and check["score"] == (0 if quoted else 0.75), check
+        if quoted:
+            assert check["instruction"] is None, check  # never looked at: no share taken on
+        else:
+            assert check["instruction"] == {"share": 0.25, "score": 0.0, "max_score": 0.25, "followed": False}
     how = {"raise_paren": "RuntimeError was raised by your own code", "exec_string": "raised by your own code",
            "torch_check": "RuntimeError was raised by your own code", "generator_throw": "raised by your own code",
            "int_echo": "this ValueError was made from your own text",

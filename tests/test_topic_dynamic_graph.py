@@ -6,7 +6,7 @@ untouched stubs).
 Every mistake is planted in its own copy of the student module and all of
 them are graded in one session under 20 seeds (``grade_variants``)."""
 
-from conftest import assert_all_pass, assert_diagnosed, grade_named
+from conftest import assert_all_pass, assert_diagnosed, grade_named, instruction_only
 
 TOPIC = "dynamic_graph"
 
@@ -320,10 +320,16 @@ def test_mistakes_fail_on_every_seed_and_correct_styles_pass(pytester):
     results = grade_named(pytester, TOPIC, WRONG, RIGHT)
 
     assert set(EXPECT) == set(WRONG)
-    assert_diagnosed(results, TOPIC, EXPECT)
-    # the formulas fail as a whole: the loop did not build the graph
+    # the formula with int() is also wrong at the loop's edges (x already past the limit, or landing on it)
+    assert_diagnosed(results, TOPIC, EXPECT,
+                     may={("first_element_log_formula_reversed", "test_loop_grad"):
+                          [DG + "loop_boundary", DG + "loop_zero", DG + "loop_off_by_one", DG + "grad_follows_steps"]})
+    # the formulas lose the share of the instruction the loop broke (it built
+    # no graph step by step), whatever their values earn; the report says so
     for variant in ("first_element_log_formula_reversed", "swapped_ceil_formula_dot"):
-        assert all(run["score"] == 0 for run in results[variant]["test_loop_grad"])
+        for run in results[variant]["test_loop_grad"]:
+            assert run["score"] <= instruction_only(3), run
+            assert run["instruction"] == {"share": 0.25, "score": 0.0, "max_score": 0.75, "followed": False}, run
 
     for variant in RIGHT:
         assert_all_pass(results, variant)

@@ -1,12 +1,13 @@
 """The `graph` topic: plausible mistakes fail on every seed with the
-diagnosis that names them (and no other), the docstrings' instructions are
-enforced from the trace, and correct solutions in other styles pass.
+diagnosis that names them (and no other), a docstring's instruction broken
+with right values costs its share of the points (read from the trace), and
+correct solutions in other styles pass.
 
 Every planted mistake and every correct style is graded under the 20 seeds
 of ``grade_seeds``, all in one grading session."""
 
 
-from conftest import Mistake, assert_planted
+from conftest import Mistake, assert_planted, instruction_only
 
 from pytest_autograd_grader.i18n import msg
 
@@ -37,7 +38,7 @@ def build_graph(x, w):
     b = w + 1
     y = (x + w) * (w + 1)
     return a, b, y
-""", "req.graph.y_from_a_b", (msg("req.graph.y_from_a_b", adds=4),)),
+""", "req.graph.y_from_a_b", (msg("req.graph.y_from_a_b", adds=4),), instruction_only(2)),
     Mistake("build_graph", "the right tensors in another order", """
 def build_graph(x, w):
     a = x + w
@@ -51,7 +52,7 @@ def build_graph(x, w):
     Mistake("grad_fn_names", "the names typed in, no graph read", """
 def grad_fn_names(x, w):
     return ("AddBackward0", "AddBackward0", "MulBackward0")
-""", "req.graph.read_grad_fn", (msg("req.graph.read_grad_fn", nodes=0, reads=0),)),
+""", "req.graph.read_grad_fn", (msg("req.graph.read_grad_fn", nodes=0, reads=0),), instruction_only(2)),
     Mistake("grad_fn_names", "'build the same graph' on detached inputs: 'NoneType' three times", """
 def grad_fn_names(x, w):
     x, w = x.detach(), w.detach()
@@ -81,7 +82,7 @@ def hand_gradients(x, w):
     w = w.clone().requires_grad_(True)
     ((x + w) * (w + 1)).sum().backward()
     return w.grad, x.grad
-""", "req.graph.by_hand", (msg("req.graph.by_hand", count=1),)),
+""", "req.graph.by_hand", (msg("req.graph.by_hand", count=1),), instruction_only(3)),
     Mistake("hand_gradients", "only the path through a", """
 def hand_gradients(x, w):
     return x + w, w + 1
@@ -119,7 +120,7 @@ def autograd_gradients(x, w):
 def autograd_gradients(x, w):
     with torch.no_grad():
         return 2 * w + x + 1, w + 1
-""", "req.graph.use_autograd"),
+""", "req.graph.use_autograd", (), instruction_only(3)),
     Mistake("autograd_gradients", "the tensors returned instead of their .grad", """
 def autograd_gradients(x, w):
     ((x + w) * (w + 1)).sum().backward()

@@ -11,7 +11,7 @@ gives the real one, for each of the 20 seeds of SEEDS."""
 from __future__ import annotations
 
 import pytest
-from conftest import fails_everywhere, grade_variants, passes_everywhere
+from conftest import fails_everywhere, grade_variants, instruction_only, passes_everywhere
 
 from pytest_autograd_grader.i18n import msg
 
@@ -264,10 +264,11 @@ def graded(pytester):
     return lambda variant, check: _graded[variant][check]
 
 
-def failing_with(graded, variant, check, *texts, absent=()):
-    """The check fails on every seed with no points, its feedback holds every
-    text of ``texts`` and none of ``absent``; returns the first seed's feedback."""
-    return fails_everywhere(graded(variant, check), *texts, absent=absent, score=0)
+def failing_with(graded, variant, check, *texts, absent=(), score=0):
+    """The check fails on every seed with ``score`` (no points unless said),
+    its feedback holds every text of ``texts`` and none of ``absent``;
+    returns the first seed's feedback."""
+    return fails_everywhere(graded(variant, check), *texts, absent=absent, score=score)
 
 
 def passing(graded, variant, check):
@@ -285,8 +286,9 @@ def test_correct_answers_in_other_styles_pass_on_every_seed(graded, variant):
 
 
 def test_backward_instead_of_autograd_grad(graded):
+    # right values, the instruction broken: its share lost
     failing_with(graded, "backward", "test_first_derivative",
-                 msg("req.higher_order.first_derivative", backward=1, grad=0))
+                 msg("req.higher_order.first_derivative", backward=1, grad=0), score=instruction_only(2))
     passing(graded, "backward", "test_first_derivative_is_differentiable")  # its values are right
     failing_with(graded, "backward", "test_derivatives", "derivative 2 of p (n=",
                  msg("diag.higher_order.accumulated", what="derivative 2",
@@ -298,11 +300,11 @@ def test_backward_instead_of_autograd_grad(graded):
 def test_right_values_from_backward_or_a_library_still_break_the_rules(graded):
     failing_with(graded, "library", "test_first_derivative", "p'(x): expected a tensor, got a tuple")
     failing_with(graded, "library", "test_derivatives", msg("req.higher_order.derivatives", n=1, backward=1, grad=0),
-                 absent=("values differ",))
+                 absent=("values differ",), score=instruction_only(2))
     failing_with(graded, "library", "test_hessian_vector_product",
-                 msg("req.higher_order.hvp_two_passes", calls=3), absent=("values differ",))
+                 msg("req.higher_order.hvp_two_passes", calls=3), absent=("values differ",), score=instruction_only(2))
     failing_with(graded, "mixups", "test_first_derivative",
-                 msg("req.higher_order.first_derivative", backward=0, grad=0))
+                 msg("req.higher_order.first_derivative", backward=0, grad=0), score=instruction_only(2))
     passing(graded, "mixups", "test_first_derivative_is_differentiable")
 
 

@@ -6,7 +6,7 @@ Every planted mistake and every correct style is graded under the 20 seeds
 of ``grade_seeds``, all in one grading session."""
 
 
-from conftest import Mistake, assert_planted
+from conftest import Mistake, assert_planted, instruction_only
 
 from pytest_autograd_grader.i18n import msg
 
@@ -148,7 +148,7 @@ def predict_leaves(nodes):
             ts.append(ts[node[1]] + ts[node[2]] if node[0] == "add" else ts[node[1]] * ts[node[2]])
     ts[-1].sum().backward()
     return [t.is_leaf for t in ts], [t.is_leaf and t.grad is not None for t in ts]
-""", "req.leaf.no_tensors", ("(first: ones)",)),
+""", "req.leaf.no_tensors", ("(first: ones)",), instruction_only(4)),
     predicting("right answers as 1 and 0", """
     requires, parents, is_leaf = parts(nodes)
     reached = reach(parents, [len(nodes) - 1], lambda k: requires[k])

@@ -27,7 +27,11 @@ from .diagnose import (
     error_name,
     torch_wording,
 )
-from .gradcheck import summary
+from .gradcheck import run_gradcheck
+
+# the share of a check's points for instructions read from the student's own
+# trace, where its marker declares none (grade(instruction_share=...))
+DEFAULT_INSTRUCTION_SHARE = 0.25
 
 
 class Autograd:
@@ -218,12 +222,36 @@ class Autograd:
                 from None
 
     def require(self, ok: bool, message: str, **fields: Any) -> None:
-        """A requirement of the task that values cannot show, typically read
-        from ``submission.trace`` ("by hand": no backward calls). When
-        ``ok`` is false the check fails with ``message`` (a message id, whose
-        ``{fields}`` are filled in, or plain text)."""
+        """A requirement the grader can see for itself (the form of an
+        answer, an error the student's function let escape): when ``ok`` is
+        false the check fails with ``message`` (a message id, whose
+        ``{fields}`` are filled in, or plain text). For what only the
+        student's trace shows, use ``instruction``."""
         if not ok:
             raise GradeFailure(msg(message, **fields) if has_message(message) else message)
+
+    def instruction(self, ok: bool, message: str, **fields: Any) -> None:
+        """An instruction of the task that values cannot show ("by hand",
+        "one backward per loss"), decided from ``submission.trace`` or
+        from who raised an error: what the student's process says about
+        itself, which its code can forge. So breaking it costs the share of
+        the points the marker declares (``instruction_share``), never the
+        check: the check goes on, and the values the grader recomputes keep
+        the rest. ``message``: a message id (its ``{fields}`` filled in) or
+        plain text. A marker that declares no share gets
+        ``DEFAULT_INSTRUCTION_SHARE``; outside a graded check (no credit to
+        keep) a broken instruction fails at once."""
+        text = msg(message, **fields) if has_message(message) else message
+        credit = self._credit
+        if credit is None:
+            if not ok:
+                raise GradeFailure(text)
+            return
+        if credit.share is None:
+            credit.share = DEFAULT_INSTRUCTION_SHARE
+        credit.looked = True
+        if not ok:
+            credit.broken.append(text)
 
     def unpack(self, produced: Any, n: int, what: str) -> list:
         """``produced`` as a list of ``n`` values. Unpack student returns with
@@ -256,33 +284,39 @@ class Autograd:
                 text += "\n" + msg("diag.none_not_leaf", grad_fn=record.grad_fn)
             raise GradeFailure(text)
 
-    def expect_error(self, name: str, produced: Any, *args: Any, what: str | None = None) -> ErrorRecord:
+    def expect_error(self, name: str, produced: Any, *args: Any, what: str | None = None,
+                     hint: str | None = None) -> ErrorRecord:
         """``produced`` must be the autograd error ``name`` (see
         ``AUTOGRAD_ERRORS``): an ErrorRecord the student returned, or a student
-        function to call with ``args`` that must raise it."""
+        function to call with ``args`` that must raise it. ``hint`` (a
+        diagnosis) follows any complaint. Whether PyTorch really raised it
+        is the student process's word: it weighs the check's
+        ``instruction_share``, not its values."""
         if name not in AUTOGRAD_ERRORS:
             raise CheckError(f"expect_error: unknown error {name!r}; use one of {', '.join(AUTOGRAD_ERRORS)}")
         text = AUTOGRAD_ERRORS[name][0][0]
         what = what or name
+        hint = f"\n{hint_text(hint)}" if hint else ""
         if hasattr(produced, "capture"):
             what = what if what != name else produced.qualname
             produced = produced.capture(*args)
             if not isinstance(produced, ErrorRecord):
-                raise GradeFailure(msg("cmp.no_error", what=what, text=text))
+                raise GradeFailure(msg("cmp.no_error", what=what, text=text) + hint)
         if not isinstance(produced, ErrorRecord):
-            raise GradeFailure(msg("cmp.not_error", what=what, text=text, got=kind_of(produced)))
+            raise GradeFailure(msg("cmp.not_error", what=what, text=text, got=kind_of(produced)) + hint)
         if error_name(produced.message) != name:
-            raise GradeFailure(msg("cmp.wrong_error", what=what, text=text, type=produced.type, message=produced.message))
-        # The text is right, but PyTorch never said it: no hard-coding. Who
-        # raised it is the student process's own claim (encode.raised_by):
-        # it stops errors made up in student code, not a student who rewrites
-        # the grader's modules inside that process.
-        if produced.raised_by != "library":
-            how = "cmp.forged_never_raised" if produced.raised_by == "nobody" else "cmp.forged_student"
-            raise GradeFailure(msg("cmp.error_forged", what=what, type=produced.type, how=msg(how)))
+            raise GradeFailure(msg("cmp.wrong_error", what=what, text=text, type=produced.type,
+                                   message=produced.message) + hint)
         if not torch_wording(name, produced.type, produced.message):
-            # raised by C code, but around the student's text (int(TEXT))
-            raise GradeFailure(msg("cmp.error_forged", what=what, type=produced.type, how=msg("cmp.forged_quoted")))
+            # PyTorch's words inside other text (int(TEXT)): the grader reads that from the text itself
+            raise GradeFailure(msg("cmp.error_forged", what=what, type=produced.type,
+                                   how=msg("cmp.forged_quoted")) + hint)
+        # The text is PyTorch's, but was the error? Who raised it is the
+        # student process's own claim (encode.raised_by), which code that
+        # rewrites the grader's modules inside that process can forge.
+        how = "cmp.forged_never_raised" if produced.raised_by == "nobody" else "cmp.forged_student"
+        self.instruction(produced.raised_by == "library",
+                         msg("cmp.error_forged", what=what, type=produced.type, how=msg(how)) + hint)
         return produced
 
     def gradcheck(self, student_fn: Any, inputs: Sequence, what: str | None = None, *,
@@ -299,66 +333,8 @@ class Autograd:
         wrong backward pass when its errors cancel, e.g. over inputs of both
         signs.) The summary reuses the calls gradcheck made, so a failure
         costs the student's code almost no extra calls."""
-        import torch
-
-        # torch.autograd.gradcheck is also a function that hides its module's names
-        from torch.autograd.gradcheck import GradcheckError
-
         what = what or getattr(student_fn, "qualname", "function")
-        grader = self
-        outputs: dict = {}  # inputs -> the student's forward of them
-        gradients: dict = {}  # (inputs, grad_outputs) -> the student's backward
-
-        def key(tensors) -> tuple:
-            return tuple((str(t.dtype), tuple(t.shape),
-                          t.detach().cpu().reshape(-1).contiguous().view(torch.uint8).numpy().tobytes())
-                         for t in tensors)
-
-        def forward(xs) -> Any:
-            k = key(xs)
-            if k not in outputs:
-                outputs[k] = grader._tensor(student_fn(*xs), xs[0], what).detach()
-            return outputs[k]
-
-        def backward(xs, grads, fresh: bool = False) -> tuple:
-            # gradcheck's own calls are always fresh: it checks that backward is reentrant
-            k = (key(xs), key(grads))
-            if fresh or k not in gradients:
-                _, got = student_fn.vjp(tuple(x.detach().clone().requires_grad_(True) for x in xs), tuple(grads))
-                gradients[k] = tuple(None if g is None else grader._tensor(g, x, what).detach().to(x.dtype)
-                                     for g, x in zip(got, xs))
-            return gradients[k]
-
-        class Remote(torch.autograd.Function):
-            @staticmethod
-            def forward(ctx, *xs):
-                ctx.save_for_backward(*xs)
-                return forward(xs).clone()
-
-            @staticmethod
-            def backward(ctx, *grads):
-                return backward(ctx.saved_tensors, grads, fresh=True)
-
-        leaves = tuple(x.detach().requires_grad_(True) for x in inputs)
-        names = list(names) if names else [msg("gradcheck.input_n", n=i + 1) for i in range(len(leaves))]
-        try:
-            torch.autograd.gradcheck(Remote.apply, leaves, **kwargs)
-        except GradcheckError as exc:
-            try:
-                lines = summary(forward, backward, leaves, names, kwargs.get("eps", 1e-6),
-                                kwargs.get("atol", 1e-5), kwargs.get("rtol", 1e-3))
-            except GradeFailure:
-                lines = None  # the student's code failed while the summary was computed
-            if lines:
-                raise GradeFailure(msg("cmp.gradcheck", what=what, detail="\n".join(lines))) from None
-            # the Jacobians agree (or could not be had): gradcheck's own first
-            # line, without the matrices that follow it, e.g. "Backward is not reentrant"
-            lines = ["  " + str(exc).strip().splitlines()[0].rstrip(",")[:300]]
-            if any(x.dtype != torch.float64 for x in leaves):
-                lines.append(msg("diag.gradcheck_float32"))
-            raise GradeFailure(msg("gradcheck.other", what=what, detail="\n".join(lines))) from None
-        except RuntimeError as exc:
-            raise GradeFailure(msg("cmp.gradcheck", what=what, detail=str(exc).strip()[:1500])) from None
+        run_gradcheck(student_fn, inputs, what, names, self._tensor, **kwargs)
 
     @contextlib.contextmanager
     def hints(self, **task: Any):

@@ -6,9 +6,10 @@ likely mistake behind them.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from ..i18n import msg
+from ..outcomes import GradeFailure
 from .diagnose import Context, diagnose_values
 
 
@@ -148,3 +149,69 @@ def summary(forward: Callable, backward: Callable, leaves: Sequence, names: Sequ
                      expected=expected, got=got))
     hint = diagnosis(leaves, names, out, numerical, analytical, twice, bad, atol, rtol)
     return lines + ([hint] if hint else [])
+
+
+def run_gradcheck(student_fn: Any, inputs: Sequence, what: str, names: Sequence[str] | None,
+                  as_tensor: Callable, **kwargs: Any) -> None:
+    """``torch.autograd.gradcheck`` of a student function through its proxy
+    (``Autograd.gradcheck``): its forward and its ``vjp`` are called
+    remotely, each answer read with ``as_tensor(produced, like, what)``, and
+    a failure raised as ``GradeFailure`` told entry by entry."""
+    import torch
+
+    # torch.autograd.gradcheck is also a function that hides its module's names
+    from torch.autograd.gradcheck import GradcheckError
+
+    outputs: dict = {}  # inputs -> the student's forward of them
+    gradients: dict = {}  # (inputs, grad_outputs) -> the student's backward
+
+    def key(tensors) -> tuple:
+        return tuple((str(t.dtype), tuple(t.shape),
+                      t.detach().cpu().reshape(-1).contiguous().view(torch.uint8).numpy().tobytes())
+                     for t in tensors)
+
+    def forward(xs) -> Any:
+        k = key(xs)
+        if k not in outputs:
+            outputs[k] = as_tensor(student_fn(*xs), xs[0], what).detach()
+        return outputs[k]
+
+    def backward(xs, grads, fresh: bool = False) -> tuple:
+        # gradcheck's own calls are always fresh: it checks that backward is reentrant
+        k = (key(xs), key(grads))
+        if fresh or k not in gradients:
+            _, got = student_fn.vjp(tuple(x.detach().clone().requires_grad_(True) for x in xs), tuple(grads))
+            gradients[k] = tuple(None if g is None else as_tensor(g, x, what).detach().to(x.dtype)
+                                 for g, x in zip(got, xs))
+        return gradients[k]
+
+    class Remote(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, *xs):
+            ctx.save_for_backward(*xs)
+            return forward(xs).clone()
+
+        @staticmethod
+        def backward(ctx, *grads):
+            return backward(ctx.saved_tensors, grads, fresh=True)
+
+    leaves = tuple(x.detach().requires_grad_(True) for x in inputs)
+    names = list(names) if names else [msg("gradcheck.input_n", n=i + 1) for i in range(len(leaves))]
+    try:
+        torch.autograd.gradcheck(Remote.apply, leaves, **kwargs)
+    except GradcheckError as exc:
+        try:
+            lines = summary(forward, backward, leaves, names, kwargs.get("eps", 1e-6),
+                            kwargs.get("atol", 1e-5), kwargs.get("rtol", 1e-3))
+        except GradeFailure:
+            lines = None  # the student's code failed while the summary was computed
+        if lines:
+            raise GradeFailure(msg("cmp.gradcheck", what=what, detail="\n".join(lines))) from None
+        # the Jacobians agree (or could not be had): gradcheck's own first
+        # line, without the matrices that follow it, e.g. "Backward is not reentrant"
+        lines = ["  " + str(exc).strip().splitlines()[0].rstrip(",")[:300]]
+        if any(x.dtype != torch.float64 for x in leaves):
+            lines.append(msg("diag.gradcheck_float32"))
+        raise GradeFailure(msg("gradcheck.other", what=what, detail="\n".join(lines))) from None
+    except RuntimeError as exc:
+        raise GradeFailure(msg("cmp.gradcheck", what=what, detail=str(exc).strip()[:1500])) from None

@@ -27,6 +27,7 @@ EN: dict[str, str] = {
     "marker.bad_points": "{where}: points must be a positive number, got {points!r}",
     "marker.bad_hidden": "{where}: hidden must be True, False, 'after_published' or 'after_due_date', got {hidden!r}",
     "marker.bad_timeout": "{where}: timeout must be a positive number of seconds or None, got {timeout!r}",
+    "marker.bad_instruction_share": "{where}: instruction_share must be a number above 0 and at most {most:g} (values the grader recomputes carry the rest of the points), got {share!r}",
     "marker.positional": "{where}: use keyword arguments, as in @pytest.mark.grade(concept='leaf', points=2)",
     "collect.error": "could not load the checks in {path} ({cause}); none of them were graded:\n{detail}",
     # -- report lines ------------------------------------------------------
@@ -160,6 +161,8 @@ EN: dict[str, str] = {
     "cmp.error_forged": "{what}: this {type} was {how}, not by PyTorch; make the mistake really happen and return the exception PyTorch raises",
     "cmp.gradcheck": "{what}: gradcheck failed: the backward does not agree with finite differences of the forward\n{detail}",
     "cmp.parts": "{passed:g} of {total:g} parts right",
+    "cmp.instruction_broken": "instruction not followed (costs {lost:g} of the {points:g} points; read from what your code's process reported about itself):",
+    "cmp.instruction_also": "the task's instructions were not followed either (read from what your code's process reported about itself):",
     "cmp.credit": "partial credit: {fraction:.0%} of the points",
     # -- diagnoses ---------------------------------------------------------
     "diag.multiple": "Likely mistake: the gradient is {k} times too large. .grad adds up over backward calls: zero it (x.grad = None or optimizer.zero_grad()) before each backward.",

@@ -27,6 +27,7 @@ ZH: dict[str, str] = {
     "marker.bad_points": "{where}：points 必须是正数，现在是 {points!r}",
     "marker.bad_hidden": "{where}：hidden 必须是 True、False、'after_published' 或 'after_due_date'，现在是 {hidden!r}",
     "marker.bad_timeout": "{where}：timeout 必须是正的秒数或 None，现在是 {timeout!r}",
+    "marker.bad_instruction_share": "{where}：instruction_share 必须是大于 0、不超过 {most:g} 的数（其余的分数由评分器自己重新计算的数值决定），现在是 {share!r}",
     "marker.positional": "{where}：请使用关键字参数，例如 @pytest.mark.grade(concept='leaf', points=2)",
     "collect.error": "无法加载 {path} 中的检查（{cause}），其中所有检查都没有评分：\n{detail}",
     # -- 报告中的行 ----------------------------------------------------------
@@ -160,6 +161,8 @@ ZH: dict[str, str] = {
     "cmp.error_forged": "{what}：这个 {type} 不是 PyTorch 抛出的，而是{how}；请让这个错误真正发生，并返回 PyTorch 抛出的那个异常",
     "cmp.gradcheck": "{what}：gradcheck 没有通过：backward 的结果与对 forward 做有限差分得到的结果不一致\n{detail}",
     "cmp.parts": "共 {total:g} 个部分，答对了 {passed:g} 个",
+    "cmp.instruction_broken": "没有按题目要求的做法完成（扣 {lost:g} 分，满分 {points:g}；依据是你的代码所在进程报告的运行记录）：",
+    "cmp.instruction_also": "另外，也没有按题目要求的做法完成（依据是你的代码所在进程报告的运行记录）：",
     "cmp.credit": "部分得分：拿到了 {fraction:.0%} 的分数",
     # -- 诊断 ----------------------------------------------------------------
     "diag.multiple": "可能的错误：梯度是正确值的 {k} 倍。.grad 会在多次 backward 之间累加：每次 backward 之前都要先把它清零（x.grad = None 或 optimizer.zero_grad()）。",
