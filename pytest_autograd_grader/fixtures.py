@@ -98,6 +98,7 @@ def submission(request: pytest.FixtureRequest):
     from .boundary.blame import student_values
     from .boundary.records import Limits
     from .boundary.submission import Budget, Submission, Submissions
+    from .checking.autograd import DEFAULT_INSTRUCTION_SHARE
     from .checking.diagnose import diagnose_error
     from .declarations import spec_of
 
@@ -120,15 +121,22 @@ def submission(request: pytest.FixtureRequest):
                           on_trace=on_trace, numpy_only=numpy_only, on_place=on_place,
                           explain=diagnose_error)
 
-    return Submissions(load)
+    # a trace the student's code tampered with verifies no instruction: the check's share is lost
+    credit = _credit_of(request.node)
+    return Submissions(load, on_tampered=lambda text: credit.instruction(False, text, DEFAULT_INSTRUCTION_SHARE))
 
 
 @pytest.fixture
 def autograd(request: pytest.FixtureRequest):
     """Comparisons against torch.autograd, diagnoses and partial credit."""
     from .checking.autograd import Autograd
+
+    return Autograd(device=_device_of(request), credit=_credit_of(request.node))
+
+
+def _credit_of(item: pytest.Item) -> Credit:
+    """The check's partial credit and instructions, shared by its fixtures."""
     from .declarations import spec_of
 
-    spec = spec_of(request.node)
-    credit = request.node.stash.setdefault(CREDIT, Credit(points=spec.points, share=spec.instruction_share))
-    return Autograd(device=_device_of(request), credit=credit)
+    spec = spec_of(item)
+    return item.stash.setdefault(CREDIT, Credit(points=spec.points, share=spec.instruction_share))

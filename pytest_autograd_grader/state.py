@@ -43,6 +43,15 @@ class Credit:
         total = sum(w for w, _ in self.parts)
         return sum(w for w, failure in self.parts if failure is None) / total if total else 0.0
 
+    def instruction(self, ok: bool, text: str, default_share: float) -> None:
+        """Note an instruction read from the student's own trace; a check
+        whose marker declares no share takes ``default_share``."""
+        if self.share is None:
+            self.share = default_share
+        self.looked = True
+        if not ok:
+            self.broken.append(text)
+
     def followed(self) -> bool | None:
         """Whether the instructions were followed; None when none was looked at."""
         return False if self.broken else (True if self.looked else None)

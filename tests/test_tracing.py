@@ -6,6 +6,7 @@ from conftest import grade_checks
 
 from pytest_autograd_grader.boundary.submission import InlineExecutor, Submission, Submissions
 from pytest_autograd_grader.boundary.wire import dumps
+from pytest_autograd_grader.i18n import msg
 
 STUDENT = '''
 import torch
@@ -144,37 +145,107 @@ def test_the_trace_crosses_the_sandbox(pytester, function, status):
 
 
 # "By hand" (no backward call) while calling backward, hiding it from the
-# recording three cheap ways; the values are right each time.
+# recording the cheap ways; the values are right each time.
+ENGINE_ARGS = "(y,), (torch.ones(()),), False, False, (), True, True"
 HIDE = {
-    "mode_removed": "torch._C._pop_torch_function_stack()  # the grader's recorder",
-    "entry_points": "real = torch.Tensor.backward\n"
-                    "    torch.Tensor.backward = lambda self, *args, **kwargs: real(self, *args, **kwargs)",
-    "recorder_patched": "recorder = type(torch._C._get_function_stack_at(0))\n"
-                        "    recorder._call = lambda self, func, args, kwargs, kind, name, enabled: func(*args, **kwargs)",
+    "popped": ("mode_removed", "torch._C._pop_torch_function_stack()  # the grader's recorder"),
+    "replaced_backward": ("entry_points", "real = torch.Tensor.backward\n"
+                          "    torch.Tensor.backward = lambda self, *args, **kwargs: real(self, *args, **kwargs)"),
+    "patched_recorder": ("recorder_patched", "recorder = type(torch._C._get_function_stack_at(0))\n"
+                         "    recorder._call = lambda self, func, args, kwargs, kind, name, enabled: "
+                         "func(*args, **kwargs)"),
+    "torch_function_off": ("engine_unseen", "with torch._C.DisableTorchFunction():\n"
+                           "        y.backward()"),
+    "popped_for_a_moment": ("engine_unseen", "from torch.overrides import _pop_mode_temporarily\n"
+                            "    with _pop_mode_temporarily():\n"
+                            "        y.backward()"),
+    "another_thread": ("engine_unseen", "import threading\n"
+                       "    t = threading.Thread(target=y.backward)\n"
+                       "    t.start()\n"
+                       "    t.join()"),
+    "engine_called": ("engine_unseen", "from torch.autograd import Variable\n"
+                      f"    Variable._execution_engine.run_backward({ENGINE_ARGS})"),
+    "new_engine": ("engine_unseen", f"torch._C._ImperativeEngine().run_backward({ENGINE_ARGS})"),
 }
-FORGERIES = {how: f"""
+FORGERIES = {name: f"""
 def hand_gradients(x, w):
     import torch
-    {hide}
     w = w.detach().requires_grad_(True)
     x = x.detach().requires_grad_(True)
-    ((x + w) * (w + 1)).sum().backward()
+    y = ((x + w) * (w + 1)).sum()
+    {hide if how == "engine_unseen" else hide + chr(10) + "    y.backward()"}
     return w.grad, x.grad
-""" for how, hide in HIDE.items()}
+""" for name, (how, hide) in HIDE.items()}
 
 
-@pytest.mark.parametrize("how", sorted(FORGERIES))
-def test_hiding_calls_from_the_recording_fails_the_instruction(grade_topics, how):
-    from conftest import solution_with_all
+@pytest.mark.parametrize("name", sorted(FORGERIES))
+def test_hiding_calls_from_the_recording_breaks_the_instruction(grade_topics, name):
+    from conftest import instruction_only, solution_with_all
 
-    from pytest_autograd_grader.i18n import msg
-
-    graded = grade_topics(["graph"], modules={"graph": solution_with_all("graph", {"hand_gradients": FORGERIES[how]})})
+    graded = grade_topics(["graph"], modules={"graph": solution_with_all("graph", {"hand_gradients": FORGERIES[name]})})
     check = graded.check("test_hand_gradients[cpu]")
-    assert check["status"] == "failed" and check["score"] == 0, check
-    assert msg(f"trace.tampered.{how}") in check["feedback"], check["feedback"]
+    # the values are right and keep their points; the instruction the
+    # hidden call would break cannot be verified, so its share is lost
+    assert check["status"] == "failed" and check["score"] == instruction_only(3), check
+    assert msg(f"trace.tampered.{HIDE[name][0]}") in check["feedback"], check["feedback"]
+    assert check["instruction"]["followed"] is False
     # the other checks of the module are graded as usual, unless the change
     # outlives the call (torch's backward replaced for the worker's later calls)
     others = [c for c in graded.report["checks"] if "hand_gradients" not in c["id"]]
-    if how != "entry_points":
+    if name != "replaced_backward":
         assert all(c["status"] == "passed" for c in others), others
+
+
+MODE_CHECKS = '''
+import pytest
+import torch
+
+NAMES = {names!r}
+
+
+@pytest.mark.grade(concept="graph", points=4, instruction_share=0.25)
+@pytest.mark.parametrize("name", NAMES)
+def test_by_hand(submission, autograd, name):
+    x = torch.tensor([1.0, -2.0], dtype=torch.float64)
+    w = torch.tensor([0.5, 3.0], dtype=torch.float64)
+    got = getattr(submission("forge"), name)(x, w)
+    calls = len(submission.trace.calls)
+    autograd.instruction(calls == 0, "req.graph.by_hand", count=calls)
+    dy_dw, dy_dx = autograd.unpack(got, 2, "(dy_dw, dy_dx)")
+    autograd.assert_close(dy_dw, 2 * w + x + 1, "dy/dw")
+    autograd.assert_close(dy_dx, w + 1, "dy/dx")
+
+
+@pytest.mark.grade(concept="retain_graph", points=4)
+def test_made_up_error(submission, autograd):
+    autograd.expect_error("backward_twice", submission("forge").made_up_error)
+'''
+MADE_UP_ERROR = '''
+def made_up_error():
+    raise RuntimeError("Trying to backward through the graph a second time (or directly access saved tensors "
+                       "after they have already been freed). Saved intermediate values of the graph are freed "
+                       "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+                       "backward through the graph a second time or if you need to access saved tensors after "
+                       "calling backward.")
+'''
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "user", "process"])
+def test_every_way_of_hiding_a_call_costs_the_instruction_in_every_mode(pytester, mode):
+    from test_isolation import require_isolation
+
+    require_isolation(mode)
+    # torch's backward replaced outlives its call: last, so it taints no other check
+    names = sorted(set(HIDE) - {"replaced_backward"}) + ["replaced_backward"]
+    module = "\n".join(FORGERIES[name].replace("def hand_gradients(", f"def {name}(") for name in names)
+    module += MADE_UP_ERROR
+    graded = grade_checks(pytester, MODE_CHECKS.format(names=names), f"--grade-isolation={mode}", forge=module)
+    assert graded.report["isolation"] == mode
+    for name in names:
+        check = graded.check(f"test_by_hand[{name}]")
+        assert (check["status"], check["score"]) == ("failed", 3.0), (name, check)
+        assert msg(f"trace.tampered.{HIDE[name][0]}") in check["feedback"], (name, check["feedback"])
+    # PyTorch's very words, raised by the student's own code: only the share of "raised by PyTorch" is lost
+    made_up = graded.check("test_made_up_error")
+    assert (made_up["status"], made_up["score"]) == ("failed", 3.0), made_up
+    assert "this RuntimeError was raised by your own code, not by PyTorch" in made_up["feedback"]

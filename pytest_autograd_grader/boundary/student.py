@@ -157,10 +157,12 @@ def _traced(rec):
     import torch
 
     depth = torch._C._len_torch_function_stack()
+    runs = tracing.engine_runs()
     rec.__enter__()
     try:
         yield
     finally:
+        rec.engine_runs = tracing.engine_runs() - runs
         try:
             rec.left_stack = not (torch._C._len_torch_function_stack() > depth
                                   and torch._C._get_function_stack_at(depth) is rec)

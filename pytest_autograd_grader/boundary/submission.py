@@ -231,9 +231,10 @@ class Submissions:
     check's most recent student call (``tracing.Trace``), ``traces`` all of
     them in order."""
 
-    def __init__(self, load: Callable[..., Submission]):
+    def __init__(self, load: Callable[..., Submission], on_tampered: Callable[[str], None] | None = None):
         self._load = load
         self._traces: list[Trace] = []
+        self._on_tampered = on_tampered
 
     def __call__(self, module: str, *, numpy_only: bool = False) -> Submission:
         """``numpy_only=True``: the module runs where torch cannot be
@@ -244,20 +245,24 @@ class Submissions:
 
     @property
     def trace(self) -> Trace:
-        """The latest call's trace. A check that reads a trace the student's
-        code changed the recording of fails: what it would verify is unknown."""
-        return _untampered(self._traces[-1]) if self._traces else Trace()
+        """The latest call's trace. One the student's code changed the
+        recording of tells nothing: the check gets an empty trace and
+        ``on_tampered`` hears why (the check's instruction is then broken);
+        without ``on_tampered`` reading it fails the check."""
+        return self._untampered(self._traces[-1]) if self._traces else Trace()
 
     @property
     def traces(self) -> list[Trace]:
-        return [_untampered(trace) for trace in self._traces]
+        return [self._untampered(trace) for trace in self._traces]
 
-
-def _untampered(trace: Trace) -> Trace:
-    if trace.tampered:
-        hows = ", ".join(msg(f"trace.tampered.{how}") for how in trace.tampered)
-        raise GradeFailure(msg("trace.tampered", how=hows))
-    return trace
+    def _untampered(self, trace: Trace) -> Trace:
+        if not trace.tampered:
+            return trace
+        text = msg("trace.tampered", how=", ".join(msg(f"trace.tampered.{how}") for how in trace.tampered))
+        if self._on_tampered is None:
+            raise GradeFailure(text)
+        self._on_tampered(text)
+        return Trace()
 
 
 class StudentFunction:

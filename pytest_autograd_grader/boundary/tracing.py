@@ -14,7 +14,9 @@ worker can hide calls from it. It is evidence about honest work, never a
 substitute for the values the grader recomputes. The cheapest ways to hide
 a call are caught in the worker at the end of the call (``TAMPERED``: the
 recording mode gone from torch's stack, torch's backward or grad replaced,
-the recorder's code changed), and a check that reads such a trace fails.
+the recorder's code changed, the autograd engine run more often than the
+mode saw backward and grad called), and a check that reads such a trace
+loses its instruction's share.
 """
 
 from __future__ import annotations
@@ -35,8 +37,9 @@ FACTORIES = frozenset({
 _BACKWARD = {"backward": "backward", "grad": "autograd.grad"}  # call kind -> its op name
 # what the worker finds changed at the end of a call, when the student's code
 # reached into the recording (its cheapest forgeries)
-TAMPERED = ("mode_removed", "entry_points", "recorder_patched")
+TAMPERED = ("mode_removed", "entry_points", "recorder_patched", "engine_unseen")
 _ENTRY_POINTS: tuple = ()  # torch's backward and grad as the worker found them, before any student code
+_ENGINE_RUNS = [0]  # runs of torch's autograd engine through the counting stand-in
 _BACKWARD_NAMES = frozenset({"backward", "grad"})  # __name__ of Tensor.backward, autograd.backward/grad
 
 
@@ -197,6 +200,35 @@ def _backward_call(kind: str, args: tuple, kwargs: dict) -> dict:
     }
 
 
+def _count_engine_runs(torch) -> type:
+    """Put a counter in front of torch's autograd engine. Every backward and
+    autograd.grad runs it through ``Variable._execution_engine``; a run the
+    recording mode never saw called (under ``torch._C.DisableTorchFunction``,
+    with the mode popped for a moment, from another thread, or by calling
+    the engine or a new ``torch._C._ImperativeEngine()`` directly) then shows
+    as more runs than recorded calls. Installed once, before student code."""
+    from torch.autograd import Variable, variable
+
+    engine_type = type(Variable._execution_engine)
+
+    class CountingEngine:
+        __slots__ = ("_CountingEngine__engine",)
+
+        def __init__(self, engine=None):
+            self.__engine = engine if engine is not None else engine_type()
+
+        def run_backward(self, *args, **kwargs):
+            _ENGINE_RUNS[0] += 1
+            return self.__engine.run_backward(*args, **kwargs)
+
+        def __getattr__(self, name):
+            return getattr(self.__engine, name)
+
+    Variable._execution_engine = CountingEngine(Variable._execution_engine)
+    torch._C._ImperativeEngine = variable.ImperativeEngine = CountingEngine
+    return CountingEngine
+
+
 def recorder():
     """A ``TorchFunctionMode`` that records into ``.ops``/``.calls``; used
     as ``with recorder() as rec: ...`` around one student call. It runs on
@@ -205,13 +237,18 @@ def recorder():
     import torch
     from torch.overrides import TorchFunctionMode
 
+    from torch.autograd import Variable
+
     def entry_points() -> tuple:
-        return torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad
+        return (torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad,
+                type(Variable._execution_engine), torch._C._ImperativeEngine)
 
     global _ENTRY_POINTS
     if not _ENTRY_POINTS:
         # the zygote's warm-up makes the first recorder, before student code runs
+        counting = _count_engine_runs(torch)
         _ENTRY_POINTS = entry_points()
+        assert _ENTRY_POINTS[3:] == (counting, counting)
     kinds = dict(zip(_ENTRY_POINTS, ("backward", "backward", "grad")))
     tensor = torch.Tensor
     is_grad_enabled = torch.is_grad_enabled
@@ -225,6 +262,8 @@ def recorder():
             self.dropped = 0
             self.size = 0
             self.left_stack = False  # set by student._traced: the recorder was gone at the end
+            self.engine_runs = 0  # set by student._traced: the engine's runs during the call
+            self.seen_runs = 0  # the engine's runs inside the backward and grad calls recorded
 
         def __torch_function__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
@@ -261,6 +300,7 @@ def recorder():
             if call is not None:
                 self.calls.append(call)
                 name = _BACKWARD[kind]
+            runs = _ENGINE_RUNS[0]
             try:
                 return func(*args, **kwargs)
             except BaseException as exc:
@@ -268,6 +308,8 @@ def recorder():
                     call["raised"] = type(exc).__name__
                 raise
             finally:
+                # with nested runs: a custom backward that calls grad runs while this mode is off
+                self.seen_runs += _ENGINE_RUNS[0] - runs
                 self._op(name, enabled, "")
 
         def _op(self, name: str, enabled: bool, node: str) -> None:
@@ -295,11 +337,19 @@ def recorder():
             if any(name in vars(self) or getattr(type(self), name) is not original
                    for name, original in originals.items()):
                 found.append("recorder_patched")
+            if self.engine_runs > self.seen_runs:
+                found.append("engine_unseen")
             return found
 
     # the recorder's own methods, as defined: replaced on its class or shadowed on it, they record nothing
     originals = {name: getattr(Recorder, name) for name in ("__torch_function__", "_call", "_op", "plain", "tampered")}
     return Recorder()
+
+
+def engine_runs() -> int:
+    """How many times torch's autograd engine has run in this worker (since
+    the first recorder): ``student._traced`` takes the difference over a call."""
+    return _ENGINE_RUNS[0]
 
 
 # -- the grader's side -------------------------------------------------------------

@@ -247,11 +247,7 @@ class Autograd:
             if not ok:
                 raise GradeFailure(text)
             return
-        if credit.share is None:
-            credit.share = DEFAULT_INSTRUCTION_SHARE
-        credit.looked = True
-        if not ok:
-            credit.broken.append(text)
+        credit.instruction(ok, text, DEFAULT_INSTRUCTION_SHARE)
 
     def unpack(self, produced: Any, n: int, what: str) -> list:
         """``produced`` as a list of ``n`` values. Unpack student returns with

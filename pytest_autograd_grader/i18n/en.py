@@ -98,6 +98,7 @@ EN: dict[str, str] = {
     "trace.tampered.mode_removed": "the recording mode was taken off torch's mode stack",
     "trace.tampered.entry_points": "torch.Tensor.backward, torch.autograd.backward or torch.autograd.grad was replaced",
     "trace.tampered.recorder_patched": "the recorder's own code was changed",
+    "trace.tampered.engine_unseen": "torch's autograd engine ran without backward or torch.autograd.grad being seen called (torch function handling turned off, the recording mode popped, another thread, or the engine called directly)",
     "student.output": "\nwhat your code printed:\n{output}",
     # -- answers the grader refuses (records.Limits); {reason} is a limit.* text,
     # and none of these repeats text from the student's code

@@ -98,6 +98,7 @@ ZH: dict[str, str] = {
     "trace.tampered.mode_removed": "记录用的模式被从 torch 的模式栈上移除了",
     "trace.tampered.entry_points": "torch.Tensor.backward、torch.autograd.backward 或 torch.autograd.grad 被替换了",
     "trace.tampered.recorder_patched": "记录器本身的代码被改动了",
+    "trace.tampered.engine_unseen": "torch 的 autograd 引擎运行了，却没有记录到对 backward 或 torch.autograd.grad 的调用（关闭了 torch 函数处理、临时弹出了记录模式、在另一个线程里运行，或者直接调用了引擎）",
     "student.output": "\n你的代码打印出的内容：\n{output}",
     # -- 评分程序拒收的返回值（records.Limits）；{reason} 是某条 limit.* 文本，
     # 这些消息都不会复述学生代码中的文字
