@@ -141,9 +141,10 @@ def test_train_loop(submission, autograd, grade_rng, grade_device):
                                    msg("diag.accumulation.saved_grad_alias", name="w"))
         for i in range(k):
             autograd.assert_grad(grads[i], expected[i], steps[i],
-                                 context=Context(mean_over=b, previous=tuple(expected[:i]), trace=trace))
+                                 context=Context(mean_over=b, previous=tuple(expected[:i]), trace=trace,
+                                                 grad_of="w"))
         autograd.assert_meta(final, label(msg("label.returned", what="w")), is_leaf=True, requires_grad=True,
-                             hint=diagnose_update(final, "w"))
+                             hint=diagnose_update(final, "w", trace))
         autograd.assert_close(final, reference, label(msg("label.w_after_steps", k=k)))
         autograd.instruction(trace.updated_in_place_without_grad, "req.inplace.update_no_grad",
                              what=label("train_loop"), name="w")

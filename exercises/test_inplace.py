@@ -54,7 +54,7 @@ def check_sgd(submission, autograd, grade_rng, steps):
     got = autograd.call_update(sgd, (w, x, y, lr, 1) if steps > 1 else None, "w",
                                msg("label.inplace.sgd_steps", steps=steps), w, x, y, lr, steps)
     trace = submission.trace
-    autograd.assert_meta(got, what, is_leaf=True, requires_grad=True, hint=diagnose_update(got, "w"))
+    autograd.assert_meta(got, what, is_leaf=True, requires_grad=True, hint=diagnose_update(got, "w", trace))
     expected = descend(autograd, w, x, y, lr, steps)
     hint = first_suspect(got, expected, lambda: suspects(autograd, w, x, y, lr, steps))
     with_lr = msg("label.inplace.with_lr", what=what, lr=lr)

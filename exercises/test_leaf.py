@@ -184,14 +184,13 @@ def grad_hints(got, has_grad, is_leaf, requires):
         if want:
             kind = "diag.leaf.reached"
         elif not is_leaf[k]:
-            kind = "diag.nonleaf_grad_kept"
+            kind = "diag.leaf.nonleaf_no_grad"
         elif not requires[k]:
             kind = "diag.leaf.no_requires_grad"
         else:
             kind = "diag.leaf.unreached"
         wrong.setdefault(kind, []).append(f"t{k}")
-    return [msg(kind) if kind == "diag.nonleaf_grad_kept" else msg(kind, names=", ".join(names))
-            for kind, names in wrong.items()]
+    return [msg(kind, names=", ".join(names)) for kind, names in wrong.items()]
 
 
 def compare_predictions(autograd, got, want, what, nodes, hints):

@@ -18,7 +18,7 @@ from .fixtures import autograd, executor_for, grade_device, grade_rng, submissio
 from .i18n import msg
 from .outcomes import CheckError, GradeFailure, GraderError, status_of
 from .scoring import CheckResult, Gradebook
-from .sessions import GradingSession, PlainSession, isolation_missing, isolation_name, write_reports
+from .sessions import GradeTableLast, GradingSession, PlainSession, isolation_missing, isolation_name, write_reports
 from .state import CREDIT, PLACE, SETTINGS, STATE, Credit, GradeState, state_of
 
 # -- set-up ---------------------------------------------------------------
@@ -56,6 +56,11 @@ def pytest_configure(config: pytest.Config) -> None:
     # One broken checks file must not stop the others from being graded.
     config.option.continue_on_collection_errors = True
     config.pluginmanager.register(GradingSession(config, state), "grade-session")
+    config.pluginmanager.register(GradeTableLast(config, state), "grade-table-last")
+    if not state.is_worker and getattr(config.option, "reportchars", None) == "fE":
+        # pytest's default list of failed checks would repeat each one under
+        # the feedback already shown; -r still asks for it
+        config.option.reportchars = ""
     xdist_controller = not state.is_worker and getattr(config.option, "dist", "no") != "no"
     if not settings.inline and not xdist_controller and not config.option.collectonly:
         # Start the sandbox's zygote now, where checks will run: its torch

@@ -4,13 +4,14 @@ the report files written as it grows, and the terminal summary at the end.
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
 
 from .declarations import collect_cause, known_concepts
 from .i18n import msg
-from .reporters import gradescope_results, table_lines, write_json_atomic
+from .reporters import gradescope_results, next_step, table_lines, write_json_atomic
 from .scoring import Gradebook
 from .state import PLAIN_CHECKS, GradeState, state_of
 
@@ -105,9 +106,44 @@ class GradingSession:
         if required is not None and exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             session.exitstatus = pytest.ExitCode.OK if gradebook.percent >= required else pytest.ExitCode.TESTS_FAILED
 
-    def pytest_terminal_summary(self, terminalreporter, exitstatus: int, config: pytest.Config) -> None:
-        if self.state.gradebook is not None:
-            _summarize(terminalreporter, self.state, self.state.gradebook)
+
+
+class GradeTableLast:
+    """The grade table, printed after everything pytest prints at the end
+    (its outermost sessionfinish wrapper), so a student reads it and the
+    next step without scrolling."""
+
+    def __init__(self, config: pytest.Config, state: GradeState):
+        self.config = config
+        self.state = state
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int):
+        result = yield
+        tr = self.config.pluginmanager.get_plugin("terminalreporter")
+        if tr is not None and self.state.gradebook is not None:
+            _summarize(tr, self.state, self.state.gradebook, partial_reasons(self.config, session))
+        return result
+
+
+def partial_reasons(config: pytest.Config, session: pytest.Session) -> list[str]:
+    """Why the total covers only some of the checks: a selection (-k, -m,
+    --deselect, --lf), a run stopped early (-x), files named one by one."""
+    import os
+
+    option = config.option
+    reasons = []
+    chosen = [name for name, on in (("-k", option.keyword), ("-m", option.markexpr),
+                                    ("--deselect", getattr(option, "deselect", None)),
+                                    ("--lf", getattr(option, "lf", False))) if on]
+    if chosen:
+        reasons.append(msg("summary.partial.selected", options=", ".join(chosen)))
+    if session.shouldstop or session.shouldfail:
+        reasons.append(msg("summary.partial.stopped"))
+    files = [arg for arg in config.args if "::" in arg or os.path.isfile(arg)]
+    if files:
+        reasons.append(msg("summary.partial.files", files=", ".join(files)))
+    return reasons
 
 
 def freeze_imports() -> None:
@@ -161,22 +197,23 @@ def write_reports(config: pytest.Config, gradebook: Gradebook, final: bool = Fal
             failures[f"--grade-github {problem}"] = problem
 
 
-def _summarize(tr, state: GradeState, gradebook: Gradebook) -> None:
-    tr.section(msg("summary.title"), sep="=", bold=True)
-    for line in table_lines(gradebook):
-        tr.write_line(line)
-    errors = [c for c in gradebook.checks.values() if c.status == "error"]
-    if errors:
-        tr.write_line("")
-        tr.write_line(msg("summary.errors", count=len(errors)), red=True)
-        for check in errors:
-            first = check.feedback.strip().splitlines()[0] if check.feedback.strip() else ""
-            tr.write_line(f"  {check.id}: {first}")
-    if state.settings.fail_under is not None:
-        passed = gradebook.percent >= state.settings.fail_under
-        tr.write_line(msg("summary.fail_under", percent=gradebook.percent,
-                          relation=msg("summary.at_or_above" if passed else "summary.below"), required=state.settings.fail_under),
-                      green=passed, red=not passed)
+def _separator(title: str, width: int) -> str:
+    """pytest's "==== title ====" line, measured in display columns (pytest
+    counts characters, so a Chinese title made it two columns too wide)."""
+    from .reporters.terminal import width_of
+
+    fill = max(2, width - width_of(title) - 2)
+    return f"{'=' * (fill // 2)} {title} {'=' * (fill - fill // 2)}"
+
+
+def _summarize(tr, state: GradeState, gradebook: Gradebook, partial: list[str]) -> None:
+    if state.settings.github:
+        from .reporters.github import annotation_lines
+
+        # workflow commands: GitHub Actions reads them from the job's output
+        for line in annotation_lines(gradebook, submission=state.settings.submission):
+            tr.write_line(line)
+    tr.write_line(_separator(msg("summary.title"), tr._tw.fullwidth), bold=True)
     from .reporters import REPORT_FAILURES
 
     failures = tr.config.stash.get(REPORT_FAILURES, {})
@@ -185,9 +222,27 @@ def _summarize(tr, state: GradeState, gradebook: Gradebook) -> None:
             tr.write_line(msg("summary.json", path=path))
     for failure in failures.values():
         tr.write_line(failure, red=True)
-    if state.settings.github:
-        from .reporters.github import annotation_lines
+    errors = [c for c in gradebook.checks.values() if c.status == "error"]
+    if errors:
+        tr.write_line(msg("summary.errors", count=len(errors)), red=True)
+        for check in errors:
+            first = check.feedback.strip().splitlines()[0] if check.feedback.strip() else ""
+            tr.write_line(f"  {check.id}: {first}")
+        tr.write_line("")
+    for line in table_lines(gradebook):
+        tr.write_line(line)
+    if partial:
+        import shlex
 
-        # workflow commands: GitHub Actions reads them from the job's output
-        for line in annotation_lines(gradebook, submission=state.settings.submission):
-            tr.write_line(line)
+        folders = sorted({arg.split("::")[0] if "::" in arg else arg for arg in tr.config.args})
+        folders = sorted({f if not f.endswith(".py") else (os.path.dirname(f) or ".") for f in folders})
+        command = shlex.join(["pytest", "--grade", *folders])
+        tr.write_line(msg("summary.partial", why="; ".join(partial), command=command), yellow=True)
+    if state.settings.fail_under is not None:
+        passed = gradebook.percent >= state.settings.fail_under
+        tr.write_line(msg("summary.fail_under", percent=gradebook.percent,
+                          relation=msg("summary.at_or_above" if passed else "summary.below"), required=state.settings.fail_under),
+                      green=passed, red=not passed)
+    step = next_step(gradebook, partial=bool(partial))
+    if step:
+        tr.write_line(step, bold=True)

@@ -138,6 +138,17 @@ def _replace_function(source: str, function: str, replacement: str) -> str:
     raise AssertionError(f"{function} not found")
 
 
+def solution_function(topic: str, function: str) -> str:
+    """The source of one function (or class) of ``topic``'s reference solution."""
+    import ast
+
+    source = (SOLUTIONS / f"{topic}.py").read_text()
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == function:
+            return ast.get_source_segment(source, node) + "\n"
+    raise AssertionError(f"{function} not found")
+
+
 def solution_with_all(topic: str, replacements: dict[str, str]) -> str:
     """The reference solution of ``topic`` with each named function (or
     class) replaced by the source code given for it, so one grading run can
@@ -334,6 +345,7 @@ class Mistake(NamedTuple):
     diagnosis: "str | tuple | None"  # the message id(s) its feedback must give (None: none of the check's own)
     texts: tuple = ()  # more text the feedback must hold
     score: float = 0
+    absent: tuple = ()  # text the feedback must not hold (advice the exercise forbids)
 
 
 def fragment(message_id):
@@ -373,7 +385,7 @@ def assert_planted(pytester, topic, mistakes, correct, specific):
                 assert run["status"] == "failed" and run["score"] == mistake.score, (mistake.what, run)
                 for text in tuple(fragment(i) for i in given) + mistake.texts:
                     assert text in feedback, (mistake.what, text, feedback)
-                for other in others:
+                for other in others + list(mistake.absent):
                     assert other not in feedback, (mistake.what, other, feedback)
 
 

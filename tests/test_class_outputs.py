@@ -64,7 +64,7 @@ def out(tmp_path):
                                    "assignment": "Autograd HW3", "concepts": CONCEPTS,
                                    "students": ["alice", "bob", "carol", "dave", "HYPERLINK_x"],
                                    "started": "2025-03-01T10:00:00+00:00", "finished": "2025-03-01T10:01:00+00:00"})
-    twice = msg("diag.multiple", k=2)
+    twice = msg("diag.multiple", k=2, name="x")
     write(out / "alice.json", report("alice", scores={"leaf": 4.0, "accumulation": 1.5}, checks=[
         check("leaf"),
         check("accumulation", "failed", f"[Gradient accumulation] w.grad: wrong values in "
@@ -73,7 +73,7 @@ def out(tmp_path):
     write(out / "bob.json", report("bob", scores={"leaf": 2.0, "accumulation": 0.0}, checks=[
         check("leaf", "failed", f"[Leaf tensors] w.grad is None\n{msg('diag.none_leaf')}"),
         check("accumulation", "failed", msg("feedback.hidden", title="Gradient accumulation"),
-              private=f"[Gradient accumulation] bob printed: bob was here\n{msg('diag.multiple', k=3)}",
+              private=f"[Gradient accumulation] bob printed: bob was here\n{msg('diag.multiple', k=3, name='x')}",
               hidden=True),
     ]))
     write(out / "HYPERLINK_x.json", report("HYPERLINK_x", folder=HYPERLINK, scores={"leaf": 0.0, "accumulation": 3.0},
@@ -204,11 +204,11 @@ def test_report_html_holds_every_plot_and_table_escapes_and_anonymises(out):
 
     # the diagnosis alice got visibly and bob only in a hidden check's private
     # feedback counts two students; their values differ, so they become "…"
-    assert "2 students: " + EN["diag.multiple"].replace("{k}", "…") in page.items
+    assert "2 students: " + EN["diag.multiple"].replace("{k}", "…").replace("{name}", "…") in page.items
     assert "1 student: " + msg("diag.none_leaf") in page.items
     assert "1 student: " + msg("diag.sign") in page.items
     examples = "\n".join(page.pre)
-    assert msg("diag.multiple", k=2) in examples and "a student" in examples
+    assert msg("diag.multiple", k=2, name="x") in examples and "a student" in examples
     for name in ("alice", "bob", "HYPERLINK"):
         assert name not in examples
     # the generic hidden-check line is not a diagnosis

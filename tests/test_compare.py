@@ -7,6 +7,7 @@ import torch
 
 from pytest_autograd_grader.checking.autograd import Autograd
 from pytest_autograd_grader.checking.diagnose import Context
+from pytest_autograd_grader.i18n import msg
 from pytest_autograd_grader.outcomes import GradeFailure
 from pytest_autograd_grader.state import Credit
 
@@ -23,7 +24,7 @@ def test_assert_equal_lists_every_wrong_item_by_label_with_a_hint():
     assert text.splitlines() == [
         "a: expected True, got False",
         "y: expected False, got True",
-        "Likely mistake: intermediate nodes still hold .grad after backward; only leaves should keep their gradient.",
+        msg("diag.nonleaf_grad_kept"),
     ]
 
 
@@ -67,3 +68,6 @@ def test_a_loop_that_never_clears_grad_is_a_running_sum():
     text = failure_of(Autograd().assert_grad, g1 + g2 + g3, g3, "step 3",
                       context=Context(previous=(g1, g2)))
     assert "the gradient of step 3 is the sum of the gradients of steps 1 to 3" in text
+    text = failure_of(Autograd().assert_grad, g1 + g2, g2, "step 2", context=Context(previous=(g1,), grad_of="w"))
+    assert "the gradient of step 2 is the sum of the gradients of steps 1 and 2" in text
+    assert "Zero it (w.grad = None or optimizer.zero_grad())" in text

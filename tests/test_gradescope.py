@@ -107,8 +107,10 @@ def test_results_json_names_numbers_statuses_and_hidden_checks(pytester):
                         _row(output, "Computational graphs"))
     assert re.fullmatch(r"Leaf tensors \(leaf\)\s+1/1\s+1/1 passed .*100\.0%", _row(output, "Leaf tensors"))
     assert re.fullmatch(r"TOTAL\s+1/3\s+.* 33\.3%", _row(output, "TOTAL"))
-    assert "2 hidden check(s) are not counted above; their points are shown when your instructor publishes" \
-           " them." in output.splitlines()
+    # what Gradescope really does with each: one never shown, one shown once grades are published
+    assert "2 hidden check(s) are not counted above: 1 never shown to students, 1 shown once your instructor" \
+           " publishes the grades. While any check is hidden, Gradescope shows you no total score." \
+           in output.splitlines()
     assert "/10" not in output and "5/" not in output
     assert (results["stdout_visibility"], results["visibility"], results["output_format"]) == (
         "hidden", "visible", "text")

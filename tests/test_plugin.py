@@ -307,7 +307,8 @@ def test_syntax_error_in_a_checks_file_costs_only_that_file(pytester):
 
 @pytest.mark.parametrize("args, message", [
     (["--grade-submission", "nowhere"], "--grade-submission: the directory 'nowhere' does not exist"),
-    (["--grade-seed", "abc"], "--grade-seed: 'abc' is not a seed; use a whole number such as 1234, or 'random'"),
+    (["--grade-seed", "abc"], "--grade-seed: 'abc' is not a seed; use a whole number 0 or above, such as 1234, or 'random'"),
+    (["--grade-seed=-5"], "--grade-seed: '-5' is not a seed; use a whole number 0 or above, such as 1234, or 'random'"),
     (["--grade-json", "missing/dir/report.json"], "--grade-json: cannot write 'missing/dir/report.json' because the directory"),
     (["--grade-gradescope", "missing/results.json"], "--grade-gradescope: cannot write 'missing/results.json'"),
     (["--grade-fail-under", "lots"], "--grade-fail-under: 'lots' is not a percentage"),

@@ -9,7 +9,7 @@ copy of the topic's checks for those functions in checks/v{i}/ (same file
 name, so each check gets exactly the inputs `--grade-seed S` gives it) that
 loads the module accumulation_v{i}."""
 
-from conftest import fails_everywhere, grade_planted, passes_everywhere
+from conftest import fails_everywhere, grade_planted, passes_everywhere, solution_function
 
 from pytest_autograd_grader.i18n import msg
 
@@ -212,7 +212,11 @@ def train_loop(w, xs, ys, lr):
     return w
 """,
     },
-    {  # 7: correct solutions in other styles
+    {  # 7: updated in place, then a detached copy returned
+        "train_loop": solution_function(TOPIC, "train_loop").replace("return w, grads",
+                                                                      "return w.detach().clone(), grads"),
+    },
+    {  # 8: correct solutions in other styles
         "accumulated_grad": """
 def accumulated_grad(x, k):
     for _ in range(k):
@@ -262,7 +266,7 @@ FUNCTION_CHECKS = {function: (f"test_{function}",)
 
 ALIAS_X = msg("diag.accumulation.saved_grad_alias", name="x")
 ALIAS_W = msg("diag.accumulation.saved_grad_alias", name="w")
-RUNNING_SUM = "is the sum of the gradients of steps 1 to 2: .grad was never cleared"
+RUNNING_SUM = "is the sum of the gradients of steps 1 and 2: .grad was never cleared"
 OUT_OF_PLACE = "made a new tensor (grad_fn SubBackward0) instead of updating w"
 LAST = msg("diag.accumulation.last_microbatch")
 
@@ -274,7 +278,9 @@ def test_mistakes_fail_on_every_seed_with_their_diagnosis(pytester):
     # clone; micro-batches not divided by k
     fails_everywhere(v[0]["test_accumulated_grad"], "Accumulation was asked for: do not zero .grad between the",
                      absent=[ALIAS_X])
-    fails_everywhere(v[0]["test_zeroed_grads"], "gradient 2 of", RUNNING_SUM, absent=[ALIAS_X])
+    # the advice names the tensor of the exercise: x here, w in train_loop
+    fails_everywhere(v[0]["test_zeroed_grads"], "gradient 2 of", RUNNING_SUM, "Zero it (x.grad = None",
+                     absent=[ALIAS_X, "w.grad = None"])
     fails_everywhere(v[0]["test_train_loop"], "(lr 0.", "different batches)", ALIAS_W, absent=[RUNNING_SUM])
     for run in v[0]["test_microbatch_grad"]:
         k = run["feedback"].split("accumulated over ")[1].split(" ")[0]
@@ -293,6 +299,7 @@ def test_mistakes_fail_on_every_seed_with_their_diagnosis(pytester):
     fails_everywhere(v[2]["test_zeroed_grads"], "'NoneType' object has no attribute 'zero_'",
                      msg("diag.accumulation.zero_none", name="x"))
     fails_everywhere(v[2]["test_train_loop"], "gradient of step 2 of", "(lr 0.0, one batch repeated)", RUNNING_SUM,
+                     "Zero it (w.grad = None",
                      absent=[ALIAS_W, OUT_OF_PLACE])
     for run in v[2]["test_microbatch_grad"]:
         b = run["feedback"].split(" micro-batches of ")[1].split(" ")[0]
@@ -316,6 +323,11 @@ def test_mistakes_fail_on_every_seed_with_their_diagnosis(pytester):
     fails_everywhere(v[6]["test_zeroed_grads"], "the returned list of gradients: expected a tuple or list of")
     fails_everywhere(v[6]["test_train_loop"], "the returned (w, grads) (lr 0.0, one batch repeated): expected a tuple")
 
-    # 7: correct in other styles
+    # 7: the update was right; the copy returned is named, not a rebinding under no_grad
+    fails_everywhere(v[7]["test_train_loop"], "expected requires_grad = True, got False",
+                     msg("diag.accumulation.returned_copy", name="w"),
+                     absent=[msg("diag.accumulation.rebound_no_grad", name="w")])
+
+    # 8: correct in other styles
     for name in CHECKS:
-        passes_everywhere(v[7][name])
+        passes_everywhere(v[8][name])

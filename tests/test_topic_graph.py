@@ -17,7 +17,7 @@ TOPIC = "graph"
 SPECIFIC = {
     "test_build_graph": ("diag.graph.not_recorded", "diag.graph.order", "req.graph.y_from_a_b"),
     "test_grad_fn_names": ("diag.graph.none_type", "diag.graph.repr", "req.graph.read_grad_fn"),
-    "test_hand_gradients": ("req.graph.by_hand", "diag.graph.order", "diag.graph.one_path", "diag.graph.local_swap",
+    "test_hand_gradients": ("req.graph.by_hand", "diag.graph.hand_none", "diag.graph.order", "diag.graph.one_path", "diag.graph.local_swap",
                             "diag.graph.sign_some", "diag.sign"),
     "test_autograd_gradients": ("req.graph.use_autograd", "diag.graph.order", "diag.graph.returned_inputs",
                                 "diag.graph.sum_not_mean", "diag.multiple_calls", "diag.multiple", "diag.factor"),
@@ -83,6 +83,10 @@ def hand_gradients(x, w):
     ((x + w) * (w + 1)).sum().backward()
     return w.grad, x.grad
 """, "req.graph.by_hand", (msg("req.graph.by_hand", count=1),), instruction_only(3)),
+    Mistake("hand_gradients", "x.grad and w.grad read where the exercise forbids backward", """
+def hand_gradients(x, w):
+    return x.grad, w.grad
+""", "diag.graph.hand_none", ("dy/dw: expected a gradient, got None",), absent=("requires_grad=True",)),
     Mistake("hand_gradients", "only the path through a", """
 def hand_gradients(x, w):
     return x + w, w + 1
@@ -115,7 +119,7 @@ def autograd_gradients(x, w):
     loss.backward(retain_graph=True)
     loss.backward()
     return w.grad, x.grad
-""", "diag.multiple_calls", (msg("diag.multiple_calls", k=2, calls=2),)),
+""", "diag.multiple_calls", (msg("diag.multiple_calls", k=2, calls=2, name="x"),)),
     Mistake("autograd_gradients", "the gradients written out by hand", """
 def autograd_gradients(x, w):
     with torch.no_grad():

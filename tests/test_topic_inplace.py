@@ -114,7 +114,12 @@ def sgd(w, x, y, lr, steps):
             "    for _ in range(steps):\n", "    for _ in range(steps):\n        w.grad.zero_()\n"),
         "only": ("test_sgd_steps",),
     },
-    {  # 9: correct in another style (an optimizer's step() is tried in test_topic_accumulation)
+    {  # 9: updated in place with gradients off, then a detached copy returned
+        "sgd": SGD.format(update="        with torch.no_grad():\n            w -= lr * w.grad\n        w.grad = None").replace(
+            "    return w\n", "    return w.detach().clone()\n"),
+        "only": ("test_sgd_step_keeps_leaf",),
+    },
+    {  # 10: correct in another style (an optimizer's step() is tried in test_topic_accumulation)
         "sgd": """
 def sgd(w, x, y, lr, steps):
     for _ in range(steps):
@@ -191,4 +196,8 @@ def test_mistakes_fail_on_every_seed_with_their_diagnosis(pytester):
     for i in (2, 3, 5):
         passes_everywhere(v[i]["test_repaired"])
     for name in FUNCTION_CHECKS["sgd"]:
-        passes_everywhere(v[9][name])
+        passes_everywhere(v[10][name])
+
+    # 9: the update was right, what came back is a copy of w
+    fails_everywhere(v[9]["test_sgd_step_keeps_leaf"], "w after 1 step: expected requires_grad = True, got False",
+                     msg("diag.accumulation.returned_copy", name="w"), absent=[REBOUND])

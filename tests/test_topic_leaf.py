@@ -22,7 +22,7 @@ SPECIFIC = {
                             "diag.leaf.grad_not_stored", "diag.graph.sum_not_mean", "diag.none_leaf"),
     "test_predict_leaves": ("req.leaf.no_tensors", "diag.leaf.created_leaf", "diag.leaf.op_without_grad",
                             "diag.leaf.any_input", "diag.leaf.recorded_op", "diag.leaf.no_requires_grad",
-                            "diag.leaf.unreached", "diag.leaf.reached", "diag.nonleaf_grad_kept", "diag.leaf.bools"),
+                            "diag.leaf.unreached", "diag.leaf.reached", "diag.leaf.nonleaf_no_grad", "diag.leaf.bools"),
 }
 
 
@@ -100,7 +100,7 @@ MISTAKES = [
     y.sum().backward(retain_graph=True)
     y.sum().backward()
     return w, x, a, b, y
-""", "diag.multiple_calls", (msg("diag.multiple_calls", k=2, calls=2),)),
+""", "diag.multiple_calls", (msg("diag.multiple_calls", k=2, calls=2, name="x"),)),
     Mistake("init_parameter", "the classic: requires_grad first, then scaled", """
 def init_parameter(data, scale, x):
     w = data.requires_grad_(True) * scale
@@ -158,7 +158,7 @@ def predict_leaves(nodes):
     predicting("every tensor that requires grad keeps .grad", """
     requires, parents, is_leaf = parts(nodes)
     return is_leaf, list(requires)
-""", ("diag.nonleaf_grad_kept", "diag.leaf.unreached"), ("2 of 4 parts right",), score=2),
+""", ("diag.leaf.nonleaf_no_grad", "diag.leaf.unreached"), ("2 of 4 parts right",), score=2),
     predicting("every leaf the walk back from the loss meets gets .grad", """
     requires, parents, is_leaf = parts(nodes)
     reached = reach(parents, [len(nodes) - 1], lambda k: True)

@@ -84,7 +84,7 @@ MISTAKES = [
     loss.backward(retain_graph=True)
     loss.backward()
     return a, b, y
-""", "diag.multiple_calls", (msg("diag.multiple_calls", k=2, calls=2),)),
+""", "diag.multiple_calls", (msg("diag.multiple_calls", k=2, calls=2, name="x"),)),
     hidden("only the hidden layer retained", """
     h = torch.tanh(x @ W1)
     h.retain_grad()

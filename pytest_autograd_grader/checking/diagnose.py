@@ -75,6 +75,7 @@ class Context:
     parameter_shape: tuple | None = None  # for broadcasting mistakes
     previous: tuple = ()  # expected gradients of the earlier steps of a loop
     trace: Any = None  # tracing.Trace of the student's call, when the check passed it
+    grad_of: str = "x"  # the tensor whose .grad it is, as advice names it ("zero x.grad")
 
     def calls_made(self) -> int | None:
         """Backward and autograd.grad calls the student's code completed."""
@@ -135,7 +136,9 @@ def diagnose_values(produced, expected, context: Context) -> str | None:
     earlier = [p.double().cpu() for p in context.previous if tuple(p.shape) == tuple(expected.shape)]
     if earlier and torch.allclose(produced, expected + sum(earlier), rtol=1e-5, atol=1e-8):
         # The gradients of every step so far, added up: .grad never cleared.
-        return msg("diag.running_sum", step=len(earlier) + 1)
+        step = len(earlier) + 1
+        steps = msg("diag.steps_two") if step == 2 else msg("diag.steps_range", step=step)
+        return msg("diag.running_sum", step=step, steps=steps, name=context.grad_of)
     c = _constant_ratio(produced, expected)
     if c is not None:
         k = _near_int(c)
@@ -146,11 +149,11 @@ def diagnose_values(produced, expected, context: Context) -> str | None:
             if context.mean_over is not None and k == context.mean_over:
                 return msg("diag.mean_sum", k=k)
             if made is not None and made >= 2:
-                return msg("diag.multiple_calls", k=k, calls=made)
+                return msg("diag.multiple_calls", k=k, calls=made, name=context.grad_of)
             if made is not None or context.calls == 1:
                 # One backward call (or none) cannot have accumulated: the maths is off.
                 return msg("diag.factor", k=k)
-            return msg("diag.multiple", k=k)
+            return msg("diag.multiple", k=k, name=context.grad_of)
         if c > 0:
             inverse = _near_int(1.0 / c)
             if inverse is not None and inverse >= 2:
@@ -166,16 +169,19 @@ def diagnose_values(produced, expected, context: Context) -> str | None:
     return None
 
 
-def diagnose_update(record: Any, name: str) -> str | None:
+def diagnose_update(record: Any, name: str, trace: Any = None) -> str | None:
     """A parameter returned after an update step that is no longer the leaf
     it was: ``w = w - lr * w.grad`` made a new tensor, or a rebinding under
-    ``no_grad`` lost requires_grad."""
+    ``no_grad`` lost requires_grad; with the call's ``trace``, an update
+    made in place whose result was returned as a detached copy."""
     from ..boundary.records import TensorRecord
 
     if isinstance(record, TensorRecord):
         if not record.is_leaf and record.grad_fn:
             return msg("diag.accumulation.out_of_place_update", name=name, grad_fn=record.grad_fn)
         if not record.requires_grad:
+            if trace is not None and trace.updated_in_place_without_grad and trace.count("detach", "clone"):
+                return msg("diag.accumulation.returned_copy", name=name)
             return msg("diag.accumulation.rebound_no_grad", name=name)
     return None
 

@@ -7,8 +7,9 @@ at the start of the test's output.
 
 Hidden checks carry their real feedback with Gradescope's own visibility
 ("hidden", "after_published", "after_due_date"): Gradescope shows those tests
-to instructors at once and to students only when the visibility allows. What
-students see right away (the top-level output) counts visible checks only.
+to instructors at once, and to students never ("hidden"), once the grades
+are published or after the due date. What students see right away (the
+top-level output) counts visible checks only and says which is which.
 """
 
 from __future__ import annotations
@@ -39,7 +40,10 @@ def gradescope_results(gradebook: Gradebook) -> dict[str, Any]:
         output.append(msg("gradescope.incomplete"))
     output += table_lines(visible_only(gradebook))
     if hidden:
-        output.append(msg("gradescope.hidden_checks", count=len(hidden)))
+        # what Gradescope really does with each visibility, counted
+        counts = {v: sum(_visibility(c) == v for c in hidden) for v in ("hidden", "after_published", "after_due_date")}
+        when = ", ".join(msg(f"gradescope.when.{v}", count=n) for v, n in counts.items() if n)
+        output.append(msg("gradescope.hidden_checks", count=len(hidden), when=when))
     output += isolation_lines(gradebook)
     return {
         # the total of all checks, hidden ones included: Gradescope hides the

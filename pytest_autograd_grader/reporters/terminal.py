@@ -1,5 +1,9 @@
 """The grade table as text: the terminal summary, and every platform's
-plain-text output (Gradescope's top-level output) reuse it."""
+plain-text output (Gradescope's top-level output) reuse it.
+
+Rows fit ``width`` display columns (CJK characters take two): a long
+concept title loses its id, then is cut; bars shrink before titles are cut.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +12,13 @@ import unicodedata
 from ..i18n import msg
 from ..scoring import Gradebook
 
-BAR_WIDTH = 20
+WIDTH = 80  # columns every row fits: a terminal's default, and Gradescope's text box
+BAR_WIDTHS = (20, 10)  # the bar's width, the second where titles would otherwise be cut
 
 
-def _bar(score: float, max_score: float) -> str:
-    filled = round(BAR_WIDTH * score / max_score) if max_score else 0
-    return "#" * filled + "." * (BAR_WIDTH - filled)
+def _bar(score: float, max_score: float, width: int) -> str:
+    filled = round(width * score / max_score) if max_score else 0
+    return "#" * filled + "." * (width - filled)
 
 
 def points(x: float) -> str:
@@ -21,32 +26,122 @@ def points(x: float) -> str:
     return f"{x:g}"
 
 
-def _width(text: str) -> int:
+def width_of(text: str) -> int:
     """Columns ``text`` takes in a terminal: CJK characters take two."""
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
 def _left(text: str, width: int) -> str:
-    return text + " " * max(0, width - _width(text))
+    return text + " " * max(0, width - width_of(text))
 
 
-def table_lines(gradebook: Gradebook) -> list[str]:
-    """One row per concept, then the total."""
+def cut(text: str, width: int) -> str:
+    """``text`` in at most ``width`` columns, ending in an ellipsis when cut."""
+    if width_of(text) <= width:
+        return text
+    out = ""
+    for c in text:
+        if width_of(out + c) > width - 1:
+            break
+        out += c
+    return out + "\u2026"
+
+
+def _name(title: str, concept_id: str, width: int) -> str:
+    """The row's name: "Leaf tensors (leaf)", else the title alone, else cut."""
+    full = f"{title} ({concept_id})"
+    return full if width_of(full) <= width else cut(title, width)
+
+
+def table_lines(gradebook: Gradebook, width: int = WIDTH) -> list[str]:
+    """One row per concept (with the files its points come from, where they
+    come from more than one), then the total."""
+    totals = gradebook.concept_totals()
     rows = []
-    for total in gradebook.concept_totals():
+    for total in totals:
         percent = 100.0 * total.score / total.max_score if total.max_score else 0.0
-        rows.append((f"{total.title} ({total.id})", f"{points(total.score)}/{points(total.max_score)}",
-                     msg("summary.passed", passed=total.passed, checks=total.checks), _bar(total.score, total.max_score),
-                     f"{percent:5.1f}%"))
-    width = max([_width(r[0]) for r in rows] + [_width(msg("summary.total"))])
-    score_width = max([len(r[1]) for r in rows] + [1])
-    passed_width = max([_width(r[2]) for r in rows] + [13])
-    lines = [f"{_left(name, width)}  {score:>{score_width}}  {_left(passed, passed_width)} {bar} {pct}"
-             for name, score, passed, bar, pct in rows]
-    total = f"{points(gradebook.score)}/{points(gradebook.max_score)}"
-    lines.append(f"{_left(msg('summary.total'), width)}  {total:>{score_width}}  {'':<{passed_width}} "
-                 f"{_bar(gradebook.score, gradebook.max_score)} {gradebook.percent:5.1f}%")
+        rows.append((total, f"{points(total.score)}/{points(total.max_score)}",
+                     msg("summary.passed", passed=total.passed, checks=total.checks), f"{percent:5.1f}%"))
+    score_w = max([len(r[1]) for r in rows] + [len(f"{points(gradebook.score)}/{points(gradebook.max_score)}")])
+    passed_w = max([width_of(r[2]) for r in rows] + [1])
+    wanted = max([width_of(f"{t.title} ({t.id})") for t, *_ in rows] + [width_of(msg("summary.total"))])
+    for bar_w in BAR_WIDTHS:
+        # name, two spaces, score, two spaces, passed, a space, bar, a space, "100.0%"
+        name_w = width - (2 + score_w + 2 + passed_w + 1 + bar_w + 1 + 6)
+        if name_w >= wanted:
+            break
+    name_w = max(8, min(wanted, name_w))
+
+    def line(name: str, score: str, passed: str, bar: str, pct: str) -> str:
+        return f"{_left(name, name_w)}  {score:>{score_w}}  {_left(passed, passed_w)} {bar} {pct}"
+
+    sources = _sources(gradebook)
+    lines = []
+    for total, score, passed, pct in rows:
+        lines.append(line(_name(total.title, total.id, name_w), score, passed,
+                          _bar(total.score, total.max_score, bar_w), pct))
+        lines += [cut("  " + text, width) for text in sources.get(total.id, ())]
+    lines.append(line(msg("summary.total"), f"{points(gradebook.score)}/{points(gradebook.max_score)}", "",
+                      _bar(gradebook.score, gradebook.max_score, bar_w), f"{gradebook.percent:5.1f}%"))
     return lines
+
+
+def topic_files(gradebook: Gradebook) -> dict[str, str]:
+    """The student's file each topic's checks call most (test_engine.py's:
+    engine.py), else the file named after the topic."""
+    called: dict[str, dict[str, int]] = {}
+    for check in gradebook.checks.values():
+        if check.topic and check.file:
+            counts = called.setdefault(check.topic, {})
+            counts[check.file] = counts.get(check.file, 0) + 1
+    topics = {check.topic for check in gradebook.checks.values() if check.topic}
+    return {topic: max(called[topic], key=called[topic].get) if topic in called else f"{topic}.py"
+            for topic in topics}
+
+
+def _sources(gradebook: Gradebook) -> dict[str, list[str]]:
+    """For each concept whose points come from more than one topic, a line
+    per topic other than its own: "2 of these points are in engine.py"."""
+    file_of = topic_files(gradebook)
+    per_concept: dict[str, dict[str, float]] = {}
+    for check in gradebook.graded():
+        if check.concept and check.topic:
+            per_topic = per_concept.setdefault(check.concept, {})
+            per_topic[check.topic] = per_topic.get(check.topic, 0.0) + check.max_score
+    out = {}
+    for concept, per_topic in per_concept.items():
+        if len(per_topic) < 2:
+            continue
+        # the concept's own topic (leaf for leaf) first; else the one with most points
+        own = concept if concept in per_topic else max(per_topic, key=per_topic.get)
+        out[concept] = [msg("summary.points_in", points=points(p), file=file_of[t])
+                        for t, p in per_topic.items() if t != own]
+    return out
+
+
+def next_step(gradebook: Gradebook, partial: bool = False) -> str:
+    """What to do next: the first check (in the order they ran) the student
+    has not passed, at the place in their file it concerns, with the first
+    line of its feedback; or that all is done (of the checks run, when the
+    run was ``partial``). Broken checks (``error``) are the instructor's,
+    listed apart."""
+    order = list(gradebook.concepts)
+    ran = list(gradebook.checks.values())
+    todo = [c for c in ran if c.status in ("failed", "timeout", "crashed")]
+    # in the course's order: the table's first concept first, its own file before others' (engine.py)
+    todo.sort(key=lambda c: (order.index(c.concept) if c.concept in order else len(order), c.topic != c.concept))
+    visible = [c for c in todo if not c.hidden]
+    if visible:
+        check = visible[0]
+        where = (check.file or topic_files(gradebook).get(check.topic or "", "")) + (
+            f":{check.line}" if check.file and check.line else "")
+        first = check.feedback.strip().splitlines()[0] if check.feedback.strip() else check.status
+        return msg("summary.next", where=where or check.id, what=first)
+    if todo:
+        return msg("summary.next_hidden", what=gradebook.concept_title(todo[0]))
+    if any(c.status == "error" for c in gradebook.checks.values()):
+        return ""
+    return msg("summary.all_done_partial" if partial else "summary.all_done")
 
 
 def isolation_lines(gradebook: Gradebook) -> list[str]:
