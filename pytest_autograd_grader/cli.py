@@ -26,6 +26,8 @@ COMMANDS = {
               "grade a whole class: per-student reports, a gradebook, an LMS file and a class report"),
     "merge": ("pytest_autograd_grader.classroom.cli:merge",
               "merge the OUT folders of 'class --shard' runs into one gradebook and report"),
+    "watch": ("pytest_autograd_grader.watch",
+              "grade your exercises now and again on every save, keeping torch and the sandbox warm"),
 }
 
 

@@ -20,7 +20,6 @@ import io
 import json
 import multiprocessing
 import os
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..i18n import msg
+from ..in_process import run_session, warm_sandbox
 from ..reporters.files import write_json_atomic
 from .students import Student
 
@@ -129,28 +129,14 @@ def _not_attempted(report: dict) -> bool:
 def grade_student(settings: ClassSettings, student: Student, seed: int) -> dict:
     """One student's report: a full graded pytest session in this process,
     its output thrown away; the report gets the class run's fields."""
-    import pytest
-
     started = now_iso()
     clock = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="class-grade-") as tmp:
         private = Path(tmp) / "report.json"
         said = io.StringIO()
-        modules = set(sys.modules)
-        path = list(sys.path)
-        try:
-            # what pytest says is kept only to explain a session that broke
-            with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):
-                code = pytest.main(pytest_args(settings, student, seed, private))
-        finally:
-            # the next student's session imports the checks afresh, as a lone
-            # run would; libraries loaded on the way stay (torch cannot be
-            # imported twice in one process)
-            checks = str(settings.checks) + os.sep
-            for name in set(sys.modules) - modules:
-                if str(getattr(sys.modules[name], "__file__", None) or "").startswith(checks):
-                    del sys.modules[name]
-            sys.path[:] = path
+        # what pytest says is kept only to explain a session that broke
+        with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):
+            code = run_session(pytest_args(settings, student, seed, private), settings.checks)
         try:
             report = json.loads(private.read_text())
         except (OSError, ValueError):
@@ -209,13 +195,10 @@ def _worker(settings: ClassSettings, tasks: Connection, results: Connection) -> 
 
 
 def _warm_sandbox(settings: ClassSettings) -> None:
-    """Start this worker's sandbox zygote and wait for its torch import,
-    before the first student: --student-timeout then measures grading, not
-    a cold start that only the first student of each worker would pay."""
-    from ..sandbox import prestart
-
-    with contextlib.suppress(Exception):  # the session itself reports a sandbox that cannot start
-        prestart((settings.isolation or "auto").lower(), timeout=WARM_UP_S)
+    """Start this worker's sandbox zygote before the first student:
+    --student-timeout then measures grading, not a cold start that only the
+    first student of each worker would pay."""
+    warm_sandbox(settings.isolation, timeout=WARM_UP_S)
 
 
 def _rss_mb() -> float:

@@ -617,4 +617,15 @@ EN: dict[str, str] = {
     "github_classroom.wrote_checks": "wrote {path}, the private checks repository:",
     "github_classroom.wrote_template": "wrote {path}, the student template repository:",
     "github_classroom.next": "next steps:\n  1. create a private repository (e.g. COURSE/autograd-checks) and push {checks} to it\n  2. create a fine-grained token with read-only Contents access to that repository only; in the classroom's organization, store it as the secret GRADER_CHECKS_TOKEN and set the variable GRADER_CHECKS_REPO to the repository's owner/name\n  3. create a repository for {template}, push it and mark it as a template repository in its settings\n  4. in GitHub Classroom, create the assignment from that template, with no autograding tests of Classroom's own\n{checks}/README.md says more, regrading included",
+    # watch mode
+    "watch.no_folder": "{path} is not a folder; give the folder of your exercises, e.g. autograd-grader watch exercises/",
+    "watch.no_checks": "{path} holds no checks (test_*.py files); give the folder of your exercises, e.g. autograd-grader watch exercises/",
+    "watch.not_a_topic": "{path} is not a topic: give the folder of your exercises, or a topic's file that has its checks beside it (leaf.py or test_leaf.py in {folder})",
+    "watch.no_submission": "--submission {path}: there is no such folder",
+    "watch.starting": "watch: grading {folder} now and again on every save; Ctrl-C stops",
+    "watch.first": "watch: grading every topic",
+    "watch.changed": "watch: {files} changed: grading again",
+    "watch.took": "watch: graded in {seconds:.2f} s",
+    "watch.waiting": "watch: waiting for your next save (Ctrl-C stops)",
+    "watch.stopped": "watch: stopped",
 }

@@ -617,4 +617,15 @@ ZH: dict[str, str] = {
     "github_classroom.wrote_checks": "已写入 {path}，即私有的检查仓库：",
     "github_classroom.wrote_template": "已写入 {path}，即学生模板仓库：",
     "github_classroom.next": "下一步：\n  1. 创建一个私有仓库（例如 COURSE/autograd-checks），把 {checks} 推送上去\n  2. 创建一个细粒度令牌（fine-grained token），只对该仓库有只读的 Contents 权限；在课堂所在的组织中，把它存为密钥 GRADER_CHECKS_TOKEN，并把变量 GRADER_CHECKS_REPO 设为该仓库的 owner/name\n  3. 为 {template} 创建一个仓库，推送上去，并在其设置中把它标记为模板仓库（template repository）\n  4. 在 GitHub Classroom 中用这个模板创建作业，不要添加 Classroom 自己的自动评分测试\n{checks}/README.md 中有更多说明，包括如何重新评分",
+    # watch mode
+    "watch.no_folder": "{path} 不是文件夹；请给出练习所在的文件夹，例如 autograd-grader watch exercises/",
+    "watch.no_checks": "{path} 里没有检查文件（test_*.py）；请给出练习所在的文件夹，例如 autograd-grader watch exercises/",
+    "watch.not_a_topic": "{path} 不是一个练习主题：请给出练习所在的文件夹，或者旁边有检查文件的某个主题文件（{folder} 里的 leaf.py 或 test_leaf.py）",
+    "watch.no_submission": "--submission {path}：没有这个文件夹",
+    "watch.starting": "watch：现在评分一次，之后每次保存都会重新评分 {folder}；按 Ctrl-C 停止",
+    "watch.first": "watch：正在评所有主题",
+    "watch.changed": "watch：{files} 有改动，重新评分",
+    "watch.took": "watch：评分用了 {seconds:.2f} 秒",
+    "watch.waiting": "watch：等待你下一次保存（按 Ctrl-C 停止）",
+    "watch.stopped": "watch：已停止",
 }
