@@ -148,3 +148,11 @@ def test_a_whole_folder_is_not_partial(pytester):
     assert "this total is partial" not in result.stdout.str()
     one_file = pytester.runpytest("--grade", "--grade-seed", "1", "test_checks.py")
     assert "this total is partial: only test_checks.py graded" in one_file.stdout.str()
+
+
+def test_the_next_step_does_not_depend_on_the_order_checks_finished_in():
+    # with -n, a later function's check may report first: the file's order decides
+    later = check("later", "graph", "failed", file="graph.py", line=53, feedback="[g] grad_fn_names")
+    earlier = check("earlier", "graph", "failed", file="graph.py", line=36, feedback="[g] build_graph")
+    for checks in ((later, earlier), (earlier, later)):
+        assert next_step(book(*checks)) == "next: graph.py:36: [g] build_graph"

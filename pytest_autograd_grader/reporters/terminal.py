@@ -120,16 +120,18 @@ def _sources(gradebook: Gradebook) -> dict[str, list[str]]:
 
 
 def next_step(gradebook: Gradebook, partial: bool = False) -> str:
-    """What to do next: the first check (in the order they ran) the student
-    has not passed, at the place in their file it concerns, with the first
+    """What to do next: the first check the student has not passed, in the
+    course's order, at the place in their file it concerns, with the first
     line of its feedback; or that all is done (of the checks run, when the
     run was ``partial``). Broken checks (``error``) are the instructor's,
     listed apart."""
     order = list(gradebook.concepts)
     ran = list(gradebook.checks.values())
     todo = [c for c in ran if c.status in ("failed", "timeout", "crashed")]
-    # in the course's order: the table's first concept first, its own file before others' (engine.py)
-    todo.sort(key=lambda c: (order.index(c.concept) if c.concept in order else len(order), c.topic != c.concept))
+    # in the course's order: the table's first concept first, its own file before others' (engine.py),
+    # then down the student's file (the same whatever order the checks ran in, with -n too)
+    todo.sort(key=lambda c: (order.index(c.concept) if c.concept in order else len(order), c.topic != c.concept,
+                             c.topic or "", c.file or "", c.line if c.line is not None else 1 << 30))
     visible = [c for c in todo if not c.hidden]
     if visible:
         check = visible[0]
