@@ -98,11 +98,14 @@ def topic_of(item: pytest.Item) -> str:
 
 
 def title_of(item: pytest.Item) -> str:
-    """A check's readable name: the first line of its docstring, else its
-    name in words ("test_which_are_leaves" -> "which are leaves"), with its
+    """A check's readable name: the first paragraph of its docstring (write
+    a short title there, the details after a blank line), else its name in
+    words ("test_which_are_leaves" -> "which are leaves"), with its
     parameters ("[cpu]") kept."""
     doc = getattr(getattr(item, "obj", None), "__doc__", None)
-    first = doc.strip().splitlines()[0].strip() if isinstance(doc, str) and doc.strip() else ""
+    # the first paragraph, whole: a sentence that wraps onto a second line is not cut
+    paragraph = doc.strip().split("\n\n")[0] if isinstance(doc, str) and doc.strip() else ""
+    first = " ".join(line.strip() for line in paragraph.splitlines()).rstrip(".")
     name = getattr(item, "originalname", None) or item.name.split("[")[0]
     title = first or name.removeprefix("test_").replace("_", " ")
     callspec = getattr(item, "callspec", None)

@@ -4,6 +4,7 @@ one topic left unsolved costs exactly that topic's concept."""
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import pytest
@@ -39,6 +40,9 @@ def test_untouched_stubs_score_zero_with_only_not_implemented(grade_topics):
         topic = check["id"].split("::")[0].removeprefix("checks/test_").removesuffix(".py")
         assert check["status"] == "failed", check
         assert f"not implemented yet: {topic}." in check["feedback"], check
+        # the unwritten part named as a function or method, never as a bare line of code
+        assert re.search(rf"not implemented yet: {topic}\.\w+(\.\w+)?( \({topic}\.py line \d+\))?$",
+                         check["feedback"].splitlines()[0]), check
 
 
 def test_curriculum_is_about_100_points_with_three_checks_per_concept(grade_topics):

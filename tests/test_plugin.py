@@ -109,6 +109,21 @@ def test_json_report_fields(pytester):
     assert check["duration_s"] >= 0
 
 
+def test_a_title_that_wraps_in_the_docstring_is_kept_whole(pytester):
+    pytester.makepyfile(test_checks='''
+        import pytest
+
+        @pytest.mark.grade(concept="leaf")
+        def test_long():
+            """A second backward through a freed graph raises PyTorch's
+            error; retain_graph=True keeps it.
+
+            Details that are not the title."""
+    ''')
+    (check,) = run_grader(pytester).report["checks"]
+    assert check["title"] == "A second backward through a freed graph raises PyTorch's error; retain_graph=True keeps it"
+
+
 def test_report_is_written_incomplete_at_start(pytester):
     pytester.makepyfile(test_checks="""
         import json, pathlib, pytest

@@ -518,3 +518,16 @@ def test_run_calls_a_grader_function_with_the_student_module(tmp_path):
     (tmp_path / "engine.py").write_text("def double(x):\n    return 2 * x\n")
     proxy = Submission(InlineExecutor(), tmp_path, "engine", 10.0)
     assert proxy.run(_drive, 20) == 41
+
+
+def test_an_unwritten_part_is_named_by_its_function_never_from_a_file_outside(tmp_path):
+    from pytest_autograd_grader.boundary.sources import function_at
+
+    (tmp_path / "engine.py").write_text("class Tensor:\n    def backward(self):\n        raise NotImplementedError\n")
+    assert function_at(tmp_path, "engine.py", 3) == "Tensor.backward"
+    assert function_at(tmp_path, "engine.py", 1) is None
+    outside = tmp_path.parent / "secret_checks.py"
+    outside.write_text("def test_hidden():\n    pass\n")
+    # the file name comes from the student's process: nothing outside the submission is read
+    assert function_at(tmp_path, "../secret_checks.py", 1) is None
+    assert function_at(tmp_path, str(outside), 1) is None

@@ -5,12 +5,14 @@ worker reported.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Callable
 
 from ..i18n import msg
 from ..outcomes import StudentFailure
 from .decode import decode
 from .records import ErrorRecord, Limits
+from .sources import function_at
 
 
 def _where(error: dict | ErrorRecord) -> str:
@@ -20,14 +22,17 @@ def _where(error: dict | ErrorRecord) -> str:
 
 
 def failure_from(outcome: dict, show_output: bool = True, limits: Limits | None = None,
-                 explain: Callable[[str], str | None] | None = None) -> StudentFailure:
+                 explain: Callable[[str], str | None] | None = None,
+                 directory: Path | None = None) -> StudentFailure:
     """The feedback for a student-side problem reported by ``student.call``.
 
     ``outcome`` came from student code: a field of the wrong type or a
     missing one may raise anything here (``Submission`` turns that into a
     failed check); an error record is decoded under ``limits``. ``explain``
     names the likely mistake behind an error the student's code raised (the
-    checks' diagnosis, handed down so that the boundary need not know it)."""
+    checks' diagnosis, handed down so that the boundary need not know it);
+    ``directory`` (the submission) lets an unwritten part be named by its
+    function when a grader function drove the module."""
     limits = limits if limits is not None else Limits()
     stage = outcome.get("stage")
     module = outcome.get("module", "?")
@@ -59,8 +64,11 @@ def failure_from(outcome: dict, show_output: bool = True, limits: Limits | None 
         error = decode(outcome["error"], limits)
         error_type, message = error.type, error.message
         if error.type == "NotImplementedError" and outcome.get("op") == "run" and error.line:
-            # a grader function drove the module: name the student's unwritten part by its line
-            text = msg("student.not_implemented_at", module=module, line=error.line, code=error.code)
+            # a grader function drove the module: name the student's unwritten part by its function
+            name = function_at(directory, error.file, error.line) if directory is not None and error.file else None
+            text = msg("student.not_implemented_in", module=module, function=name, file=error.file,
+                       line=error.line) if name else msg("student.not_implemented_at", module=module,
+                                                         line=error.line, code=error.code)
         elif error.type == "NotImplementedError":
             text = msg("student.not_implemented", module=module, function=function)
         else:

@@ -19,6 +19,7 @@ class _Source:
 
     lines: dict[str, int]  # "name" and "Class.method" -> line, at the top level
     empty: bool            # nothing but comments and a docstring: not attempted
+    spans: tuple = ()      # (first line, last line, "name" or "Class.method") of every function
 
 
 @functools.lru_cache(maxsize=256)
@@ -28,6 +29,7 @@ def _parse(path: str, mtime: float, size: int) -> _Source | None:
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     lines: dict[str, int] = {}
+    spans = []
     for node in body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             lines[node.name] = node.lineno
@@ -35,12 +37,15 @@ def _parse(path: str, mtime: float, size: int) -> _Source | None:
                 for inner in node.body:
                     if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)):
                         lines[f"{node.name}.{inner.name}"] = inner.lineno
+                        spans.append((inner.lineno, inner.end_lineno or inner.lineno, f"{node.name}.{inner.name}"))
+            else:
+                spans.append((node.lineno, node.end_lineno or node.lineno, node.name))
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
                 if isinstance(target, ast.Name):
                     lines.setdefault(target.id, node.lineno)
     docstring = body[:1] if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) else []
-    return _Source(lines, len(body) == len(docstring))
+    return _Source(lines, len(body) == len(docstring), tuple(spans))
 
 
 def read_source(path: Path) -> _Source | None:
@@ -69,3 +74,19 @@ def definition_line(path: Path, function: str) -> int | None:
     if len(parts) > 1 and parts[1] == "apply":
         return lines.get(f"{parts[0]}.forward") or lines.get(parts[0])
     return lines.get(".".join(parts[:2])) or lines.get(parts[0])
+
+
+def function_at(directory: Path, file: str, line: int) -> str | None:
+    """The function or method ("Tensor.backward") of the student's ``file``
+    (relative to the submission ``directory``, never outside it) that holds
+    ``line``; None when there is none or the file cannot be read."""
+    try:
+        path = (directory / file).resolve()
+        if not path.is_relative_to(directory.resolve()):
+            return None
+    except (OSError, ValueError, RuntimeError):
+        return None
+    source = read_source(path)
+    if source is None:
+        return None
+    return next((name for first, last, name in source.spans if first <= line <= last), None)

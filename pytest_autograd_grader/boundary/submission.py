@@ -303,7 +303,8 @@ class StudentFunction:
                     return error
                 # an untouched stub still says "not implemented yet"
             if outcome["stage"] != "ok":
-                raise failure_from(outcome, limits=limits, explain=submission._explain)
+                raise failure_from(outcome, limits=limits, explain=submission._explain,
+                                   directory=Path(submission._directory))
             return decode(outcome["value"], limits)
 
         return submission._handed_back(submission._read(self._path, read))

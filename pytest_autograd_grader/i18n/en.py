@@ -89,6 +89,7 @@ EN: dict[str, str] = {
     "student.syntax_error": "{file} has a syntax error at line {line}: {message}\n    {code}",
     "student.import_error": "{module}.py could not be loaded: {type}: {message}{where}",
     "student.not_implemented": "not implemented yet: {module}.{function}",
+    "student.not_implemented_in": "not implemented yet: {module}.{function} ({file} line {line})",
     "student.not_implemented_at": "not implemented yet: {module}.py line {line}: {code}",
     "student.no_function": "{module}.py has no function {function!r}; keep the names of the exercise file",
     "student.raised": "{module}.{function} raised {type}: {message}{where}",

@@ -89,6 +89,7 @@ ZH: dict[str, str] = {
     "student.syntax_error": "{file} 第 {line} 行有语法错误：{message}\n    {code}",
     "student.import_error": "无法加载 {module}.py：{type}: {message}{where}",
     "student.not_implemented": "还没有实现：{module}.{function}",
+    "student.not_implemented_in": "还没有实现：{module}.{function}（{file} 第 {line} 行）",
     "student.not_implemented_at": "还没有实现：{module}.py 第 {line} 行：{code}",
     "student.no_function": "{module}.py 中没有函数 {function!r}；请保留练习文件里的函数名",
     "student.raised": "{module}.{function} 抛出了 {type}: {message}{where}",
