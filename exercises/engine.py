@@ -590,11 +590,13 @@ class Tensor:
         raise NotImplementedError
 
     def zero_grad(self) -> None:
-        """Clear the gradient: set .grad to None.
+        """Clear the gradient: set .grad to None (not to zeros).
 
         Backward adds into .grad (see accumulate_grad), so a second
         backward doubles it unless you clear it in between: in a training
-        loop, zero the gradients in every step.
+        loop, zero the gradients in every step. None is PyTorch's rule too
+        (zero_grad(set_to_none=True) is its default): the next backward
+        then starts a new gradient instead of adding into zeros.
         """
         raise NotImplementedError
 

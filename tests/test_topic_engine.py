@@ -72,6 +72,10 @@ MISTAKES = {
     "not_cleared": (planted(("    def zero_grad(self) -> None:\n        self.grad = None",
                              "    def zero_grad(self) -> None:\n        pass")),
                     ("test_accumulation_and_zeroing",), "diag.engine.not_cleared"),
+    # one rule, PyTorch's: zero_grad sets .grad to None, not zeros
+    "zeros_not_none": (planted(("    def zero_grad(self) -> None:\n        self.grad = None",
+                                "    def zero_grad(self) -> None:\n        self.grad = np.zeros_like(self.data)")),
+                       ("test_accumulation_and_zeroing",), "diag.engine.zeros_not_none"),
     "tanh_derivative": (planted(("        return (grad * (1 - out * out),)", "        return (grad * (1 - out),)")),
                         ("test_op_derivatives", "test_graph_traversal"), "diag.engine.wrong_derivative"),
     "matmul_transposed": (planted((

@@ -136,6 +136,8 @@ def diagnose(kind, program, expected, produced, diffs, device="cpu", fuzzer=None
         return msg("diag.engine.no_unbroadcast")
     earlier = [i for i in range(first["step"]) if steps[i]["kind"] in ("backward", "backward_many")]
     zeroing = [i for i in range(first["step"] + 1) if steps[i]["kind"] == "zero_grad" and steps[i]["value"] == value]
+    if steps[first["step"]]["kind"] == "zero_grad" and e is None and p is not None and not np.any(p):
+        return msg("diag.engine.zeros_not_none")
     if zeroing and e is not None or (steps[first["step"]]["kind"] == "zero_grad"):
         return msg("diag.engine.not_cleared")
     if earlier and e is not None and p is not None:
