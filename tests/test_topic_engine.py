@@ -77,7 +77,7 @@ MISTAKES = {
                                 "    def zero_grad(self) -> None:\n        self.grad = np.zeros_like(self.data)")),
                        ("test_accumulation_and_zeroing",), "diag.engine.zeros_not_none"),
     "tanh_derivative": (planted(("        return (grad * (1 - out * out),)", "        return (grad * (1 - out),)")),
-                        ("test_op_derivatives", "test_graph_traversal"), "diag.engine.wrong_derivative"),
+                        ("test_op_derivatives",), "diag.engine.wrong_derivative"),
     "matmul_transposed": (planted((
         "        return (g2 @ b2.T).reshape(a.shape), (a2.T @ g2).reshape(b.shape)",
         "        return (g2 @ b2).reshape(a.shape), (a2 @ g2).reshape(b.shape)")),
@@ -150,3 +150,18 @@ def test_grading_an_engine_writes_nothing_but_its_report(pytester):
     new = set(os.listdir(pytester.path)) - before
     # pytester's own: the run's output and its basetemp
     assert {n for n in new if n not in ("stdout", "stderr") and not n.startswith("runpytest-")} == {"report.json"}
+
+
+def test_a_wrong_derivative_costs_the_op_check_not_the_traversal(pytester):
+    # the traversal is built from the ops the engine gets right on their own
+    wrong_joins = planted(("        return grad, grad\n", "        return grad, 2 * grad\n"),
+                          ("        return grad, -grad\n", "        return grad, grad\n"),
+                          ("        return grad * b, grad * a\n", "        return grad * a, grad * b\n"))
+    modules = {"tanh": MISTAKES["tanh_derivative"][0], "joins": wrong_joins}
+    results = grade_variants(pytester, TOPIC, modules, seeds=SEEDS[:6],
+                             keep={"tanh": ["test_graph_traversal"], "joins": ["test_graph_traversal"]})
+    for run in results["tanh"]["test_graph_traversal"]:
+        assert run["status"] == "passed", run["feedback"]
+    # with no op left to join two paths, the traversal cannot be checked: said, not passed
+    for run in results["joins"]["test_graph_traversal"]:
+        assert run["status"] == "failed" and "the traversal could not be checked" in run["feedback"], run

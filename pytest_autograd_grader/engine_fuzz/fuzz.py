@@ -43,6 +43,9 @@ def _reference(function):
 RUN_ENGINE_BATCH = _reference(run_engine_batch)
 
 
+UNTESTABLE = "untestable"  # run()'s answer when the engine's ops leave nothing to test with
+
+
 class _Stop(BaseException):
     """The shrinking budget is spent: the smallest failing batch so far stands."""
 
@@ -120,6 +123,19 @@ class Fuzzer:
         with _no_local_constants():
             return find(strategy, condition, settings=config, random=random.Random(self.seed))
 
+    def trusted_ops(self) -> tuple[tuple, tuple]:
+        """The unary ops and the joins of a traversal that the student's
+        engine computes right on their own (one worker call)."""
+        from hypothesis import Phase
+
+        try:
+            probe = self._find(P.op_probe(), lambda batch: True, 1, (Phase.generate,))
+            right = {p["case"] for p, e, r in self.results(probe) if not compare("traversal", p, e, r)}
+        except _Abort as abort:
+            raise abort.failure from None
+        return (tuple(op for op in P.TRAVERSAL_OPS if op in right),
+                tuple(op for op in P.TRAVERSAL_JOINS if op in right))
+
     def run(self):
         """Search in batches (one worker call each, no shrinking); when a
         batch disagrees, search again program by program, from hypothesis's
@@ -128,9 +144,17 @@ class Fuzzer:
         from hypothesis import strategies as st
         from hypothesis.errors import NoSuchExample
 
-        single = P.STRATEGIES[self.kind]()
+        options = {}
+        if self.kind == "traversal":
+            # a traversal built from the ops the student got right: a wrong
+            # derivative is the op check's to tell, not this one's as well
+            ops, joins = self.trusted_ops()
+            if not joins:
+                return UNTESTABLE  # no op to join two paths with: the op check tells why
+            options = {"ops": ops, "joins": joins}
+        single = P.STRATEGIES[self.kind](**options)
         if self.kind in P.SWEEPS:
-            batches, examples = P.SWEEPS[self.kind](), SWEEP_EXAMPLES
+            batches, examples = P.SWEEPS[self.kind](**options), SWEEP_EXAMPLES
         else:
             batches, examples = st.lists(single, min_size=1, max_size=BATCH), MAX_EXAMPLES
         try:
@@ -142,7 +166,7 @@ class Fuzzer:
         fallback = next(p for p, e, r in self.results(batch) if compare(self.kind, p, e, r))
         self.failing_calls, self.best = None, None
         if self.kind in P.CASES and "case" in fallback:
-            single = P.STRATEGIES[self.kind](case=fallback["case"])
+            single = P.STRATEGIES[self.kind](case=fallback["case"], **options)
         try:
             program = self._find(single, lambda p: self.disagrees([p]), SHRINK_SEARCH,
                                  (Phase.generate, Phase.shrink))
@@ -193,6 +217,10 @@ def fuzz(proxy, kind: str, grade_rng, device: str = "cpu"):
     found = fuzzer.run()
     if found is None:
         return None
+    if found == UNTESTABLE:
+        from ..i18n import msg
+
+        return msg("engine.traversal_untested", joins=", ".join(P.TRAVERSAL_JOINS))
     program, expected, produced, diffs = found
     return feedback(kind, program, expected, produced, diffs, device, fuzzer)
 

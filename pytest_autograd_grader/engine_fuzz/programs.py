@@ -237,39 +237,52 @@ def _smaller(draw, shape):
 
 
 TRAVERSAL_OPS = ("tanh", "mul_c", "sigmoid", "neg")
+TRAVERSAL_JOINS = ("add", "mul", "sub")  # the ops that join two paths
 
 
 @st.composite
-def traversal_programs(draw, case=None):
+def traversal_programs(draw, case=None, ops=TRAVERSAL_OPS, joins=TRAVERSAL_JOINS):
     """Elementwise ops whose arguments are earlier values: fan-out of a
     leaf, diamonds (an intermediate used by two later ops) and random
-    graphs with reused intermediates."""
+    graphs with reused intermediates. ``ops`` and ``joins``: the unary and
+    binary ops to build them from (the ones the student's engine gets
+    right, so that a wrong derivative is not also told as a wrong traversal)."""
     b = Builder()
     structure = case or draw(st.sampled_from(("random", "diamond")))
     shape = draw(shapes())
+
+    def step(x):  # a unary op, or a value joined with itself where no unary op can be trusted
+        return _unary(draw, b, x, ops) if ops else b.op(draw(st.sampled_from(joins)), [x, x])
+
     if structure == "diamond":
         x = b.leaf(draw, shape)
-        h = _unary(draw, b, x, TRAVERSAL_OPS)
-        p = _unary(draw, b, h, TRAVERSAL_OPS)
-        q = b.op(draw(st.sampled_from(("add", "mul", "sub"))), [h, p]) if draw(st.booleans()) \
-            else _unary(draw, b, h, TRAVERSAL_OPS)
-        b.op(draw(st.sampled_from(("add", "mul", "sub"))), [p, q])
+        h = step(x)
+        p = step(h)
+        q = b.op(draw(st.sampled_from(joins)), [h, p]) if draw(st.booleans()) else step(h)
+        b.op(draw(st.sampled_from(joins)), [p, q])
     else:
         for _ in range(draw(st.integers(1, 3))):
             b.leaf(draw, shape)
         for _ in range(draw(st.integers(1, 5))):
             count = len(b.shapes)
-            if draw(st.booleans()):
+            if draw(st.booleans()) or not ops:
                 i, j = draw(st.integers(0, count - 1)), draw(st.integers(0, count - 1))
-                b.op(draw(st.sampled_from(("add", "mul", "sub"))), [count - 1 - i, count - 1 - j])
+                b.op(draw(st.sampled_from(joins)), [count - 1 - i, count - 1 - j])
             else:
-                _unary(draw, b, count - 1 - draw(st.integers(0, count - 1)), TRAVERSAL_OPS)
+                step(count - 1 - draw(st.integers(0, count - 1)))
     b.backward(b.scalar(len(b.shapes) - 1))
     return {**b.program(), "case": structure}
 
 
-def traversal_sweep():
-    return st.tuples(*(traversal_programs(case=c) for c in ("random", "diamond", "random", "diamond"))).map(list)
+def traversal_sweep(ops=TRAVERSAL_OPS, joins=TRAVERSAL_JOINS):
+    return st.tuples(*(traversal_programs(case=c, ops=ops, joins=joins)
+                       for c in ("random", "diamond", "random", "diamond"))).map(list)
+
+
+def op_probe():
+    """One program per op a traversal is built from: which of them the
+    student's engine gets right."""
+    return st.tuples(*(op_programs(case=op) for op in TRAVERSAL_OPS + TRAVERSAL_JOINS)).map(list)
 
 
 @st.composite

@@ -391,6 +391,7 @@ EN: dict[str, str] = {
     "diag.engine.retain_grad_no_grad": "Likely mistake: retain_grad() on a tensor that does not require grad must fail, as in PyTorch: no gradient will ever reach it. Raise RuntimeError(\"can't retain_grad on Tensor that has requires_grad=False\").",
     "diag.engine.not_accumulated": "Likely mistake: .grad holds only the last backward's gradient: your backward assigns it instead of adding to it. .grad accumulates across backward calls (grad = grad + g) until it is cleared.",
     "diag.engine.zeros_not_none": "Likely mistake: zero_grad() filled .grad with zeros; the rule here is PyTorch's (zero_grad(set_to_none=True), its default): set .grad to None, so the next backward starts a new gradient.",
+    "engine.traversal_untested": "the traversal could not be checked: the local derivatives of {joins}, the ops that join two paths, are all wrong; fix them first (the op derivatives check says how)",
     "diag.engine.not_cleared": "Likely mistake: zero_grad() does not clear .grad, so the gradients of earlier backward calls are still in it. Set .grad to None in zero_grad(), as PyTorch does.",
     "diag.engine.wrong_derivative": "Likely mistake: the local derivative of {op} in your engine is wrong (this program has no other op that could explain the difference). Check its backward against the derivative rule.",
     "diag.engine.wrong_derivative_of": "Likely mistake: the local derivative of one of these ops is wrong: {ops}. Check each one's backward against its derivative rule.",

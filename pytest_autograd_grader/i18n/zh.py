@@ -391,6 +391,7 @@ ZH: dict[str, str] = {
     "diag.engine.retain_grad_no_grad": "可能的错误：对不需要梯度的张量调用 retain_grad() 应该报错，和 PyTorch 一样：永远不会有梯度传到它那里。请抛出 RuntimeError(\"can't retain_grad on Tensor that has requires_grad=False\")。",
     "diag.engine.not_accumulated": "可能的错误：.grad 里只有最后一次 backward 的梯度：你的 backward 是直接赋值，而不是累加。在被清零之前，.grad 要在多次 backward 之间做梯度累加（grad = grad + g）。",
     "diag.engine.zeros_not_none": "可能的错误：zero_grad() 把 .grad 填成了全零；这里的规则和 PyTorch 一样（zero_grad(set_to_none=True)，它的默认行为）：把 .grad 设为 None，下一次 backward 再从头建立新的梯度。",
+    "engine.traversal_untested": "无法检查图的遍历：用来汇合两条路径的运算 {joins} 的局部导数全都不对；请先改正它们（“各运算的局部导数”那项检查会说明怎么改）",
     "diag.engine.not_cleared": "可能的错误：zero_grad() 没有清除 .grad，之前几次 backward 的梯度还留在里面。请像 PyTorch 那样，在 zero_grad() 里把 .grad 设为 None。",
     "diag.engine.wrong_derivative": "可能的错误：你的引擎里 {op} 的局部导数不对（这个程序里没有别的运算能解释这个差异）。请对照求导法则检查它的 backward。",
     "diag.engine.wrong_derivative_of": "可能的错误：下面这些运算中有一个的局部导数不对：{ops}。请逐个对照求导法则检查它们的 backward。",
