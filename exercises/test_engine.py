@@ -20,6 +20,7 @@ class Engine:
     def __init__(self, submission):
         # numpy only: an engine cannot hand its work to torch.autograd
         self.proxy = submission("engine", numpy_only=True)
+        self.module = self.proxy.module  # named in the runnable program the feedback shows
 
     def run(self, function, *args):
         return self.proxy.run(function, *args)

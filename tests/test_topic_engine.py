@@ -9,6 +9,8 @@ The fuzzer itself (plain data, rendering, comparison, shrinking) is tested
 in-process at the end, without the sandbox."""
 
 import re
+import subprocess
+import sys
 
 from conftest import SEEDS, SOLUTIONS, grade_variants, pattern
 
@@ -111,9 +113,22 @@ def test_reference_passes_and_each_mistake_fails_its_checks_on_each_seed(pyteste
                 assert pattern(diagnosis).search(feedback), (name, check, feedback)
                 others = [key for key in EN if key.startswith("diag.engine.") and key != diagnosis]
                 assert not any(pattern(key).search(feedback) for key in others), (name, check, feedback)
-                assert "from engine import Tensor" not in feedback  # the imports are left out
+                # a script the student can run as it is, beside their engine
+                assert "import numpy as np\nfrom engine_" in feedback, feedback
                 assert _ops(feedback) <= MAX_OPS, (name, check, feedback)
     assert "tanh" in results["tanh_derivative"]["test_op_derivatives"][0]["feedback"]
+    # the smallest program runs as it is shown, beside the engine, and prints the disagreement
+    for name in ("tanh_derivative", "fanout_overwrite", "not_accumulated"):
+        feedback = results[name][MISTAKES[name][1][0]][0]["feedback"]
+        script = feedback[feedback.index("import numpy as np"):].split("\n\n")
+        script = "\n\n".join(script[:2])  # the imports, then the program up to the blank line after it
+        folder = pytester.path / f"run_{name}"
+        folder.mkdir()
+        (folder / f"engine_{name}.py").write_text(MISTAKES[name][0])
+        (folder / "smallest.py").write_text(script)
+        ran = subprocess.run([sys.executable, "smallest.py"], cwd=folder, capture_output=True, text=True, timeout=60)
+        assert ran.returncode == 0, (script, ran.stderr)
+        assert "torch.autograd:" in script and ran.stdout.strip(), (script, ran.stdout)
 
 
 def test_each_mistake_passes_the_checks_of_other_concepts(pytester):

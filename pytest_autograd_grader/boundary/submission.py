@@ -121,6 +121,11 @@ class Submission:
     def __repr__(self) -> str:
         return f"<submission {self._module} from {self._directory}>"
 
+    @property
+    def module(self) -> str:
+        """The name of the student's module this proxy loads ("engine")."""
+        return self._module
+
     def run(self, function: Callable, *args: Any) -> Any:
         """``function(module, *args)`` in the worker, where ``module`` is this
         student module: ``function`` must be importable there by its module

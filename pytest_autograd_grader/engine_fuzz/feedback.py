@@ -58,10 +58,29 @@ def describe(program, diff) -> str:
                produced=show(diff["produced"], diff["expected"]))
 
 
+def _prints(program, diffs) -> dict[int, list[str]]:
+    """After the step where each difference shows: a print of what the
+    student's engine holds, with torch's answer beside it as a comment."""
+    names = names_of(program)
+    out: dict[int, list[str]] = {}
+    for diff in diffs[:3]:
+        if diff["what"] == "error" or diff["step"] < 0:
+            continue
+        name = names[diff["value"]]
+        target = {"grad": f"{name}.grad", "value": f"{name}.data"}.get(
+            diff["what"], f"{name}.{diff.get('field', '')}".replace(".has_grad_fn", ".grad_fn"))
+        expected = show(diff["expected"], diff["produced"]).replace("\n", " ")
+        out.setdefault(diff["step"], []).append(f"print({target!r}, {target})  # torch.autograd: {expected}")
+    return out
+
+
 def feedback(kind, program, expected, produced, diffs, device="cpu", fuzzer=None) -> str:
     ops = len(op_names(program))
-    code = "\n".join("    " + line for line in render(program).splitlines()[3:])
-    parts = [msg("engine.header", ops=ops), code]
+    # the student's module by the name it was loaded under
+    module = getattr(getattr(fuzzer, "proxy", None), "module", None) or "engine"
+    # a script the student can run as it is: their engine's module imported, the differences printed
+    code = render(program, module=module, prints=_prints(program, diffs))
+    parts = [msg("engine.header", ops=ops), code, ""]
     parts += [describe(program, d) for d in diffs[:3]]
     if len(diffs) > 3:
         parts.append(msg("engine.more", count=len(diffs) - 3))

@@ -61,16 +61,19 @@ def expression(step, names_) -> str:
     return f"{a[0]}.{op}()"
 
 
-def render(program) -> str:
-    """The program as runnable Python on the student's engine."""
+def render(program, module: str = "engine", prints: dict | None = None) -> str:
+    """The program as runnable Python on the student's engine (its module
+    ``module``); ``prints`` {step: [lines]} go right after a step's line."""
     names_ = names(program)
-    lines = ["import numpy as np", "from engine import Tensor, backward, no_grad", ""]
+    prints = prints or {}
+    lines = ["import numpy as np", f"from {module} import Tensor, backward, no_grad", ""]
     for name, leaf in zip(names_, program["leaves"]):
         flag = ", requires_grad=True" if leaf["requires_grad"] else ""
         lines.append(f"{name} = Tensor({array_text(leaf['values'], leaf['shape'])}{flag})")
     shapes_ = [tuple(leaf["shape"]) for leaf in program["leaves"]]
     value = len(program["leaves"])
-    for step in program["steps"]:
+    for index, step in enumerate(program["steps"]):
+        lines += prints.get(index - 1, []) if index else []
         kind = step["kind"]
         if kind == "op":
             line = f"{names_[value]} = {expression(step, names_)}"
@@ -97,6 +100,7 @@ def render(program) -> str:
             lines.append(f"{names_[step['value']]}.zero_grad()")
         elif kind == "retain_grad":
             lines.append(f"{names_[step['value']]}.retain_grad()")
+    lines += prints.get(len(program["steps"]) - 1, [])
     del shapes_
     return "\n".join(lines)
 

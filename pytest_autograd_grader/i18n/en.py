@@ -372,7 +372,7 @@ EN: dict[str, str] = {
     "diag.custom_function.gradient_count": "Likely mistake: backward must return one gradient per input of forward, as a tuple in forward's order: return dL/dx, dL/dy (a list counts as one value; an input that needs no gradient gets None).",
     "diag.custom_function.sigmoid_only": "Likely mistake: your backward returns the derivative of sigmoid alone, sigmoid(x) * (1 - sigmoid(x)). swish(x) = x * sigmoid(x) is a product: by the product rule its derivative is sigmoid(x) + x * sigmoid(x) * (1 - sigmoid(x)).",
     # -- topic engine
-    "engine.header": "Your engine disagrees with torch.autograd. The smallest program that shows it ({ops} ops):",
+    "engine.header": "Your engine disagrees with torch.autograd. The smallest program that shows it ({ops} ops), as a script to run beside your engine (it prints what your engine computes, torch's answer in the comment):",
     "engine.shape": "(shape {shape})",
     "engine.value": "`{line}`: expected {name} = {expected}, your engine computed {produced}",
     "engine.grad": "{name}.grad after `{line}`: expected {expected}, your engine gave {produced}",
