@@ -161,7 +161,8 @@ def test_grading_an_engine_writes_nothing_but_its_report(pytester):
     result = pytester.runpytest_subprocess("--grade", "--grade-json", "report.json", "--grade-submission=student",
                                            "--grade-seed=3", "-p", "no:cacheprovider", "-p", "no:benchmark",
                                            "checks")
-    assert "2 failed, 5 passed" in result.stdout.str(), result.stdout.str()[-2000:]
+    # a wrong tanh costs the op check only: the traversal is built from the ops it gets right
+    assert "1 failed, 6 passed" in result.stdout.str(), result.stdout.str()[-2000:]
     new = set(os.listdir(pytester.path)) - before
     # pytester's own: the run's output and its basetemp
     assert {n for n in new if n not in ("stdout", "stderr") and not n.startswith("runpytest-")} == {"report.json"}
