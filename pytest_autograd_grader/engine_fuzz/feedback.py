@@ -121,6 +121,10 @@ def diagnose(kind, program, expected, produced, diffs, device="cpu", fuzzer=None
             return msg("diag.engine.implicit_accepted")
         if ek == "retain_grad_no_grad" and first["produced"] is None:
             return msg("diag.engine.retain_grad_no_grad")
+        if first["expected"] is None and error_key(first["produced"]) == "backward_twice" and any(
+                steps[i].get("retain_graph") for i in range(first["step"])
+                if steps[i]["kind"] in ("backward", "backward_many")):
+            return msg("diag.engine.freed_despite_retain")
         if ek == "shape_mismatch" and error_key(first["produced"]) != "shape_mismatch":
             # no error, or a numpy error further down: the shape was never checked
             return msg("diag.engine.shape_accepted")
@@ -149,6 +153,12 @@ def diagnose(kind, program, expected, produced, diffs, device="cpu", fuzzer=None
         return msg("diag.engine.nonleaf_grad")
     if isinstance(p, str):
         return None
+    retained = [i for i in range(first["step"]) if steps[i]["kind"] == "retain_grad" and steps[i]["value"] == value]
+    if value >= n_leaves and e is not None and p is None and retained:
+        return msg("diag.engine.retain_grad_ignored")
+    gradient = _gradient_mistake(program, first, device)
+    if gradient:
+        return gradient
     if "matmul" in ops and (p is None or np.shape(p) != np.shape(e)):
         return msg("diag.engine.matmul_transposed")
     if _broadcasts(program) and (p is None or e is None or np.shape(p) != np.shape(e)):
@@ -188,6 +198,36 @@ def diagnose(kind, program, expected, produced, diffs, device="cpu", fuzzer=None
         if len(named) == 1:
             return msg("diag.engine.wrong_derivative", op=OP_TEXT.get(named[0], named[0]))
         return msg("diag.engine.wrong_derivative_of", ops=", ".join(OP_TEXT.get(o, o) for o in named))
+    return None
+
+
+def _gradient_mistake(program, first, device) -> str | None:
+    """A backward given gradients (``gradient``, ``grad_tensors``) that the
+    engine ignored (it used ones) or applied twice (g * g): torch run again
+    with those gradients gives exactly what the engine gave."""
+    from .interpret import run_torch
+
+    if first["produced"] is None or first["step"] < 0:
+        return None
+
+    def changed(step, change):
+        if step["kind"] == "backward" and step.get("gradient"):
+            return {**step, "gradient": change(step["gradient"])}
+        if step["kind"] == "backward_many":
+            return {**step, "grad_tensors": [None if g is None else change(g) for g in step["grad_tensors"]]}
+        return step
+
+    for key, change in (("diag.engine.gradient_ignored", lambda g: [1.0] * len(g)),
+                        ("diag.engine.gradient_twice", lambda g: [x * x for x in g])):
+        steps = [changed(s, change) if i <= first["step"] else s for i, s in enumerate(program["steps"])]
+        if steps == program["steps"]:
+            continue  # no gradient given, or ones (0s and 1s) that cannot tell these apart
+        try:
+            grad = run_torch({**program, "steps": steps}, device)["steps"][first["step"]]["grads"][first["value"]]
+        except (IndexError, KeyError, TypeError, RuntimeError, ValueError):
+            continue
+        if grad is not None and not isinstance(grad, str) and close_enough(grad, first["produced"]):
+            return msg(key)
     return None
 
 

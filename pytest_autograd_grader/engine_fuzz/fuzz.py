@@ -156,7 +156,11 @@ class Fuzzer:
         if self.kind in P.SWEEPS:
             batches, examples = P.SWEEPS[self.kind](**options), SWEEP_EXAMPLES
         else:
-            batches, examples = st.lists(single, min_size=1, max_size=BATCH), MAX_EXAMPLES
+            must = P.MUST.get(self.kind, ())
+            batches = st.tuples(*(P.STRATEGIES[self.kind](case=c, **options) for c in must),
+                                st.lists(single, min_size=1, max_size=BATCH - len(must))).map(
+                lambda t: [*t[:-1], *t[-1]])
+            examples = MAX_EXAMPLES
         try:
             batch = self._find(batches, self.disagrees, examples, (Phase.generate,))
         except NoSuchExample:
