@@ -9,6 +9,7 @@ import numpy as np
 
 from ..i18n import msg
 from . import programs as P
+from .builder import Builder, numel
 from .differences import OP_TEXT, close_enough, compare, error_key
 from .render import names as names_of
 from .render import op_names, render, shapes_of
@@ -241,7 +242,7 @@ def probe(fuzzer, program, expected) -> list[str]:
         if step["kind"] != "op":
             continue
         if step["op"] != "detach" and all(expected["values"][a] is not None for a in step["args"]):
-            b = P.Builder()
+            b = Builder()
             args = []
             for a in step["args"]:
                 data = np.asarray(expected["values"][a]["data"], dtype=np.float64)
@@ -254,7 +255,7 @@ def probe(fuzzer, program, expected) -> list[str]:
                 args.append(len(b.shapes) - 1)
             params = {k: v for k, v in step.items() if k not in ("kind", "op", "args", "no_grad", "detach_args")}
             out = b.op(step["op"], args, **params)
-            weights = [0.5 + 0.25 * (i % 5) for i in range(P.numel(b.shapes[out]))]
+            weights = [0.5 + 0.25 * (i % 5) for i in range(numel(b.shapes[out]))]
             b.leaves.append({"shape": list(b.shapes[out]), "values": weights, "requires_grad": False})
             # the weights leaf is numbered after the op's result: renumber
             program_ = b.program()

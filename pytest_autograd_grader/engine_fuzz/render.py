@@ -4,7 +4,7 @@ graph with their engine's names, its leaves' values and its shapes.
 
 from __future__ import annotations
 
-from .programs import Builder
+from .builder import Builder
 
 # -- rendering ----------------------------------------------------------------
 
