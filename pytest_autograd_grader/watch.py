@@ -172,6 +172,8 @@ class Watch:
             topic = path.stem.removeprefix("test_")
             if topic in self.topics:
                 files[topic] = self.topics[topic]
+            elif (self.folder / f"test_{topic}.py").is_file():
+                continue  # a topic of the folder not watched (watch was given some topics only)
             elif path.suffix == ".py":
                 return list(self.topics.values())
         return list(files.values())

@@ -137,3 +137,21 @@ def test_an_unknown_option_value_stops_with_pytests_word(tmp_path):
                            "--grade-lang", "xx"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 4
     assert "--grade-lang" in done.stderr + done.stdout and "Traceback" not in done.stderr
+
+
+def test_a_save_regrades_the_topic_it_belongs_to(tmp_path):
+    from pytest_autograd_grader.watch import Watch, _topics
+
+    for topic in ("leaf", "graph"):
+        shutil.copy(EXERCISES / f"test_{topic}.py", tmp_path)
+        shutil.copy(EXERCISES / f"{topic}.py", tmp_path)
+    folder, topics = _topics(tmp_path)
+    watch = Watch(folder, topics, folder, [])
+    names = lambda changed: sorted(p.name for p in watch.checks_for({str(tmp_path / c) for c in changed}))  # noqa: E731
+    assert names(["leaf.py"]) == names(["test_leaf.py"]) == names(["leaf.ipynb"]) == ["test_leaf.py"]
+    assert names(["leaf.py", "graph.py"]) == ["test_graph.py", "test_leaf.py"]
+    assert names(["helpers.py"]) == ["test_graph.py", "test_leaf.py"]  # any other Python file: every topic
+    # watching one topic: another topic's save grades nothing
+    folder, topics = _topics(tmp_path / "leaf.py")
+    watch = Watch(folder, topics, folder, [])
+    assert names(["graph.py"]) == [] and names(["leaf.py"]) == ["test_leaf.py"]
