@@ -14,7 +14,7 @@ from pathlib import Path
 WARM_UP_S = 120.0  # the zygote's cold start: torch imported once
 
 
-def run_session(args: list[str], checks: Path | list[Path]) -> int:
+def run_session(args: list[str], checks: Path) -> int:
     """``pytest.main(args)`` in this process. Modules loaded from ``checks``
     (the checks files, their conftest) are forgotten afterwards, so the next
     session sees an edited check; libraries loaded on the way stay (torch
@@ -23,13 +23,13 @@ def run_session(args: list[str], checks: Path | list[Path]) -> int:
 
     modules = set(sys.modules)
     path = list(sys.path)
-    folders = [str(Path(c).resolve()) + os.sep for c in (checks if isinstance(checks, list) else [checks])]
+    folder = str(Path(checks).resolve()) + os.sep
     try:
         return int(pytest.main(args))
     finally:
         for name in set(sys.modules) - modules:
             file = str(getattr(sys.modules[name], "__file__", None) or "")
-            if file and any(os.path.realpath(file).startswith(folder) or file.startswith(folder) for folder in folders):
+            if file and (os.path.realpath(file).startswith(folder) or file.startswith(folder)):
                 del sys.modules[name]
         sys.path[:] = path
 

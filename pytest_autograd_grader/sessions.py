@@ -12,6 +12,7 @@ import pytest
 from .declarations import collect_cause, known_concepts
 from .i18n import msg
 from .reporters import gradescope_results, next_step, table_lines, write_json_atomic
+from .reporters.terminal import separator
 from .scoring import Gradebook
 from .state import PLAIN_CHECKS, GradeState, state_of
 
@@ -107,7 +108,6 @@ class GradingSession:
             session.exitstatus = pytest.ExitCode.OK if gradebook.percent >= required else pytest.ExitCode.TESTS_FAILED
 
 
-
 class GradeTableLast:
     """The grade table, printed after everything pytest prints at the end
     (its outermost sessionfinish wrapper), so a student reads it and the
@@ -129,8 +129,6 @@ class GradeTableLast:
 def partial_reasons(config: pytest.Config, session: pytest.Session) -> list[str]:
     """Why the total covers only some of the checks: a selection (-k, -m,
     --deselect, --lf), a run stopped early (-x), files named one by one."""
-    import os
-
     option = config.option
     reasons = []
     chosen = [name for name, on in (("-k", option.keyword), ("-m", option.markexpr),
@@ -197,15 +195,6 @@ def write_reports(config: pytest.Config, gradebook: Gradebook, final: bool = Fal
             failures[f"--grade-github {problem}"] = problem
 
 
-def _separator(title: str, width: int) -> str:
-    """pytest's "==== title ====" line, measured in display columns (pytest
-    counts characters, so a Chinese title made it two columns too wide)."""
-    from .reporters.terminal import width_of
-
-    fill = max(2, width - width_of(title) - 2)
-    return f"{'=' * (fill // 2)} {title} {'=' * (fill - fill // 2)}"
-
-
 def _summarize(tr, state: GradeState, gradebook: Gradebook, partial: list[str]) -> None:
     if state.settings.github:
         from .reporters.github import annotation_lines
@@ -213,7 +202,7 @@ def _summarize(tr, state: GradeState, gradebook: Gradebook, partial: list[str]) 
         # workflow commands: GitHub Actions reads them from the job's output
         for line in annotation_lines(gradebook, submission=state.settings.submission):
             tr.write_line(line)
-    tr.write_line(_separator(msg("summary.title"), tr._tw.fullwidth), bold=True)
+    tr.write_line(separator(msg("summary.title"), tr._tw.fullwidth), bold=True)
     from .reporters import REPORT_FAILURES
 
     failures = tr.config.stash.get(REPORT_FAILURES, {})
@@ -234,8 +223,9 @@ def _summarize(tr, state: GradeState, gradebook: Gradebook, partial: list[str]) 
     if partial:
         import shlex
 
-        folders = sorted({arg.split("::")[0] if "::" in arg else arg for arg in tr.config.args})
-        folders = sorted({f if not f.endswith(".py") else (os.path.dirname(f) or ".") for f in folders})
+        # the folders of the files named (a node id's file, a checks file): the whole score's run
+        paths = (arg.split("::")[0] for arg in tr.config.args)
+        folders = sorted({(os.path.dirname(p) or ".") if p.endswith(".py") else p for p in paths})
         command = shlex.join(["pytest", "--grade", *folders])
         tr.write_line(msg("summary.partial", why="; ".join(partial), command=command), yellow=True)
     if state.settings.fail_under is not None:

@@ -220,7 +220,7 @@ class Watch:
     def summary(self) -> list[str]:
         from .concepts import BUILTIN_CONCEPTS, Concept
         from .reporters import next_step, table_lines
-        from .reporters.terminal import width_of
+        from .reporters.terminal import separator
         from .scoring import CheckResult, Gradebook
 
         order = [c.id for c in BUILTIN_CONCEPTS]
@@ -229,10 +229,7 @@ class Watch:
                               concepts={c: Concept(c, self.concepts[c]) for c in ids})
         for key, check in self.results.items():
             gradebook.checks[key] = CheckResult.from_dict(check)
-        title = msg("summary.title")
-        fill = max(2, 78 - width_of(title))
-        return [f"{'=' * (fill // 2)} {title} {'=' * (fill - fill // 2)}", *table_lines(gradebook),
-                next_step(gradebook)]
+        return [separator(msg("summary.title")), *table_lines(gradebook), next_step(gradebook)]
 
 
 def _settle() -> None:

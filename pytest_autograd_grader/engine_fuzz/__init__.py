@@ -1,6 +1,7 @@
 """The engine track's differential fuzzing: random programs (their format
-and builder ``builder``, the strategies that draw them ``programs``) run on the student's numpy engine in the worker and in torch.autograd in
-the grader (``interpret``), compared (``differences``) and shrunk to the
+and builder ``builder``, the strategies that draw them ``programs``) run
+on the student's numpy engine in the worker and in torch.autograd in the
+grader (``interpret``), compared (``differences``) and shrunk to the
 smallest program that disagrees (``fuzz``), told as Python with a
 diagnosis (``render``, ``feedback``).
 

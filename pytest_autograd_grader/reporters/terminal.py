@@ -35,13 +35,21 @@ def _left(text: str, width: int) -> str:
     return text + " " * max(0, width - width_of(text))
 
 
+def separator(title: str, width: int = WIDTH) -> str:
+    """pytest's "==== title ====" line, measured in display columns (pytest
+    counts characters, so a Chinese title made it two columns too wide)."""
+    fill = max(2, width - width_of(title) - 2)
+    return f"{'=' * (fill // 2)} {title} {'=' * (fill - fill // 2)}"
+
+
 def cut(text: str, width: int) -> str:
     """``text`` in at most ``width`` columns, ending in an ellipsis when cut."""
     if width_of(text) <= width:
         return text
-    out = ""
+    out, used = "", 0
     for c in text:
-        if width_of(out + c) > width - 1:
+        used += width_of(c)
+        if used > width - 1:  # one column left for the ellipsis
             break
         out += c
     return out + "\u2026"
@@ -101,7 +109,7 @@ def topic_files(gradebook: Gradebook) -> dict[str, str]:
 
 def _sources(gradebook: Gradebook) -> dict[str, list[str]]:
     """For each concept whose points come from more than one topic, a line
-    per topic other than its own: "2 of these points are in engine.py"."""
+    per topic other than its own: "engine.py holds 2 of these points"."""
     file_of = topic_files(gradebook)
     per_concept: dict[str, dict[str, float]] = {}
     for check in gradebook.graded():
