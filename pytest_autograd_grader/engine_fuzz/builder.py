@@ -23,7 +23,13 @@ Values are numbered: the leaves first (0, 1, ...), then the result of each
 
 The strategies keep values away from the singularities of log, div and
 fractional powers (those only ever see values known to be positive) and
-from relu's kink (no element is ever 0)."""
+from relu's kink: relu only ever sees values known to lie away from 0
+(``safe``), since a sum that cancels to about 0 may round to either side
+of it, differently in numpy and in torch.
+
+The builder numbers values as they are built; ``program()`` numbers them
+as the interpreter and the renderer do, leaves first, so a leaf made after
+an op (a weights tensor, say) is the value the strategy meant."""
 
 from __future__ import annotations
 
@@ -47,47 +53,95 @@ def numel(shape) -> int:
 
 class Builder:
     """Collects leaves and steps while tracking each value's shape, whether
-    it is known positive, whether it requires grad and how often it is used."""
+    it is known positive, known away from 0, whether it requires grad and
+    how deep it lies. Ids are build ids: in the order values were made."""
 
     def __init__(self):
         self.leaves: list[dict] = []
         self.steps: list[dict] = []
         self.shapes: list[tuple] = []
         self.positive: list[bool] = []
+        self.safe: list[bool] = []
         self.grad: list[bool] = []
         self.depth: list[int] = []
+        self.given: list[bool] = []  # a leaf of the program (not an op's result)
+
+    @classmethod
+    def of(cls, program: dict) -> "Builder":
+        """A builder that has built ``program`` (leaves first, as numbered
+        there): its shapes and flags, to add steps to or to read."""
+        b = cls()
+        for leaf in program["leaves"]:
+            values = leaf["values"]
+            b._value(tuple(leaf["shape"]), all(v > 0 for v in values), all(v != 0 for v in values),
+                     leaf["requires_grad"], 0, True)
+            b.leaves.append(leaf)
+        for step in program["steps"]:
+            if step["kind"] == "op":
+                params = {k: v for k, v in step.items() if k not in ("kind", "op", "args", "no_grad")}
+                b.op(step["op"], step["args"], no_grad=step.get("no_grad", False), **params)
+            else:
+                b.steps.append(step)
+        return b
 
     def program(self) -> dict:
-        return {"leaves": self.leaves, "steps": self.steps}
+        """The program, its values numbered leaves first."""
+        order = [i for i, given in enumerate(self.given) if given] + \
+            [i for i, given in enumerate(self.given) if not given]
+        number = {build: final for final, build in enumerate(order)}
+        steps = []
+        for step in self.steps:
+            step = dict(step)
+            for key in ("args", "values"):
+                if key in step:
+                    step[key] = [number[v] for v in step[key]]
+            if "value" in step:
+                step["value"] = number[step["value"]]
+            steps.append(step)
+        return {"leaves": [dict(leaf) for leaf in self.leaves], "steps": steps}
 
-    def leaf(self, draw, shape, requires_grad=True, positive=False) -> int:
-        pool = POSITIVE if positive else VALUES
-        # element j of leaf i shrinks to pool[i + j]: even the simplest
-        # tensors hold distinct values, so that no transposition, permutation
-        # or mix-up of inputs hides behind equal elements
-        start = len(self.leaves)
-        values = [pool[(draw(st.integers(0, len(pool) - 1)) + start + j) % len(pool)] for j in range(numel(shape))]
-        self.leaves.append({"shape": list(shape), "values": values, "requires_grad": bool(requires_grad)})
+    def _value(self, shape, positive, safe, grad, depth, given) -> int:
         self.shapes.append(tuple(shape))
         self.positive.append(positive)
-        self.grad.append(bool(requires_grad))
-        self.depth.append(0)
+        self.safe.append(safe)
+        self.grad.append(bool(grad))
+        self.depth.append(depth)
+        self.given.append(given)
         return len(self.shapes) - 1
+
+    def leaf(self, draw, shape, requires_grad=True, positive=False, values=None) -> int:
+        """A leaf of ``shape``: its elements drawn (never 0), or ``values``."""
+        if values is None:
+            pool = POSITIVE if positive else VALUES
+            # element j of leaf i shrinks to pool[i + j]: even the simplest
+            # tensors hold distinct values, so that no transposition, permutation
+            # or mix-up of inputs hides behind equal elements
+            start = len(self.leaves)
+            values = [pool[(draw(st.integers(0, len(pool) - 1)) + start + j) % len(pool)]
+                      for j in range(numel(shape))]
+        self.leaves.append({"shape": list(shape), "values": [float(v) for v in values],
+                            "requires_grad": bool(requires_grad)})
+        return self._value(shape, positive, all(v != 0 for v in values), requires_grad, 0, True)
 
     def op(self, name: str, args, no_grad=False, **params) -> int:
         shapes = [self.shapes[a] for a in args]
         shape, positive = shapes[0], False
+        # away from 0: no op whose result may cancel to about 0 (a sum, a
+        # difference, log near 1) or that makes zeros (relu)
+        safe = name in ("mul", "div", "neg", "mul_c", "tanh", "pow", "T", "reshape", "detach") and \
+            all(self.safe[a] for a in args) or name in ("exp", "sigmoid")
         if name in ("add", "sub", "mul", "div"):
             shape = broadcast(shapes[0], shapes[1])
             positive = name in ("add", "mul", "div") and all(self.positive[a] for a in args)
         elif name == "matmul":
-            shape = (shapes[0][0], shapes[1][1])
+            shape = shapes[0][:-1] + shapes[1][1:]
         elif name in ("sum", "mean"):
             axis, keep = params.get("axis"), params.get("keepdims", False)
             params = {"axis": axis, "keepdims": bool(keep)}
             if axis is None:
                 shape = tuple(1 for _ in shape) if keep else ()
             else:
+                axis %= len(shape)
                 shape = tuple(1 if i == axis else n for i, n in enumerate(shape)) if keep else \
                     tuple(n for i, n in enumerate(shape) if i != axis)
             positive = self.positive[args[0]]
@@ -102,17 +156,17 @@ class Builder:
             positive = True
         elif name == "detach":
             positive = self.positive[args[0]]
-        elif name in ("mul_c", "add_c", "pow"):
+        elif name in ("mul_c", "add_c"):
             positive = self.positive[args[0]] and params["const"] > 0
+        elif name == "pow":
+            positive = self.positive[args[0]] or params["const"] == 0
+            safe = safe or params["const"] == 0
         step = {"kind": "op", "op": name, "args": list(args), **params}
         if no_grad:
             step["no_grad"] = True
         self.steps.append(step)
-        self.shapes.append(shape)
-        self.positive.append(positive)
-        self.grad.append(not no_grad and name != "detach" and any(self.grad[a] for a in args))
-        self.depth.append(1 + max(self.depth[a] for a in args))
-        return len(self.shapes) - 1
+        grad = not no_grad and name != "detach" and any(self.grad[a] for a in args)
+        return self._value(shape, positive, safe, grad, 1 + max(self.depth[a] for a in args), False)
 
     def scalar(self, value: int) -> int:
         """``value.sum()`` unless it already has one element and no dims."""
@@ -132,3 +186,34 @@ def broadcast(a, b):
     n = max(len(a), len(b))
     a, b = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
     return tuple(max(x, y) for x, y in zip(a, b))
+
+
+# -- drawing helpers the strategies share ------------------------------------------
+
+SIZES = st.sampled_from((2, 1, 3))  # shrinks to 2: a 1x1 matrix hides a transposition
+WIDE = st.sampled_from((2, 3))      # a length that a mistake along its axis cannot hide in
+
+
+@st.composite
+def shapes(draw, min_dims=1, max_dims=2):
+    return tuple(draw(SIZES) for _ in range(draw(st.integers(min_dims, max_dims))))
+
+
+def unary(draw, b: Builder, x: int, ops) -> int:
+    name = draw(st.sampled_from(ops))
+    if name == "log" and not b.positive[x]:
+        name = "exp"
+    if name == "exp" and b.depth[x] >= 2:
+        name = "tanh"  # no exp of exp of exp
+    if name == "relu" and not b.safe[x]:
+        name = "sigmoid"  # relu's kink: a value about 0 rounds to either side of it
+    if name in ("mul_c", "add_c", "rsub_c"):
+        return b.op(name, [x], const=draw(st.sampled_from(CONSTS)))
+    if name == "pow":
+        powers = (2, 3, 0.5, -1) if b.positive[x] else (2, 3)
+        return b.op(name, [x], const=draw(st.sampled_from(powers)))
+    return b.op(name, [x])
+
+
+def done(b: Builder, case: str) -> dict:
+    return {**b.program(), "case": case}

@@ -26,12 +26,14 @@ ERRORS = {
     "implicit_grad": "grad can be implicitly created only for scalar outputs",
     "shape_mismatch": "Mismatch in shape",
     "retain_grad_no_grad": "can't retain_grad on Tensor that has requires_grad=False",
+    "no_grad_root": "does not require grad and does not have a grad_fn",
 }
 
 # what each kind of check compares besides errors, outputs and leaf grads
-META = {"ops": ("grad_fn",), "leaf": ("requires_grad", "is_leaf", "has_grad_fn")}
+META = {"ops": ("grad_fn",), "leaf": ("requires_grad", "is_leaf", "has_grad_fn", "retains_grad")}
 ALL_GRADS = ("leaf",)
-# retain_graph is about which backward calls raise: its gradients are accumulation's
+# retain_graph is about which backward calls raise: its gradients are
+# accumulation's, but for what a backward that raises halfway hands out
 ERRORS_ONLY = ("retain_graph",)
 
 OP_TEXT = {"add": "+", "sub": "-", "mul": "*", "div": "/", "matmul": "@", "add_c": "+ (a number)",
@@ -97,8 +99,15 @@ def compare(kind: str, program: dict, expected: dict, produced: dict) -> list[di
                                 "produced": pv["data"]})
                 out += _meta_diffs(meta, value, i, ev, pv)
             value += 1
+        if step["kind"] == "retain_grad" and "retains_grad" in meta and \
+                e.get("retains_grad", False) != p.get("retains_grad", False):
+            out.append({"what": "meta", "field": "retains_grad", "step": i, "value": step["value"],
+                        "expected": e.get("retains_grad", False), "produced": p.get("retains_grad", False)})
         if step["kind"] == "zero_grad":
             zeroed.add(step["value"])
+        if kind in ERRORS_ONLY and ek == pk == "backward_twice" and e["grads"] is not None and \
+                p["grads"] is not None:
+            out += _partial_diffs(i, n_leaves, expected["steps"], produced["steps"])
         if e["grads"] is not None and p["grads"] is not None and kind not in ERRORS_ONLY:
             ids = range(len(e["grads"])) if kind in ALL_GRADS else range(n_leaves)
             for v in ids:
@@ -110,11 +119,36 @@ def compare(kind: str, program: dict, expected: dict, produced: dict) -> list[di
     return out
 
 
+def _partial_diffs(i, n_leaves, expected, produced) -> list[dict]:
+    """At a backward that raised halfway (a freed node), what each leaf
+    received before the error: its .grad after the step less its .grad
+    before (None counting as 0), so that an accumulation or zeroing
+    mistake does not show here as well."""
+    def before(steps, v):
+        return next((s["grads"][v] for s in reversed(steps[:i]) if s["grads"] is not None), None)
+
+    def received(steps, v):  # None: nothing
+        after, earlier = steps[i]["grads"][v], before(steps, v)
+        if isinstance(after, str) or isinstance(earlier, str) or after is None:
+            return after
+        return np.asarray(after) - (0 if earlier is None else np.asarray(earlier))
+
+    out = []
+    for v in range(n_leaves):
+        e, p = received(expected, v), received(produced, v)
+        nothing = [x is None or (not isinstance(x, str) and not np.any(x)) for x in (e, p)]
+        if not (all(nothing) or close_enough(e, p)):
+            out.append({"what": "received", "step": i, "value": v, "expected": e, "produced": p})
+    return out
+
+
 def _meta_diffs(meta, value, step, e, p):
     out = []
     if e is None or p is None:
         return out
     for field in meta:
+        if field == "retains_grad":
+            continue  # read after retain_grad(), not at creation
         if field == "has_grad_fn":
             ef, pf = e["grad_fn"] is not None, p["grad_fn"] is not None
         elif field == "grad_fn":

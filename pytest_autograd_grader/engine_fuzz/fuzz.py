@@ -19,17 +19,19 @@ import json
 import random
 import time
 
+from . import diagnosis, reduce
 from . import programs as P
 from .differences import compare
 from .feedback import feedback
 from .interpret import run_engine_batch, run_torch, unpack
 
-BATCH = 12          # programs per worker call
-MAX_EXAMPLES = 5    # batches tried when every program agrees
-SWEEP_EXAMPLES = 3  # sweeps tried (a sweep: one program for each op or graph shape)
+BATCH = 12          # programs per worker call, at least (one per case, then random ones)
+MAX_EXAMPLES = 4    # batches tried when every program agrees
+EXAMPLES = {"ops": 2}  # the op check's batches hold one program per op and more: fewer of them
 SHRINK_SEARCH = 40  # single programs tried to find one to shrink, once a batch disagreed
 SHRINK_CALLS = 30   # worker calls spent shrinking a disagreement at most
 SHRINK_TRIES = 200  # candidates hypothesis's shrinker may try at most
+REDUCE_ROUNDS = 12  # rounds of taking one op or step away (reduce.py), one worker call each
 
 
 def _reference(function):
@@ -73,6 +75,7 @@ class Fuzzer:
         self.tries = 0
         self.best = None
         self.worker_s = self.torch_s = 0.0  # time in worker calls and in torch (for bench/)
+        self.drawn: list[dict] = []  # the programs of the batches searched (behaviours.py reads them)
 
     def results(self, batch):
         """(program, torch result, engine result) for each program of the
@@ -81,7 +84,7 @@ class Fuzzer:
         missing = {}
         for key, program in zip(keys, batch):
             if key not in self.engine:
-                missing.setdefault(key, program)
+                missing.setdefault(key, dict(program))  # plain data to cross to the worker
         if missing:
             start = time.perf_counter()
             try:
@@ -105,6 +108,8 @@ class Fuzzer:
             if self.tries > SHRINK_TRIES or (self.calls - self.failing_calls >= SHRINK_CALLS and any(
                     json.dumps(p, sort_keys=True) not in self.engine for p in batch)):
                 raise _Stop()
+        if self.failing_calls is None and self.best is None:
+            self.drawn += batch
         if key not in self.verdicts:
             self.verdicts[key] = any(compare(self.kind, p, e, r) for p, e, r in self.results(batch))
         found = self.verdicts[key]
@@ -121,56 +126,74 @@ class Fuzzer:
         config = settings(database=None, deadline=None, max_examples=max_examples,
                           suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, phases=phases)
         with _no_local_constants():
-            return find(strategy, condition, settings=config, random=random.Random(self.seed))
+            return find(strategy.map(_quiet), condition, settings=config, random=random.Random(self.seed))
 
-    def trusted_ops(self) -> tuple[tuple, tuple]:
-        """The unary ops and the joins of a traversal that the student's
-        engine computes right on their own (one worker call)."""
+    def trusted_ops(self) -> set[str]:
+        """The ops a traversal or a broadcast is built from that the
+        student's engine computes right on their own (one worker call)."""
         from hypothesis import Phase
 
         try:
             probe = self._find(P.op_probe(), lambda batch: True, 1, (Phase.generate,))
-            right = {p["case"] for p, e, r in self.results(probe) if not compare("traversal", p, e, r)}
+            return {p["case"] for p, e, r in self.results(probe) if not compare("ops", p, e, r)}
         except _Abort as abort:
             raise abort.failure from None
-        return (tuple(op for op in P.TRAVERSAL_OPS if op in right),
-                tuple(op for op in P.TRAVERSAL_JOINS if op in right))
+
+    def options(self) -> dict | None:
+        """The strategy's options: for a traversal and a broadcast, the ops
+        the student got right (a wrong derivative is the op check's to
+        tell, not these as well); None where no op is left to build with."""
+        if self.kind not in ("traversal", "broadcasting"):
+            return {}
+        right = self.trusted_ops()
+        if self.kind == "broadcasting":
+            options = {"ops": tuple(op for op in P.BROADCAST_OPS if op in right)}
+        else:
+            options = {"ops": tuple(op for op in P.TRAVERSAL_OPS if op in right),
+                       "joins": tuple(op for op in P.TRAVERSAL_JOINS if op in right)}
+        if all(options.values()) or self.kind == "traversal" and options["joins"]:
+            return options
+        # no op works even alone: either their derivatives are all wrong (the
+        # op check tells), or the engine fails every backward of more than
+        # one node (an order or freeing mistake), which any program shows
+        return {} if diagnosis.backward_broken(self) else None
+
+    def batches(self, options: dict):
+        """Batches that hold one program of each case of the kind (the
+        behaviours its docstrings specify) and random programs beside them."""
+        from hypothesis import strategies as st
+
+        strategy = P.STRATEGIES[self.kind]
+        if self.kind in P.SWEEPS:
+            covered = P.SWEEPS[self.kind](**options)
+        else:
+            covered = st.tuples(*(strategy(case=c, **options) for c in P.CASES[self.kind])).map(list)
+        extra = BATCH - len(P.CASES[self.kind])
+        if extra <= 0:
+            return covered
+        return st.tuples(covered, st.lists(strategy(**options), min_size=1, max_size=extra)).map(
+            lambda t: t[0] + t[1])
 
     def run(self):
         """Search in batches (one worker call each, no shrinking); when a
         batch disagrees, search again program by program, from hypothesis's
         simplest programs on, and shrink the first that disagrees."""
         from hypothesis import Phase
-        from hypothesis import strategies as st
         from hypothesis.errors import NoSuchExample
 
-        options = {}
-        if self.kind == "traversal":
-            # a traversal built from the ops the student got right: a wrong
-            # derivative is the op check's to tell, not this one's as well
-            ops, joins = self.trusted_ops()
-            if not joins:
-                return UNTESTABLE  # no op to join two paths with: the op check tells why
-            options = {"ops": ops, "joins": joins}
-        single = P.STRATEGIES[self.kind](**options)
-        if self.kind in P.SWEEPS:
-            batches, examples = P.SWEEPS[self.kind](**options), SWEEP_EXAMPLES
-        else:
-            must = P.MUST.get(self.kind, ())
-            batches = st.tuples(*(P.STRATEGIES[self.kind](case=c, **options) for c in must),
-                                st.lists(single, min_size=1, max_size=BATCH - len(must))).map(
-                lambda t: [*t[:-1], *t[-1]])
-            examples = MAX_EXAMPLES
+        options = self.options()
+        if options is None:
+            return UNTESTABLE  # no op to build with: the op check tells why
         try:
-            batch = self._find(batches, self.disagrees, examples, (Phase.generate,))
+            batch = self._find(self.batches(options), self.disagrees, EXAMPLES.get(self.kind, MAX_EXAMPLES),
+                               (Phase.generate,))
         except NoSuchExample:
             return None
         except _Abort as abort:
             raise abort.failure from None
         fallback = next(p for p, e, r in self.results(batch) if compare(self.kind, p, e, r))
         self.failing_calls, self.best = None, None
-        if self.kind in P.CASES and "case" in fallback:
-            single = P.STRATEGIES[self.kind](case=fallback["case"], **options)
+        single = P.STRATEGIES[self.kind](case=fallback["case"], **options)
         try:
             program = self._find(single, lambda p: self.disagrees([p]), SHRINK_SEARCH,
                                  (Phase.generate, Phase.shrink))
@@ -180,8 +203,42 @@ class Fuzzer:
             program = self.best[0]
         except _Abort as abort:
             raise abort.failure from None
+        program = self.reduce(program)
         ((program, expected, produced),) = self.results([program])
         return program, expected, produced, compare(self.kind, program, expected, produced)
+
+    def reduce(self, program: dict) -> dict:
+        """Take away one op or step at a time while the program still
+        disagrees (``reduce.py``; one worker call a round), until nothing
+        can go: the program shown is 1-minimal."""
+        for _ in range(REDUCE_ROUNDS):
+            smaller = reduce.candidates(program)
+            try:
+                found = next((p for p, e, r in self.results(smaller) if compare(self.kind, p, e, r)), None)
+            except _Abort:
+                break  # a candidate the engine cannot run at all: the program so far stands
+            if found is None:
+                break
+            program = found
+        return program
+
+
+class _Batch(list):
+    """Programs that hypothesis prints in one word: it pretty-prints the
+    example it found, which for a batch of programs took 40% of a failing
+    check's time (and nobody reads it)."""
+
+    def _repr_pretty_(self, printer, cycle):
+        printer.text(f"<{len(self)} programs>")
+
+
+class _Program(dict):
+    def _repr_pretty_(self, printer, cycle):
+        printer.text("<program>")
+
+
+def _quiet(value):
+    return _Batch(value) if isinstance(value, list) else _Program(value)
 
 
 @contextlib.contextmanager
@@ -224,6 +281,8 @@ def fuzz(proxy, kind: str, grade_rng, device: str = "cpu"):
     if found == UNTESTABLE:
         from ..i18n import msg
 
+        if kind == "broadcasting":
+            return msg("engine.broadcasting_untested", ops=", ".join(P.BROADCAST_OPS))
         return msg("engine.traversal_untested", joins=", ".join(P.TRAVERSAL_JOINS))
     program, expected, produced, diffs = found
     return feedback(kind, program, expected, produced, diffs, device, fuzzer)

@@ -223,6 +223,7 @@ def _interpret(api, program):
                 api.zero_grad(values[step["value"]])
             elif kind == "retain_grad":
                 values[step["value"]].retain_grad()
+                record["retains_grad"] = bool(values[step["value"]].retains_grad)
         except NotImplementedError:
             raise
         except Exception as e:

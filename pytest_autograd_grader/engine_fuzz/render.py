@@ -61,26 +61,23 @@ def expression(step, names_) -> str:
     return f"{a[0]}.{op}()"
 
 
-def render(program, module: str = "engine", prints: dict | None = None) -> str:
+def render(program, module: str = "engine", prints: dict | None = None, raises: dict | None = None) -> str:
     """The program as runnable Python on the student's engine (its module
-    ``module``); ``prints`` {step: [lines]} go right after a step's line."""
+    ``module``); ``prints`` {step: [lines]} go right after a step's line;
+    ``raises`` {step: error type}: steps where torch.autograd raises, run
+    inside try so that the script goes on to the lines after them."""
     names_ = names(program)
-    prints = prints or {}
+    prints, raises = prints or {}, raises or {}
     lines = ["import numpy as np", f"from {module} import Tensor, backward, no_grad", ""]
     for name, leaf in zip(names_, program["leaves"]):
         flag = ", requires_grad=True" if leaf["requires_grad"] else ""
         lines.append(f"{name} = Tensor({array_text(leaf['values'], leaf['shape'])}{flag})")
-    shapes_ = [tuple(leaf["shape"]) for leaf in program["leaves"]]
     value = len(program["leaves"])
     for index, step in enumerate(program["steps"]):
         lines += prints.get(index - 1, []) if index else []
         kind = step["kind"]
         if kind == "op":
             line = f"{names_[value]} = {expression(step, names_)}"
-            if step.get("no_grad"):
-                lines += ["with no_grad():", "    " + line]
-            else:
-                lines.append(line)
             value += 1
         elif kind == "backward":
             args = []
@@ -89,35 +86,28 @@ def render(program, module: str = "engine", prints: dict | None = None) -> str:
                 args.append(f"Tensor({array_text(step['gradient'], tuple(shape))})")
             if step.get("retain_graph"):
                 args.append("retain_graph=True")
-            lines.append(f"{names_[step['value']]}.backward({', '.join(args)})")
+            line = f"{names_[step['value']]}.backward({', '.join(args)})"
         elif kind == "backward_many":
             outs = ", ".join(names_[v] for v in step["values"])
             grads = ", ".join("None" if g is None else f"Tensor({array_text(g, _shape_of(program, v))})"
                               for v, g in zip(step["values"], step["grad_tensors"]))
             extra = ", retain_graph=True" if step.get("retain_graph") else ""
-            lines.append(f"backward([{outs}], grad_tensors=[{grads}]{extra})")
-        elif kind == "zero_grad":
-            lines.append(f"{names_[step['value']]}.zero_grad()")
-        elif kind == "retain_grad":
-            lines.append(f"{names_[step['value']]}.retain_grad()")
+            line = f"backward([{outs}], grad_tensors=[{grads}]{extra})"
+        else:  # zero_grad, retain_grad
+            line = f"{names_[step['value']]}.{kind}()"
+        block = ["with no_grad():", "    " + line] if step.get("no_grad") else [line]
+        if index in raises:
+            block = ["try:", *("    " + b for b in block),
+                     f"except Exception as error:  # torch.autograd raises {raises[index]} here too",
+                     "    print(type(error).__name__, error)"]
+        lines += block
     lines += prints.get(len(program["steps"]) - 1, [])
-    del shapes_
     return "\n".join(lines)
 
 
 def shapes_of(program) -> list[tuple]:
     """The shape of every value, computed as the strategies do."""
-    b = Builder()
-    for leaf in program["leaves"]:
-        b.shapes.append(tuple(leaf["shape"]))
-        b.positive.append(False)
-        b.grad.append(leaf["requires_grad"])
-        b.depth.append(0)
-    for step in program["steps"]:
-        if step["kind"] == "op":
-            params = {k: v for k, v in step.items() if k not in ("kind", "op", "args", "no_grad")}
-            b.op(step["op"], step["args"], no_grad=step.get("no_grad", False), **params)
-    return b.shapes
+    return Builder.of(program).shapes
 
 
 def _shape_of(program, value):

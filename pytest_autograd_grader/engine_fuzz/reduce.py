@@ -1,0 +1,136 @@
+"""Smaller programs than a disagreeing one, for the fuzzer to try after
+hypothesis has shrunk it: hypothesis shrinks the choices a program was
+drawn from (smaller shapes, simpler values), which leaves ops a program
+no longer needs (a fan-out shown through two tanh where ``(a * a).sum()``
+shows it). Each candidate here takes one thing away: a step that is not
+an op, an op whose result is replaced by one of its operands, or a value
+nothing uses. The fuzzer keeps the smallest candidate that still
+disagrees, until none does: the program it shows is 1-minimal.
+
+A candidate keeps the strategies' promises (log, division and fractional
+powers see positive values, relu values away from 0), so that a rounding
+difference at a kink or a pole never passes for the student's mistake."""
+
+from __future__ import annotations
+
+from .builder import Builder
+
+
+def size(program: dict) -> tuple:
+    """What the fuzzer minimises: ops first, then steps, leaves, elements."""
+    ops = sum(s["kind"] == "op" for s in program["steps"])
+    elements = sum(len(leaf["values"]) for leaf in program["leaves"])
+    return ops, len(program["steps"]), len(program["leaves"]), elements
+
+
+def _uses(step) -> list[int]:
+    return list(step.get("args", ())) + ([step["value"]] if "value" in step else []) + list(step.get("values", ()))
+
+
+def _renumber(step, mapping):
+    step = dict(step)
+    for key in ("args", "values"):
+        if key in step:
+            step[key] = [mapping(v) for v in step[key]]
+    if "value" in step:
+        step["value"] = mapping(step["value"])
+    return step
+
+
+def _without_op(program, index, replacement=None):
+    """``program`` without op step ``index``; its value replaced by
+    ``replacement`` wherever it is used (None: it must be unused)."""
+    steps = program["steps"]
+    n_leaves = len(program["leaves"])
+    value = n_leaves + sum(s["kind"] == "op" for s in steps[:index])
+
+    def mapping(v):
+        if v == value:
+            return replacement
+        return v - 1 if v > value else v
+
+    later = [_renumber(s, mapping) for s in steps[index + 1:]]
+    if any(None in _uses(s) for s in later):
+        return None
+    return {**program, "steps": steps[:index] + later}
+
+
+def _without_leaf(program, leaf):
+    def mapping(v):
+        return v - 1 if v > leaf else v
+
+    leaves = program["leaves"][:leaf] + program["leaves"][leaf + 1:]
+    return {**program, "leaves": leaves, "steps": [_renumber(s, mapping) for s in program["steps"]]}
+
+
+def _valid(program) -> bool:
+    """The shapes fit and every op sees the values the strategies promise it."""
+    try:
+        b = Builder.of(program)
+    except (IndexError, KeyError, ValueError, TypeError, ZeroDivisionError):
+        return False
+    n_leaves = len(program["leaves"])
+    value = n_leaves
+    for step in program["steps"]:
+        if step["kind"] != "op":
+            if any(not 0 <= v < value for v in _uses(step)):
+                return False
+            continue
+        args = step["args"]
+        shapes = [b.shapes[a] for a in args]
+        op = step["op"]
+        if op in ("add", "sub", "mul", "div") and not _broadcastable(*shapes):
+            return False
+        if op == "matmul" and (not all(1 <= len(s) <= 2 for s in shapes) or len(shapes[0]) < len(shapes[1])
+                               or shapes[0][-1] != shapes[1][0]):
+            return False
+        if op == "relu" and not b.safe[args[0]] or op == "log" and not b.positive[args[0]]:
+            return False
+        if op == "div" and not b.positive[args[1]]:
+            return False
+        if op == "pow" and step["const"] not in (0, 2, 3) and not b.positive[args[0]]:
+            return False
+        if op == "reshape" and _numel(shapes[0]) != _numel(step["shape"]):
+            return False
+        if op in ("sum", "mean") and step.get("axis") is not None and not -len(shapes[0]) <= step["axis"] < len(shapes[0]):
+            return False
+        if op == "T" and len(shapes[0]) != 2:
+            return False
+        value += 1
+    return True
+
+
+def _numel(shape):
+    n = 1
+    for x in shape:
+        n *= x
+    return n
+
+
+def _broadcastable(a, b) -> bool:
+    return all(x == y or 1 in (x, y) for x, y in zip(reversed(a), reversed(b)))
+
+
+def candidates(program: dict) -> list[dict]:
+    """Every valid program one step smaller than ``program``, smallest first."""
+    steps = program["steps"]
+    n_leaves = len(program["leaves"])
+    shapes = Builder.of(program).shapes
+    found = []
+    value = n_leaves
+    for index, step in enumerate(steps):
+        if step["kind"] != "op":
+            found.append({**program, "steps": steps[:index] + steps[index + 1:]})
+            continue
+        for arg in dict.fromkeys(step["args"]):
+            if shapes[arg] == shapes[value]:
+                found.append(_without_op(program, index, arg))
+        found.append(_without_op(program, index))  # an op nothing uses
+        value += 1
+    used = {v for s in steps for v in _uses(s)}
+    found += [_without_leaf(program, leaf) for leaf in range(n_leaves) if leaf not in used]
+    unique = {}
+    for candidate in found:
+        if candidate is not None and candidate["steps"] and _valid(candidate):
+            unique.setdefault(repr(candidate), candidate)
+    return sorted(unique.values(), key=size)

@@ -1,0 +1,156 @@
+"""The engine track's fuzzer, in-process (the student's engine imported
+here instead of run in the sandbox's worker, the same programs and
+verdicts; test_topic_engine.py grades through the sandbox):
+
+- every behaviour the engine's docstrings specify is drawn on every seed,
+  and the reference engine agrees with torch.autograd on all of them;
+- every planted mistake (engine_mistakes.py) fails exactly the checks of
+  the concepts it touches, on every seed, with its own diagnosis and no
+  other, and the program shown is 1-minimal: taking away any op or step
+  makes the disagreement go away;
+- the programs mean what their strategies meant (leaves numbered first)
+  and never meet relu's kink."""
+
+from __future__ import annotations
+
+import json
+import re
+import types
+
+import numpy as np
+import pytest
+from conftest import SEEDS, pattern
+from engine_mistakes import ALL, ALSO, MAX_OPS, MISTAKES, SOURCE
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pytest_autograd_grader.checking.seeding import check_seed
+from pytest_autograd_grader.engine_fuzz import behaviours, programs, reduce
+from pytest_autograd_grader.engine_fuzz.builder import Builder
+from pytest_autograd_grader.engine_fuzz.differences import compare
+from pytest_autograd_grader.engine_fuzz.feedback import feedback
+from pytest_autograd_grader.engine_fuzz.fuzz import UNTESTABLE, Fuzzer
+from pytest_autograd_grader.engine_fuzz.interpret import run_engine_batch, run_torch
+from pytest_autograd_grader.i18n.en import EN
+
+# the check of each kind, as test_engine.py names it
+KINDS = {"test_op_derivatives": "ops", "test_broadcasting": "broadcasting", "test_graph_traversal": "traversal",
+         "test_leaves_and_requires_grad": "leaf", "test_accumulation_and_zeroing": "accumulation",
+         "test_retain_graph_errors": "retain_graph", "test_vector_backward": "vector_backward"}
+
+
+class InProcess:
+    """The submission proxy's part the fuzzer uses, over a module made here
+    from source: each program batch runs as the worker would run it."""
+
+    def __init__(self, source: str, name: str = "engine"):
+        self.engine = types.ModuleType(name)
+        exec(compile(source, f"{name}.py", "exec"), self.engine.__dict__)
+        self.module = name
+
+    def run(self, function, programs_):
+        return run_engine_batch(self.engine, programs_)
+
+
+def fuzzer(source: str, check: str, seed: int) -> Fuzzer:
+    """The fuzzer of ``check`` with the seed ``--grade-seed SEED`` gives it."""
+    return Fuzzer(InProcess(source), KINDS[check], check_seed(seed, f"exercises/test_engine.py::{check}[cpu]"), "cpu")
+
+
+@pytest.mark.parametrize("check", list(KINDS))
+def test_every_behaviour_is_drawn_on_every_seed_and_the_reference_agrees(check):
+    kind = KINDS[check]
+    for seed in SEEDS:
+        found = fuzzer(SOURCE, check, seed)
+        assert found.run() is None, (seed, check)
+        assert behaviours.missing(kind, found.drawn) == [], (seed, check)
+
+
+def test_no_behaviour_holds_for_every_program():
+    # a test that every program passes would prove nothing drawn
+    for kind, table in behaviours.BEHAVIOURS.items():
+        check = next(c for c, k in KINDS.items() if k == kind)
+        found = fuzzer(SOURCE, check, SEEDS[0])
+        found.run()
+        graphs = [behaviours.Graph(p) for p in found.drawn]
+        for name, (_, test) in table.items():
+            assert not all(test(g) for g in graphs), (kind, name)
+    # random programs alone leave behaviours out: the cases are what draws them
+    misses = set()
+    for kind, strategy in programs.STRATEGIES.items():
+        @settings(max_examples=5, database=None, suppress_health_check=list(HealthCheck), derandomize=True)
+        @given(st.lists(strategy(), min_size=8, max_size=8))
+        def random_only(batch):
+            misses.update((kind, name) for name in behaviours.missing(kind, batch))
+
+        random_only()
+    assert {kind for kind, _ in misses} >= {"ops", "leaf", "retain_graph", "vector_backward"}, misses
+
+
+def _ops(text: str) -> int:
+    found = re.search(r"\((\d+) ops\)", text)
+    assert found, text
+    return int(found.group(1))
+
+
+@pytest.mark.parametrize("name", list(MISTAKES))
+def test_each_mistake_fails_its_checks_on_every_seed_with_its_diagnosis(name):
+    source, checks, diagnosis = MISTAKES[name]
+    others = [key for key in EN if key.startswith("diag.engine.") and key != diagnosis]
+    for check in checks:
+        for seed in SEEDS[:6]:
+            found = fuzzer(source, check, seed)
+            result = found.run()
+            assert result not in (None, UNTESTABLE), (name, check, seed)
+            program, expected, produced, diffs = result
+            text = feedback(KINDS[check], program, expected, produced, diffs, "cpu", found)
+            assert pattern(diagnosis).search(text), (name, check, seed, text)
+            assert not [key for key in others if pattern(key).search(text)], (name, check, seed, text)
+            assert _ops(text) <= MAX_OPS, (name, check, text)
+            # 1-minimal: no program with one op or step less still disagrees
+            smaller = reduce.candidates(program)
+            assert not any(compare(KINDS[check], *r) for r in found.results(smaller)), (name, check, text)
+    # and it costs nothing elsewhere: the other concepts' checks pass
+    engine_checks = [c for c in ALL if KINDS[c] in ("ops", "broadcasting", "traversal")]
+    for check in ALL:
+        if check in checks or check in ALSO.get(name, ()) or (set(checks) & set(engine_checks)
+                                                               and check in engine_checks):
+            continue
+        for seed in SEEDS[:2]:
+            assert fuzzer(source, check, seed).run() is None, (name, check, seed)
+
+
+def test_the_builder_numbers_leaves_first_as_the_interpreter_does():
+    # a weights leaf made after an op is the value the strategy meant: x * W,
+    # not W * W; before, the builder numbered values as they were made
+    b = Builder()
+    x = b.leaf(None, (2,), values=[0.5, -1.5])
+    h = b.op("tanh", [x])
+    w = b.leaf(None, (2,), values=[2.0, 3.0], requires_grad=False)
+    b.backward(b.scalar(b.op("mul", [h, w])))
+    program = b.program()
+    assert [s.get("args") for s in program["steps"][:2]] == [[0], [2, 1]], program
+    result = run_torch(program)
+    assert np.allclose(result["values"][3]["data"], np.tanh([0.5, -1.5]) * [2.0, 3.0])
+    assert np.allclose(result["steps"][-1]["grads"][0], (1 - np.tanh([0.5, -1.5]) ** 2) * [2.0, 3.0])
+
+
+@settings(max_examples=150, database=None, deadline=None, suppress_health_check=list(HealthCheck),
+          derandomize=True)
+@given(st.sampled_from(sorted(programs.STRATEGIES)).flatmap(lambda kind: programs.STRATEGIES[kind]()))
+def test_every_program_means_what_its_builder_built_and_relu_never_meets_its_kink(program):
+    shapes = Builder.of(program).shapes
+    result = run_torch(program)
+    value = len(program["leaves"])
+    for step in program["steps"]:
+        if step["kind"] != "op":
+            continue
+        made = result["values"][value]
+        if made is not None:
+            assert tuple(np.shape(made["data"])) == shapes[value], (program, step)
+            if step["op"] == "relu":
+                # a sum that cancels to about 0 rounds to either side of the kink
+                inputs = np.asarray(result["values"][step["args"][0]]["data"])
+                assert np.all(np.abs(inputs) > 1e-6), program
+        value += 1
+    json.dumps(program)  # plain data, as it crosses to the worker
