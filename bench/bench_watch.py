@@ -82,12 +82,16 @@ def main() -> None:
         lone = lone_runs(folder, args.topic, args.lone)
         first, saves = watch_saves(folder, args.topic, args.saves)
     lone_median, save_median = statistics.median(lone), statistics.median(saves)
+    finished, stubs = saves[0::2], saves[1::2]  # the reference solution and the stub, saved in turn
     print(f"topic {args.topic}: lone `pytest --grade test_{args.topic}.py`, median of {len(lone)}: "
           f"{lone_median:.2f} s")
     print(f"watch: first table after {first:.2f} s; save -> table, median of {len(saves)}: {save_median:.3f} s "
           f"(max {max(saves):.3f} s)")
+    print(f"  of which the finished file (every check graded): median {statistics.median(finished):.3f} s, "
+          f"the stub: median {statistics.median(stubs):.3f} s" if stubs else "")
+    slowest = max(save_median, statistics.median(finished))
     print(f"ratio lone / watch: {lone_median / save_median:.1f}x; goal under 0.5 s: "
-          f"{'met' if save_median < 0.5 else 'missed'}")
+          f"{'met' if slowest < 0.5 else 'missed'}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """The engine track: your numpy autograd engine (engine.py) is fuzzed
 against torch.autograd. Each check draws random programs of one kind (a
-few ops over random shapes, backward calls, zero_grad, no_grad, ...), runs
+few ops over random shapes, backward calls, zero_grad, no_grad, ...),
+among them one for every behaviour engine.py's docstrings specify, runs
 them on your engine and in PyTorch, and compares outputs, every .grad,
 is_leaf, requires_grad, node names and the errors raised. When they
 disagree, the feedback shows the smallest program that disagrees, as

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from pytest_autograd_grader.checking.seeding import check_seed
 from pytest_autograd_grader.engine_fuzz import behaviours, programs, reduce
-from pytest_autograd_grader.engine_fuzz.builder import Builder
+from pytest_autograd_grader.engine_fuzz.builder import Builder, strategy
 from pytest_autograd_grader.engine_fuzz.differences import compare
 from pytest_autograd_grader.engine_fuzz.feedback import feedback
 from pytest_autograd_grader.engine_fuzz.fuzz import UNTESTABLE, Fuzzer
@@ -77,9 +77,9 @@ def test_no_behaviour_holds_for_every_program():
             assert not all(test(g) for g in graphs), (kind, name)
     # random programs alone leave behaviours out: the cases are what draws them
     misses = set()
-    for kind, strategy in programs.STRATEGIES.items():
+    for kind, generate in programs.GENERATORS.items():
         @settings(max_examples=5, database=None, suppress_health_check=list(HealthCheck), derandomize=True)
-        @given(st.lists(strategy(), min_size=8, max_size=8))
+        @given(st.lists(strategy(generate), min_size=8, max_size=8))
         def random_only(batch):
             misses.update((kind, name) for name in behaviours.missing(kind, batch))
 
@@ -137,7 +137,7 @@ def test_the_builder_numbers_leaves_first_as_the_interpreter_does():
 
 @settings(max_examples=150, database=None, deadline=None, suppress_health_check=list(HealthCheck),
           derandomize=True)
-@given(st.sampled_from(sorted(programs.STRATEGIES)).flatmap(lambda kind: programs.STRATEGIES[kind]()))
+@given(st.sampled_from(sorted(programs.GENERATORS)).flatmap(lambda kind: strategy(programs.GENERATORS[kind])))
 def test_every_program_means_what_its_builder_built_and_relu_never_meets_its_kink(program):
     shapes = Builder.of(program).shapes
     result = run_torch(program)

@@ -33,7 +33,10 @@ an op (a weights tensor, say) is the value the strategy meant."""
 
 from __future__ import annotations
 
+import functools
 import math
+import random
+from typing import Any, Callable, Protocol, Sequence
 
 from hypothesis import strategies as st
 
@@ -109,7 +112,7 @@ class Builder:
         self.given.append(given)
         return len(self.shapes) - 1
 
-    def leaf(self, draw, shape, requires_grad=True, positive=False, values=None) -> int:
+    def leaf(self, d, shape, requires_grad=True, positive=False, values=None) -> int:
         """A leaf of ``shape``: its elements drawn (never 0), or ``values``."""
         if values is None:
             pool = POSITIVE if positive else VALUES
@@ -117,7 +120,7 @@ class Builder:
             # tensors hold distinct values, so that no transposition, permutation
             # or mix-up of inputs hides behind equal elements
             start = len(self.leaves)
-            values = [pool[(draw(st.integers(0, len(pool) - 1)) + start + j) % len(pool)]
+            values = [pool[(d.integer(0, len(pool) - 1) + start + j) % len(pool)]
                       for j in range(numel(shape))]
         self.leaves.append({"shape": list(shape), "values": [float(v) for v in values],
                             "requires_grad": bool(requires_grad)})
@@ -178,8 +181,8 @@ class Builder:
             step["gradient_shape"] = list(self.shapes[value])
         self.steps.append(step)
 
-    def gradient(self, draw, value):
-        return [draw(st.sampled_from(GRADS)) for _ in range(numel(self.shapes[value]))]
+    def gradient(self, d, value):
+        return [d.choice(GRADS) for _ in range(numel(self.shapes[value]))]
 
 
 def broadcast(a, b):
@@ -188,19 +191,89 @@ def broadcast(a, b):
     return tuple(max(x, y) for x, y in zip(a, b))
 
 
-# -- drawing helpers the strategies share ------------------------------------------
+# -- drawing ----------------------------------------------------------------------
+#
+# The programs' generators (programs.py, rules.py) are plain functions of a
+# ``Draws``: its four choices are all they draw. The search draws from a
+# seeded ``random.Random``; to shrink a disagreement, hypothesis draws (its
+# bookkeeping of every choice, what it shrinks, cost 57% of a run).
 
-SIZES = st.sampled_from((2, 1, 3))  # shrinks to 2: a 1x1 matrix hides a transposition
-WIDE = st.sampled_from((2, 3))      # a length that a mistake along its axis cannot hide in
+class Draws(Protocol):
+    def choice(self, options: Sequence) -> Any: ...
+    def integer(self, low: int, high: int) -> int: ...
+    def boolean(self) -> bool: ...
+    def permutation(self, items: Sequence) -> list: ...
 
 
-@st.composite
-def shapes(draw, min_dims=1, max_dims=2):
-    return tuple(draw(SIZES) for _ in range(draw(st.integers(min_dims, max_dims))))
+class RandomDraws:
+    """Draws from a seeded generator: the search's."""
+
+    def __init__(self, seed):
+        self.random = random.Random(seed)
+
+    def choice(self, options):
+        return options[self.random.randrange(len(options))]
+
+    def integer(self, low, high):
+        return self.random.randint(low, high)
+
+    def boolean(self):
+        return self.random.random() < 0.5
+
+    def permutation(self, items):
+        items = list(items)
+        self.random.shuffle(items)
+        return items
 
 
-def unary(draw, b: Builder, x: int, ops) -> int:
-    name = draw(st.sampled_from(ops))
+class HypothesisDraws:
+    """Draws through hypothesis's ``draw``, which records each choice to
+    shrink it: a choice shrinks towards its first option, a number towards
+    its lowest."""
+
+    def __init__(self, draw):
+        self.draw = draw
+
+    def choice(self, options):
+        try:
+            return self.draw(_sampled(tuple(options)))
+        except TypeError:  # options that cannot key the cache
+            return self.draw(st.sampled_from(tuple(options)))
+
+    def integer(self, low, high):
+        return self.draw(st.integers(low, high))
+
+    def boolean(self):
+        return self.draw(st.booleans())
+
+    def permutation(self, items):
+        return list(self.draw(st.permutations(list(items))))
+
+
+@functools.lru_cache(maxsize=512)
+def _sampled(options: tuple):
+    return st.sampled_from(options)
+
+
+def strategy(generate: Callable[..., Any], **kwargs):
+    """The hypothesis strategy of ``generate(draws, **kwargs)``."""
+    @st.composite
+    def drawn(draw):
+        return generate(HypothesisDraws(draw), **kwargs)
+
+    return drawn()
+
+
+SIZES = (2, 1, 3)  # shrinks to 2: a 1x1 matrix hides a transposition
+WIDE = (2, 3)      # a length that a mistake along its axis cannot hide in
+
+
+def shapes(d: Draws, min_dims=1, max_dims=2):
+    return tuple(d.choice(SIZES) for _ in range(d.integer(min_dims, max_dims)))
+
+
+def unary(d: Draws, b: Builder, x: int, ops) -> int:
+    name = d.choice(ops)
     if name == "log" and not b.positive[x]:
         name = "exp"
     if name == "exp" and b.depth[x] >= 2:
@@ -208,10 +281,10 @@ def unary(draw, b: Builder, x: int, ops) -> int:
     if name == "relu" and not b.safe[x]:
         name = "sigmoid"  # relu's kink: a value about 0 rounds to either side of it
     if name in ("mul_c", "add_c", "rsub_c"):
-        return b.op(name, [x], const=draw(st.sampled_from(CONSTS)))
+        return b.op(name, [x], const=d.choice(CONSTS))
     if name == "pow":
         powers = (2, 3, 0.5, -1) if b.positive[x] else (2, 3)
-        return b.op(name, [x], const=draw(st.sampled_from(powers)))
+        return b.op(name, [x], const=d.choice(powers))
     return b.op(name, [x])
 
 

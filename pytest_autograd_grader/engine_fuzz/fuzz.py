@@ -1,16 +1,19 @@
 """Differential fuzzing of a student's engine against torch.autograd.
 
 ``fuzz(proxy, kind, grade_rng, device)`` draws batches of programs of one
-kind (``programs.STRATEGIES``) with hypothesis, runs each batch on the
-student's engine in the worker (one call per batch) and in torch.autograd
-here, and when a program disagrees lets hypothesis shrink the batch to the
-smallest disagreeing program. It returns None (no disagreement) or the
-feedback (``feedback.py``): the program as Python, expected against
-produced (``differences.py``), a diagnosis.
+kind (``programs.GENERATORS``; every batch holds each case of the kind),
+runs each batch on the student's engine in the worker (one call per batch)
+and in torch.autograd here, and when a program disagrees lets hypothesis
+find and shrink the simplest program of that case that disagrees, then
+takes away every op and step it does not need (``reduce.py``). It returns
+None (no disagreement) or the feedback (``feedback.py``): the program as
+Python, expected against produced (``differences.py``), a diagnosis
+(``diagnosis.py``).
 
-Reproducible: no example database, hypothesis's random generator seeded
-from the check's ``grade_rng``; the number of examples and of shrink
-steps is bounded by counts, never by time."""
+Reproducible: the search draws from a generator seeded from the check's
+``grade_rng``, hypothesis from a generator seeded the same way, with no
+example database; the number of examples and of shrink steps is bounded
+by counts, never by time."""
 
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ import time
 from . import diagnosis, reduce
 from . import programs as P
 from .differences import compare
+from .builder import RandomDraws, strategy
 from .feedback import feedback
 from .interpret import run_engine_batch, run_torch, unpack
 
@@ -71,7 +75,7 @@ class Fuzzer:
         self.verdicts: dict[str, bool] = {}
         self.tried = 0
         self.calls = 0
-        self.failing_calls = None  # worker calls when the first disagreement was found
+        self.failing_calls = 0  # worker calls when the first disagreement was found
         self.tries = 0
         self.best = None
         self.worker_s = self.torch_s = 0.0  # time in worker calls and in torch (for bench/)
@@ -102,22 +106,18 @@ class Fuzzer:
         return [(p, self.torch[k], self.engine[k]) for p, k in zip(batch, keys)]
 
     def disagrees(self, batch) -> bool:
+        """Whether a program of ``batch`` disagrees (hypothesis's condition
+        while it shrinks); ``_Stop`` once the shrinking budget is spent."""
         key = json.dumps(batch, sort_keys=True)
-        if self.failing_calls is not None:
-            self.tries += 1
-            if self.tries > SHRINK_TRIES or (self.calls - self.failing_calls >= SHRINK_CALLS and any(
-                    json.dumps(p, sort_keys=True) not in self.engine for p in batch)):
-                raise _Stop()
-        if self.failing_calls is None and self.best is None:
-            self.drawn += batch
+        self.tries += 1
+        if self.tries > SHRINK_TRIES or (self.calls - self.failing_calls >= SHRINK_CALLS and any(
+                json.dumps(p, sort_keys=True) not in self.engine for p in batch)):
+            raise _Stop()
         if key not in self.verdicts:
             self.verdicts[key] = any(compare(self.kind, p, e, r) for p, e, r in self.results(batch))
         found = self.verdicts[key]
         if found:
-            # the shrinker only tries candidates smaller than the best so far
-            self.best = batch
-            if self.failing_calls is None:
-                self.failing_calls = self.calls
+            self.best = batch  # the shrinker only tries candidates smaller than the best so far
         return found
 
     def _find(self, strategy, condition, max_examples, phases):
@@ -128,19 +128,20 @@ class Fuzzer:
         with _no_local_constants():
             return find(strategy.map(_quiet), condition, settings=config, random=random.Random(self.seed))
 
-    def trusted_ops(self) -> set[str]:
-        """The ops a traversal or a broadcast is built from that the
-        student's engine computes right on their own (one worker call)."""
-        from hypothesis import Phase
-
+    def _run(self, batch):
         try:
-            probe = self._find(P.op_probe(), lambda batch: True, 1, (Phase.generate,))
-            return {p["case"] for p, e, r in self.results(probe) if not compare("ops", p, e, r)}
+            return self.results(batch)
         except _Abort as abort:
             raise abort.failure from None
 
+    def trusted_ops(self) -> set[str]:
+        """The ops a traversal or a broadcast is built from that the
+        student's engine computes right on their own (one worker call)."""
+        probe = P.op_probe(RandomDraws(f"{self.seed}:probe"))
+        return {p["case"] for p, e, r in self._run(probe) if not compare("ops", p, e, r)}
+
     def options(self) -> dict | None:
-        """The strategy's options: for a traversal and a broadcast, the ops
+        """The generator's options: for a traversal and a broadcast, the ops
         the student got right (a wrong derivative is the op check's to
         tell, not these as well); None where no op is left to build with."""
         if self.kind not in ("traversal", "broadcasting"):
@@ -158,52 +159,50 @@ class Fuzzer:
         # one node (an order or freeing mistake), which any program shows
         return {} if diagnosis.backward_broken(self) else None
 
-    def batches(self, options: dict):
-        """Batches that hold one program of each case of the kind (the
-        behaviours its docstrings specify) and random programs beside them."""
-        from hypothesis import strategies as st
-
-        strategy = P.STRATEGIES[self.kind]
+    def batch(self, d: RandomDraws, options: dict) -> list[dict]:
+        """One program of each case of the kind (the behaviours its
+        docstrings specify) and random programs beside them."""
+        generate = P.GENERATORS[self.kind]
         if self.kind in P.SWEEPS:
-            covered = P.SWEEPS[self.kind](**options)
+            covered = P.SWEEPS[self.kind](d, **options)
         else:
-            covered = st.tuples(*(strategy(case=c, **options) for c in P.CASES[self.kind])).map(list)
+            covered = [generate(d, case=c, **options) for c in P.CASES[self.kind]]
         extra = BATCH - len(P.CASES[self.kind])
-        if extra <= 0:
-            return covered
-        return st.tuples(covered, st.lists(strategy(**options), min_size=1, max_size=extra)).map(
-            lambda t: t[0] + t[1])
+        return covered + [generate(d, **options) for _ in range(d.integer(1, extra) if extra > 0 else 0)]
 
     def run(self):
-        """Search in batches (one worker call each, no shrinking); when a
-        batch disagrees, search again program by program, from hypothesis's
-        simplest programs on, and shrink the first that disagrees."""
+        """Search in batches drawn from the seed (one worker call each);
+        when a program disagrees, search again program by program with
+        hypothesis, from its simplest programs of that case on, shrink the
+        first that disagrees, then take away what it does not need."""
         from hypothesis import Phase
         from hypothesis.errors import NoSuchExample
 
         options = self.options()
         if options is None:
             return UNTESTABLE  # no op to build with: the op check tells why
-        try:
-            batch = self._find(self.batches(options), self.disagrees, EXAMPLES.get(self.kind, MAX_EXAMPLES),
-                               (Phase.generate,))
-        except NoSuchExample:
+        draws = RandomDraws(f"{self.seed}:{self.kind}")
+        fallback = None
+        for _ in range(EXAMPLES.get(self.kind, MAX_EXAMPLES)):
+            batch = self.batch(draws, options)
+            self.drawn += batch
+            fallback = next((p for p, e, r in self._run(batch) if compare(self.kind, p, e, r)), None)
+            if fallback is not None:
+                break
+        if fallback is None:
             return None
-        except _Abort as abort:
-            raise abort.failure from None
-        fallback = next(p for p, e, r in self.results(batch) if compare(self.kind, p, e, r))
-        self.failing_calls, self.best = None, None
-        single = P.STRATEGIES[self.kind](case=fallback["case"], **options)
+        self.failing_calls = self.calls
+        single = strategy(P.GENERATORS[self.kind], case=fallback["case"], **options)
         try:
             program = self._find(single, lambda p: self.disagrees([p]), SHRINK_SEARCH,
                                  (Phase.generate, Phase.shrink))
         except NoSuchExample:
             program = fallback
         except _Stop:
-            program = self.best[0]
+            program = self.best[0] if self.best else fallback
         except _Abort as abort:
             raise abort.failure from None
-        program = self.reduce(program)
+        program = self.reduce(dict(program))
         ((program, expected, produced),) = self.results([program])
         return program, expected, produced, compare(self.kind, program, expected, produced)
 

@@ -1,5 +1,5 @@
-"""The hypothesis strategies that draw the engine's programs, one per
-kind of check, each with named cases: here the engine concept's (each op,
+"""The generators of the engine's programs, one per kind of check, each
+with named cases: here the engine concept's (each op,
 broadcasting, the traversal), in ``rules.py`` the autograd rules' (leaves,
 accumulation, freeing, vector backward). Every batch of a kind holds one
 program of each of its ``CASES`` (the behaviours the engine's docstrings
@@ -9,9 +9,7 @@ of the kind beside them. The programs' format and their builder are
 
 from __future__ import annotations
 
-from hypothesis import strategies as st
-
-from .builder import CONST, UNARY, WIDE, Builder, SIZES, done, numel, shapes, unary
+from .builder import CONST, SIZES, UNARY, WIDE, Builder, Draws, done, numel, shapes, unary
 from .rules import (ACCUMULATION_CASES, LEAF_CASES, RETAIN_GRAPH_CASES, VECTOR_CASES, accumulation_programs,
                     leaf_programs, retain_graph_programs, vector_backward_programs)
 
@@ -26,44 +24,43 @@ OPS = ("add", "sub", "mul", "div", "neg", "exp", "log", "tanh", "relu", "sigmoid
 OP_CASES = OPS + ("sum_axis", "mean_axis", "sum_keepdims", "mean_keepdims", "mv", "dot", "pow0")
 
 
-@st.composite
-def op_programs(draw, case=None):
+def op_programs(d: Draws, case=None):
     """One op (sometimes two) on leaves of one shape, weighted, summed and
     backpropagated: every op's local derivative, and every node's name.
     ``case`` fixes the first op (a sweep draws one program per case)."""
     b = Builder()
-    name = case or draw(st.sampled_from(OPS))
-    shape = draw(shapes())
+    name = case or d.choice(OPS)
+    shape = shapes(d)
     if name in ("matmul", "mv", "dot"):
-        m, k, n = draw(SIZES), draw(WIDE), draw(SIZES)
-        left = b.leaf(draw, (k,) if name == "dot" else (m, k))
-        x = b.op("matmul", [left, b.leaf(draw, (k, n) if name == "matmul" else (k,))])
+        m, k, n = d.choice(SIZES), d.choice(WIDE), d.choice(SIZES)
+        left = b.leaf(d, (k,) if name == "dot" else (m, k))
+        x = b.op("matmul", [left, b.leaf(d, (k, n) if name == "matmul" else (k,))])
     elif name in ("add", "sub", "mul", "div"):
-        left = b.leaf(draw, shape)
-        x = b.op(name, [left, b.leaf(draw, shape, positive=name == "div")])
+        left = b.leaf(d, shape)
+        x = b.op(name, [left, b.leaf(d, shape, positive=name == "div")])
     elif name == "pow0":
-        values = [0.0] + [draw(st.sampled_from((0.5, -1.5, 2.0))) for _ in range(numel(shape) - 1)]
-        x = b.op("pow", [b.leaf(draw, shape, values=values)], const=0)
+        values = [0.0] + [d.choice((0.5, -1.5, 2.0)) for _ in range(numel(shape) - 1)]
+        x = b.op("pow", [b.leaf(d, shape, values=values)], const=0)
     elif name in UNARY or name in CONST:
-        x = unary(draw, b, b.leaf(draw, shape, positive=name == "log" or (name == "pow" and draw(st.booleans()))),
+        x = unary(d, b, b.leaf(d, shape, positive=name == "log" or (name == "pow" and d.boolean())),
                    (name,))
     elif name in ("sum", "mean"):
-        x = b.op(name, [b.leaf(draw, shape)], axis=None, keepdims=draw(st.booleans()))
+        x = b.op(name, [b.leaf(d, shape)], axis=None, keepdims=d.boolean())
     elif name.endswith("_axis"):
         # the last axis, without keepdims: the axis a forgotten expand_dims misplaces
-        x = b.op(name[:-5], [b.leaf(draw, (draw(WIDE), draw(WIDE)))], axis=-1 if name == "sum_axis" else 1)
+        x = b.op(name[:-5], [b.leaf(d, (d.choice(WIDE), d.choice(WIDE)))], axis=-1 if name == "sum_axis" else 1)
     elif name.endswith("_keepdims"):
-        x = b.op(name[:-9], [b.leaf(draw, (draw(WIDE), draw(WIDE)))], axis=draw(st.sampled_from((0, 1, -1, -2))),
+        x = b.op(name[:-9], [b.leaf(d, (d.choice(WIDE), d.choice(WIDE)))], axis=d.choice((0, 1, -1, -2)),
                  keepdims=True)
     elif name == "T":
-        x = b.op("T", [b.leaf(draw, draw(shapes(2, 2)))])
+        x = b.op("T", [b.leaf(d, shapes(d, 2, 2))])
     else:
-        x = b.op("reshape", [b.leaf(draw, shape)], shape=draw(st.sampled_from(_reshapes(shape))))
+        x = b.op("reshape", [b.leaf(d, shape)], shape=d.choice(_reshapes(shape)))
     if b.shapes[x] != ():
         # weights, so that a gradient spread or routed wrongly shows in the values
-        x = b.op("mul", [x, b.leaf(draw, b.shapes[x], requires_grad=False)])
-    if draw(st.booleans()):
-        x = unary(draw, b, x, UNARY + CONST)
+        x = b.op("mul", [x, b.leaf(d, b.shapes[x], requires_grad=False)])
+    if d.boolean():
+        x = unary(d, b, x, UNARY + CONST)
     b.backward(b.scalar(x))
     return done(b, name)
 
@@ -82,8 +79,7 @@ BROADCAST_OPS = ("add", "sub", "mul", "div")
 BROADCAST_CASES = ("leading", "ones", "scalar", "both")
 
 
-@st.composite
-def broadcast_programs(draw, case=None, ops=BROADCAST_OPS):
+def broadcast_programs(d: Draws, case=None, ops=BROADCAST_OPS):
     """A binary op (or two) between a tensor and one whose shape
     broadcasts to it: each input's gradient must be summed back to its
     shape. ``ops``: the binary ops to use (the ones the student's engine
@@ -91,48 +87,46 @@ def broadcast_programs(draw, case=None, ops=BROADCAST_OPS):
     told as a broadcasting mistake)."""
     b = Builder()
     form = case or "random"
-    name = draw(st.sampled_from(ops))
+    name = d.choice(ops)
     if form == "leading":
-        big, small = (draw(WIDE), draw(WIDE)), None
+        big, small = (d.choice(WIDE), d.choice(WIDE)), None
         small = big[1:]
     elif form == "ones":
-        big = (draw(WIDE), draw(WIDE))
-        small = draw(st.sampled_from(((big[0], 1), (1, big[1]))))
+        big = (d.choice(WIDE), d.choice(WIDE))
+        small = d.choice(((big[0], 1), (1, big[1])))
     elif form == "scalar":
-        big, small = draw(shapes()), ()
+        big, small = shapes(d), ()
     elif form == "both":
-        big, small = (draw(WIDE), 1), (1, draw(WIDE))
+        big, small = (d.choice(WIDE), 1), (1, d.choice(WIDE))
     else:
-        big = draw(shapes(2, 2)) if draw(st.booleans()) else draw(shapes(1, 1))
-        small = _smaller(draw, big)
-    first = b.leaf(draw, big)
-    other = b.leaf(draw, small, positive=name == "div")
-    args = [first, other] if name == "div" or draw(st.booleans()) else [other, first]
+        big = shapes(d, 2, 2) if d.boolean() else shapes(d, 1, 1)
+        small = _smaller(d, big)
+    first = b.leaf(d, big)
+    other = b.leaf(d, small, positive=name == "div")
+    args = [first, other] if name == "div" or d.boolean() else [other, first]
     x = b.op(name, args)
-    if form == "random" and draw(st.booleans()):
-        x = b.op(draw(st.sampled_from([o for o in ops if o != "div"] or ops)),
-                 [x, b.leaf(draw, _smaller(draw, b.shapes[x]), positive=True)])
-    x = b.op("mul", [x, b.leaf(draw, b.shapes[x])])  # weights: a wrong sum shows in the values
+    if form == "random" and d.boolean():
+        x = b.op(d.choice([o for o in ops if o != "div"] or ops),
+                 [x, b.leaf(d, _smaller(d, b.shapes[x]), positive=True)])
+    x = b.op("mul", [x, b.leaf(d, b.shapes[x])])  # weights: a wrong sum shows in the values
     b.backward(b.scalar(x))
     return done(b, form)
 
 
-def _smaller(draw, shape):
+def _smaller(d: Draws, shape):
     """A shape that broadcasts to ``shape`` and differs from it."""
     options = [()] + [tuple(shape[i:]) for i in range(1, len(shape))]
     options += [tuple(1 if i == j else n for i, n in enumerate(shape)) for j in range(len(shape)) if shape[j] > 1]
     options = [o for o in options if tuple(o) != tuple(shape)] or [()]
-    return draw(st.sampled_from(options))
+    return d.choice(options)
 
 
-@st.composite
-def broadcast_sweep(draw, ops=BROADCAST_OPS):
+def broadcast_sweep(d: Draws, ops=BROADCAST_OPS):
     """One program for every way of broadcasting, each op in turn among
     them, so that an engine that undoes broadcasting in some ops' backward
     and not in others' is caught too."""
-    order = draw(st.permutations(ops))
-    return [draw(broadcast_programs(case=form, ops=(order[i % len(order)],)))
-            for i, form in enumerate(BROADCAST_CASES)]
+    order = d.permutation(ops)
+    return [broadcast_programs(d, case=form, ops=(order[i % len(order)],)) for i, form in enumerate(BROADCAST_CASES)]
 
 
 # -- traversal -------------------------------------------------------------------
@@ -144,51 +138,51 @@ TRAVERSAL_JOINS = ("add", "mul", "sub")  # the ops that join two paths
 TRAVERSAL_CASES = ("fanout", "diamond", "random", "random")
 
 
-@st.composite
-def traversal_programs(draw, case=None, ops=TRAVERSAL_OPS, joins=TRAVERSAL_JOINS):
+def traversal_programs(d: Draws, case=None, ops=TRAVERSAL_OPS, joins=TRAVERSAL_JOINS):
     """Elementwise ops whose arguments are earlier values: fan-out of a
     leaf, diamonds (an intermediate used by two later ops) and random
     graphs with reused intermediates. ``ops`` and ``joins``: the unary and
     binary ops to build them from (the ones the student's engine gets
     right, so that a wrong derivative is not also told as a wrong traversal)."""
     b = Builder()
-    structure = case or draw(st.sampled_from(("random", "diamond", "fanout")))
-    shape = draw(shapes())
+    structure = case or d.choice(("random", "diamond", "fanout"))
+    shape = shapes(d)
 
     def step(x):  # a unary op, or a value joined with itself where no unary op can be trusted
-        return unary(draw, b, x, ops) if ops else b.op(draw(st.sampled_from(joins)), [x, x])
+        return unary(d, b, x, ops) if ops else b.op(d.choice(joins), [x, x])
 
     if structure == "fanout":
-        x = b.leaf(draw, shape)
-        b.op(draw(st.sampled_from(joins)), [step(x), x])
+        x = b.leaf(d, shape)
+        b.op(d.choice(joins), [step(x), x])
     elif structure == "diamond":
-        x = b.leaf(draw, shape)
+        x = b.leaf(d, shape)
         h = step(x)
         p = step(h)
-        q = b.op(draw(st.sampled_from(joins)), [h, p]) if draw(st.booleans()) else step(h)
-        b.op(draw(st.sampled_from(joins)), [p, q])
+        q = b.op(d.choice(joins), [h, p]) if d.boolean() else step(h)
+        b.op(d.choice(joins), [p, q])
     else:
-        for _ in range(draw(st.integers(1, 3))):
-            b.leaf(draw, shape)
-        for _ in range(draw(st.integers(1, 5))):
+        for _ in range(d.integer(1, 3)):
+            b.leaf(d, shape)
+        for _ in range(d.integer(1, 5)):
             count = len(b.shapes)
-            if draw(st.booleans()) or not ops:
-                i, j = draw(st.integers(0, count - 1)), draw(st.integers(0, count - 1))
-                b.op(draw(st.sampled_from(joins)), [count - 1 - i, count - 1 - j])
+            if d.boolean() or not ops:
+                i, j = d.integer(0, count - 1), d.integer(0, count - 1)
+                b.op(d.choice(joins), [count - 1 - i, count - 1 - j])
             else:
-                step(count - 1 - draw(st.integers(0, count - 1)))
+                step(count - 1 - d.integer(0, count - 1))
     b.backward(b.scalar(len(b.shapes) - 1))
     return done(b, structure)
 
 
-def op_probe():
+def op_probe(d: Draws) -> list[dict]:
     """One program per op a traversal or a broadcast is built from: which
     of them the student's engine gets right."""
     cases = TRAVERSAL_OPS + tuple(dict.fromkeys(TRAVERSAL_JOINS + BROADCAST_OPS))
-    return st.tuples(*(op_programs(case=op) for op in cases)).map(list)
+    return [op_programs(d, case=op) for op in cases]
 
 
-STRATEGIES = {
+# the generator of each kind of check: generate(draws, case=None, **options) -> program
+GENERATORS = {
     "ops": op_programs,
     "broadcasting": broadcast_programs,
     "traversal": traversal_programs,
