@@ -20,7 +20,7 @@ import types
 import numpy as np
 import pytest
 from conftest import SEEDS, pattern
-from engine_mistakes import ALL, ALSO, MAX_OPS, MISTAKES, SOURCE
+from engine_mistakes import ALL, ALSO, MAX_OPS, MISTAKES, SOURCE, STYLES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -64,6 +64,16 @@ def test_every_behaviour_is_drawn_on_every_seed_and_the_reference_agrees(check):
         found = fuzzer(SOURCE, check, seed)
         assert found.run() is None, (seed, check)
         assert behaviours.missing(kind, found.drawn) == [], (seed, check)
+
+
+@pytest.mark.parametrize("style", list(STYLES))
+def test_a_right_engine_in_another_style_keeps_full_marks(style):
+    # recursive topological sort, Kahn's algorithm, closures: other orders
+    # of the nodes, the same rules
+    for check in KINDS:
+        for seed in SEEDS[:6]:
+            found = fuzzer(STYLES[style], check, seed)
+            assert found.run() is None, (style, check, seed)
 
 
 def test_no_behaviour_holds_for_every_program():

@@ -236,16 +236,16 @@ def _scaled_by_count(step, expected, produced) -> bool:
     """A mean over an axis whose gradient is divided by every element, not
     by the elements that went into each mean."""
     e, p = expected["steps"][-1]["grads"][0], produced["steps"][-1]["grads"][0]
-    if e is None or p is None or isinstance(p, str) or np.shape(e) != np.shape(p):
+    if step.get("axis") is None or e is None or p is None or isinstance(p, str) or np.shape(e) != np.shape(p):
         return False
     shape = np.shape(e)
-    if step.get("axis") is None:
-        return False
     axis = step["axis"] % len(shape)
     return close_enough(np.asarray(e) * shape[axis] / numel(shape), p)
 
 
 def diagnose(kind, program, expected, produced, diffs, device="cpu", fuzzer=None) -> str | None:
+    """The likely mistake behind the first of ``diffs`` (the catalogue's
+    diag.engine.* text), or None where none fits."""
     first = diffs[0]
     if first["what"] == "error":
         return _error(kind, program, expected, first, fuzzer)
@@ -289,7 +289,7 @@ def _error(kind, program, expected, first, fuzzer) -> str | None:
     if p is not None and "read-only" in p[1]:
         return msg("diag.engine.shared_grad")
     if e is None and step is not None and step["kind"] != "op":
-        return _traversal(kind, program, expected, fuzzer)
+        return _backward_mistake(kind, program, expected, fuzzer)
     return None
 
 
@@ -339,15 +339,16 @@ def _gradient(kind, program, expected, first, device, fuzzer) -> str | None:
         if before is not None and close_enough(np.asarray(e) - np.asarray(before), p):
             return msg("diag.engine.not_accumulated")
     if kind in ("ops", "broadcasting", "traversal"):
-        return _traversal(kind, program, expected, fuzzer)
+        return _backward_mistake(kind, program, expected, fuzzer)
     if fuzzer is not None and _order(fuzzer):
         return msg("diag.engine.order")
     return None
 
 
-def _traversal(kind, program, expected, fuzzer) -> str | None:
-    """A wrong gradient or an error in a backward of the op, broadcasting
-    or traversal checks (or of any, where nodes in a row go wrong)."""
+def _backward_mistake(kind, program, expected, fuzzer) -> str | None:
+    """A wrong gradient, or an error in a backward, that no rule of the
+    program explains: nodes run in the wrong order (any check), broadcasting
+    not undone, an op's derivative, gradients lost at a fan-out."""
     if fuzzer is None:
         return None
     if _order(fuzzer):
