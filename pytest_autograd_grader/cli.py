@@ -24,7 +24,7 @@ COMMANDS = {
                          "inside) and the student template repository with its workflow"),
     "class": ("pytest_autograd_grader.classroom.cli",
               "grade a whole class: per-student reports, a gradebook, an LMS file and a class report"),
-    "merge": ("pytest_autograd_grader.classroom.cli:merge",
+    "merge": ("pytest_autograd_grader.classroom.merge",
               "merge the OUT folders of 'class --shard' runs into one gradebook and report"),
     "watch": ("pytest_autograd_grader.watch",
               "grade your exercises now and again on every save, keeping torch and the sandbox warm"),

@@ -104,7 +104,7 @@ def test_each_student_is_graded_as_a_lone_pytest_run_would(graded_class, pyteste
     assert rows["_fay"]["folder"].startswith("'=")  # no formula for a spreadsheet
 
 
-def test_shards_merged_equal_one_run(graded_class):
+def test_shards_merged_equal_one_run(graded_class, capsys):
     root, checks, subs, _ = graded_class
     shards = [subprocess.Popen([sys.executable, "-m", "pytest_autograd_grader", "class", "--checks", str(checks),
                                 "--submissions", str(subs), "--out", str(root / f"part{k}"), "--salt", "s1",
@@ -125,6 +125,46 @@ def test_shards_merged_equal_one_run(graded_class):
             return [{k: v for k, v in row.items() if k not in ("started", "finished")} for row in csv.DictReader(handle)]
 
     assert table(root / "merged") == table(root / "out")
+
+    # what would make the gradebook lie is refused, naming the parts, and nothing is written
+    def merge(*parts):
+        from pytest_autograd_grader.cli import main
+
+        code = main(["merge", *map(str, parts), "--out", str(root / "refused")])
+        return code, capsys.readouterr().err
+
+    part1, part2 = root / "part1", root / "part2"
+
+    def altered(name, **changes):
+        copy = root / name
+        shutil.copytree(part2, copy)
+        info = json.loads((copy / "class-run.json").read_text())
+        (copy / "class-run.json").write_text(json.dumps({**info, **changes}))
+        return copy
+
+    cases = [
+        ((part1, part1), [f"{part1} is given more than once", f"shard 1/2 is given twice: {part1} and {part1}",
+                          "shard 2/2 is missing: add the OUT folder of 'autograd-grader class --shard 2/2'"]),
+        ((part1,), ["shard 2/2 is missing"]),
+        ((part1, altered("salted", salt="other")), ["different seed salts", "s1", "other"]),
+        ((part1, altered("rechecked", checks_sha256="0" * 64)), ["graded with different checks", "0" * 64]),
+        ((part1, altered("newer", grader="9.9")), ["different versions of the grader", "9.9"]),
+        ((part1, altered("thirds", shard="2/3")), ["different numbers of shards"]),
+        ((part1, altered("whole", shard=None)), ["not a shard (graded without --shard)"]),
+        ((part1, part2, root / "merged"), ["not a shard"]),
+    ]
+    for parts, texts in cases:
+        code, err = merge(*parts)
+        assert code == 2, (parts, err)
+        for text in texts:
+            assert text in err, (parts, text, err)
+        assert "merge refused, nothing written" in err and not (root / "refused").exists(), err
+    overlap = root / "overlap"  # a student of shard 1 in shard 2's folder too
+    shutil.copytree(part2, overlap)
+    student = next(p for p in part1.glob("*.json") if p.name != "class-run.json")
+    shutil.copy(student, overlap / student.name)
+    code, err = merge(part1, overlap)
+    assert code == 2 and f"{student.stem} was graded in two parts, {part1} and {overlap}" in err, err
 
 
 def test_a_killed_run_resumes_without_regrading_what_it_finished(tmp_path):
@@ -163,6 +203,9 @@ def test_bad_arguments_say_what_to_do(tmp_path):
          "--shard 3/2: write K/N"),
         (["--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "o"), "--only", "zed"],
          "--only: no student folder is called zed"),
+        # the shard is cut from the whole class: a student of another shard is not graded in this one
+        (["--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "o"), "--shard", "1/2",
+          "--only", "ann"], "--only ann: not in shard 1/2 of the class; grade them with their own --shard"),
         # run-wide settings are refused once, not by every student's session
         (["--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "o"), "--isolation", "foo"],
          "argument --isolation: invalid choice: 'foo' (choose from"),

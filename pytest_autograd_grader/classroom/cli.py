@@ -1,23 +1,24 @@
-"""``autograd-grader class`` and ``autograd-grader merge``."""
+"""``autograd-grader class``: grade a class, or a shard of it (``merge.py``
+joins the shards)."""
 
 from __future__ import annotations
 
 import json
 import os
 import secrets
-import shutil
 import statistics
 import sys
 import time
 from pathlib import Path
 
+from .. import __version__
 from ..boundary.layout import has_checks
 from ..boundary.untrusted import shown
 from ..i18n import LANGUAGES, msg
 from ..options import ISOLATIONS
 from ..reporters.files import write_json_atomic
 from .runner import ClassSettings, Outcome, grade_all, now_iso
-from .students import Student, checks_sha256, find_students, shard, student_seed
+from .students import Student, checks_sha256, class_sha256, find_students, shard, student_seed
 
 RUN_FILE = "class-run.json"
 RUN_SCHEMA = "pytest-autograd-grader-class/1"
@@ -52,12 +53,12 @@ def add_arguments(parser) -> None:
                         help="student,name,id,sis_user_id,sis_login_id,section columns for the LMS file")
 
 
-def _fail(text: str) -> int:
+def fail(text: str) -> int:
     print(text, file=sys.stderr)
     return 2
 
 
-def _read_run(out: Path) -> dict:
+def read_run(out: Path) -> dict:
     try:
         data = json.loads((out / RUN_FILE).read_text())
     except (OSError, ValueError):
@@ -116,28 +117,28 @@ class Progress:
 def run(args) -> int:
     checks, submissions, out = Path(args.checks).resolve(), Path(args.submissions).resolve(), Path(args.out).resolve()
     if not checks.is_dir():
-        return _fail(msg("class.no_checks", path=args.checks))
+        return fail(msg("class.no_checks", path=args.checks))
     if not has_checks(checks):  # else every student would be "graded" 0 of 0
-        return _fail(msg("class.checks_empty", path=args.checks))
+        return fail(msg("class.checks_empty", path=args.checks))
     if not submissions.is_dir():
-        return _fail(msg("class.no_submissions", path=args.submissions))
+        return fail(msg("class.no_submissions", path=args.submissions))
     if checks == submissions or checks in submissions.parents or submissions in checks.parents:
-        return _fail(msg("class.overlap", checks=args.checks, submissions=args.submissions))
+        return fail(msg("class.overlap", checks=args.checks, submissions=args.submissions))
     if out in checks.parents or out == checks or checks in out.parents or submissions in out.parents or out == submissions:
-        return _fail(msg("class.out_inside", out=args.out))
+        return fail(msg("class.out_inside", out=args.out))
     if args.jobs < 1:
-        return _fail(msg("class.bad_jobs", jobs=args.jobs))
+        return fail(msg("class.bad_jobs", jobs=args.jobs))
     if not args.student_timeout > 0:
-        return _fail(msg("class.bad_student_timeout", seconds=args.student_timeout))
+        return fail(msg("class.bad_student_timeout", seconds=args.student_timeout))
     if args.timeout is not None and not args.timeout > 0:
-        return _fail(msg("class.bad_timeout", seconds=args.timeout))
+        return fail(msg("class.bad_timeout", seconds=args.timeout))
     if args.isolation:
         from ..sandbox import Unavailable, choose, stop_all
 
         try:
             choose(args.isolation)  # bwrap asked for where it cannot run: say so before grading anyone
         except Unavailable as exc:
-            return _fail(str(exc))
+            return fail(str(exc))
         finally:
             stop_all()  # the probe's zygote: each forked worker starts its own
     if args.shard is not None:
@@ -145,7 +146,7 @@ def run(args) -> int:
             k, n = (int(x) for x in args.shard.split("/"))
             assert 1 <= k <= n
         except (ValueError, AssertionError):
-            return _fail(msg("class.bad_shard", shard=args.shard))
+            return fail(msg("class.bad_shard", shard=args.shard))
     if args.roster:
         from .class_data import OutputsError
         from .outputs import read_roster
@@ -153,7 +154,7 @@ def run(args) -> int:
         try:
             read_roster(Path(args.roster))  # a bad roster is told before grading, not after
         except OutputsError as exc:
-            return _fail(str(exc))
+            return fail(str(exc))
     out.mkdir(parents=True, exist_ok=True)
 
     skipped: list[tuple[str, str]] = []
@@ -161,14 +162,18 @@ def run(args) -> int:
     for name, why in skipped:
         # a folder's name is the student's (or their LMS display name's) text
         print(msg(f"class.skipped_{why}", name=shown(name)), file=sys.stderr)
+    everyone = students
+    students = shard(students, args.shard)  # over the whole class: --only picks within the shard
     if args.only:
         wanted = set(args.only)
-        unknown = wanted - {s.id for s in students} - {s.folder for s in students}
+        unknown = wanted - {s.id for s in everyone} - {s.folder for s in everyone}
         if unknown:
-            return _fail(msg("class.unknown_students", names=", ".join(sorted(unknown))))
+            return fail(msg("class.unknown_students", names=", ".join(sorted(unknown))))
+        elsewhere = sorted(s.folder for s in everyone if (s.id in wanted or s.folder in wanted) and s not in students)
+        if elsewhere:
+            return fail(msg("class.only_other_shard", names=", ".join(shown(n) for n in elsewhere), shard=args.shard))
         students = [s for s in students if s.id in wanted or s.folder in wanted]
-    students = shard(students, args.shard)
-    previous = _read_run(out)
+    previous = read_run(out)
     salt = args.salt or previous.get("salt") or secrets.token_hex(8)
     sha = checks_sha256(checks)
     seeds = {s.id: args.seed if args.seed is not None else student_seed(salt, s.id) for s in students}
@@ -176,7 +181,9 @@ def run(args) -> int:
     kept = len(students) - len(work)
 
     run_info = {"schema": RUN_SCHEMA, "checks": str(checks), "checks_sha256": sha, "submissions": str(submissions),
-                "salt": salt, "seed": args.seed, "shard": args.shard,
+                "salt": salt, "seed": args.seed, "shard": args.shard, "grader": __version__,
+                # the whole class before sharding: merge tells parts of other submissions apart
+                "class_sha256": class_sha256(everyone), "class_size": len(everyone),
                 "assignment": args.assignment or previous.get("assignment") or "Autograd",
                 "students": sorted(set(previous.get("students") or []) | {s.id for s in students}),
                 "started": now_iso(), "finished": None}
@@ -203,7 +210,7 @@ def run(args) -> int:
     elapsed = time.monotonic() - started
     run_info["finished"] = None if interrupted else now_iso()
     write_json_atomic(out / RUN_FILE, run_info)
-    warnings = _build(out, run_info, args.roster)
+    warnings = build(out, run_info, args.roster)
     counts = {status: sum(o.status == status for o in outcomes) for status in ("graded", "not attempted", "missing", "error")}
     median = statistics.median([o.seconds for o in outcomes]) if outcomes else 0.0
     print(msg("class.summary", students=len(outcomes), seconds=elapsed, median=median, graded=counts["graded"],
@@ -220,7 +227,7 @@ def run(args) -> int:
     return 0
 
 
-def _build(out: Path, run_info: dict, roster: str | None) -> list[str]:
+def build(out: Path, run_info: dict, roster: str | None) -> list[str]:
     """The gradebook, LMS file and report; a problem with them is a line
     of text (every student's report is already on disk)."""
     from .class_data import OutputsError
@@ -230,53 +237,3 @@ def _build(out: Path, run_info: dict, roster: str | None) -> list[str]:
         return build_outputs(out, assignment=run_info.get("assignment"), roster=Path(roster) if roster else None)
     except OutputsError as exc:
         return [str(exc)]
-
-
-# -- merge ------------------------------------------------------------------
-
-def add_merge_arguments(parser) -> None:
-    parser.add_argument("parts", nargs="+", metavar="PART", help="OUT folders of 'autograd-grader class --shard' runs")
-    parser.add_argument("--out", required=True, metavar="OUT", help="the folder of the merged gradebook and report")
-    parser.add_argument("--roster", default=None, metavar="CSV", help="as for 'class'")
-
-
-def run_merge(args) -> int:
-    out = Path(args.out).resolve()
-    parts = [Path(p).resolve() for p in args.parts]
-    for part in parts:
-        if not (part / RUN_FILE).is_file():
-            return _fail(msg("class.merge_not_a_run", path=str(part)))
-    out.mkdir(parents=True, exist_ok=True)
-    infos = [_read_run(part) for part in parts]
-    shas = {info.get("checks_sha256") for info in infos}
-    if len(shas) > 1:
-        print(msg("class.merge_different_checks"), file=sys.stderr)
-    reports: dict[str, tuple[str, Path]] = {}
-    for part in parts:
-        for path in sorted(part.glob("*.json")):
-            if path.name == RUN_FILE:
-                continue
-            try:
-                report = json.loads(path.read_text())
-            except (OSError, ValueError):
-                continue
-            if not isinstance(report, dict) or "student" not in report:
-                continue
-            finished = str(report.get("finished") or "")
-            if path.stem not in reports or finished > reports[path.stem][0]:
-                reports[path.stem] = (finished, path)
-    for name, (_, path) in reports.items():
-        if path.parent != out:
-            shutil.copyfile(path, out / f".{name}.json.tmp")
-            os.replace(out / f".{name}.json.tmp", out / f"{name}.json")
-    first = infos[0]
-    run_info = {**first, "shard": None, "students": sorted(set().union(*(set(i.get("students") or []) for i in infos))),
-                "started": min(str(i.get("started") or "") for i in infos),
-                "finished": max(str(i.get("finished") or "") for i in infos) or None,
-                "merged_from": [str(p) for p in parts]}
-    write_json_atomic(out / RUN_FILE, run_info)
-    warnings = _build(out, run_info, args.roster)
-    for warning in warnings:
-        print(warning, file=sys.stderr)
-    print(msg("class.merged", students=len(reports), parts=len(parts), out=str(out)), file=sys.stderr)
-    return 0

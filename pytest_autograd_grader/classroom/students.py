@@ -86,6 +86,11 @@ def checks_sha256(checks: Path) -> str:
     return digest.hexdigest()
 
 
+def class_sha256(students: list[Student]) -> str:
+    """One hash of who is in the class (the student ids, in order)."""
+    return hashlib.sha256("\0".join(s.id for s in students).encode()).hexdigest()
+
+
 def shard(students: list[Student], spec: str | None) -> list[Student]:
     """``K/N``: the K-th of N interleaved parts (1-based)."""
     if not spec:
