@@ -9,6 +9,7 @@ import csv
 import io
 import json
 import sys
+import unicodedata
 from html.parser import HTMLParser
 
 import pytest
@@ -150,37 +151,57 @@ def test_gradebook_csv_has_a_row_per_student_with_concept_scores_and_defused_tex
     assert carol["max_score"] == "7"  # from the run's concepts
     assert not any("\x1b" in cell or "\r" in cell for row in rows for cell in row)  # shown escaped
     assert (by_id["dave"]["status"], by_id["dave"]["total"]) == ("missing", "0")
-    # the two files that are no student's report are named, not fatal
-    assert len(warnings) == 2
+    # the two files that are no student's report are named, not fatal (and canvas.csv wants a roster)
+    assert len(warnings) == 3
     assert any("notes.json" in w for w in warnings) and any("broken.json" in w for w in warnings)
 
 
 def test_canvas_csv_is_canvas_import_format_and_a_roster_fills_the_ids(out, tmp_path):
-    build_outputs(out)
-    rows = read_csv(out / "canvas.csv")
-    assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Autograd HW3"]
-    assert rows[1] == ["Points Possible", "", "", "", "", "7"]
-    by_login = {row[3]: row for row in rows[2:]}
-    assert by_login["alice"] == ["alice", "", "", "alice", "", "5.5"]
-    assert by_login["HYPERLINK_x"][0] == "'" + HYPERLINK
-    assert by_login["carol"][5] == ""  # Canvas leaves an empty cell ungraded
+    # without a roster the ids Canvas matches on are unknown: no file of made-up ones, and what to pass
+    (out / "canvas.csv").write_text("an earlier run's")
+    warnings = build_outputs(out)
+    assert not (out / "canvas.csv").exists()
+    assert any("canvas.csv not written" in w and "--roster" in w for w in warnings), warnings
 
     roster = tmp_path / "roster.csv"
-    roster.write_text("\ufeffstudent,name,id,sis_user_id,section\n"
-                      "alice,\"Liddell, Alice\",1001,S-17,Sec 2\n"
-                      f"{HYPERLINK},Mallory,1002,=1+1,\n", encoding="utf-8")
+    roster.write_text("\ufeffstudent,name,id,sis_user_id,sis_login_id,section\n"
+                      "alice,\"Liddell, Alice\",1001,S-17,aliddell,Sec 2\n"
+                      f"{HYPERLINK},Mallory,1002,=1+1,,\n"
+                      "carol,Carol,1003,,,\n", encoding="utf-8")
     warnings = build_outputs(out, assignment="Week 3", roster=roster)
     rows = read_csv(out / "canvas.csv")
-    assert rows[0][5] == "Week 3"
+    assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Week 3"]
+    assert rows[1] == ["Points Possible", "", "", "", "", "7"]
     by_name = {row[0]: row for row in rows[2:]}
-    assert by_name["Liddell, Alice"] == ["Liddell, Alice", "1001", "S-17", "alice", "Sec 2", "5.5"]
-    assert by_name["Mallory"][1:4] == ["1002", "'=1+1", "HYPERLINK_x"]  # matched by folder name
-    assert any("bob" in w and "roster.csv" in w for w in warnings)
+    assert by_name["Liddell, Alice"] == ["Liddell, Alice", "1001", "S-17", "aliddell", "Sec 2", "5.5"]
+    assert by_name["Mallory"][1:3] == ["1002", "'=1+1"]  # matched by folder name
+    assert by_name["Carol"][5] == ""  # her grading broke: Canvas leaves an empty cell ungraded
+    assert by_name["bob"][1:4] == ["", "", ""]  # not in the roster: no made-up ids
+    assert any("bob" in w and "dave" in w and "roster.csv" in w and "match no student" in w for w in warnings)
 
     bad = tmp_path / "bad.csv"
     bad.write_text("name,id\nAlice,1\n")
     with pytest.raises(OutputsError, match="student"):
         build_outputs(out, roster=bad)
+
+
+def test_a_roster_gives_every_student_a_row_and_names_keep_their_accents(out, tmp_path):
+    # a zip made on a Mac spells é as e and a combining accent: the same student
+    decomposed = unicodedata.normalize("NFD", "José García")
+    write(out / "José_García.json", report("José_García", folder=decomposed, scores={"leaf": 4.0}))
+    roster = tmp_path / "roster.csv"
+    roster.write_text("student,name,id,sis_login_id\n"
+                      "José García,\"García, José\",2001,jgarcia\n"
+                      "zoë,\"Ng, Zoë\",2002,zng\n", encoding="utf-8")
+    warnings = build_outputs(out, roster=roster)
+    canvas = {row[0]: row for row in read_csv(out / "canvas.csv")[2:]}
+    assert canvas["García, José"][1:4] == ["2001", "", "jgarcia"] and canvas["García, José"][5] == "4"
+    assert canvas["Ng, Zoë"][1:4] == ["2002", "", "zng"] and canvas["Ng, Zoë"][5] == "0"  # nothing handed in
+    gradebook = {row[0]: row for row in read_csv(out / "gradebook.csv")[1:]}
+    assert gradebook["zoë"][2] == "missing" and gradebook["José_García"][1] == decomposed
+    assert any("1 student(s) of" in w and "zoë" in w and "missing" in w for w in warnings), warnings
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "zoë" in page and "José_García" in page
 
 
 def test_report_html_holds_every_plot_and_table_escapes_and_anonymises(out):
@@ -225,12 +246,10 @@ def test_report_without_matplotlib_says_how_to_get_the_plots(out, monkeypatch):
 
 
 def test_no_students_still_writes_every_file(tmp_path):
-    assert build_outputs(tmp_path) == []
+    assert build_outputs(tmp_path) == [msg("classout.canvas_needs_roster")]
     assert read_csv(tmp_path / "gradebook.csv") == [["student", "folder", "status", "total", "max_score",
                                                       "percent", "seed", "started", "finished"]]
-    rows = read_csv(tmp_path / "canvas.csv")
-    assert rows == [["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Autograd"],
-                    ["Points Possible", "", "", "", "", ""]]
+    assert not (tmp_path / "canvas.csv").exists()  # no roster
     page = Page((tmp_path / "report.html").read_text(encoding="utf-8"))
     assert page.ids.get("no-students") == "p" and "gradebook-table" in page.tables
     with pytest.raises(OutputsError):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import io
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -89,7 +90,39 @@ def read_roster(path: Path) -> dict[str, dict[str, str]]:
     return roster
 
 
-def canvas_rows(data: ClassData, assignment: str, roster: dict[str, dict[str, str]] | None = None) -> list[list[str]]:
+def _key(text: str) -> str:
+    """How a roster's student and a submission are matched: the same text
+    in any Unicode form (a zip made on a Mac spells é as e and an accent)
+    and any case."""
+    return unicodedata.normalize("NFC", text).strip().casefold()
+
+
+def roster_entry(roster: dict[str, dict[str, str]], report: dict[str, Any]) -> str | None:
+    """The roster's student a report belongs to: by the student's id in
+    OUT or their submission folder's name."""
+    keys = {_key(student): student for student in roster}
+    return keys.get(_key(report["student"])) or keys.get(_key(report["folder"]))
+
+
+def reconcile(data: ClassData, roster: dict[str, dict[str, str]]) -> tuple[list[str], list[str]]:
+    """Every roster student gets a row: one who handed nothing in is added
+    to ``data`` as ``missing``. Returns (the submissions no roster student
+    matches, the roster students added)."""
+    matched, unmatched = set(), []
+    for report in data.students:
+        student = roster_entry(roster, report)
+        if student is None:
+            unmatched.append(report["folder"])
+        matched.add(student)
+    absent = [student for student in roster if student not in matched]
+    for student in absent:
+        data.students.append({"student": student, "folder": "", "status": "missing", "score": 0.0,
+                              "max_score": None, "percent": 0.0, "concepts": [], "checks": [], "seed": None,
+                              "started": "", "finished": "", "error": "", "roster_only": True})
+    return unmatched, absent
+
+
+def canvas_rows(data: ClassData, assignment: str, roster: dict[str, dict[str, str]]) -> list[list[str]]:
     """Rows of Canvas's gradebook import (Grades > Import).
 
     Canvas reads the columns ``Student, ID, SIS User ID, SIS Login ID,
@@ -101,32 +134,25 @@ def canvas_rows(data: ClassData, assignment: str, roster: dict[str, dict[str, st
     it cannot match is reported on the import's confirmation page, and a
     grade import never creates students.
 
-    The grader knows each student only by their submission folder, so
-    without a roster ``Student`` is the folder's name and ``SIS Login ID``
-    the student's id (a GitHub Classroom folder is the student's GitHub
-    login, which is often not their SIS login): fill the ``ID`` column from
-    the course's exported gradebook, or pass ``--roster`` with the columns
+    The grader knows each student only by their submission folder, so the
+    identifying columns come from the roster (``--roster``: the columns
     ``student,name,id,sis_user_id,sis_login_id,section``, ``student`` being
-    the id in OUT or the folder's name. An assignment title that is not yet
-    in the course makes Canvas create that assignment; one named as Canvas
-    exports it ("Autograd (1234)") updates the existing one. A student
-    whose grading broke (status error) gets an empty cell, which Canvas
-    leaves ungraded, rather than a 0 they did not earn.
+    the id in OUT or the folder's name); without one no canvas.csv is
+    written. A submission the roster lacks keeps its folder's name and no
+    ids. An assignment title that is not yet in the course makes Canvas
+    create that assignment; one named as Canvas exports it ("Autograd
+    (1234)") updates the existing one. A student whose grading broke
+    (status error) gets an empty cell, which Canvas leaves ungraded, rather
+    than a 0 they did not earn; one who handed in nothing gets 0.
     """
-    roster = roster or {}
     rows = [["Student", "ID", "SIS User ID", "SIS Login ID", "Section", defuse(assignment)],
             ["Points Possible", "", "", "", "", format_score(data.max_score)]]
     for report in data.students:
-        student, folder = report["student"], report["folder"]
-        known = roster.get(student) or roster.get(folder) or {}
-        rows.append([defuse(known.get("name") or folder), defuse(known.get("id", "")),
-                     defuse(known.get("sis_user_id", "")), defuse(known.get("sis_login_id") or student),
+        known = roster.get(roster_entry(roster, report) or "", {})
+        rows.append([defuse(known.get("name") or report["folder"] or report["student"]), defuse(known.get("id", "")),
+                     defuse(known.get("sis_user_id", "")), defuse(known.get("sis_login_id", "")),
                      defuse(known.get("section", "")), format_score(total(report))])
     return rows
-
-
-def _not_in_roster(data: ClassData, roster: dict[str, dict[str, str]]) -> list[str]:
-    return [r["student"] for r in data.students if r["student"] not in roster and r["folder"] not in roster]
 
 
 # -- everything -------------------------------------------------------------
@@ -151,15 +177,27 @@ def build_outputs(out: Path, *, assignment: str | None = None, lms: str = "canva
     data = load_class(Path(out))
     warnings = data.warnings
     title = assignment or str(data.run.get("assignment") or "") or DEFAULT_ASSIGNMENT
+    if roster_map is not None:
+        unmatched, absent = reconcile(data, roster_map)
+        if unmatched:
+            warnings.append(msg("classout.roster_missing", count=len(unmatched), students=_some(unmatched),
+                                path=str(roster)))
+        if absent:
+            warnings.append(msg("classout.roster_absent", count=len(absent), students=_some(absent),
+                                path=str(roster)))
     _write(data.out / GRADEBOOK, _csv(gradebook_rows(data)))
     if lms == "canvas":
         if roster_map is not None:
-            missing = _not_in_roster(data, roster_map)
-            if missing:
-                shown = ", ".join(missing[:10]) + (", …" if len(missing) > 10 else "")
-                warnings.append(msg("classout.roster_missing", count=len(missing), students=shown, path=str(roster)))
-        _write(data.out / CANVAS, _csv(canvas_rows(data, title, roster_map)))
+            _write(data.out / CANVAS, _csv(canvas_rows(data, title, roster_map)))
+        else:
+            # made-up ids would match no student of the course, or the wrong one
+            (data.out / CANVAS).unlink(missing_ok=True)
+            warnings.append(msg("classout.canvas_needs_roster"))
     from .html_report import render
 
     _write(data.out / REPORT, render(data, title))
     return warnings
+
+
+def _some(names: list[str]) -> str:
+    return ", ".join(names[:10]) + (", …" if len(names) > 10 else "")

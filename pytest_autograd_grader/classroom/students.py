@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from ..boundary.layout import find_modules, has_modules
 _SKIP = {"__pycache__", ".pytest_cache", ".git", ".hypothesis"}
 # names the run itself writes into OUT, which a student id must not take
 RESERVED = {"class-run", "gradebook", "canvas", "report"}
-_SAFE = re.compile(r"[^A-Za-z0-9._@+-]")
+_SAFE = re.compile(r"[^\w.@+-]")  # \w: letters and digits of any script, so names keep their accents
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,7 @@ class Student:
 def safe_id(name: str, taken: set[str]) -> str:
     """The folder name where it is a safe file name, else with the unsafe
     characters replaced; never one of the run's own file names, never twice."""
-    base = _SAFE.sub("_", name).strip(".") or "student"
+    base = _SAFE.sub("_", unicodedata.normalize("NFC", name)).strip(".") or "student"
     base = base[:100]
     candidate, number = base, 2
     while candidate.lower() in taken or candidate.lower() in RESERVED:
