@@ -136,7 +136,7 @@ def test_gradebook_csv_has_a_row_per_student_with_concept_scores_and_defused_tex
     warnings = build_outputs(out)
     rows = read_csv(out / "gradebook.csv")
     assert rows[0] == ["student", "folder", "status", "leaf", "accumulation", "total", "max_score", "percent",
-                       "seed", "started", "finished"]
+                       "seed", "started", "finished", "name", "late"]
     by_id = {row[0]: dict(zip(rows[0], row)) for row in rows[1:]}
     assert [row[0] for row in rows[1:]] == ["HYPERLINK_x", "alice", "bob", "carol", "dave"]  # sorted by id
     alice = by_id["alice"]
@@ -248,7 +248,7 @@ def test_report_without_matplotlib_says_how_to_get_the_plots(out, monkeypatch):
 def test_no_students_still_writes_every_file(tmp_path):
     assert build_outputs(tmp_path) == [msg("classout.canvas_needs_roster")]
     assert read_csv(tmp_path / "gradebook.csv") == [["student", "folder", "status", "total", "max_score",
-                                                      "percent", "seed", "started", "finished"]]
+                                                      "percent", "seed", "started", "finished", "name", "late"]]
     assert not (tmp_path / "canvas.csv").exists()  # no roster
     page = Page((tmp_path / "report.html").read_text(encoding="utf-8"))
     assert page.ids.get("no-students") == "p" and "gradebook-table" in page.tables

@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -37,9 +38,11 @@ def _make_class(root: Path) -> tuple[Path, Path]:
     flat = subs / "=fay"                                                               # a flat upload
     flat.mkdir()
     shutil.copy(SOLUTIONS / "graph.py", flat)
-    (subs / "gil.zip").write_bytes(b"PK")                                              # not unpacked
+    with zipfile.ZipFile(subs / "gil.zip", "w") as zipped:                             # an uploaded zip
+        zipped.writestr("gil/graph.py", (SOLUTIONS / "graph.py").read_text())
     (subs / "hal").symlink_to(checks)                                                  # a link to the checks
-    (subs / "\x1b[2J\x1b[Hivy.zip").write_bytes(b"PK")                                  # a name that drives terminals
+    (subs / "\x1b[2J\x1b[Hivy.zip").write_bytes(b"PK")                                  # broken, named to drive terminals
+    (subs / "notes.txt").write_text("grading notes")                                   # no student's
     return checks, subs
 
 
@@ -74,10 +77,12 @@ def graded_class(tmp_path_factory):
 def test_each_student_is_graded_as_a_lone_pytest_run_would(graded_class, pytester):
     root, checks, subs, done = graded_class
     reports = _reports(root / "out")
-    assert set(reports) == {"ann", "ben", "cat", "dan", "eve", "_fay"}
+    # a zip is a student's upload: unpacked, graded; a broken one is missing, and said so
+    assert set(reports) == {"ann", "ben", "cat", "dan", "eve", "_fay", "gil", "__2J__Hivy"}
     status = {name: r["status"] for name, r in reports.items()}
     assert status == {"ann": "graded", "ben": "graded", "cat": "not attempted", "dan": "missing",
-                      "eve": "graded", "_fay": "graded"}
+                      "eve": "graded", "_fay": "graded", "gil": "graded", "__2J__Hivy": "missing"}
+    assert all(c["status"] == "passed" for c in reports["gil"]["checks"] if "test_graph" in c["id"])
     assert reports["ann"]["percent"] == 100.0 and reports["cat"]["score"] == 0
     assert reports["_fay"]["folder"] == "=fay"
     # a submission that kills its process costs only its own checks
@@ -94,10 +99,12 @@ def test_each_student_is_graded_as_a_lone_pytest_run_would(graded_class, pyteste
         alone = json.loads((pytester.path / "lone.json").read_text())
         assert _per_check(alone) == _per_check(reports[name]), name
         assert alone["score"] == reports[name]["score"]
-    assert "graded 6 students" in done.stderr and "1 not attempted, 1 missing, 0 errors" in done.stderr
-    assert "not graded: gil.zip is a file, not a folder; unpack each submission" in done.stderr
+    assert "graded 8 students" in done.stderr and "1 not attempted, 2 missing, 0 errors" in done.stderr
+    assert "read 8 submissions from a folders export (0 late)" in done.stderr
     assert "not graded: hal is a symbolic link" in done.stderr
-    assert "not graded: \\x1b[2J\\x1b[Hivy.zip is a file" in done.stderr and "\x1b" not in done.stderr
+    assert "not graded: notes.txt is a file but not a zip" in done.stderr
+    assert "\\x1b[2J\\x1b[Hivy: \\x1b[2J\\x1b[Hivy.zip could not be unpacked and is not graded: not a zip" \
+        in done.stderr and "\x1b" not in done.stderr
     with open(root / "out" / "gradebook.csv", newline="") as handle:
         rows = {row["student"]: row for row in csv.DictReader(handle)}
     assert rows["ann"]["status"] == "graded" and float(rows["ann"]["percent"]) == 100.0
@@ -184,7 +191,7 @@ def test_a_killed_run_resumes_without_regrading_what_it_finished(tmp_path):
     assert all(r["complete"] for r in before.values())  # each file whole: written atomically
     resumed = _class(*args, "--resume")
     after = _reports(out)
-    assert set(after) == {"ann", "ben", "cat", "dan", "eve", "_fay"}
+    assert set(after) == {"ann", "ben", "cat", "dan", "eve", "_fay", "gil", "__2J__Hivy"}
     for name in ("ann", "ben"):
         assert after[name]["finished"] == before[name]["finished"]  # not graded again
     assert f"({len(before)} kept from earlier runs)" in resumed.stderr or "kept" in resumed.stderr
@@ -205,7 +212,7 @@ def test_bad_arguments_say_what_to_do(tmp_path):
          "--only: no student folder is called zed"),
         # the shard is cut from the whole class: a student of another shard is not graded in this one
         (["--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "o"), "--shard", "1/2",
-          "--only", "ann"], "--only ann: not in shard 1/2 of the class; grade them with their own --shard"),
+          "--only", "ben"], "--only ben: not in shard 1/2 of the class; grade them with their own --shard"),
         # run-wide settings are refused once, not by every student's session
         (["--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "o"), "--isolation", "foo"],
          "argument --isolation: invalid choice: 'foo' (choose from"),

@@ -110,6 +110,9 @@ def _normalise(report: dict[str, Any]) -> None:
     # a folder's name and a grading error's text come from the student's side:
     # shown escaped on the page and in the spreadsheets, as in every report
     report["folder"], report["error"] = shown(report["folder"]), shown(report["error"])
+    # what an LMS export said of the student (intake/): its name is the student's own text too
+    report["name"], report["lms"], report["lms_id"] = (shown(_text(report.get(k))) for k in ("name", "lms", "lms_id"))
+    report["late"] = report.get("late") is True
     if not isinstance(report.get("seed"), int) or isinstance(report.get("seed"), bool):
         report["seed"] = None
     for key in ("concepts", "checks"):

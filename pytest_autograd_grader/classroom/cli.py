@@ -9,6 +9,7 @@ import secrets
 import statistics
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 from .. import __version__
@@ -120,7 +121,7 @@ def run(args) -> int:
         return fail(msg("class.no_checks", path=args.checks))
     if not has_checks(checks):  # else every student would be "graded" 0 of 0
         return fail(msg("class.checks_empty", path=args.checks))
-    if not submissions.is_dir():
+    if not submissions.is_dir() and not (submissions.is_file() and zipfile.is_zipfile(submissions)):
         return fail(msg("class.no_submissions", path=args.submissions))
     if checks == submissions or checks in submissions.parents or submissions in checks.parents:
         return fail(msg("class.overlap", checks=args.checks, submissions=args.submissions))
@@ -157,8 +158,21 @@ def run(args) -> int:
             return fail(str(exc))
     out.mkdir(parents=True, exist_ok=True)
 
-    skipped: list[tuple[str, str]] = []
-    students = find_students(submissions, skipped)
+    from .intake import IntakeError, gather
+
+    try:
+        intake = gather(submissions, out)
+    except IntakeError as exc:
+        return fail(str(exc))
+    if intake.handed:
+        late = sum(h.late for h in intake.handed.values())
+        print(msg("class.intake", count=len(intake.handed), export=intake.export, late=late,
+                  folder=str(intake.graded)), file=sys.stderr)
+    for told in intake.handed.values():
+        for problem in told.problems:
+            print(msg("class.intake_problem", name=shown(told.name), problem=shown(problem)), file=sys.stderr)
+    skipped: list[tuple[str, str]] = list(intake.skipped)
+    students = find_students(intake.graded, skipped, intake.handed)
     for name, why in skipped:
         # a folder's name is the student's (or their LMS display name's) text
         print(msg(f"class.skipped_{why}", name=shown(name)), file=sys.stderr)

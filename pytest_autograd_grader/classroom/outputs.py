@@ -49,8 +49,9 @@ def _csv(rows: list[list[str]]) -> str:
 # -- gradebook.csv ----------------------------------------------------------
 
 def gradebook_rows(data: ClassData) -> list[list[str]]:
+    # columns are only ever added at the end: an instructor's script keeps reading the others
     header = ["student", "folder", "status", *(c.id for c in data.concepts),
-              "total", "max_score", "percent", "seed", "started", "finished"]
+              "total", "max_score", "percent", "seed", "started", "finished", "name", "late"]
     rows = [header]
     for report in data.students:
         scores = concept_scores(report)
@@ -61,6 +62,7 @@ def gradebook_rows(data: ClassData) -> list[list[str]]:
             format_score(total(report)), format_score(max_total(report, data)),
             format_score(percent(report, data), 2),
             "" if report["seed"] is None else str(report["seed"]), defuse(report["started"]), defuse(report["finished"]),
+            defuse(report.get("name", "")), "late" if report.get("late") else "",
         ])
     return rows
 
@@ -137,8 +139,9 @@ def canvas_rows(data: ClassData, assignment: str, roster: dict[str, dict[str, st
     The grader knows each student only by their submission folder, so the
     identifying columns come from the roster (``--roster``: the columns
     ``student,name,id,sis_user_id,sis_login_id,section``, ``student`` being
-    the id in OUT or the folder's name); without one no canvas.csv is
-    written. A submission the roster lacks keeps its folder's name and no
+    the id in OUT or the folder's name) or, for a class read from Canvas's
+    own "Download Submissions" zip, from the Canvas user id in each file's
+    name; without either no canvas.csv is written. A submission the roster lacks keeps its folder's name and no
     ids. An assignment title that is not yet in the course makes Canvas
     create that assignment; one named as Canvas exports it ("Autograd
     (1234)") updates the existing one. A student whose grading broke
@@ -149,7 +152,9 @@ def canvas_rows(data: ClassData, assignment: str, roster: dict[str, dict[str, st
             ["Points Possible", "", "", "", "", format_score(data.max_score)]]
     for report in data.students:
         known = roster.get(roster_entry(roster, report) or "", {})
-        rows.append([defuse(known.get("name") or report["folder"] or report["student"]), defuse(known.get("id", "")),
+        canvas_id = report.get("lms_id") if report.get("lms") == "canvas" else ""
+        rows.append([defuse(known.get("name") or report.get("name") or report["folder"] or report["student"]),
+                     defuse(known.get("id") or canvas_id or ""),
                      defuse(known.get("sis_user_id", "")), defuse(known.get("sis_login_id", "")),
                      defuse(known.get("section", "")), format_score(total(report))])
     return rows
@@ -187,8 +192,10 @@ def build_outputs(out: Path, *, assignment: str | None = None, lms: str = "canva
                                 path=str(roster)))
     _write(data.out / GRADEBOOK, _csv(gradebook_rows(data)))
     if lms == "canvas":
-        if roster_map is not None:
-            _write(data.out / CANVAS, _csv(canvas_rows(data, title, roster_map)))
+        # a Canvas export names each student's Canvas id: its own ID column
+        from_canvas = bool(data.students) and all(r.get("lms") == "canvas" and r.get("lms_id") for r in data.students)
+        if roster_map is not None or from_canvas:
+            _write(data.out / CANVAS, _csv(canvas_rows(data, title, roster_map or {})))
         else:
             # made-up ids would match no student of the course, or the wrong one
             (data.out / CANVAS).unlink(missing_ok=True)

@@ -154,7 +154,7 @@ def grade_student(settings: ClassSettings, student: Student, seed: int) -> dict:
         status = "graded"
     report.update({"student": student.id, "folder": student.folder, "status": status, "seed": seed,
                    "checks_sha256": settings.checks_sha256, "started": started, "finished": now_iso(),
-                   "grading_s": round(time.monotonic() - clock, 3)})
+                   "grading_s": round(time.monotonic() - clock, 3), **student.handed})
     return report
 
 
@@ -166,7 +166,7 @@ def error_report(settings: ClassSettings, student: Student, seed: int, error: st
     return {"schema": "pytest-autograd-grader/1", "complete": False, "score": 0.0, "max_score": 0.0,
             "percent": 0.0, "concepts": [], "checks": [], "student": student.id, "folder": student.folder,
             "status": "error", "error": error, "seed": seed, "checks_sha256": settings.checks_sha256,
-            "started": now_iso(), "finished": now_iso()}
+            "started": now_iso(), "finished": now_iso(), **student.handed}
 
 
 def _worker(settings: ClassSettings, tasks: Connection, results: Connection) -> None:

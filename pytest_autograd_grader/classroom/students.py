@@ -7,7 +7,7 @@ import hashlib
 import os
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..boundary.layout import find_modules, has_modules
@@ -25,6 +25,8 @@ class Student:
     folder: str      # the folder's own name, as it was
     modules: Path    # where the student's modules are
     has_modules: bool  # any .py file there (else the submission is "missing")
+    # what the LMS's export said of the student (intake/): name, late, lms, lms_id; goes into the report
+    handed: dict = field(default_factory=dict, hash=False, compare=False)
 
 
 def safe_id(name: str, taken: set[str]) -> str:
@@ -39,11 +41,13 @@ def safe_id(name: str, taken: set[str]) -> str:
     return candidate
 
 
-def find_students(submissions: Path, skipped: list[tuple[str, str]] | None = None) -> list[Student]:
+def find_students(submissions: Path, skipped: list[tuple[str, str]] | None = None,
+                  handed: dict[str, dict] | None = None) -> list[Student]:
     """Every folder directly in ``submissions`` is a student (hidden folders
     and caches aside), sorted by name. What is not graded although it may be
     a student's (a file, a zip, a symbolic link) is added to ``skipped`` as
-    (name, why) for the instructor to see."""
+    (name, why) for the instructor to see. ``handed``: what an LMS export
+    said of each folder (``intake.gather``), kept with the student."""
     taken: set[str] = set()
     students = []
     for folder in sorted(submissions.iterdir(), key=lambda p: p.name):
@@ -59,7 +63,9 @@ def find_students(submissions: Path, skipped: list[tuple[str, str]] | None = Non
                 skipped.append((folder.name, "file"))
             continue
         modules = find_modules(folder)
-        students.append(Student(safe_id(folder.name, taken), folder.name, modules, has_modules(modules)))
+        told = (handed or {}).get(folder.name)
+        extra = {"name": told.name, "late": told.late, "lms": told.lms, "lms_id": told.lms_id} if told else {}
+        students.append(Student(safe_id(folder.name, taken), folder.name, modules, has_modules(modules), extra))
     return students
 
 
