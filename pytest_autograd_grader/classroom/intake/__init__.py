@@ -10,13 +10,13 @@ per student. ``gather`` finds which one it is and lays the students out
 under OUT (zips unpacked with the sandbox's limits, ``unpack.py``); a
 folder of plain folders is graded where it is. What a format knows beyond
 the files (the student's name as the LMS spells it, a late upload, the
-LMS's id for the student) is kept in ``Handed`` and reaches the reports."""
+LMS's id for the student) is kept in ``Handed`` and goes into each
+student's report."""
 
 from __future__ import annotations
 
-import json
 import shutil
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -24,7 +24,6 @@ from ...i18n import msg
 from .unpack import UnpackError, unpack
 
 INTAKE = ".intake"        # OUT/.intake: the unpacked class
-HANDED = "handed.json"    # what the formats knew of each student, by folder
 
 
 @dataclass
@@ -94,19 +93,8 @@ def gather(source: Path, out: Path) -> Intake:
     graded, handed = fmt.collect(root, students)
     for h in handed:
         h.folder, h.lms = h.folder or h.name, fmt.name
-    if handed:
-        staging.mkdir(parents=True, exist_ok=True)
-        (staging / HANDED).write_text(json.dumps({h.folder: asdict(h) for h in handed}, ensure_ascii=False))
+    # a class graded where it is: the class runner names what it skips there itself
     return Intake(graded, fmt.name, {h.folder: h for h in handed}, fmt.skipped(root) if graded != root else [])
-
-
-def read_handed(out: Path) -> dict[str, dict]:
-    """What the intake of the run in ``out`` knew of each student."""
-    try:
-        data = json.loads((out / INTAKE / HANDED).read_text())
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def _single_folder(root: Path) -> Path:
