@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import csv
+import hashlib
 import io
 import json
 import sys
@@ -215,11 +216,16 @@ def test_report_html_holds_every_plot_and_table_escapes_and_anonymises(out):
         assert image["src"].startswith("data:image/png;base64,")
         assert base64.b64decode(image["src"].split(",", 1)[1]).startswith(b"\x89PNG\r\n\x1a\n")
     assert {"run-info", "concept-table", "gradebook-table"} <= set(page.tables)
-    assert "http://" not in text and "https://" not in text and "script" not in page.tags
+    assert "http://" not in text and "https://" not in text
+    # one script, the page's own, which its policy allows by hash: no other could run
+    assert page.tags.count("script") == 1
+    script = text.split("<script>", 1)[1].split("</script>", 1)[0]
+    digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
+    assert f"script-src 'sha256-{digest}'" in text and "default-src 'none'" in text
     # hostile text stays text: in the page's words, never in its markup
     words = "".join(page.text)
     assert HOSTILE in words and "grading stopped <b>badly</b>" in words
-    assert "<script>" not in text and "<img src=x" not in text and "<b>badly" not in text
+    assert text.count("<script>") == 1 and "<img src=x" not in text and "<b>badly" not in text  # ours only
     assert "grading stopped <b>badly</b>\\x0d\\x1b[2K" in words and "\x1b" not in text  # controls shown escaped
     assert "Autograd HW3" in words and "c0ffee" in words
 
@@ -228,12 +234,40 @@ def test_report_html_holds_every_plot_and_table_escapes_and_anonymises(out):
     assert "2 students: " + EN["diag.multiple"].replace("{k}", "…").replace("{name}", "…") in page.items
     assert "1 student: " + msg("diag.none_leaf") in page.items
     assert "1 student: " + msg("diag.sign") in page.items
-    examples = "\n".join(page.pre)
+    # the mistakes' examples are anonymised (the students' own sections below are the instructor's, named)
+    examples = "\n".join(Page(text.split('<h2 id="gradebook"')[0]).pre)
     assert msg("diag.multiple", k=2, name="x") in examples and "a student" in examples
     for name in ("alice", "bob", "HYPERLINK"):
         assert name not in examples
     # the generic hidden-check line is not a diagnosis
     assert msg("feedback.hidden", title="Gradient accumulation") not in examples
+
+
+def test_report_html_has_a_section_per_student_flags_and_every_diagnosis(out):
+    write(out / "erin.json", report("erin", scores={"leaf": 1.0, "accumulation": 0.0}, late=True, name="Érin Ng",
+                                    checks=[check("leaf", "timeout", "[Leaf tensors] stopped after 3 s"),
+                                            check("leaf", "crashed", "[Leaf tensors] the worker died"),
+                                            check("accumulation", "failed",
+                                                  msg("student.import_error", module="accumulation", type="SyntaxError",
+                                                      message="invalid syntax", where=" (line 3)"))]))
+    build_outputs(out)
+    text = (out / "report.html").read_text(encoding="utf-8")
+    page = Page(text)
+    assert "gradebook-table" in page.tables and 'class=sortable' in text
+    # every student has a section with every check; the gradebook links to it
+    for student in ("alice", "bob", "carol", "dave", "erin", "HYPERLINK_x"):
+        assert page.ids.get(f"s-{student}") == "details", student
+        assert f'href="#s-{student}"' in text
+    words = "".join(page.text)
+    # a hidden check's real reason is the instructor's to read here
+    assert "bob printed: bob was here" in words and "hidden" in words
+    # flagged in the gradebook and counted in the run's summary
+    assert "1 timed out" in words and "1 crashed" in words and "1 did not import" in words and "late" in words
+    assert "1 students with checks that timed out, 1 whose code crashed its process, 1 whose module did not import" \
+        in words
+    assert "Érin Ng" in words
+    # every diagnosis a concept's students got is ranked, not the first only
+    assert "1 student: " + msg("diag.sign") in page.items and "1 student: " + msg("diag.none_leaf") in page.items
 
 
 def test_report_without_matplotlib_says_how_to_get_the_plots(out, monkeypatch):

@@ -184,9 +184,10 @@ def _general(template: str) -> str:
     return _PLACEHOLDER.sub("…", template)
 
 
-def frequent_mistakes(reports: Iterable[Mapping[str, Any]], top: int = TOP) -> dict[str, list[Mistake]]:
-    """Per concept id (in the order first met), its ``top`` diagnoses by the
-    number of distinct students who got them (ties by message id).
+def frequent_mistakes(reports: Iterable[Mapping[str, Any]], top: int | None = TOP) -> dict[str, list[Mistake]]:
+    """Per concept id (in the order first met), its ``top`` diagnoses (None:
+    every one) by the number of distinct students who got them (ties by
+    message id).
 
     ``reports`` are per-student class reports (``student``, ``folder``,
     ``checks``); a hidden check's ``private_feedback`` is read where present,
@@ -232,5 +233,6 @@ def frequent_mistakes(reports: Iterable[Mapping[str, Any]], top: int = TOP) -> d
         result[concept].append(Mistake(message_id, text, len(who), examples[key]))
     for mistakes in result.values():
         mistakes.sort(key=lambda m: (-m.students, m.message_id))
-        del mistakes[top:]
+        if top is not None:
+            del mistakes[top:]
     return result
