@@ -133,6 +133,21 @@ def test_shards_merged_equal_one_run(graded_class, capsys):
 
     assert table(root / "merged") == table(root / "out")
 
+    # a Slurm job array's tasks, given one shared OUT, each write their part; merge OUT joins them
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "GRADE_SHARD", "JOB_COMPLETION"))}
+    tasks = [subprocess.Popen([sys.executable, "-m", "pytest_autograd_grader", "class", "--checks", str(checks),
+                               "--submissions", str(subs), "--out", str(root / "shared"), "--salt", "s1", "-j", "1",
+                               "--timeout=3"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                              env={**env, "SLURM_ARRAY_TASK_ID": str(task), "SLURM_ARRAY_TASK_MIN": "0",
+                                   "SLURM_ARRAY_TASK_MAX": "1", "SLURM_ARRAY_TASK_COUNT": "2"}) for task in (0, 1)]
+    said = [task.communicate()[1] for task in tasks]
+    assert [task.returncode for task in tasks] == [0, 0], said
+    assert "grading shard 2/2 (from SLURM_ARRAY_TASK_ID) into" in said[1]
+    assert {p.name for p in (root / "shared").iterdir()} == {"part-1-of-2", "part-2-of-2"}
+    subprocess.run([sys.executable, "-m", "pytest_autograd_grader", "merge", str(root / "shared"),
+                    "--out", str(root / "merged-array")], check=True, capture_output=True)
+    assert table(root / "merged-array") == table(root / "out")
+
     # what would make the gradebook lie is refused, naming the parts, and nothing is written
     def merge(*parts):
         from pytest_autograd_grader.cli import main

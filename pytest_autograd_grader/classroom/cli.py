@@ -19,6 +19,9 @@ from ..i18n import LANGUAGES, msg
 from ..options import ISOLATIONS
 from ..reporters.files import write_json_atomic
 from .runner import ClassSettings, Outcome, grade_all, now_iso
+from .shards import ShardError, part_folder
+from .shards import from_environment as shard_from_environment
+from .shards import parse as parse_shard
 from .students import Student, checks_sha256, class_sha256, find_students, shard, student_seed
 
 RUN_FILE = "class-run.json"
@@ -144,10 +147,18 @@ def run(args) -> int:
             stop_all()  # the probe's zygote: each forked worker starts its own
     if args.shard is not None:
         try:
-            k, n = (int(x) for x in args.shard.split("/"))
-            assert 1 <= k <= n
-        except (ValueError, AssertionError):
+            parse_shard(args.shard)
+        except ValueError:
             return fail(msg("class.bad_shard", shard=args.shard))
+    else:
+        try:
+            found = shard_from_environment(os.environ)
+        except ShardError as exc:
+            return fail(str(exc))
+        if found:  # every task of the job may share one OUT: each writes its own part of it
+            args.shard, source = found
+            out = out / part_folder(args.shard)
+            print(msg("class.shard_from", shard=args.shard, source=source, out=str(out)), file=sys.stderr)
     if args.roster:
         from .class_data import OutputsError
         from .outputs import read_roster

@@ -22,7 +22,9 @@ SHARED = (("checks_sha256", "checks"), ("seed", "seed"), ("salt", "salt"), ("gra
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("parts", nargs="+", metavar="PART", help="OUT folders of 'autograd-grader class --shard' runs")
+    parser.add_argument("parts", nargs="+", metavar="PART",
+                        help="OUT folders of 'autograd-grader class --shard' runs, or the OUT a job's tasks shared "
+                             "(its part-K-of-N folders)")
     parser.add_argument("--out", required=True, metavar="OUT", help="the folder of the merged gradebook and report")
     parser.add_argument("--roster", default=None, metavar="CSV", help="as for 'class'")
 
@@ -95,7 +97,11 @@ def _shards(names: list[str], specs: list[str | None]) -> list[str]:
 
 def run(args) -> int:
     out = Path(args.out).resolve()
-    parts = [Path(p).resolve() for p in args.parts]
+    parts = []
+    for given in (Path(p).resolve() for p in args.parts):
+        # the OUT the tasks of a job shared: its part-K-of-N folders are the parts
+        inner = sorted(given.glob("part-*-of-*/" + RUN_FILE)) if not (given / RUN_FILE).is_file() else []
+        parts += [run_file.parent for run_file in inner] or [given]
     for part in parts:
         if not (part / RUN_FILE).is_file():
             return fail(msg("class.merge_not_a_run", path=str(part)))

@@ -471,6 +471,10 @@ EN: dict[str, str] = {
     "intake.student_zip": "{name} could not be unpacked and is not graded: {reason}",
     "intake.needs_yaml": "a Gradescope export's submission_metadata.yml is YAML, which takes pyyaml: pip install 'pytest-autograd-grader[class]'",
     "intake.bad_metadata": "{path} cannot be read as a Gradescope export's metadata: {reason}",
+    "class.shard_from": "grading shard {shard} (from {source}) into {out}",
+    "class.shard_env_bad": "{name}={value}: not a whole number the shard can be read from",
+    "class.shard_slurm_gaps": "the Slurm job array runs tasks {low} to {high} but has {count} of them: give sbatch a contiguous --array (such as 0-3, no step), so that its tasks split the class into equal parts",
+    "class.shard_k8s_count": "JOB_COMPLETION_INDEX is set but GRADE_SHARDS is not: a pod of a Kubernetes Indexed Job sees no count of its completions, so set the env GRADE_SHARDS to the Job's completions",
     "class.merged": "merged {students} students from {parts} parts into {out}",
     # -- github (reporters/github.py)
     "github.heading": "Autograd grade: {score}/{max_score} ({percent:.1f}%)",

@@ -471,6 +471,10 @@ ZH: dict[str, str] = {
     "intake.student_zip": "{name} 无法解压，没有评分：{reason}",
     "intake.needs_yaml": "Gradescope 导出中的 submission_metadata.yml 是 YAML 格式，需要 pyyaml：pip install 'pytest-autograd-grader[class]'",
     "intake.bad_metadata": "无法把 {path} 读作 Gradescope 导出的元数据：{reason}",
+    "class.shard_from": "评分第 {shard} 份（来自 {source}），输出到 {out}",
+    "class.shard_env_bad": "{name}={value}：不是可以读出分片的整数",
+    "class.shard_slurm_gaps": "Slurm 作业数组运行第 {low} 到 {high} 个任务，却只有 {count} 个：请给 sbatch 一个连续的 --array（如 0-3，不带步长），使各任务把全班平均分开",
+    "class.shard_k8s_count": "设置了 JOB_COMPLETION_INDEX 却没有 GRADE_SHARDS：Kubernetes Indexed Job 的 pod 看不到总份数，请把环境变量 GRADE_SHARDS 设为 Job 的 completions",
     "class.merged": "已把 {parts} 个部分中的 {students} 个学生合并到 {out}",
     # -- github (reporters/github.py)
     "github.heading": "Autograd 评分：{score}/{max_score}（{percent:.1f}%）",
