@@ -11,6 +11,7 @@ import pwd
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -28,10 +29,13 @@ def _which(name: str) -> str:
     return found
 
 
-def _conf(folder: Path) -> Path:
+def _conf(folder: Path, spool: Path) -> Path:
+    """The configuration; ``spool`` a short path: slurmd makes a Unix socket
+    in it per job step, and a socket's path may not pass 108 bytes (CI's
+    temporary folders are deep enough to, and jobs then never launch)."""
     host = socket.gethostname().split(".")[0]
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1 << 20)
-    for sub in ("state", "spool", "logs"):
+    for sub in ("state", "logs"):
         (folder / sub).mkdir(parents=True, exist_ok=True)
     conf = folder / "slurm.conf"
     conf.write_text(f"""ClusterName=grader
@@ -50,7 +54,7 @@ AccountingStorageType=accounting_storage/none
 SlurmctldPort=16817
 SlurmdPort=16818
 StateSaveLocation={folder / 'state'}
-SlurmdSpoolDir={folder / 'spool'}
+SlurmdSpoolDir={spool}
 SlurmctldPidFile={folder / 'slurmctld.pid'}
 SlurmdPidFile={folder / 'slurmd.pid'}
 SlurmctldLogFile={folder / 'logs' / 'slurmctld.log'}
@@ -94,7 +98,8 @@ def one_node_cluster(folder: Path):
     for name in ("sbatch", "squeue", "sinfo", "scancel", "munge"):
         _which(name)
     _munge()
-    conf = _conf(folder)
+    spool = Path(tempfile.mkdtemp(prefix="slurmd-", dir="/tmp"))
+    conf = _conf(folder, spool)
     env = {**os.environ, "SLURM_CONF": str(conf)}
     daemons = [subprocess.Popen([_which(d), "-D", "-f", str(conf)], env=env, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, start_new_session=True) for d in ("slurmctld", "slurmd")]
@@ -118,13 +123,20 @@ def one_node_cluster(folder: Path):
                 daemon.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 daemon.kill()
+        shutil.rmtree(spool, ignore_errors=True)
 
 
 def wait_for_queue(env: dict, seconds: float) -> bool:
-    """True once the queue is empty, False after ``seconds``."""
+    """True once the queue is empty, False after ``seconds``; a job Slurm
+    held after failing to launch it raises at once, with slurmd's log."""
     deadline = time.monotonic() + seconds
-    while subprocess.run(["squeue", "-h"], env=env, capture_output=True, text=True).stdout.strip():
+    while True:
+        queue = subprocess.run(["squeue", "-h", "-o", "%i %T %r"], env=env, capture_output=True, text=True).stdout
+        if not queue.strip():
+            return True
+        if "launch failed" in queue:
+            log = Path(env["SLURM_CONF"]).parent / "logs" / "slurmd.log"
+            raise RuntimeError(f"Slurm could not launch a job:\n{queue}\n{log.read_text()[-2000:]}")
         if time.monotonic() > deadline:
             return False
         time.sleep(0.5)
-    return True
