@@ -24,8 +24,8 @@ import time
 
 from . import diagnosis, reduce
 from . import programs as P
-from .differences import compare
 from .builder import RandomDraws, strategy
+from .differences import compare
 from .feedback import feedback
 from .interpret import run_engine_batch, run_torch, unpack
 
@@ -53,7 +53,7 @@ UNTESTABLE = "untestable"  # run()'s answer when the engine's ops leave nothing 
 
 
 class _Stop(BaseException):
-    """The shrinking budget is spent: the smallest failing batch so far stands."""
+    """The shrinking budget is spent: the smallest disagreeing program so far stands."""
 
 
 class _Abort(BaseException):
