@@ -165,7 +165,7 @@ def _who(report: dict[str, Any]) -> str:
     return _e(name) + "".join(f"<br><small>{_e(x)}</small>" for x in extra)
 
 
-def _students_html(data: ClassData) -> str:
+def _students_html(data: ClassData, flagged: dict[str, dict[str, int]]) -> str:
     """A section per student: every check, its status, points and feedback
     (a hidden check's real reasons: this page is the instructor's)."""
     parts = []
@@ -191,7 +191,7 @@ def _students_html(data: ClassData) -> str:
         table = _table(f"checks-{_anchor(report)}", header, rows, classes)
         error = report.get("error")
         parts.append(f'<details id="{_e(_anchor(report))}"><summary>{summary}</summary>'
-                     + (f"<p>{_e(error)}</p>" if error else "") + _flag_html(flags(report))
+                     + (f"<p>{_e(error)}</p>" if error else "") + _flag_html(flagged[report["student"]])
                      + (table if rows else f'<p class="note">{_e(msg("classout.no_checks"))}</p>')
                      + "</details>")
     return '<section class="student">' + "".join(parts) + "</section>"
@@ -244,8 +244,9 @@ def render(data: ClassData, assignment: str) -> str:
             (msg("classout.students"), msg("classout.statuses", students=len(data.students), graded=counts["graded"],
                                            not_attempted=counts["not attempted"], missing=counts["missing"],
                                            errors=counts["error"]))]
-    flagged = {f: sum(flags(r)[f] > 0 for r in data.students) for f in FLAGS}
-    info.append((msg("classout.flagged"), msg("classout.flagged_counts", **flagged)))
+    flagged = {r["student"]: flags(r) for r in data.students}
+    info.append((msg("classout.flagged"), msg("classout.flagged_counts", **{
+        f: sum(counts[f] > 0 for counts in flagged.values()) for f in FLAGS})))
     if percents:
         info.append((msg("classout.mean_median"), msg("classout.percents", mean=statistics.fmean(percents),
                                                       median=statistics.median(percents))))
@@ -304,7 +305,8 @@ def render(data: ClassData, assignment: str) -> str:
         error = report.get("error") if status == "error" else None
         late = f'<span class="flag">{_e(msg("classout.late"))}</span>' if report.get("late") else ""
         status_cell = _e(_status(status)) + (f'<br><small>{_e(str(error)[:500])}</small>' if error else "") + \
-            ("<br>" if late or any(flags(report).values()) else "") + late + _flag_html(flags(report))
+            ("<br>" if late or any(flagged[report["student"]].values()) else "") + late + \
+            _flag_html(flagged[report["student"]])
         graded = status != "error"
         most = max_total(report, data)
         pct = percent(report, data)
@@ -320,7 +322,7 @@ def render(data: ClassData, assignment: str) -> str:
     body.append(_table("gradebook-table", header, rows, classes, sortable=True))
     if data.students:
         body.append(f'<h2 id="students">{_e(msg("classout.students_section"))}</h2>')
-        body.append(_students_html(data))
+        body.append(_students_html(data, flagged))
     lang = "zh" if current_language() == "zh" else "en"
     # the page runs no script but its own: a policy allows that one by its hash, and loads nothing from elsewhere
     digest = base64.b64encode(hashlib.sha256(_SCRIPT.encode()).digest()).decode()

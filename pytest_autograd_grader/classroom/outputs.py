@@ -99,10 +99,14 @@ def _key(text: str) -> str:
     return unicodedata.normalize("NFC", text).strip().casefold()
 
 
-def roster_entry(roster: dict[str, dict[str, str]], report: dict[str, Any]) -> str | None:
-    """The roster's student a report belongs to: by the student's id in
-    OUT or their submission folder's name."""
-    keys = {_key(student): student for student in roster}
+def roster_keys(roster: dict[str, dict[str, str]]) -> dict[str, str]:
+    """Each roster student by the key a submission matches it with."""
+    return {_key(student): student for student in roster}
+
+
+def roster_entry(keys: dict[str, str], report: dict[str, Any]) -> str | None:
+    """The roster's student a report belongs to (``keys``: ``roster_keys``):
+    by the student's id in OUT or their submission folder's name."""
     return keys.get(_key(report["student"])) or keys.get(_key(report["folder"]))
 
 
@@ -111,8 +115,9 @@ def reconcile(data: ClassData, roster: dict[str, dict[str, str]]) -> tuple[list[
     to ``data`` as ``missing``. Returns (the submissions no roster student
     matches, the roster students added)."""
     matched, unmatched = set(), []
+    keys = roster_keys(roster)
     for report in data.students:
-        student = roster_entry(roster, report)
+        student = roster_entry(keys, report)
         if student is None:
             unmatched.append(report["folder"])
         matched.add(student)
@@ -150,8 +155,9 @@ def canvas_rows(data: ClassData, assignment: str, roster: dict[str, dict[str, st
     """
     rows = [["Student", "ID", "SIS User ID", "SIS Login ID", "Section", defuse(assignment)],
             ["Points Possible", "", "", "", "", format_score(data.max_score)]]
+    keys = roster_keys(roster)
     for report in data.students:
-        known = roster.get(roster_entry(roster, report) or "", {})
+        known = roster.get(roster_entry(keys, report) or "", {})
         canvas_id = report.get("lms_id") if report.get("lms") == "canvas" else ""
         rows.append([defuse(known.get("name") or report.get("name") or report["folder"] or report["student"]),
                      defuse(known.get("id") or canvas_id or ""),

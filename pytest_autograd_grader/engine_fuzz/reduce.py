@@ -13,7 +13,7 @@ difference at a kink or a pole never passes for the student's mistake."""
 
 from __future__ import annotations
 
-from .builder import Builder
+from .builder import Builder, numel
 
 
 def size(program: dict) -> tuple:
@@ -90,7 +90,7 @@ def _valid(program) -> bool:
             return False
         if op == "pow" and step["const"] not in (0, 2, 3) and not b.positive[args[0]]:
             return False
-        if op == "reshape" and _numel(shapes[0]) != _numel(step["shape"]):
+        if op == "reshape" and numel(shapes[0]) != numel(step["shape"]):
             return False
         if op in ("sum", "mean") and step.get("axis") is not None and not -len(shapes[0]) <= step["axis"] < len(shapes[0]):
             return False
@@ -98,13 +98,6 @@ def _valid(program) -> bool:
             return False
         value += 1
     return True
-
-
-def _numel(shape):
-    n = 1
-    for x in shape:
-        n *= x
-    return n
 
 
 def _broadcastable(a, b) -> bool:

@@ -15,6 +15,7 @@ student's report."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -125,8 +126,6 @@ def place(files: list[tuple[Path, str]], folder: Path, handed: Handed) -> None:
 
 def _undo_renames(folder: Path) -> None:
     """leaf-1.py -> leaf.py where no leaf.py came: the latest of several."""
-    import re
-
     renamed: dict[Path, tuple[int, Path]] = {}
     for path in [*folder.rglob("*.py"), *folder.rglob("*.ipynb")]:
         found = re.fullmatch(r"(.+)-(\d+)", path.stem)
