@@ -1,14 +1,16 @@
 """Grading a class: `autograd-grader class` against a shell loop of
 `pytest --grade`, one student after another, side by side in one run.
 
-    python bench/bench_class.py [--students 100] [--loop 10] [--jobs N] [--timeout 3]
+    python bench/bench_class.py [--students 100] [--loop 10] [--jobs N] [--timeout 3] [--seed N]
 
 A synthetic class is built from the curriculum: reference solutions,
 untouched stubs, partial submissions (some topics solved), one module that
 hangs at import, one that kills its process, one empty folder. The loop
 grades the first --loop students with the instructor's safe invocation,
 one pytest process each, as a shell loop would; its mean per student is
-extrapolated to the class. Printed: total wall, per-student median, the
+extrapolated to the class. With --seed, the class is graded with one
+class seed (``--seed``) and the loop with the same ``--grade-seed``;
+without, each student has a seed of their own in both. Printed: total wall, per-student median, the
 speed-up, and peak memory. Figures are printed, not asserted.
 """
 
@@ -62,16 +64,21 @@ def make_class(root: Path, students: int) -> tuple[Path, Path]:
     return checks, subs
 
 
-def shell_loop(checks: Path, subs: Path, students: list[str], timeout: float, out: Path) -> list[float]:
+def shell_loop(checks: Path, subs: Path, students: list[str], timeout: float, out: Path,
+               seed: int | None) -> list[float]:
     times = []
     for student in students:
+        report = out / f"{student}.json"
         started = time.monotonic()
         subprocess.run([sys.executable, "-m", "pytest", "-c", str(checks / "pytest.ini"), "--rootdir", str(checks),
                         "-p", "no:cacheprovider", "-q", "--grade", str(checks),
                         f"--grade-submission={subs / student / 'exercises'}", f"--grade-timeout={timeout:g}",
-                        "--grade-json", str(out / f"{student}.json")],
+                        *([f"--grade-seed={seed}"] if seed is not None else []), "--grade-json", str(report)],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=out)
         times.append(time.monotonic() - started)
+        if not report.is_file():
+            # a loop that fails at once (the grader not importable from here) would look fast
+            sys.exit(f"the lone run of {student} wrote no report: is pytest-autograd-grader installed?")
     return times
 
 
@@ -81,6 +88,7 @@ def main() -> None:
     parser.add_argument("--loop", type=int, default=10)
     parser.add_argument("--jobs", type=int, default=None)
     parser.add_argument("--timeout", type=float, default=3.0)
+    parser.add_argument("--seed", type=int, default=None, help="one class seed (default: a seed per student)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-class-") as tmp:
         root = Path(tmp)
@@ -88,12 +96,14 @@ def main() -> None:
         (root / "loop").mkdir()
         names = sorted(p.name for p in subs.iterdir())
         with_modules = [n for n in names if (subs / n / "exercises").is_dir()][: args.loop]
-        loop_times = shell_loop(checks, subs, with_modules, args.timeout, root / "loop")
+        loop_times = shell_loop(checks, subs, with_modules, args.timeout, root / "loop", args.seed)
 
         command = [sys.executable, "-m", "pytest_autograd_grader", "class", "--checks", str(checks),
                    "--submissions", str(subs), "--out", str(root / "out"), f"--timeout={args.timeout:g}"]
         if args.jobs:
             command.append(f"--jobs={args.jobs}")
+        if args.seed is not None:
+            command.append(f"--seed={args.seed}")
         started = time.monotonic()
         subprocess.run(command, check=True, stderr=subprocess.DEVNULL)
         wall = time.monotonic() - started

@@ -14,11 +14,14 @@ from pathlib import Path
 WARM_UP_S = 120.0  # the zygote's cold start: torch imported once
 
 
-def run_session(args: list[str], checks: Path) -> int:
+def run_session(args: list[str], checks: Path, keep_checks: bool = False) -> int:
     """``pytest.main(args)`` in this process. Modules loaded from ``checks``
     (the checks files, their conftest) are forgotten afterwards, so the next
     session sees an edited check; libraries loaded on the way stay (torch
-    cannot be imported twice in one process)."""
+    cannot be imported twice in one process). ``keep_checks``: the checks
+    cannot change between sessions (a class run, which hashed them), so
+    their modules stay imported and the next session collects from them
+    without compiling them again."""
     import pytest
 
     modules = set(sys.modules)
@@ -27,7 +30,7 @@ def run_session(args: list[str], checks: Path) -> int:
     try:
         return int(pytest.main(args))
     finally:
-        for name in set(sys.modules) - modules:
+        for name in set(sys.modules) - modules if not keep_checks else ():
             file = str(getattr(sys.modules[name], "__file__", None) or "")
             if file and (os.path.realpath(file).startswith(folder) or file.startswith(folder)):
                 del sys.modules[name]

@@ -65,12 +65,18 @@ class CheckResult:
     PRIVATE = ("private_feedback",)  # fields only instructors' reports carry
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # every field is a plain value but ``instruction``, a flat dict:
+        # copied by hand at a tenth of dataclasses.asdict's deep copy (a
+        # result is turned into a dict for each of a check's reports)
+        data = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        if self.instruction is not None:
+            data["instruction"] = dict(self.instruction)
+        return data
 
     def public(self) -> dict[str, Any]:
         """What a student may read: a hidden check without its reasons or
         the place in their code it looked at."""
-        data = {k: v for k, v in asdict(self).items() if k not in self.PRIVATE}
+        data = {k: v for k, v in self.to_dict().items() if k not in self.PRIVATE}
         if self.hidden:
             data["file"] = data["line"] = None
         return data

@@ -264,3 +264,33 @@ def test_a_session_that_hangs_in_the_grader_costs_only_its_student(tmp_path):
     assert "took longer than 5 s (--student-timeout) and was stopped" in reports["slow"]["error"]
     assert "slow: grading this submission took longer than 5 s" in done.stderr
     assert time.monotonic() - started < 60
+
+
+def test_a_class_graded_with_one_seed_gives_each_student_their_lone_report(tmp_path, pytester):
+    # with --seed every student's engine is fuzzed with the same programs, and
+    # a grading process keeps them and torch's results from one student to the
+    # next: a student graded after others still gets their lone run's report
+    from engine_mistakes import MISTAKES
+
+    checks, subs = tmp_path / "checks", tmp_path / "subs"
+    checks.mkdir()
+    shutil.copy(EXERCISES / "test_engine.py", checks)
+    (checks / "pytest.ini").write_text("[pytest]\n")
+    engines = {"ann": (SOLUTIONS / "engine.py").read_text(), "ben": MISTAKES["div_derivative"][0],
+               "cat": (EXERCISES / "engine.py").read_text(), "dan": MISTAKES["never_freed"][0]}
+    for student, source in engines.items():
+        (subs / student).mkdir(parents=True)
+        (subs / student / "engine.py").write_text(source)
+    _class("--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "out"), "-j", "1",
+           "--seed", "11", "--timeout=10")
+    reports = _reports(tmp_path / "out")
+    assert {r["seed"] for r in reports.values()} == {11}
+    assert reports["ann"]["percent"] == 100.0 and reports["cat"]["status"] == "not attempted"
+    assert 0 < reports["ben"]["percent"] < 100 and 0 < reports["dan"]["percent"] < 100
+    for name in engines:
+        lone = pytester.runpytest("-c", str(checks / "pytest.ini"), "--rootdir", str(checks), str(checks),
+                                  "--grade", f"--grade-submission={subs / name}", "--grade-seed=11",
+                                  "--grade-timeout=10", "--grade-json-private=lone.json", *QUIET_PLUGINS)
+        assert lone.ret in (0, 1)
+        alone = json.loads((pytester.path / "lone.json").read_text())
+        assert _per_check(alone) == _per_check(reports[name]), name

@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 from pytest_autograd_grader.checking.seeding import check_seed
 from pytest_autograd_grader.engine_fuzz import behaviours, programs, reduce
+from pytest_autograd_grader.engine_fuzz import fuzz as fuzz_module
 from pytest_autograd_grader.engine_fuzz.builder import Builder, strategy
 from pytest_autograd_grader.engine_fuzz.differences import compare
 from pytest_autograd_grader.engine_fuzz.feedback import feedback
@@ -128,6 +129,37 @@ def test_each_mistake_fails_its_checks_on_every_seed_with_its_diagnosis(name):
             continue
         for seed in SEEDS[:2]:
             assert fuzzer(source, check, seed).run() is None, (name, check, seed)
+
+
+def _verdict(source: str, check: str, seed: int):
+    found = fuzzer(source, check, seed)
+    result = found.run()
+    if result in (None, UNTESTABLE):
+        return result, found.drawn
+    return feedback(KINDS[check], *result[:4], "cpu", found), found.drawn
+
+
+def test_what_one_process_keeps_between_students_changes_no_verdict():
+    # a class graded with one seed keeps the batches drawn and torch's results
+    # in the grading process: a student graded after others gets the programs
+    # and the feedback a process of their own would give
+    # a wrong derivative of / or tanh leaves that op out of the traversal's
+    # and the broadcast's programs: other options, other batches
+    engines = [SOURCE, MISTAKES["div_derivative"][0], MISTAKES["no_unbroadcast"][0], MISTAKES["tanh_derivative"][0],
+               MISTAKES["wrong_order"][0], MISTAKES["never_freed"][0]]
+    checks = ["test_broadcasting", "test_graph_traversal", "test_retain_graph_errors"]
+    fresh = {}
+    for number, source in enumerate(engines):
+        for check in checks:
+            fuzz_module._torch_results.clear()
+            fuzz_module._batches.clear()
+            fuzz_module._probes.clear()
+            fresh[number, check] = _verdict(source, check, SEEDS[0])
+    assert any(isinstance(text, str) for text, _ in fresh.values())
+    for number in reversed(range(len(engines))):  # the caches now hold every other student's work
+        for check in checks:
+            assert _verdict(engines[number], check, SEEDS[0]) == fresh[number, check], (number, check)
+    assert fuzz_module._torch_results and fuzz_module._batches
 
 
 def test_the_builder_numbers_leaves_first_as_the_interpreter_does():

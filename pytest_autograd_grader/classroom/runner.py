@@ -136,7 +136,7 @@ def grade_student(settings: ClassSettings, student: Student, seed: int) -> dict:
         said = io.StringIO()
         # what pytest says is kept only to explain a session that broke
         with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):
-            code = run_session(pytest_args(settings, student, seed, private), settings.checks)
+            code = run_session(pytest_args(settings, student, seed, private), settings.checks, keep_checks=True)
         try:
             report = json.loads(private.read_text())
         except (OSError, ValueError):

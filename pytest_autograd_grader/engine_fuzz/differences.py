@@ -55,7 +55,11 @@ def close_enough(a, b) -> bool:
     if isinstance(a, str) or isinstance(b, str):
         return False
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    return a.shape == b.shape and bool(np.allclose(b, a, rtol=RTOL, atol=ATOL, equal_nan=True))
+    if a.shape != b.shape:
+        return False
+    # the same bytes: most values of a right engine, at a tenth of
+    # np.allclose's cost on arrays this small
+    return a.tobytes() == b.tobytes() or bool(np.allclose(b, a, rtol=RTOL, atol=ATOL, equal_nan=True))
 
 
 def _same_grad(expected, produced) -> bool:

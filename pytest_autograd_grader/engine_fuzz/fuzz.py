@@ -21,13 +21,14 @@ import contextlib
 import json
 import random
 import time
+from collections import OrderedDict
 
 from . import diagnosis, reduce
 from . import programs as P
 from .builder import RandomDraws, strategy
 from .differences import compare
 from .feedback import feedback
-from .interpret import run_engine_batch, run_torch, unpack
+from .interpret import run_engine_batch, run_torch, unpack, unpack_text
 
 BATCH = 12          # programs per worker call, at least (one per case, then random ones)
 MAX_EXAMPLES = 4    # batches tried when every program agrees
@@ -47,6 +48,31 @@ def _reference(function):
 
 
 RUN_ENGINE_BATCH = _reference(run_engine_batch)
+
+
+# What depends on the seed and the programs alone, never on the student:
+# where one process grades many students with one seed (a class run with
+# --seed, watch mode re-grading a file), the batches drawn and torch's
+# results for their programs are kept, so every student after the first
+# pays only for their own engine's runs. Bounded: the least recently used
+# torch result goes first.
+SHARED_RESULTS = 8192
+_torch_results: OrderedDict[tuple[str, str], dict] = OrderedDict()
+_batches: dict[tuple[int, str, str], tuple[RandomDraws, list[list[dict]]]] = {}
+_probes: dict[int, list[dict]] = {}
+
+
+def _torch_result(key: str, program: dict, device: str) -> dict:
+    """torch's result for ``program`` (``key``: its JSON text); the results
+    are read, never changed, by the comparison and the feedback."""
+    found = _torch_results.get((key, device))
+    if found is None:
+        found = _torch_results[(key, device)] = run_torch(program, device)
+        if len(_torch_results) > SHARED_RESULTS:
+            _torch_results.popitem(last=False)
+    else:
+        _torch_results.move_to_end((key, device))
+    return found
 
 
 UNTESTABLE = "untestable"  # run()'s answer when the engine's ops leave nothing to test with
@@ -92,15 +118,15 @@ class Fuzzer:
         if missing:
             start = time.perf_counter()
             try:
-                produced = self.proxy.run(RUN_ENGINE_BATCH, list(missing.values()))
+                produced = self.proxy.run(RUN_ENGINE_BATCH, json.dumps(list(missing.values())))
             except Exception as failure:  # the proxy's StudentFailure: not implemented, hang, crash
                 raise _Abort(failure) from None
             self.calls += 1
             self.tried += len(missing)
             middle = time.perf_counter()
             for (key, program), result in zip(missing.items(), produced):
-                self.engine[key] = unpack(json.loads(result) if isinstance(result, str) else result)
-                self.torch[key] = run_torch(program, self.device)
+                self.engine[key] = unpack_text(result) if isinstance(result, str) else unpack(result)
+                self.torch[key] = _torch_result(key, program, self.device)
             self.worker_s += middle - start
             self.torch_s += time.perf_counter() - middle
         return [(p, self.torch[k], self.engine[k]) for p, k in zip(batch, keys)]
@@ -137,7 +163,10 @@ class Fuzzer:
     def trusted_ops(self) -> set[str]:
         """The ops a traversal or a broadcast is built from that the
         student's engine computes right on their own (one worker call)."""
-        probe = P.op_probe(RandomDraws(f"{self.seed}:probe"))
+        if self.seed not in _probes:
+            _probes.clear()  # one seed's probe at a time: a class run's, or the last student's
+            _probes[self.seed] = P.op_probe(RandomDraws(f"{self.seed}:probe"))
+        probe = _probes[self.seed]
         return {p["case"] for p, e, r in self._run(probe) if not compare("ops", p, e, r)}
 
     def options(self) -> dict | None:
@@ -170,6 +199,19 @@ class Fuzzer:
         extra = BATCH - len(P.CASES[self.kind])
         return covered + [generate(d, **options) for _ in range(d.integer(1, extra) if extra > 0 else 0)]
 
+    def batch_at(self, index: int, options: dict) -> list[dict]:
+        """The ``index``-th batch drawn from the seed for this kind and these
+        options: drawn once per process, as the search goes."""
+        key = (self.seed, self.kind, json.dumps(options, sort_keys=True))
+        if key not in _batches:
+            if len(_batches) >= 4 * len(P.GENERATORS):
+                _batches.clear()  # another seed's: a class run keeps one
+            _batches[key] = (RandomDraws(f"{self.seed}:{self.kind}"), [])
+        draws, batches = _batches[key]
+        while len(batches) <= index:
+            batches.append(self.batch(draws, options))
+        return batches[index]
+
     def run(self):
         """Search in batches drawn from the seed (one worker call each);
         when a program disagrees, search again program by program with
@@ -181,10 +223,9 @@ class Fuzzer:
         options = self.options()
         if options is None:
             return UNTESTABLE  # no op to build with: the op check tells why
-        draws = RandomDraws(f"{self.seed}:{self.kind}")
         fallback = None
-        for _ in range(EXAMPLES.get(self.kind, MAX_EXAMPLES)):
-            batch = self.batch(draws, options)
+        for index in range(EXAMPLES.get(self.kind, MAX_EXAMPLES)):
+            batch = self.batch_at(index, options)
             self.drawn += batch
             fallback = next((p for p, e, r in self._run(batch) if compare(self.kind, p, e, r)), None)
             if fallback is not None:

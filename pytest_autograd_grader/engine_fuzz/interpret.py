@@ -265,6 +265,20 @@ def unpack(tree):
     return tree
 
 
+def unpack_text(text: str):
+    """``unpack(json.loads(text))``, the arrays made as the parser meets
+    them: a third of the time of walking the parsed tree again."""
+    import json
+
+    return json.loads(text, object_hook=_unpack_object)
+
+
+def _unpack_object(tree: dict):
+    if len(tree) == 2 and "shape" in tree and "flat" in tree:
+        return np.array(tree["flat"], dtype=np.float64).reshape(tree["shape"])
+    return tree
+
+
 def run_engine(module, program):
     """``program`` on the student's engine ``module`` (in the worker)."""
     with warnings.catch_warnings():
@@ -274,11 +288,15 @@ def run_engine(module, program):
 
 
 def run_engine_batch(module, programs):
-    """Several programs in one worker call, each result as one JSON text
-    (a string crosses the worker boundary ~5x faster than the same nested
-    lists and dicts, and ``json.loads`` runs no code)."""
+    """Several programs in one worker call, given as one JSON text and each
+    result as one JSON text: a string crosses the worker boundary in one
+    piece where nested lists and dicts are encoded and checked node by node
+    (a third of an engine check's time in the grader), and ``json.loads``
+    runs no code."""
     import json
 
+    if isinstance(programs, str):
+        programs = json.loads(programs)
     return [json.dumps(run_engine(module, p)) for p in programs]
 
 
