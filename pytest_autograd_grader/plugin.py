@@ -18,7 +18,8 @@ from .fixtures import autograd, executor_for, grade_device, grade_rng, submissio
 from .i18n import msg
 from .outcomes import CheckError, GradeFailure, GraderError, status_of
 from .scoring import CheckResult, Gradebook
-from .sessions import GradeTableLast, GradingSession, PlainSession, isolation_missing, isolation_name, write_reports
+from .sessions import (GradeTableLast, GradingSession, PlainSession, isolation_missing, isolation_name,
+                       submission_notes, write_reports)
 from .state import CREDIT, PLACE, SETTINGS, STATE, Credit, GradeState, state_of
 
 # -- set-up ---------------------------------------------------------------
@@ -115,7 +116,7 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
 
         # each stronger mode once, with why it was not used and what would make it work
         lines += [msg("header.fallback", mode=f.mode, reason=describe(f)) for f in state.isolation.fallbacks]
-    return lines
+    return lines + submission_notes(s.submission)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -169,11 +170,11 @@ def _crash_line(report: pytest.TestReport) -> str:
 
 def _result_for(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestReport) -> CheckResult:
     spec = spec_of(item)
-    file, line = item.stash[PLACE].best() if PLACE in item.stash else (None, None)
+    file, line, cell = item.stash[PLACE].best() if PLACE in item.stash else (None, None, None)
     result = CheckResult(id=item.nodeid, concept=spec.concept, score=0.0, max_score=spec.points,
                          status=None, hidden=spec.hidden, device=_device_of(item),
                          duration_s=round(report.duration, 6), topic=topic_of(item), title=title_of(item),
-                         file=file, line=line, visibility=spec.visibility)
+                         file=file, line=line, cell=cell, visibility=spec.visibility)
     exc = call.excinfo.value if call.excinfo is not None else None
     if report.skipped:
         result.status = "skipped"

@@ -53,6 +53,7 @@ class CheckResult:
     # concerns: the line that raised, else the function it called
     file: str | None = None
     line: int | None = None
+    cell: int | None = None  # where ``file`` is a notebook: the cell, counted from 1; ``line`` is in that cell
     visibility: str = "visible"  # Gradescope's: visible, hidden, after_published, after_due_date
     # A hidden check's real feedback, for instructors only: Gradescope's
     # hidden tests and --grade-json-private; ``feedback`` says only that it failed.
@@ -115,6 +116,7 @@ class Gradebook:
     isolation: str = "inline"  # the sandbox's isolation mode
     isolation_missing: list[str] = field(default_factory=list)  # protections that mode lacks
     lang: str = "en"  # the language of every message (--grade-lang)
+    notes: list[str] = field(default_factory=list)  # said once of the submission (its notebooks)
 
     # -- filling it in -------------------------------------------------
     def record(self, nodeid: str, when: str, grade: dict | None, outcome: str, longrepr: str) -> None:
@@ -212,6 +214,7 @@ class Gradebook:
             "torch": self.torch,
             "isolation": self.isolation,
             "isolation_missing": list(self.isolation_missing),
+            "notes": list(self.notes),
             "lang": self.lang,
             "duration_s": self.duration_s if self.complete else _round(time.monotonic() - self.started),
             "concepts": [asdict(t) for t in self.concept_totals()],

@@ -19,6 +19,15 @@ from .state import PLAIN_CHECKS, GradeState, state_of
 JSON_REWRITE_INTERVAL_S = 1.0
 
 
+def submission_notes(submission) -> list[str]:
+    """What is said once of the submission: its notebooks (boundary/notebooks.py)."""
+    if submission is None:
+        return []
+    from .boundary.notebooks import notes
+
+    return notes(submission)
+
+
 def isolation_name(state: GradeState) -> str:
     return state.isolation.mode if state.isolation is not None else "inline"
 
@@ -72,7 +81,7 @@ class GradingSession:
             seed=self.state.settings.seed, devices=graded_devices(self.state.settings.device),
             torch=torch.__version__.split("+")[0], concepts=known_concepts(self.config),
             isolation=isolation_name(self.state), isolation_missing=isolation_missing(self.state),
-            lang=self.state.settings.lang)
+            lang=self.state.settings.lang, notes=submission_notes(self.state.settings.submission))
         write_reports(self.config, self.state.gradebook)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:

@@ -105,17 +105,18 @@ class Place:
     the last line that raised in the student's code, else the first student
     function the check called. Files are relative to the submission."""
 
-    called: tuple[str, int | None] | None = None
-    raised: tuple[str, int | None] | None = None
+    # (file, line, cell): in a notebook the line is counted in the cell
+    called: tuple[str, int | None, int | None] | None = None
+    raised: tuple[str, int | None, int | None] | None = None
 
-    def note(self, file: str, line: int | None, raised: bool) -> None:
+    def note(self, file: str, line: int | None, raised: bool, cell: int | None = None) -> None:
         if raised:
-            self.raised = (file, line)
+            self.raised = (file, line, cell)
         elif self.called is None:
-            self.called = (file, line)
+            self.called = (file, line, cell)
 
-    def best(self) -> tuple[str | None, int | None]:
-        return self.raised or self.called or (None, None)
+    def best(self) -> tuple[str | None, int | None, int | None]:
+        return self.raised or self.called or (None, None, None)
 
 STATE = pytest.StashKey[GradeState]()
 PLACE = pytest.StashKey[Place]()

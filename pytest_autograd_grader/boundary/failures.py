@@ -11,14 +11,36 @@ from typing import Any, Callable
 from ..i18n import msg
 from ..outcomes import StudentFailure
 from .decode import decode
+from .layout import module_path
+from .notebooks import NotebookError, cell_of, read_notebook
 from .records import ErrorRecord, Limits
 from .sources import function_at
 
 
-def _where(error: dict | ErrorRecord) -> str:
+def _where(error: dict | ErrorRecord, directory: Path | None) -> str:
     if isinstance(error, ErrorRecord) and error.file:
+        cell = cell_of(directory, error.file, error.line) if directory is not None else None
+        if cell is not None:
+            return msg("student.where_cell", file=error.file, cell=cell[0], line=cell[1], code=error.code)
         return msg("student.where", file=error.file, line=error.line, code=error.code)
     return ""
+
+
+def module_file(directory: Path | None, module: str) -> str:
+    """The name of the file the module is read from: leaf.py, or leaf.ipynb."""
+    return module_path(directory, module).name if directory is not None else f"{module}.py"
+
+
+def notebook_problem(path: Path) -> str | None:
+    """Why the notebook ``path`` cannot be graded, read by the grader itself
+    (the worker's word is not taken); None when it reads fine."""
+    try:
+        read_notebook(path)
+    except ImportError:
+        return msg("student.notebook_needs_nbformat", file=path.name)
+    except NotebookError as exc:
+        return msg(f"student.{exc.key.replace('.', '_')}", file=path.name, reason=str(exc)[:300], **exc.fields)
+    return None
 
 
 def failure_from(outcome: dict, show_output: bool = True, limits: Limits | None = None,
@@ -41,22 +63,39 @@ def failure_from(outcome: dict, show_output: bool = True, limits: Limits | None 
     if stage == "missing":
         text = msg("student.module_missing", module=module)
     elif stage == "empty":
-        text = msg("student.empty", module=module, function=function)
+        text = msg("student.empty", module=module, file=module_file(directory, module), function=function)
+    elif stage == "notebook":
+        path = module_path(directory, module) if directory is not None else None
+        text = (notebook_problem(path) if path is not None else None) or \
+            msg("student.notebook_unreadable", file=f"{module}.ipynb", reason="?")
     elif stage == "import_timeout":
         status = "timeout"
-        key = "student.import_timeout_earlier" if outcome.get("earlier") is True else "student.import_timeout"
-        text = msg(key, module=module, seconds=outcome.get("seconds", 0))
+        file = module_file(directory, module)
+        cell = cell_of(directory, file, outcome.get("line")) if directory is not None else None
+        if cell is not None and outcome.get("earlier") is not True:
+            # the notebook stopped itself just before the deadline, in this cell
+            text = msg("student.import_timeout_cell", file=file, seconds=outcome.get("seconds", 0), cell=cell[0],
+                       line=cell[1], code=str(outcome.get("code") or "")[:200])
+        else:
+            key = "student.import_timeout_earlier" if outcome.get("earlier") is True else "student.import_timeout"
+            text = msg(key, module=module, file=file, seconds=outcome.get("seconds", 0))
     elif stage == "syntax":
         # the file may be one the student's module imports
         file = outcome.get("file") or f"{module}.py"
         if type(file) is not str:
             raise TypeError("a file name must be a string")
         file = file[:300]
-        text = msg("student.syntax_error", module=module, file=file, line=outcome.get("line"),
-                   message=outcome.get("message"), code=outcome.get("code", ""))
+        cell = cell_of(directory, file, outcome.get("line")) if directory is not None else None
+        if cell is not None:
+            text = msg("student.syntax_error_cell", file=file, cell=cell[0], line=cell[1],
+                       message=outcome.get("message"), code=outcome.get("code", ""))
+        else:
+            text = msg("student.syntax_error", module=module, file=file, line=outcome.get("line"),
+                       message=outcome.get("message"), code=outcome.get("code", ""))
     elif stage == "import":
         error = decode(outcome["error"], limits)
-        text = msg("student.import_error", module=module, type=error.type, message=error.message, where=_where(error))
+        text = msg("student.import_error", module=module, type=error.type, message=error.message,
+                   where=_where(error, directory))
         error_type, message = error.type, error.message
     elif stage == "no_function":
         text = msg("student.no_function", module=module, function=function)
@@ -66,14 +105,20 @@ def failure_from(outcome: dict, show_output: bool = True, limits: Limits | None 
         if error.type == "NotImplementedError" and outcome.get("op") == "run" and error.line:
             # a grader function drove the module: name the student's unwritten part by its function
             name = function_at(directory, error.file, error.line) if directory is not None and error.file else None
-            text = msg("student.not_implemented_in", module=module, function=name, file=error.file,
-                       line=error.line) if name else msg("student.not_implemented_at", module=module,
-                                                         line=error.line, code=error.code)
+            cell = cell_of(directory, error.file, error.line) if directory is not None else None
+            if cell is not None:
+                text = msg("student.not_implemented_in_cell", module=module, function=name, file=error.file,
+                           cell=cell[0], line=cell[1]) if name else \
+                    msg("student.not_implemented_at_cell", file=error.file, cell=cell[0], line=cell[1], code=error.code)
+            else:
+                text = msg("student.not_implemented_in", module=module, function=name, file=error.file,
+                           line=error.line) if name else msg("student.not_implemented_at", module=module,
+                                                             line=error.line, code=error.code)
         elif error.type == "NotImplementedError":
             text = msg("student.not_implemented", module=module, function=function)
         else:
             text = msg("student.raised", module=module, function=function, type=error.type,
-                       message=error.message, where=_where(error))
+                       message=error.message, where=_where(error, directory))
             hint = explain(error.message) if explain is not None else None
             if hint:
                 text += "\n" + hint

@@ -18,16 +18,32 @@ def _plain_dir(path: Path) -> bool:
     return path.is_dir() and not path.is_symlink()
 
 
+# what a student's module may be: a Python file, or a notebook (notebooks.py)
+MODULE_SUFFIXES = (".py", ".ipynb")
+
+
 def has_modules(path: Path) -> bool:
     try:
-        return any(p.suffix == ".py" and p.is_file() and not p.is_symlink() for p in path.iterdir())
+        return any(p.suffix in MODULE_SUFFIXES and p.is_file() and not p.is_symlink() for p in path.iterdir())
     except OSError:
         return False
 
 
+def module_path(directory: Path, module: str) -> Path:
+    """The file the module ``module`` is read from: ``module.py``, else
+    ``module.ipynb`` (a notebook), else ``module.py`` (to say it is missing).
+    Where both are there the Python file is graded (the report says so)."""
+    python = directory / f"{module}.py"
+    if not python.is_file():
+        notebook = directory / f"{module}.ipynb"
+        if notebook.is_file() and not notebook.is_symlink():
+            return notebook
+    return python
+
+
 def find_modules(submission: Path) -> Path:
     """Where the student's modules are: exercises/ of a repository upload;
-    the upload itself when it holds .py files (a flat upload); the one
+    the upload itself when it holds .py files or notebooks (a flat upload); the one
     folder that holds them (a zipped folder, or a zipped repository with
     exercises/ inside); else the upload itself (the grader then says which
     module it could not find). Symbolic links are never followed: a link

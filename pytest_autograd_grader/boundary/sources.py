@@ -24,9 +24,15 @@ class _Source:
 
 @functools.lru_cache(maxsize=256)
 def _parse(path: str, mtime: float, size: int) -> _Source | None:
+    from .notebooks import SUFFIX, NotebookError, cell_trees, read_notebook
+
     try:
-        body = ast.parse(Path(path).read_bytes()).body
-    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        if path.endswith(SUFFIX):
+            # a notebook's lines are those of the module it stands for, its cells parsed one by one
+            body = [node for _, tree in cell_trees(read_notebook(Path(path))) for node in tree.body]
+        else:
+            body = ast.parse(Path(path).read_bytes()).body
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError, NotebookError, ImportError):
         return None
     lines: dict[str, int] = {}
     spans = []
@@ -56,7 +62,10 @@ def read_source(path: Path) -> _Source | None:
         info = path.lstat()
     except OSError:
         return None
-    if not stat.S_ISREG(info.st_mode) or info.st_size > SOURCE_LIMIT:
+    from .notebooks import NOTEBOOK_LIMIT, SUFFIX
+
+    limit = NOTEBOOK_LIMIT if path.name.endswith(SUFFIX) else SOURCE_LIMIT  # a notebook carries its outputs
+    if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
         return None
     return _parse(str(path), info.st_mtime, info.st_size)
 

@@ -16,8 +16,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from . import tracing, wire
+from . import notebooks, tracing, wire
 from .encode import encode
+from .layout import module_path
 from .wire import loads
 
 OUTPUT_LIMIT = 4000
@@ -56,6 +57,7 @@ class Loader:
         self.directory = str(Path(directory).resolve())
         self.unique_names = unique_names
         self.modules: dict[str, Any] = {}
+        self.import_seconds = 0.0  # the grader's time for an import (a notebook stops itself just before)
 
     def in_student_file(self, filename: str) -> str:
         """``filename`` relative to the submission ("leaf.py", "lib/util.py"),
@@ -73,17 +75,25 @@ class Loader:
     def load(self, module: str):
         if module in self.modules:
             return self.modules[module]
-        path = Path(self.directory) / f"{module}.py"
+        path = module_path(Path(self.directory), module)
         if not path.is_file():
             raise _StageError({"stage": "missing", "module": module, "directory": self.directory})
         name = f"_grade_submission_{abs(hash(self.directory))}_{module}" if self.unique_names else module
         if self.directory not in sys.path:
             sys.path.insert(0, self.directory)
-        spec = importlib.util.spec_from_file_location(name, path)
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod
+        if path.suffix == notebooks.SUFFIX:
+            mod = self._notebook(name, module, path)
+        else:
+            spec = importlib.util.spec_from_file_location(name, path)
+            mod = importlib.util.module_from_spec(spec)
+            sys.modules[name] = mod
+            self._run(module, name, lambda: spec.loader.exec_module(mod))
+        self.modules[module] = mod
+        return mod
+
+    def _run(self, module: str, name: str, body) -> None:
         try:
-            spec.loader.exec_module(mod)
+            body()
         except SyntaxError as exc:
             sys.modules.pop(name, None)
             # The error may sit in a module the student's module imports.
@@ -91,12 +101,69 @@ class Loader:
                                "file": self.in_student_file(exc.filename or "") or Path(exc.filename or "").name,
                                "line": exc.lineno or 0,
                                "message": exc.msg or str(exc), "code": (exc.text or "").strip()[:200]}) from None
+        except _ImportTimeout as exc:
+            sys.modules.pop(name, None)
+            fields = encode(exc, self.in_student_file)
+            raise _StageError({"stage": "import_timeout", "module": module, "seconds": self.import_seconds,
+                               "file": fields.get("file", ""), "line": fields.get("line", 0),
+                               "code": fields.get("code", "")}) from None
         except BaseException as exc:
             sys.modules.pop(name, None)
             raise _StageError({"stage": "import", "module": module,
                                "error": encode(exc, self.in_student_file)}) from None
-        self.modules[module] = mod
+
+    def _notebook(self, name: str, module: str, path: Path):
+        """A notebook's code cells run as a module (notebooks.py), with its
+        lines registered so that tracebacks quote them; stopped just before
+        the grader's own deadline, so the answer says which cell was running."""
+        import linecache
+        import types
+
+        try:
+            notebook = notebooks.read_notebook(path)
+        except (notebooks.NotebookError, ImportError):
+            raise _StageError({"stage": "notebook", "module": module}) from None
+        source = notebook.source
+        filename = str(path)
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        mod = types.ModuleType(name)
+        mod.__file__ = filename
+        sys.modules[name] = mod
+
+        def run() -> None:
+            with _stopped_after(self.import_seconds * 0.9 if self.import_seconds > 0.2 else 0.0):
+                for _, tree in notebooks.cell_trees(notebook, filename):
+                    exec(compile(tree, filename, "exec"), mod.__dict__)
+
+        self._run(module, name, run)
         return mod
+
+
+class _ImportTimeout(BaseException):
+    """A notebook's top-level code ran past its time: raised where it was."""
+
+
+@contextlib.contextmanager
+def _stopped_after(seconds: float):
+    """Raise _ImportTimeout in the running code after ``seconds`` (0: never).
+    Student code may undo this; the grader's own deadline still holds."""
+    import signal
+    import threading
+
+    if seconds <= 0 or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        raise _ImportTimeout()
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 class _StageError(Exception):

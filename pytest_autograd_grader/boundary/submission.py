@@ -19,6 +19,8 @@ from . import tracing
 from .decode import decode
 from .encode import encode_argument
 from .failures import failure_from
+from .layout import module_path
+from .notebooks import SUFFIX, cell_of
 from .records import BoundaryError, ErrorRecord, Limits
 from .sources import definition_line, read_source
 from .tracing import Trace
@@ -98,7 +100,7 @@ class Submission:
     def __init__(self, executor: Executor, directory: Path, module: str, timeout: "float | Budget", *,
                  limits: Limits | None = None, on_value: Callable[[Any], None] | None = None,
                  on_trace: Callable[[Trace], None] | None = None, numpy_only: bool = False,
-                 on_place: Callable[[str, "int | None", bool], None] | None = None,
+                 on_place: Callable[..., None] | None = None,
                  explain: Callable[[str], "str | None"] | None = None):
         self._executor = executor
         self._directory = str(directory)
@@ -110,7 +112,7 @@ class Submission:
         self._on_value = on_value
         self._on_trace = on_trace
         self._numpy_only = numpy_only  # run in a worker that cannot import torch (sandbox only)
-        self._on_place = on_place  # (file, line, raised): where in the student's files a call went
+        self._on_place = on_place  # (file, line, raised[, cell]): where in the student's files a call went
         self._explain = explain  # an error's likely mistake, for its feedback (checking.diagnose)
 
     def __getattr__(self, name: str) -> "StudentFunction":
@@ -164,7 +166,7 @@ class Submission:
         if outcome["stage"] == "no_function":
             # a module with nothing in it was not attempted (the grader reads
             # that from the file itself)
-            source = read_source(Path(self._directory) / f"{self._module}.py")
+            source = read_source(module_path(Path(self._directory), self._module))
             if source is not None and source.empty:
                 outcome["stage"] = "empty"
         if budget is not None and outcome["stage"] in ("timeout", "import_timeout") and outcome.get("earlier") is not True:
@@ -201,19 +203,19 @@ class Submission:
         if self._on_place is None:
             return
         stage = outcome["stage"]
-        own_file = f"{self._module}.py"
+        own_file = module_path(Path(self._directory), self._module).name
         if stage in ("raised", "import"):
             error = decode(outcome["error"], limits)
             if isinstance(error, ErrorRecord) and error.file:
                 self._place(error.file, error.line, True)
                 return
-        if stage == "syntax":
+        if stage in ("syntax", "import_timeout") and outcome.get("line"):
             self._place(outcome.get("file") or own_file, outcome.get("line"), True)
-        elif stage in ("missing", "empty", "no_function", "import", "import_timeout"):
+        elif stage in ("missing", "empty", "no_function", "import", "import_timeout", "notebook"):
             self._on_place(own_file, None, stage == "import_timeout")
         elif stage != "unstageable" and outcome.get("op") != "run":
             # read from the student's file here, not taken from the worker
-            self._on_place(own_file, definition_line(Path(self._directory) / own_file, outcome["function"]), False)
+            self._place(own_file, definition_line(Path(self._directory) / own_file, outcome["function"]), False)
 
     def _place(self, file: Any, line: Any, raised: bool) -> None:
         if type(file) is not str or not 0 < len(file) <= 300 or not file.isprintable():
@@ -222,7 +224,13 @@ class Submission:
         if Path(file).is_absolute() or ".." in parts:
             return
         good_line = type(line) is int and 0 < line < 10_000_000
-        self._on_place(Path(file).as_posix(), line if good_line else None, raised)
+        # a line of a notebook's module is shown as a cell and a line in it,
+        # read from the notebook by the grader
+        cell = cell_of(Path(self._directory), file, line) if good_line else None
+        if cell is not None:
+            self._on_place(Path(file).as_posix(), cell[1], raised, cell[0])
+        else:
+            self._on_place(Path(file).as_posix(), line if good_line and not file.endswith(SUFFIX) else None, raised)
 
     def _handed_back(self, value: Any) -> Any:
         if self._on_value is not None:

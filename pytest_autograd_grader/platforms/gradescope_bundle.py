@@ -129,10 +129,11 @@ def _requirement(bundle: Bundle, spec: str | None) -> str:
     or sdist goes into the zip too; a directory or a missing file is
     refused; a plain requirement is written as is, with a warning, since
     pip would fetch it from the index, where this grader is not yet."""
+    # [notebook]: nbformat, to read exercises handed in as notebooks
     if spec is None:
         wheel = grader_wheel()
         bundle.add(f"wheels/{wheel.name}", wheel.data)
-        return f"./wheels/{wheel.name}"
+        return f"./wheels/{wheel.name}[notebook]"
     spec = spec.strip()
     if not spec or "\n" in spec or "\r" in spec or spec.startswith("-"):
         raise SetupError(msg("bundle.requirement_bad", spec=spec))
@@ -141,7 +142,7 @@ def _requirement(bundle: Bundle, spec: str | None) -> str:
         raise SetupError(msg("bundle.requirement_dir", spec=spec))
     if path.is_file():
         bundle.add(f"wheels/{path.name}", path.read_bytes())
-        return f"./wheels/{path.name}"
+        return f"./wheels/{path.name}" + ("[notebook]" if path.name.endswith(".whl") else "")
     if URL.search(spec):
         return spec
     if spec.lower().endswith(ARCHIVE_SUFFIXES) or "/" in spec or "\\" in spec:

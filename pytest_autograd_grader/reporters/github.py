@@ -172,7 +172,8 @@ def _shown(gradebook: Gradebook, submission: Path | None) -> list[_Shown]:
         else:
             name = gradebook.display_name(check)
             file = repository_path(check.file, submission, check.id)
-            line = check.line if file and isinstance(check.line, int) and check.line > 0 else None
+            # a notebook's line counts in its cell: GitHub would point at a line of the JSON file
+            line = check.line if file and isinstance(check.line, int) and check.line > 0 and not check.cell else None
             shown.append(_Shown(check, name, check.feedback or "", file, line))
     return shown
 
@@ -230,7 +231,9 @@ def step_summary(gradebook: Gradebook, submission: Path | None = None) -> str:
         status = "failed" if check.hidden else check.status
         label = msg("github.check_label", name=item.name, score=points(check.score),
                     max_score=points(check.max_score), status=msg(f"github.status.{status}"))
-        if item.file:
+        if item.file and check.cell and check.line:
+            label += f" ({msg('place.cell', file=item.file, cell=check.cell, line=check.line)})"
+        elif item.file:
             label += f" ({item.file}" + (f":{item.line})" if item.line is not None else ")")
         block = [f"<details><summary>{html.escape(' '.join(_clean(label).split()))}</summary>", ""]
         message = _bounded(item.message.strip(), SUMMARY_FEEDBACK_LINES, SUMMARY_FEEDBACK_CHARS)

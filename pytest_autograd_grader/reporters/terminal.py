@@ -143,8 +143,11 @@ def next_step(gradebook: Gradebook, partial: bool = False) -> str:
     visible = [c for c in todo if not c.hidden]
     if visible:
         check = visible[0]
-        where = (check.file or topic_files(gradebook).get(check.topic or "", "")) + (
-            f":{check.line}" if check.file and check.line else "")
+        if check.file and check.cell and check.line:  # a notebook's cell, and the line in it
+            where = msg("place.cell", file=check.file, cell=check.cell, line=check.line)
+        else:
+            where = (check.file or topic_files(gradebook).get(check.topic or "", "")) + (
+                f":{check.line}" if check.file and check.line else "")
         first = check.feedback.strip().splitlines()[0] if check.feedback.strip() else check.status
         return msg("summary.next", where=where or check.id, what=first)
     if todo:

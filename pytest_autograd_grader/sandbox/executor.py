@@ -147,7 +147,8 @@ class SandboxExecutor:
         deadline = started + max(0.0, timeout)
         if module not in worker.loaded:
             kind, reply, answer, output = worker.exchange(
-                {"op": "load", "module": module, "function": ""}, dumps({}), deadline, self.answer_limit)
+                {"op": "load", "module": module, "function": "", "seconds": max(0.0, timeout)}, dumps({}), deadline,
+                self.answer_limit)
             self.last_run_seconds = time.monotonic() - started
             if kind == "timeout":
                 self.hung_imports[(key, module)] = timeout
@@ -162,6 +163,10 @@ class SandboxExecutor:
                 stage = loads(loaded, Limits(max_bytes=self.answer_limit)).get("stage")
             except Exception:
                 stage = None
+            if stage == "import_timeout":
+                # a notebook stopped itself just before the deadline: hung all the same
+                self.hung_imports[(key, module)] = timeout
+                self._retire(key, worker)
             if stage != "ok":
                 return loaded  # it could not be imported: that is the answer
             worker.loaded.add(module)

@@ -129,6 +129,8 @@ def worker_main(sock_fd: int, output_fd: int, request: dict) -> None:
         if payload is None:
             os._exit(0)
         header = json.loads(data)
+        seconds = header.get("seconds")
+        loader.import_seconds = float(seconds) if type(seconds) in (int, float) else 0.0
         try:
             answer = call(loader, str(header["module"]), str(header["function"]), payload, str(header["op"]),
                           capture=False, memory_limit=memory_mb)

@@ -1,0 +1,220 @@
+"""A student's notebook read as the module it stands for: ``leaf.ipynb``
+where a check asks for the module ``leaf``.
+
+The module is the notebook's code cells in order. Cells tagged
+``skip-grading`` are left out, and so are IPython-only lines (``%magic``,
+``!shell``, a whole ``%%cell magic`` cell), each replaced by ``pass`` so
+every other line keeps its number. Where each line of the module came from
+is kept, so feedback names "leaf.ipynb, cell 7, line 3" (cells counted from
+the top of the notebook, Markdown cells too, as a student counts them).
+
+The notebook file is read with the Jupyter project's own ``nbformat``. Both
+sides use this: the worker builds the module it runs, the grader builds the
+same one from the original file to turn a line of the module into a cell
+and a line (it never takes that from the worker).
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import stat
+import tokenize
+from dataclasses import dataclass
+from pathlib import Path
+
+SKIP_TAG = "skip-grading"
+SUFFIX = ".ipynb"
+NOTEBOOK_LIMIT = 16 << 20  # bytes: a notebook saved with big outputs is still read; beyond this it is refused
+
+
+class NotebookError(Exception):
+    """The notebook cannot be read as a module; ``reason`` says why, for the student."""
+
+    def __init__(self, reason: str, key: str, **fields):
+        super().__init__(reason)
+        self.key, self.fields = key, fields
+
+
+@dataclass(frozen=True)
+class NotebookModule:
+    source: str
+    # (first line of the cell in ``source``, the cell's number, its line count)
+    cells: tuple[tuple[int, int, int], ...]
+    magics: tuple[str, ...]  # the IPython-only lines left out, as written
+    skipped: tuple[int, ...]  # numbers of the cells tagged skip-grading
+
+    def place(self, line: int) -> tuple[int, int] | None:
+        """(cell number, line in that cell) of a line of ``source``."""
+        for first, number, count in self.cells:
+            if first <= line < first + count:
+                return number, line - first + 1
+        return None
+
+
+def _magic(line: str) -> bool:
+    text = line.lstrip()
+    if text.startswith(("%", "!")):
+        return True
+    # ``files = !ls`` and ``t = %timeit -o f()``: IPython's assignment forms
+    head, sep, rest = text.partition("=")
+    return bool(sep) and head.strip().isidentifier() and rest.lstrip().startswith(("!", "%")) and \
+        not rest.startswith("=")
+
+
+def _strip_magics(code: str) -> tuple[str, list[str]]:
+    """``code`` with every IPython-only line replaced by ``pass`` (indented as
+    it was); a line inside a string literal stays as it is."""
+    lines = code.split("\n")
+    if lines and lines[0].lstrip().startswith("%%"):
+        return "\n".join("" for _ in lines), [lines[0].strip()]
+    candidates = {number for number, line in enumerate(lines, 1) if _magic(line)}
+    if not candidates:
+        return code, []
+    replaced = [(line[: len(line) - len(line.lstrip())] + "pass") if number in candidates else line
+                for number, line in enumerate(lines, 1)]
+    try:
+        inside = set()
+        for token in tokenize.generate_tokens(io.StringIO("\n".join(replaced)).readline):
+            if token.type == tokenize.STRING or token.type == getattr(tokenize, "FSTRING_MIDDLE", -1):
+                inside.update(range(token.start[0] + 1, token.end[0] + 1))
+        candidates -= inside
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        pass  # the cell does not parse anyway: its syntax error is reported as it is
+    out = [(line[: len(line) - len(line.lstrip())] + "pass") if number in candidates else line
+           for number, line in enumerate(lines, 1)]
+    return "\n".join(out), [lines[number - 1].strip() for number in sorted(candidates)]
+
+
+def module_of(text: str) -> NotebookModule:
+    """The module a notebook's JSON ``text`` stands for; NotebookError when
+    it is not a notebook nbformat can read."""
+    import nbformat
+    from nbformat.reader import NotJSONError, get_version, parse_json
+
+    def first_line(exc: BaseException) -> str:
+        return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+
+    try:
+        major = get_version(parse_json(text))[0]
+    except NotJSONError as exc:
+        raise NotebookError(first_line(exc), "notebook.not_json") from None
+    except Exception as exc:  # JSON, but not a notebook's (a list, a number, no version)
+        raise NotebookError(first_line(exc), "notebook.unreadable") from None
+    try:
+        # formats 1 to 3 are converted, as Jupyter converts them when it opens one
+        notebook = nbformat.reads(text, as_version=4)
+    except Exception as exc:  # nbformat raises validation and version errors of several kinds
+        if major != 4:
+            raise NotebookError(first_line(exc), "notebook.old_format", version=major) from None
+        raise NotebookError(first_line(exc), "notebook.unreadable") from None
+    parts: list[str] = []
+    cells = []
+    magics: list[str] = []
+    skipped = []
+    line = 1
+    for number, cell in enumerate(notebook.cells, 1):
+        if cell.get("cell_type") != "code":
+            continue
+        tags = cell.get("metadata", {}).get("tags") or []
+        if SKIP_TAG in tags:
+            skipped.append(number)
+            continue
+        source = cell.get("source") or ""
+        if isinstance(source, list):  # nbformat joins these; a hand-edited file may not
+            source = "".join(source)
+        code, left_out = _strip_magics(source.rstrip("\n"))
+        magics += left_out
+        count = code.count("\n") + 1
+        parts.append(code)
+        cells.append((line, number, count))
+        line += count
+    return NotebookModule("\n".join(parts) + "\n", tuple(cells), tuple(magics), tuple(skipped))
+
+
+def cell_trees(module: NotebookModule, filename: str = "<notebook>"):
+    """Each code cell parsed on its own, as a kernel runs it (a cell may
+    open with its own ``from __future__`` import), its lines numbered as
+    lines of the module: (cell number, ast.Module). A SyntaxError carries
+    the module's line number and that line's text."""
+    import ast
+
+    lines = module.source.split("\n")
+    for first, number, count in module.cells:
+        try:
+            tree = ast.parse("\n".join(lines[first - 1:first - 1 + count]), filename)
+        except SyntaxError as exc:
+            exc.lineno = (exc.lineno or 1) + first - 1
+            # Python would quote the line from the file on disk: the notebook's JSON
+            exc.text = lines[exc.lineno - 1] if 0 < exc.lineno <= len(lines) else ""
+            raise
+        ast.increment_lineno(tree, first - 1)
+        yield number, tree
+
+
+@functools.lru_cache(maxsize=64)
+def _read(path: str, mtime: float, size: int) -> NotebookModule:
+    data = Path(path).read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise NotebookError("not UTF-8", "notebook.not_json") from None
+    return module_of(text)
+
+
+def read_notebook(path: Path) -> NotebookModule:
+    """The module ``path`` (a regular file, never a link) stands for,
+    cached while the file is unchanged; NotebookError when it cannot be."""
+    try:
+        info = path.lstat()
+    except OSError as exc:
+        raise NotebookError(str(exc), "notebook.unreadable") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise NotebookError("not a regular file", "notebook.unreadable")
+    if info.st_size > NOTEBOOK_LIMIT:
+        raise NotebookError("too large", "notebook.too_large", mb=NOTEBOOK_LIMIT >> 20)
+    return _read(str(path), info.st_mtime, info.st_size)
+
+
+def cell_of(directory: Path, file: str, line: int | None) -> tuple[int, int] | None:
+    """(cell, line in the cell) for a line of the module the notebook
+    ``file`` (relative to the submission ``directory``, never outside it)
+    stands for, read by the grader from the notebook itself; None when
+    ``file`` is not a notebook, or nbformat is missing, or the line is not
+    one of its cells."""
+    if not isinstance(file, str) or not file.endswith(SUFFIX) or type(line) is not int or line <= 0:
+        return None
+    try:
+        path = (directory / file).resolve()
+        if not path.is_relative_to(directory.resolve()):
+            return None
+        return read_notebook(path).place(line)
+    except (NotebookError, ImportError, OSError, ValueError, RuntimeError):
+        return None
+
+
+def notes(directory: Path) -> list[str]:
+    """What the grader tells once about the notebooks of a submission: the
+    IPython-only lines and skip-grading cells left out, and a module handed
+    in both as a .py file and a notebook (the .py file is graded)."""
+    from ..i18n import msg
+
+    out: list[str] = []
+    try:
+        found = sorted(p for p in directory.iterdir() if p.suffix == SUFFIX and p.is_file() and not p.is_symlink())
+    except OSError:
+        return out
+    for path in found:
+        if (directory / f"{path.stem}.py").is_file():
+            out.append(msg("notebook.both", module=path.stem))
+            continue
+        try:
+            module = read_notebook(path)
+        except (NotebookError, ImportError):
+            continue  # each check that needs it says why it cannot be read
+        if module.magics:
+            shown = ", ".join(line[:60] for line in module.magics[:5]) + (", ..." if len(module.magics) > 5 else "")
+            out.append(msg("notebook.magics", file=path.name, lines=shown))
+        if module.skipped:
+            out.append(msg("notebook.skipped", file=path.name, cells=", ".join(map(str, module.skipped))))
+    return out

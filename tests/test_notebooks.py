@@ -1,0 +1,195 @@
+"""Exercises handed in as notebooks: ``leaf.ipynb`` where a check asks for
+the module ``leaf``. Notebooks are written with nbformat (one is run in a
+real Jupyter kernel first, so it is saved with its outputs), graded through
+the sandbox as a lone `pytest --grade` would, and every place in feedback
+names the cell and the line in it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+from conftest import EXERCISES, SOLUTIONS, run_grader
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+from pytest_autograd_grader.boundary.layout import find_modules, has_modules, module_path
+from pytest_autograd_grader.boundary.notebooks import module_of
+
+LEAF = (SOLUTIONS / "leaf.py").read_text()
+STUB = (EXERCISES / "leaf.py").read_text()
+
+
+def _notebook(folder: Path, name: str, *cells) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.ipynb"
+    nbformat.write(new_notebook(cells=list(cells)), path)
+    return path
+
+
+def _grade(pytester, *args: str, topics=("leaf",)):
+    checks = pytester.path / "checks"
+    checks.mkdir(exist_ok=True)
+    for topic in topics:
+        shutil.copy(EXERCISES / f"test_{topic}.py", checks)
+    return run_grader(pytester, "checks", "--grade-submission=student", "--grade-seed", "5", *args)
+
+
+def _line_of(text: str, needle: str) -> int:
+    return next(number for number, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+def test_a_solved_notebook_grades_full_and_says_once_what_it_left_out(pytester):
+    student = pytester.path / "student"
+    _notebook(student, "leaf",
+              new_markdown_cell("# Leaf tensors\nRun every cell, then hand this notebook in."),
+              new_code_cell("%matplotlib inline\n!pip install --quiet torch\nimport torch"),
+              new_code_cell(LEAF),
+              # a cell the student uses to try things out: slow, and not graded
+              new_code_cell("while True:\n    pass", metadata={"tags": ["skip-grading"]}),
+              new_code_cell('NOTE = """\n%not a magic: inside a string\n"""'))
+    graded = _grade(pytester)
+    assert graded.report["percent"] == 100.0, graded.text
+    notes = graded.report["notes"]
+    assert notes == ["leaf.ipynb: IPython-only lines are not part of the graded module and were left out: "
+                     "%matplotlib inline, !pip install --quiet torch",
+                     "leaf.ipynb: cells tagged skip-grading were left out: 4"]
+    assert graded.text.count("IPython-only lines") == 1  # in the header, once
+
+
+def test_an_untouched_notebook_scores_zero_and_names_the_cell_and_line(pytester):
+    student = pytester.path / "student"
+    _notebook(student, "leaf", new_markdown_cell("# Leaf tensors"), new_code_cell(STUB))
+    graded = _grade(pytester)
+    assert graded.report["score"] == 0
+    checks = graded.report["checks"]
+    assert all("not implemented yet" in c["feedback"] for c in checks)
+    # the raise inside each stub's body, counted in cell 2 (the notebook's second cell)
+    assert {(c["file"], c["cell"]) for c in checks} == {("leaf.ipynb", 2)}
+    raise_line = _line_of(STUB, "raise NotImplementedError")
+    assert graded.check("test_tutorial_graph")["line"] == raise_line, checks
+    assert f"next: leaf.ipynb, cell 2, line {raise_line}: [Leaf tensors] not implemented yet" in graded.text
+
+
+def test_a_syntax_error_in_one_cell_names_that_cell_and_quotes_its_line(pytester):
+    student = pytester.path / "student"
+    _notebook(student, "leaf", new_code_cell("import torch"), new_markdown_cell("## Part 2"),
+              new_code_cell("x = 1\ndef broken(:\n    pass"), new_code_cell(LEAF))
+    graded = _grade(pytester)
+    feedback = graded.check("test_tutorial_graph")["feedback"]
+    assert "leaf.ipynb has a syntax error in cell 3, line 2" in feedback, feedback
+    assert "def broken(:" in feedback and "cells" not in feedback  # the cell's line, not the file's JSON
+
+
+def test_a_cell_that_never_ends_fails_fast_naming_the_cell(pytester):
+    student = pytester.path / "student"
+    _notebook(student, "leaf", new_code_cell(LEAF), new_code_cell("epochs = 0\nwhile True:\n    epochs += 1"))
+    graded = _grade(pytester, "--grade-timeout=2")
+    checks = graded.report["checks"]
+    assert {c["status"] for c in checks} == {"timeout"}
+    first = next(c for c in checks if "cell" in c["feedback"])
+    assert "importing leaf.ipynb did not finish within 2 s: it was still running cell 2, line" in first["feedback"]
+    assert "skip-grading" in first["feedback"]
+    assert graded.report["duration_s"] < 15  # one timeout, not one per check
+
+
+def test_an_error_raised_in_a_cell_points_at_the_cell(pytester):
+    student = pytester.path / "student"
+    _notebook(student, "leaf", new_code_cell("import torch\n\n\nsize = int('seven')"), new_code_cell(LEAF))
+    graded = _grade(pytester)
+    feedback = graded.check("test_tutorial_graph")["feedback"]
+    assert "ValueError" in feedback and "(at leaf.ipynb, cell 1, line 4: size = int('seven'))" in feedback, feedback
+
+
+def test_a_notebook_run_in_a_real_kernel_and_saved_with_outputs_grades_the_same(pytester):
+    from nbclient import NotebookClient
+
+    student = pytester.path / "student"
+    path = _notebook(student, "leaf", new_code_cell("print('hello from the kernel')"), new_code_cell(LEAF),
+                     new_code_cell("tutorial_graph(torch.ones(2, requires_grad=True), torch.ones(2))"))
+    notebook = nbformat.read(path, as_version=4)
+    NotebookClient(notebook, timeout=120, kernel_name="python3").execute()
+    nbformat.write(notebook, path)
+    saved = json.loads(path.read_text())
+    assert saved["cells"][0]["outputs"] and saved["cells"][0]["execution_count"] == 1
+    graded = _grade(pytester)
+    assert graded.report["percent"] == 100.0, graded.text
+
+
+@pytest.mark.parametrize("content, expected", [
+    ('{"cells": [', "leaf.ipynb is not a notebook file (it is not valid JSON"),
+    ("print('a .py file saved as .ipynb')\n", "leaf.ipynb is not a notebook file (it is not valid JSON"),
+    (json.dumps({"nbformat": 2, "nbformat_minor": 0, "metadata": {}, "cells": []}),
+     "leaf.ipynb was written in notebook format 2, which the grader does not read"),
+    (json.dumps({"nbformat": 99, "nbformat_minor": 0, "metadata": {}, "cells": []}),
+     "leaf.ipynb was written in notebook format 99, which the grader does not read"),
+    (json.dumps([1, 2]), "leaf.ipynb could not be read as a notebook"),
+])
+def test_a_notebook_that_cannot_be_read_costs_only_its_own_checks(pytester, content, expected):
+    student = pytester.path / "student"
+    student.mkdir()
+    (student / "leaf.ipynb").write_text(content)
+    shutil.copy(SOLUTIONS / "graph.py", student)
+    graded = _grade(pytester, topics=("leaf", "graph"))
+    leaf = [c for c in graded.report["checks"] if c["concept"] == "leaf"]
+    assert leaf and all(expected in c["feedback"] for c in leaf), [c["feedback"] for c in leaf]
+    assert all(c["status"] == "passed" for c in graded.report["checks"] if c["concept"] != "leaf")
+    assert graded.report["complete"] is True
+
+
+def test_a_notebook_of_format_3_is_converted_as_jupyter_converts_it(pytester):
+    student = pytester.path / "student"
+    student.mkdir()
+    cell = {"cell_type": "code", "input": LEAF, "language": "python", "outputs": [], "metadata": {}}
+    (student / "leaf.ipynb").write_text(json.dumps({"nbformat": 3, "nbformat_minor": 0, "metadata": {},
+                                                    "worksheets": [{"cells": [cell], "metadata": {}}]}))
+    assert _grade(pytester).report["percent"] == 100.0
+
+
+def test_a_module_handed_in_twice_is_graded_from_the_python_file_and_the_report_says_so(pytester):
+    student = pytester.path / "student"
+    _notebook(student, "leaf", new_code_cell(STUB))
+    (student / "leaf.py").write_text(LEAF)
+    graded = _grade(pytester)
+    assert graded.report["percent"] == 100.0
+    assert graded.report["notes"] == ["leaf.py and leaf.ipynb are both in the submission: leaf.py was graded; "
+                                      "remove the one you did not mean"]
+
+
+def test_the_engine_track_grades_a_notebook_in_its_torch_free_worker(pytester):
+    student = pytester.path / "student"
+    _notebook(student, "engine", new_code_cell("%load_ext autoreload\nimport numpy as np"),
+              new_code_cell((SOLUTIONS / "engine.py").read_text()))
+    graded = _grade(pytester, topics=("engine",))
+    assert graded.report["percent"] == 100.0, graded.text
+
+
+def test_the_module_a_notebook_stands_for():
+    text = nbformat.writes(new_notebook(cells=[
+        new_markdown_cell("intro"),
+        new_code_cell("%%timeit\nsum(range(10))"),                       # a cell magic: the whole cell
+        new_code_cell("import os\nfiles = !ls\nif True:\n    %time x = 1\ny = 2"),
+        new_code_cell("z = 3", metadata={"tags": ["skip-grading", "other"]}),
+        new_code_cell("w = 4 % 3\ns = '''\n!not shell\n'''"),
+    ]))
+    module = module_of(text)
+    lines = module.source.splitlines()
+    assert module.magics == ("%%timeit", "files = !ls", "%time x = 1")
+    assert module.skipped == (4,)
+    assert lines[module.cells[1][0] - 1:module.cells[1][0] + 4] == ["import os", "pass", "if True:", "    pass",
+                                                                   "y = 2"]
+    assert "!not shell" in module.source and "w = 4 % 3" in module.source
+    compile(module.source, "m.ipynb", "exec")
+    # every line of a cell keeps its number within the cell
+    assert module.place(module.cells[1][0] + 4) == (3, 5)
+    assert module.place(module.cells[2][0] + 2) == (5, 3)
+
+
+def test_a_folder_of_notebooks_is_a_submission(tmp_path):
+    _notebook(tmp_path / "upload" / "my-work", "leaf", new_code_cell(LEAF))
+    assert has_modules(tmp_path / "upload" / "my-work")
+    assert find_modules(tmp_path / "upload") == tmp_path / "upload" / "my-work"
+    assert module_path(tmp_path / "upload" / "my-work", "leaf").name == "leaf.ipynb"
+    assert module_path(tmp_path / "upload" / "my-work", "graph").name == "graph.py"  # missing: named as a .py
