@@ -193,3 +193,126 @@ def test_a_folder_of_notebooks_is_a_submission(tmp_path):
     assert find_modules(tmp_path / "upload") == tmp_path / "upload" / "my-work"
     assert module_path(tmp_path / "upload" / "my-work", "leaf").name == "leaf.ipynb"
     assert module_path(tmp_path / "upload" / "my-work", "graph").name == "graph.py"  # missing: named as a .py
+
+
+# -- notebooks written from the exercises, and the check from inside one ---------
+
+def _solve(notebook, solution: str):
+    """The notebook with each stub cell replaced by the solution's definition
+    of that name, and the solution's other statements (imports, helpers) in a
+    cell before the last: what a student who solved it hands in."""
+    import ast
+
+    tree = ast.parse(solution)
+    lines = solution.splitlines(keepends=True)
+    defined = {node.name: "".join(lines[(node.decorator_list[0].lineno if node.decorator_list else node.lineno) - 1:
+                                         node.end_lineno])
+               for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    used = set()
+    for cell in notebook.cells:
+        if cell.cell_type == "code" and "skip-grading" not in cell.metadata.get("tags", []):
+            names = [n.name for n in ast.parse(cell.source).body if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+            if names:
+                cell.source = "\n\n".join(defined[name] for name in names)
+                used.update(names)
+    rest = [node for node in tree.body if getattr(node, "name", None) not in used]
+    extra = "".join("".join(lines[node.lineno - 1:node.end_lineno]) for node in rest
+                    if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)))
+    notebook.cells.insert(len(notebook.cells) - 1, new_code_cell(extra))
+    return notebook
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    out = tmp_path_factory.mktemp("course") / "notebooks"
+    from pytest_autograd_grader.cli import main
+
+    assert main(["notebooks", str(EXERCISES), "-o", str(out)]) == 0
+    return out
+
+
+def test_notebooks_written_from_the_exercises_grade_as_their_modules_do(written, pytester):
+    topics = sorted(p.stem for p in written.glob("*.ipynb"))
+    assert topics == sorted(p.stem.removeprefix("test_") for p in EXERCISES.glob("test_*.py"))
+    leaf = nbformat.read(written / "leaf.ipynb", as_version=4)
+    nbformat.validate(leaf)
+    assert leaf.cells[0].source.startswith("# Leaf tensors\n\nA leaf is a tensor")
+    assert [c.cell_type for c in leaf.cells] == ["markdown", "code"] + ["markdown", "code"] * 3 + ["code"]
+    assert leaf.cells[2].source.startswith("## `tutorial_graph`\n\nThe tutorial's graph")
+    assert leaf.cells[3].source == "def tutorial_graph(x: torch.Tensor, w: torch.Tensor):\n    raise NotImplementedError"
+    assert leaf.cells[-1].metadata["tags"] == ["skip-grading"] and 'notebook.check("leaf")' in leaf.cells[-1].source
+
+    checks = pytester.path / "checks"
+    shutil.copytree(EXERCISES, checks, ignore=shutil.ignore_patterns("[!t]*.py", "__pycache__"))
+    untouched = pytester.path / "untouched"
+    shutil.copytree(written, untouched)
+    stubs = run_grader(pytester, "checks", f"--grade-submission={untouched}", "--grade-seed", "9", report="u.json")
+    as_modules = run_grader(pytester, "checks", f"--grade-submission={EXERCISES}", "--grade-seed", "9",
+                            report="m.json")
+    assert stubs.report["score"] == 0 and stubs.report["max_score"] == as_modules.report["max_score"]
+    for check in stubs.report["checks"]:
+        twin = as_modules.checks[check["id"]]
+        assert check["status"] == twin["status"], check["id"]
+        # the same feedback, but the place: (engine.ipynb, cell 9, line 3) against (engine.py line 120)
+        assert check["feedback"].split(" (")[0] == twin["feedback"].split(" (")[0], (check["feedback"], twin["feedback"])
+        assert "not implemented yet" in check["feedback"]
+
+    solved = pytester.path / "solved"
+    solved.mkdir()
+    for topic in topics:
+        notebook = _solve(nbformat.read(written / f"{topic}.ipynb", as_version=4),
+                          (SOLUTIONS / f"{topic}.py").read_text())
+        nbformat.write(notebook, solved / f"{topic}.ipynb")
+    graded = run_grader(pytester, "checks", f"--grade-submission={solved}", "--grade-seed", "9", report="s.json")
+    assert graded.report["percent"] == 100.0, [c["feedback"] for c in graded.report["checks"] if c["feedback"]]
+
+
+def test_writing_notebooks_refuses_what_it_cannot_use(tmp_path, capsys):
+    from pytest_autograd_grader.cli import main
+
+    assert main(["notebooks", str(tmp_path / "nowhere"), "-o", str(tmp_path / "out")]) == 2
+    assert "is not a folder" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert main(["notebooks", str(tmp_path / "empty"), "-o", str(tmp_path / "out")]) == 2
+    assert "holds no topic" in capsys.readouterr().err
+    assert main(["notebooks", str(EXERCISES), "-o", str(tmp_path / "out")]) == 0
+    (tmp_path / "out" / "leaf.ipynb").write_text("my work")
+    assert main(["notebooks", str(EXERCISES), "-o", str(tmp_path / "out")]) == 0
+    assert "leaf.ipynb is already there and was left as it is (--force writes it again)" in capsys.readouterr().err
+    assert (tmp_path / "out" / "leaf.ipynb").read_text() == "my work"  # a student's work is never overwritten
+
+
+def test_the_check_cell_grades_the_kernels_functions_in_a_real_kernel(written, tmp_path):
+    from nbclient import NotebookClient
+
+    course = tmp_path / "course"
+    shutil.copytree(EXERCISES, course / "exercises")
+    (course / "notebooks").mkdir()
+    results = {}
+    for name, notebook in (("solved", _solve(nbformat.read(written / "leaf.ipynb", as_version=4),
+                                              (SOLUTIONS / "leaf.py").read_text())),
+                           ("untouched", nbformat.read(written / "leaf.ipynb", as_version=4))):
+        NotebookClient(notebook, timeout=300, kernel_name="python3", allow_errors=False,
+                       resources={"metadata": {"path": str(course / "notebooks")}}).execute()
+        outputs = notebook.cells[-1].outputs
+        results[name] = outputs
+        html = "".join(o.get("data", {}).get("text/html", "") for o in outputs)
+        assert "<table>" in html and "graded in the sandbox" in html, outputs
+    solved = "".join(o["data"]["text/html"] for o in results["solved"] if "data" in o)
+    untouched = "".join(o["data"]["text/html"] for o in results["untouched"] if "data" in o)
+    assert "Total: 9 / 9 (100.0%)" in solved and "<details" not in solved
+    assert "Total: 0 / 9 (0.0%)" in untouched and "not implemented yet: leaf.tutorial_graph" in untouched
+
+
+def test_the_check_says_what_to_do_when_it_cannot_grade(tmp_path, monkeypatch):
+    from pytest_autograd_grader import notebook
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(notebook.CHECKS_ENV, raising=False)
+    nothing = notebook.check("leaf", namespace={})
+    assert "no folder with test_leaf.py found" in str(nothing) and "checks='path/to/exercises'" in str(nothing)
+    empty = notebook.check("leaf", checks=EXERCISES, namespace={"x": 1})
+    assert "found no function or class defined in this notebook" in str(empty)
+    assert "Run all" in empty._repr_html_()
+    chinese = notebook.check("leaf", checks=EXERCISES, namespace={}, lang="zh")
+    assert "没有找到任何函数或类" in str(chinese)
