@@ -57,6 +57,14 @@ def test_a_solved_notebook_grades_full_and_says_once_what_it_left_out(pytester):
                      "%matplotlib inline, !pip install --quiet torch",
                      "leaf.ipynb: cells tagged skip-grading were left out: 4"]
     assert graded.text.count("IPython-only lines") == 1  # in the header, once
+    # and on the platforms, once in the run's output
+    from pytest_autograd_grader.reporters.github import step_summary
+    from pytest_autograd_grader.reporters.gradescope import gradescope_results
+    from pytest_autograd_grader.scoring import Gradebook
+
+    gradebook = Gradebook(seed=5, devices=["cpu"], torch="2.13.0", notes=notes)
+    assert gradescope_results(gradebook)["output"].count("IPython-only lines") == 1
+    assert step_summary(gradebook).count("IPython-only lines") == 1
 
 
 def test_an_untouched_notebook_scores_zero_and_names_the_cell_and_line(pytester):

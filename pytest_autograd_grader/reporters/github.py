@@ -222,6 +222,7 @@ def step_summary(gradebook: Gradebook, submission: Path | None = None) -> str:
     not_passed = [item for item in shown if item.check.status in NOT_PASSED]
     if any(item.check.hidden for item in shown):
         out += ["", _cell(msg("github.hidden_note"))]
+    out += [line for note in gradebook.notes for line in ("", f"> {_cell(note)}")]  # a notebook's left-out lines
     if not_passed:
         out += ["", f"### {_cell(msg('github.not_passed', count=len(not_passed)))}", ""]
     size = sum(len(line.encode()) + 1 for line in out)

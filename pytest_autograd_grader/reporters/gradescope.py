@@ -44,6 +44,7 @@ def gradescope_results(gradebook: Gradebook) -> dict[str, Any]:
         counts = {v: sum(_visibility(c) == v for c in hidden) for v in ("hidden", "after_published", "after_due_date")}
         when = ", ".join(msg(f"gradescope.when.{v}", count=n) for v, n in counts.items() if n)
         output.append(msg("gradescope.hidden_checks", count=len(hidden), when=when))
+    output += list(gradebook.notes)  # a notebook's left-out lines, said once
     output += isolation_lines(gradebook)
     return {
         # the total of all checks, hidden ones included: Gradescope hides the
