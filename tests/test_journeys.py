@@ -129,6 +129,20 @@ def test_a_user_who_is_not_root_installs_and_grades_in_a_venv_of_their_own():
         assert done.returncode == 1, explain(done)
         assert "not implemented yet: leaf." in done.stdout and "Traceback" not in done.stdout, explain(done)
         assert "for your score per concept, run: pytest --grade exercises/test_leaf.py" in done.stdout, explain(done)
+
+        # notebooks: written from the exercises, handed back untouched, graded cell by cell
+        done = shell("autograd-grader notebooks exercises -o notebooks && "
+                     "pytest --grade exercises/test_leaf.py --grade-submission=notebooks/",
+                     cwd=clone, user=user, env=env, label="user: the exercises as notebooks")
+        assert done.returncode == 1 and "wrote 12 notebook(s) to notebooks" in done.stdout, explain(done)
+        assert re.search(r"next: leaf\.ipynb, cell \d+, line \d+: \[Leaf tensors\] not implemented yet",
+                         done.stdout), explain(done)
+        # a student who installed the grader without its [notebook] extra is told to add it
+        done = shell("pip uninstall -y -q nbformat && pytest --grade exercises/test_leaf.py "
+                     "--grade-submission=notebooks/", cwd=clone, user=user, env=env, label="user: without nbformat")
+        assert done.returncode == 1 and "Traceback" not in done.stdout, explain(done)
+        assert "leaf.ipynb is a notebook, and reading notebooks needs the nbformat package here: " \
+               "pip install 'pytest-autograd-grader[notebook]'" in done.stdout, explain(done)
     finally:
         remove_user(user)
 
