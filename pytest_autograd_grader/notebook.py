@@ -15,7 +15,9 @@ which isolation graded it.
 The course's checks are found in the folder ``checks`` names, else in
 ``$AUTOGRAD_GRADER_CHECKS``, else in ``exercises/`` or ``checks/`` in the
 working directory or the one above it (where ``autograd-grader notebooks``
-puts the notebooks, beside the exercises).
+puts the notebooks, beside the exercises), else the package's own
+curriculum is used (``curriculum/``, the exercises it ships: a Colab
+notebook needs nothing but ``pip install``).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from pathlib import Path
 from .i18n import catalogue, current_language
 
 CHECKS_ENV = "AUTOGRAD_GRADER_CHECKS"
+CURRICULUM = Path(__file__).resolve().parent / "curriculum"
 RUN_TIMEOUT_S = 900.0  # the whole pytest run; each student call has --grade-timeout besides
 
 
@@ -124,6 +127,7 @@ def find_checks(checks: str | os.PathLike | None = None, topic: str | None = Non
     else:
         here = Path.cwd()
         candidates = [base / name for base in (here, here.parent) for name in ("exercises", "checks")]
+        candidates.append(CURRICULUM)
     for folder in candidates:
         if folder.is_dir() and (wanted is None and any(folder.glob("test_*.py")) or
                                 wanted is not None and (folder / wanted).is_file()):

@@ -312,13 +312,28 @@ def test_the_check_cell_grades_the_kernels_functions_in_a_real_kernel(written, t
     assert "Total: 0 / 9 (0.0%)" in untouched and "not implemented yet: leaf.tutorial_graph" in untouched
 
 
+def test_with_no_course_folder_beside_it_the_check_uses_the_curriculum_the_package_ships(tmp_path, monkeypatch):
+    # a Colab notebook: nothing but pip install, and a kernel with the solutions run
+    from pytest_autograd_grader import notebook
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(notebook.CHECKS_ENV, raising=False)
+    assert notebook.find_checks(None, "leaf") == notebook.CURRICULUM.resolve()
+    kernel = {"__name__": "__main__"}
+    exec(compile((SOLUTIONS / "leaf.py").read_text(), "<cell>", "exec"), kernel)
+    graded = notebook.check("leaf", namespace=kernel, seed=3)
+    assert graded.percent == 100.0, str(graded)
+    assert graded.report["seed"] == 3
+
+
 def test_the_check_says_what_to_do_when_it_cannot_grade(tmp_path, monkeypatch):
     from pytest_autograd_grader import notebook
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv(notebook.CHECKS_ENV, raising=False)
-    nothing = notebook.check("leaf", namespace={})
-    assert "no folder with test_leaf.py found" in str(nothing) and "checks='path/to/exercises'" in str(nothing)
+    nothing = notebook.check("no_such_topic", namespace={})
+    assert "no folder with test_no_such_topic.py found" in str(nothing), str(nothing)
+    assert "checks='path/to/exercises'" in str(nothing)
     empty = notebook.check("leaf", checks=EXERCISES, namespace={"x": 1})
     assert "found no function or class defined in this notebook" in str(empty)
     assert "Run all" in empty._repr_html_()

@@ -32,6 +32,8 @@ def test_the_wheel_holds_every_module_of_the_package(tmp_path):
     assert {"pytest_autograd_grader/platforms/gradescope_files/run_autograder",
             "pytest_autograd_grader/platforms/github_files/classroom.yml"} <= data
     assert data - shipped == set()
+    # the curriculum notebook.check grades with where no course folder is at hand
+    assert {"pytest_autograd_grader/curriculum/test_leaf.py", "pytest_autograd_grader/curriculum/leaf.py"} <= shipped
 
 
 # -- the wheel the platform set-ups carry -------------------------------------------------
