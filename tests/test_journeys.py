@@ -147,6 +147,40 @@ def test_a_user_who_is_not_root_installs_and_grades_in_a_venv_of_their_own():
         remove_user(user)
 
 
+@pytest.mark.journey
+def test_a_colab_student_installs_the_wheel_and_checks_from_the_notebook():
+    """3. A notebook in Colab: no clone and no course folder, only the
+    grader's wheel with its [notebook] extra pip-installed into a fresh
+    environment; the kernel defines the solutions and calls notebook.check,
+    which grades them with the curriculum the package ships."""
+    skip_if_nested()
+    place = shared_dir("grade-journey-colab-")
+    try:
+        clean_clone(place / "src")
+        env = base_env()
+        done = shell(f"{system_python()} -m venv venv && venv/bin/pip install -q torch==2.13.0 && "
+                     "venv/bin/pip wheel -q --no-deps -w dist ./src && "
+                     'venv/bin/pip install -q "$(ls dist/*.whl)[notebook]"', cwd=place, env=env,
+                     label="colab: pip install the grader's wheel with [notebook]")
+        assert done.returncode == 0, explain(done)
+        content = place / "content"  # Colab's working directory: nothing of the course in it
+        content.mkdir()
+        solution = (REPO / "solutions" / "leaf.py").read_text()
+        (content / "kernel.py").write_text(
+            "import sys\n"
+            f"exec(compile({solution!r}, '/tmp/ipykernel_7/2.py', 'exec'), vars(sys.modules['__main__']))\n"
+            "from pytest_autograd_grader import notebook\n"
+            "graded = notebook.check('leaf')\n"
+            "print(graded)\n"
+            "print(graded._repr_html_())\n")
+        done = shell(f"{place}/venv/bin/python kernel.py", cwd=content, env=env, label="colab: notebook.check")
+        assert done.returncode == 0 and "Traceback" not in done.stdout, explain(done)
+        assert "Total: 9 / 9 (100.0%)" in done.stdout and "<table>" in done.stdout, explain(done)
+        assert "graded in the sandbox's" in done.stdout, explain(done)
+    finally:
+        shutil.rmtree(place, ignore_errors=True)
+
+
 # -- the quick ones: this Python, set up as users have it ----------------------
 
 def _course(work: Path) -> None:
