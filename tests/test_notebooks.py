@@ -339,3 +339,21 @@ def test_the_check_says_what_to_do_when_it_cannot_grade(tmp_path, monkeypatch):
     assert "Run all" in empty._repr_html_()
     chinese = notebook.check("leaf", checks=EXERCISES, namespace={}, lang="zh")
     assert "没有找到任何函数或类" in str(chinese)
+
+
+def test_a_changed_kernel_is_graded_afresh_and_check_without_a_topic_grades_every_topic(tmp_path, monkeypatch):
+    from pytest_autograd_grader import notebook
+
+    monkeypatch.chdir(tmp_path)
+    kernel = {"__name__": "__main__"}
+    exec(compile(STUB, "<cell 1>", "exec"), kernel)
+    before = notebook.check("leaf", checks=EXERCISES, namespace=kernel, seed=4)
+    assert before.percent == 0.0 and "not implemented yet: leaf.tutorial_graph" in str(before)
+    exec(compile(LEAF, "<cell 1>", "exec"), kernel)  # the student fixes the cell and runs it again
+    after = notebook.check("leaf", checks=EXERCISES, namespace=kernel, seed=4)
+    assert after.percent == 100.0, str(after)
+    every = notebook.check(checks=EXERCISES, namespace=kernel, seed=4, lang="zh")
+    leaf = [c for c in every.report["checks"] if c["topic"] == "leaf"]
+    assert leaf and all(c["status"] == "passed" for c in leaf)
+    assert len(every.report["concepts"]) > 5 and every.percent < 100  # the other topics are not done
+    assert "总分" in str(every) and every.report["lang"] == "zh"
