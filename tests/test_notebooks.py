@@ -49,7 +49,8 @@ def test_a_solved_notebook_grades_full_and_says_once_what_it_left_out(pytester):
               new_code_cell(LEAF),
               # a cell the student uses to try things out: slow, and not graded
               new_code_cell("while True:\n    pass", metadata={"tags": ["skip-grading"]}),
-              new_code_cell('NOTE = """\n%not a magic: inside a string\n"""'))
+              new_code_cell('NOTE = """\n%not a magic: inside a string\n"""'),
+              new_code_cell("display(tutorial_graph)"))  # display() is a kernel's own: it must not fail
     graded = _grade(pytester)
     assert graded.report["percent"] == 100.0, graded.text
     notes = graded.report["notes"]

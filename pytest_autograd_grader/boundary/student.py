@@ -128,6 +128,9 @@ class Loader:
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         mod = types.ModuleType(name)
         mod.__file__ = filename
+        # a kernel gives every cell display(); a notebook that shows a value
+        # at the top level should not fail to import for want of it
+        mod.display = _display
         sys.modules[name] = mod
 
         def run() -> None:
@@ -137,6 +140,12 @@ class Loader:
 
         self._run(module, name, run)
         return mod
+
+
+def _display(*values, **_options) -> None:
+    """IPython's display() outside a kernel: each value's text, printed."""
+    for value in values:
+        print(repr(value))
 
 
 class _ImportTimeout(BaseException):
