@@ -179,13 +179,13 @@ def test_the_module_a_notebook_stands_for():
     text = nbformat.writes(new_notebook(cells=[
         new_markdown_cell("intro"),
         new_code_cell("%%timeit\nsum(range(10))"),                       # a cell magic: the whole cell
-        new_code_cell("import os\nfiles = !ls\nif True:\n    %time x = 1\ny = 2"),
+        new_code_cell("import os\nfiles = !ls\nif True:\n    %time x = 1\ny = 2\ntorch.randn?\n??os.path"),
         new_code_cell("z = 3", metadata={"tags": ["skip-grading", "other"]}),
         new_code_cell("w = 4 % 3\ns = '''\n!not shell\n'''"),
     ]))
     module = module_of(text)
     lines = module.source.splitlines()
-    assert module.magics == ("%%timeit", "files = !ls", "%time x = 1")
+    assert module.magics == ("%%timeit", "files = !ls", "%time x = 1", "torch.randn?", "??os.path")
     assert module.skipped == (4,)
     assert lines[module.cells[1][0] - 1:module.cells[1][0] + 4] == ["import os", "pass", "if True:", "    pass",
                                                                    "y = 2"]

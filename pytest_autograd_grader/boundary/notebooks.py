@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import io
+import re
 import stat
 import tokenize
 from dataclasses import dataclass
@@ -52,9 +53,14 @@ class NotebookModule:
         return None
 
 
+_HELP = re.compile(r"^\?{0,2}[A-Za-z_][\w.]*(\?{1,2})?$")  # torch.randn? and ??torch.randn: IPython's help
+
+
 def _magic(line: str) -> bool:
-    text = line.lstrip()
+    text = line.strip()
     if text.startswith(("%", "!")):
+        return True
+    if ("?" in text) and _HELP.match(text) and (text.startswith("?") or text.endswith("?")):
         return True
     # ``files = !ls`` and ``t = %timeit -o f()``: IPython's assignment forms
     head, sep, rest = text.partition("=")
