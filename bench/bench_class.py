@@ -1,16 +1,17 @@
 """Grading a class: `autograd-grader class` against a shell loop of
 `pytest --grade`, one student after another, side by side in one run.
 
-    python bench/bench_class.py [--students 100] [--loop 10] [--jobs N] [--timeout 3] [--seed N]
+    python bench/bench_class.py [--students 100] [--loop 10] [--jobs N] [--timeout 3] [--seed N] [--seed-per-student]
 
 A synthetic class is built from the curriculum: reference solutions,
 untouched stubs, partial submissions (some topics solved), one module that
 hangs at import, one that kills its process, one empty folder. The loop
 grades the first --loop students with the instructor's safe invocation,
 one pytest process each, as a shell loop would; its mean per student is
-extrapolated to the class. With --seed, the class is graded with one
-class seed (``--seed``) and the loop with the same ``--grade-seed``;
-without, each student has a seed of their own in both. Printed: total wall, per-student median, the
+extrapolated to the class. The class is graded as ``autograd-grader class``
+grades by default (one seed for the class, drawn from a new salt), with
+``--seed N`` (the loop then uses the same ``--grade-seed``), or with
+``--seed-per-student``; a lone run draws its own seed. Printed: total wall, per-student median, the
 speed-up, and peak memory. Figures are printed, not asserted.
 """
 
@@ -88,7 +89,8 @@ def main() -> None:
     parser.add_argument("--loop", type=int, default=10)
     parser.add_argument("--jobs", type=int, default=None)
     parser.add_argument("--timeout", type=float, default=3.0)
-    parser.add_argument("--seed", type=int, default=None, help="one class seed (default: a seed per student)")
+    parser.add_argument("--seed", type=int, default=None, help="the class's seed (default: drawn from a new salt)")
+    parser.add_argument("--seed-per-student", action="store_true", help="a seed of its own for each student")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-class-") as tmp:
         root = Path(tmp)
@@ -104,6 +106,8 @@ def main() -> None:
             command.append(f"--jobs={args.jobs}")
         if args.seed is not None:
             command.append(f"--seed={args.seed}")
+        if args.seed_per_student:
+            command.append("--seed-per-student")
         started = time.monotonic()
         subprocess.run(command, check=True, stderr=subprocess.DEVNULL)
         wall = time.monotonic() - started

@@ -88,7 +88,7 @@ def test_each_student_is_graded_as_a_lone_pytest_run_would(graded_class, pyteste
     # a submission that kills its process costs only its own checks
     assert {c["status"] for c in reports["eve"]["checks"] if "test_leaf" in c["id"]} == {"crashed"}
     assert all(c["status"] == "passed" for c in reports["eve"]["checks"] if "test_graph" in c["id"])
-    assert len({r["seed"] for r in reports.values()}) == len(reports)  # a seed per student
+    assert len({r["seed"] for r in reports.values()}) == 1  # one seed for the class, drawn from the salt
     assert len({r["checks_sha256"] for r in reports.values()}) == 1
     for name in ("ann", "ben", "cat", "eve"):
         lone = pytester.runpytest("-c", str(checks / "pytest.ini"), "--rootdir", str(checks), str(checks),
@@ -169,6 +169,7 @@ def test_shards_merged_equal_one_run(graded_class, capsys):
                           "shard 2/2 is missing: add the OUT folder of 'autograd-grader class --shard 2/2'"]),
         ((part1,), ["shard 2/2 is missing"]),
         ((part1, altered("salted", salt="other")), ["different seed salts", "s1", "other"]),
+        ((part1, altered("each", seeding="per-student")), ["seeded differently", "per-student", "class"]),
         ((part1, altered("rechecked", checks_sha256="0" * 64)), ["graded with different checks", "0" * 64]),
         ((part1, altered("newer", grader="9.9")), ["different versions of the grader", "9.9"]),
         ((part1, altered("thirds", shard="2/3")), ["different numbers of shards"]),
@@ -235,6 +236,8 @@ def test_bad_arguments_say_what_to_do(tmp_path):
          "argument --lang: invalid choice: 'fr' (choose from"),
         (["--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "o"), "--timeout", "0"],
          "--timeout 0.0: give a positive number of seconds for each check"),
+        (["--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "o"), "--seed", "3",
+          "--seed-per-student"], "--seed 3 gives every student the same seed and --seed-per-student a seed each"),
     ]
     for args, text in cases:
         result = _class(*args, check=False)
@@ -264,6 +267,17 @@ def test_a_session_that_hangs_in_the_grader_costs_only_its_student(tmp_path):
     assert "took longer than 5 s (--student-timeout) and was stopped" in reports["slow"]["error"]
     assert "slow: grading this submission took longer than 5 s" in done.stderr
     assert time.monotonic() - started < 60
+
+
+def test_a_seed_per_student_when_asked(tmp_path):
+    checks, subs = _make_class(tmp_path)
+    for flags, seeds in ((["--seed-per-student"], "each"), ([], "one")):
+        out = tmp_path / f"out-{seeds}"
+        _class("--checks", str(checks), "--submissions", str(subs), "--out", str(out), "--only", "ann", "ben",
+               "--salt", "s9", *flags)
+        reports = _reports(out)
+        assert len({r["seed"] for r in reports.values()}) == (2 if seeds == "each" else 1)
+        assert json.loads((out / "class-run.json").read_text())["seeding"] == ("per-student" if flags else "class")
 
 
 def test_a_class_graded_with_one_seed_gives_each_student_their_lone_report(tmp_path, pytester):

@@ -36,9 +36,12 @@ def add_arguments(parser) -> None:
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
                         help="students graded at once (default: the number of cores)")
     parser.add_argument("--seed", type=int, default=None,
-                        help="one seed for every student (default: a seed per student from --salt and the student's id)")
+                        help="the seed of every student (default: one drawn from --salt for the whole class)")
+    parser.add_argument("--seed-per-student", action="store_true",
+                        help="a seed of its own for each student, from --salt and the student's id (slower: the "
+                             "engine track's programs and torch's results for them are then drawn per student)")
     parser.add_argument("--salt", default=None,
-                        help="salt of the per-student seeds (default: the one OUT recorded, else a new random one)")
+                        help="salt the seeds are drawn from (default: the one OUT recorded, else a new random one)")
     parser.add_argument("--only", nargs="+", metavar="STUDENT", default=None, help="grade these students only")
     parser.add_argument("--resume", action="store_true",
                         help="keep students OUT already holds a complete report of (same checks and seed)")
@@ -132,6 +135,8 @@ def run(args) -> int:
         return fail(msg("class.out_inside", out=args.out))
     if args.jobs < 1:
         return fail(msg("class.bad_jobs", jobs=args.jobs))
+    if args.seed is not None and args.seed_per_student:
+        return fail(msg("class.seed_conflict", seed=args.seed))
     if not args.student_timeout > 0:
         return fail(msg("class.bad_student_timeout", seconds=args.student_timeout))
     if args.timeout is not None and not args.timeout > 0:
@@ -201,12 +206,16 @@ def run(args) -> int:
     previous = read_run(out)
     salt = args.salt or previous.get("salt") or secrets.token_hex(8)
     sha = checks_sha256(checks)
-    seeds = {s.id: args.seed if args.seed is not None else student_seed(salt, s.id) for s in students}
+    # One seed for the class unless asked otherwise: every grading process then
+    # draws the engine track's programs and torch's results once (bench_class.py)
+    seeding = "per-student" if args.seed_per_student else "class"
+    seeds = {s.id: args.seed if args.seed is not None else
+             student_seed(salt, s.id if seeding == "per-student" else "") for s in students}
     work = [(s, seeds[s.id]) for s in students if not (args.resume and _done_before(out, s, sha, seeds[s.id]))]
     kept = len(students) - len(work)
 
     run_info = {"schema": RUN_SCHEMA, "checks": str(checks), "checks_sha256": sha, "submissions": str(submissions),
-                "salt": salt, "seed": args.seed, "shard": args.shard, "grader": __version__,
+                "salt": salt, "seed": args.seed, "seeding": seeding, "shard": args.shard, "grader": __version__,
                 # the whole class before sharding: merge tells parts of other submissions apart
                 "class_sha256": class_sha256(everyone), "class_size": len(everyone),
                 "assignment": args.assignment or previous.get("assignment") or "Autograd",

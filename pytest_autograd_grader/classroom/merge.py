@@ -17,8 +17,8 @@ from ..reporters.files import write_json_atomic
 from .cli import RUN_FILE, build, fail, read_run
 
 # what every part must share, and how a mismatch is told
-SHARED = (("checks_sha256", "checks"), ("seed", "seed"), ("salt", "salt"), ("grader", "grader"),
-          ("class_sha256", "class"))
+SHARED = (("checks_sha256", "checks"), ("seed", "seed"), ("seeding", "seeding"), ("salt", "salt"),
+          ("grader", "grader"), ("class_sha256", "class"))
 
 
 def add_arguments(parser) -> None:
@@ -54,8 +54,8 @@ def problems(parts: list[Path], infos: list[dict], reports: list[dict[str, Path]
     found += [msg("class.merge_twice", path=names[0]) for names in same.values() if len(names) > 1]
     seeded = len({json.dumps(info.get("seed")) for info in infos}) == 1 and infos[0].get("seed") is not None
     for field, what in SHARED:
-        if field == "salt" and seeded:
-            continue  # one seed for every student: the salt seeds nothing
+        if field in ("salt", "seeding") and seeded:
+            continue  # one seed given for every student: the salt seeds nothing
         values = {}
         for name, info in zip(names, infos):
             values.setdefault(json.dumps(info.get(field)), []).append(name)

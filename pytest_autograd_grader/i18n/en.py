@@ -725,4 +725,6 @@ EN: dict[str, str] = {
     "notebooks.exists": "{path} is already there and was left as it is (--force writes it again)",
     "notebooks.unreadable": "{path} could not be turned into a notebook: {reason}",
     "notebooks.written": "wrote {count} notebook(s) to {out}; each ends with a cell (tagged skip-grading) that grades it from inside Jupyter or Colab",
+    "class.merge_different_seeding": "the parts were seeded differently ({parts}: one seed for the class, or a seed per student); grade every shard with or without --seed-per-student alike",
+    "class.seed_conflict": "--seed {seed} gives every student the same seed and --seed-per-student a seed each: pass one of them",
 }

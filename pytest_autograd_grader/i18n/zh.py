@@ -725,4 +725,6 @@ ZH: dict[str, str] = {
     "notebooks.exists": "{path} 已经存在，保持原样（--force 会重新写）",
     "notebooks.unreadable": "无法把 {path} 变成笔记本：{reason}",
     "notebooks.written": "已把 {count} 个笔记本写到 {out}；每个笔记本最后都有一个单元格（带 skip-grading 标签），可以在 Jupyter 或 Colab 里直接评分",
+    "class.merge_different_seeding": "这些部分的种子方式不同（{parts}：全班一个种子，或每个学生一个种子）；请让每个分片同样使用或不使用 --seed-per-student",
+    "class.seed_conflict": "--seed {seed} 让每个学生用同一个种子，--seed-per-student 让每个学生各用一个种子：请只传其中一个",
 }
