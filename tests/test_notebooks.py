@@ -157,6 +157,20 @@ def test_a_notebook_of_format_3_is_converted_as_jupyter_converts_it(pytester):
     assert _grade(pytester).report["percent"] == 100.0
 
 
+def test_what_a_notebook_says_of_itself_cannot_drive_a_terminal_or_a_log(pytester):
+    # a magic line and a file name of the student's own go into the header and
+    # the report: escapes for control characters, never a second line
+    student = pytester.path / "student"
+    _notebook(student, "leaf", new_code_cell("%time \x1b[2J\x1b[HTOTAL 9/9 100.0%\n" + LEAF))
+    _notebook(student, "notes\n::error::fake", new_code_cell("x = 1"))
+    (student / "notes\n::error::fake.py").write_text("x = 1\n")
+    graded = _grade(pytester)
+    notes = graded.report["notes"]
+    assert any("%time \\x1b[2J\\x1b[HTOTAL" in note for note in notes), notes
+    assert all("\n" not in note and "\x1b" not in note for note in notes), notes
+    assert not any(line.startswith("::error::") for line in graded.text.splitlines())
+
+
 def test_a_module_handed_in_twice_is_graded_from_the_python_file_and_the_report_says_so(pytester):
     student = pytester.path / "student"
     _notebook(student, "leaf", new_code_cell(STUB))

@@ -204,6 +204,12 @@ def notes(directory: Path) -> list[str]:
     IPython-only lines and skip-grading cells left out, and a module handed
     in both as a .py file and a notebook (the .py file is graded)."""
     from ..i18n import msg
+    from .untrusted import shown
+
+    def said(text: str) -> str:
+        # the student's file names and lines, shown where a terminal, a GitHub
+        # log or a reader meets them: escapes for what could drive them, one line
+        return shown(text, limit=2000).replace("\n", "\\n").replace("\t", " ")
 
     out: list[str] = []
     try:
@@ -212,15 +218,15 @@ def notes(directory: Path) -> list[str]:
         return out
     for path in found:
         if (directory / f"{path.stem}.py").is_file():
-            out.append(msg("notebook.both", module=path.stem))
+            out.append(said(msg("notebook.both", module=path.stem)))
             continue
         try:
             module = read_notebook(path)
         except (NotebookError, ImportError):
             continue  # each check that needs it says why it cannot be read
         if module.magics:
-            shown = ", ".join(line[:60] for line in module.magics[:5]) + (", ..." if len(module.magics) > 5 else "")
-            out.append(msg("notebook.magics", file=path.name, lines=shown))
+            listed = ", ".join(line[:60] for line in module.magics[:5]) + (", ..." if len(module.magics) > 5 else "")
+            out.append(said(msg("notebook.magics", file=path.name, lines=listed)))
         if module.skipped:
-            out.append(msg("notebook.skipped", file=path.name, cells=", ".join(map(str, module.skipped))))
+            out.append(said(msg("notebook.skipped", file=path.name, cells=", ".join(map(str, module.skipped)))))
     return out
