@@ -70,13 +70,18 @@ class Graded:
         return float(self.report.get("percent") or 0.0)
 
     def _failed(self) -> list[dict]:
-        return [c for c in self.report.get("checks", []) if c.get("status") in ("failed", "timeout", "crashed", "error")]
+        return [c for c in self.report.get("checks", [])
+                if c.get("status") in ("failed", "timeout", "crashed", "error")]
 
     def _isolation(self) -> str:
         mode = self.report.get("isolation") or "?"
         missing = self.report.get("isolation_missing") or []
         return self.say("notebook.isolation", mode=mode) + (
             " " + self.say("notebook.isolation_missing", missing="; ".join(missing)) if missing else "")
+
+    def _total(self) -> str:
+        return self.say("notebook.total", score=self.report.get("score", 0),
+                        max_score=self.report.get("max_score", 0), percent=self.percent)
 
     def __str__(self) -> str:
         if self.problem is not None:
@@ -85,10 +90,9 @@ class Graded:
             return self.say("notebook.no_report", output=self.output.strip()[-2000:])
         lines = [f"{c['title']} ({c['id']}): {c['score']:g}/{c['max_score']:g}, {c['passed']}/{c['checks']}"
                  for c in self.report.get("concepts", [])]
-        lines.append(self.say("notebook.total", score=self.report.get("score", 0), max_score=self.report.get("max_score", 0),
-                         percent=self.percent))
+        lines.append(self._total())
         lines += [f"\n{c.get('title') or c['id']} [{c['status']}]\n{c.get('feedback', '')}" for c in self._failed()]
-        lines += [note for note in self.report.get("notes", [])]
+        lines += self.report.get("notes", [])
         lines.append(self._isolation())
         return "\n".join(lines)
 
@@ -100,16 +104,16 @@ class Graded:
         rows = "".join(
             f"<tr><td>{html.escape(str(c['title']))}</td><td>{c['score']:g} / {c['max_score']:g}</td>"
             f"<td>{c['passed']} / {c['checks']}</td></tr>" for c in self.report.get("concepts", []))
-        total = self.say("notebook.total", score=self.report.get("score", 0), max_score=self.report.get("max_score", 0),
-                    percent=self.percent)
+        total = self._total()
         failed = "".join(
             f"<details open><summary><b>{html.escape(str(c.get('title') or c['id']))}</b> "
             f"({html.escape(str(c['status']))}, {c['score']:g} / {c['max_score']:g})</summary>"
             f"<pre style='white-space: pre-wrap'>{html.escape(str(c.get('feedback') or ''))}</pre></details>"
             for c in self._failed())
         notes = "".join(f"<p>{html.escape(note)}</p>" for note in self.report.get("notes", []))
-        return (f"<div class='autograd-grader'><table><thead><tr><th>{html.escape(self.say('notebook.concept'))}</th>"
-                f"<th>{html.escape(self.say('notebook.points'))}</th><th>{html.escape(self.say('notebook.passed'))}</th>"
+        head = "".join(f"<th>{html.escape(self.say(key))}</th>"
+                       for key in ("notebook.concept", "notebook.points", "notebook.passed"))
+        return (f"<div class='autograd-grader'><table><thead><tr>{head}"
                 f"</tr></thead><tbody>{rows}</tbody></table><p><b>{html.escape(total)}</b></p>{failed}{notes}"
                 f"<p><small>{html.escape(self._isolation())}</small></p></div>")
 
