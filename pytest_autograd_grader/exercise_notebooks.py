@@ -41,10 +41,15 @@ def _docstring_node(node: ast.AST) -> ast.Expr | None:
     return None
 
 
+def _first_line(node: ast.stmt) -> int:
+    """Where the statement starts, counted from 0: its first decorator's line."""
+    return (node.decorator_list[0].lineno if getattr(node, "decorator_list", None) else node.lineno) - 1
+
+
 def _without_docstring(lines: list[str], node: ast.AST) -> str:
     """The definition's source with its docstring taken out (it is the
     Markdown cell above), unless the docstring is all the body holds."""
-    first = (node.decorator_list[0].lineno if getattr(node, "decorator_list", None) else node.lineno) - 1
+    first = _first_line(node)
     text = lines[first:node.end_lineno]
     doc = _docstring_node(node)
     if doc is not None and len(node.body) > 1:
@@ -62,7 +67,8 @@ def cells_of(source: str, topic: str) -> list:
     head, _, rest = (ast.get_docstring(tree) or topic.replace("_", " ").capitalize()).partition("\n")
     cells = [new_markdown_cell(f"# {head.strip().rstrip('.')}\n\n{rest.strip()}".strip())]
     pending: list[str] = []  # statements between definitions: one code cell
-    previous_end = _docstring_node(tree).end_lineno if _docstring_node(tree) is not None else 0
+    module_doc = _docstring_node(tree)
+    previous_end = module_doc.end_lineno if module_doc is not None else 0
 
     def flush() -> None:
         text = "".join(pending).strip("\n")
@@ -70,10 +76,8 @@ def cells_of(source: str, topic: str) -> list:
             cells.append(new_code_cell(text))
         pending.clear()
 
-    for node in tree.body:
-        if _docstring_node(tree) is not None and node is tree.body[0]:
-            continue
-        start = (node.decorator_list[0].lineno if getattr(node, "decorator_list", None) else node.lineno) - 1
+    for node in tree.body[1:] if module_doc is not None else tree.body:
+        start = _first_line(node)
         gap = lines[previous_end:start]  # comments and blank lines before the statement
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             flush()

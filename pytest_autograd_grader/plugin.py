@@ -116,7 +116,7 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
 
         # each stronger mode once, with why it was not used and what would make it work
         lines += [msg("header.fallback", mode=f.mode, reason=describe(f)) for f in state.isolation.fallbacks]
-    return lines + submission_notes(s.submission)
+    return lines + submission_notes(state)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

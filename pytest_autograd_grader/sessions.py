@@ -19,13 +19,15 @@ from .state import PLAIN_CHECKS, GradeState, state_of
 JSON_REWRITE_INTERVAL_S = 1.0
 
 
-def submission_notes(submission) -> list[str]:
-    """What is said once of the submission: its notebooks (boundary/notebooks.py)."""
-    if submission is None:
-        return []
-    from .boundary.notebooks import notes
+def submission_notes(state: GradeState) -> list[str]:
+    """What is said once of the submission, its notebooks (boundary/notebooks.py):
+    read once a run, for the header and the report alike."""
+    if state.notes is None:
+        from .boundary.notebooks import notes
 
-    return notes(submission)
+        submission = state.settings.submission
+        state.notes = notes(submission) if submission is not None else []
+    return state.notes
 
 
 def isolation_name(state: GradeState) -> str:
@@ -81,7 +83,7 @@ class GradingSession:
             seed=self.state.settings.seed, devices=graded_devices(self.state.settings.device),
             torch=torch.__version__.split("+")[0], concepts=known_concepts(self.config),
             isolation=isolation_name(self.state), isolation_missing=isolation_missing(self.state),
-            lang=self.state.settings.lang, notes=submission_notes(self.state.settings.submission))
+            lang=self.state.settings.lang, notes=list(submission_notes(self.state)))
         write_reports(self.config, self.state.gradebook)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:

@@ -21,6 +21,7 @@ class GradeState:
     concepts: dict[str, Concept] | None = None
     last_write: float = 0.0
     isolation: object = None  # sandbox.Isolation; None when student code runs inline
+    notes: list[str] | None = None  # what is said once of the submission (sessions.submission_notes)
 
 @dataclass
 class Credit:

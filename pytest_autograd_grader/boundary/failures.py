@@ -19,7 +19,7 @@ from .sources import function_at
 
 def _where(error: dict | ErrorRecord, directory: Path | None) -> str:
     if isinstance(error, ErrorRecord) and error.file:
-        cell = cell_of(directory, error.file, error.line) if directory is not None else None
+        cell = cell_of(directory, error.file, error.line)
         if cell is not None:
             return msg("student.where_cell", file=error.file, cell=cell[0], line=cell[1], code=error.code)
         return msg("student.where", file=error.file, line=error.line, code=error.code)
@@ -39,7 +39,7 @@ def notebook_problem(path: Path) -> str | None:
     except ImportError:
         return msg("student.notebook_needs_nbformat", file=path.name)
     except NotebookError as exc:
-        return msg(f"student.{exc.key.replace('.', '_')}", file=path.name, reason=str(exc)[:300], **exc.fields)
+        return msg(exc.key, file=path.name, reason=str(exc)[:300], **exc.fields)
     return None
 
 
@@ -71,7 +71,7 @@ def failure_from(outcome: dict, show_output: bool = True, limits: Limits | None 
     elif stage == "import_timeout":
         status = "timeout"
         file = module_file(directory, module)
-        cell = cell_of(directory, file, outcome.get("line")) if directory is not None else None
+        cell = cell_of(directory, file, outcome.get("line"))
         if cell is not None and outcome.get("earlier") is not True:
             # the notebook stopped itself just before the deadline, in this cell
             text = msg("student.import_timeout_cell", file=file, seconds=outcome.get("seconds", 0), cell=cell[0],
@@ -85,7 +85,7 @@ def failure_from(outcome: dict, show_output: bool = True, limits: Limits | None 
         if type(file) is not str:
             raise TypeError("a file name must be a string")
         file = file[:300]
-        cell = cell_of(directory, file, outcome.get("line")) if directory is not None else None
+        cell = cell_of(directory, file, outcome.get("line"))
         if cell is not None:
             text = msg("student.syntax_error_cell", file=file, cell=cell[0], line=cell[1],
                        message=outcome.get("message"), code=outcome.get("code", ""))
@@ -105,7 +105,7 @@ def failure_from(outcome: dict, show_output: bool = True, limits: Limits | None 
         if error.type == "NotImplementedError" and outcome.get("op") == "run" and error.line:
             # a grader function drove the module: name the student's unwritten part by its function
             name = function_at(directory, error.file, error.line) if directory is not None and error.file else None
-            cell = cell_of(directory, error.file, error.line) if directory is not None else None
+            cell = cell_of(directory, error.file, error.line)
             if cell is not None:
                 text = msg("student.not_implemented_in_cell", module=module, function=name, file=error.file,
                            cell=cell[0], line=cell[1]) if name else \

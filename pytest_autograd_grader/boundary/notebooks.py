@@ -30,7 +30,8 @@ NOTEBOOK_LIMIT = 16 << 20  # bytes: a notebook saved with big outputs is still r
 
 
 class NotebookError(Exception):
-    """The notebook cannot be read as a module; ``reason`` says why, for the student."""
+    """The notebook cannot be read as a module; ``reason`` says why, and
+    ``key`` and ``fields`` are the message that tells the student."""
 
     def __init__(self, reason: str, key: str, **fields):
         super().__init__(reason)
@@ -60,12 +61,18 @@ def _magic(line: str) -> bool:
     text = line.strip()
     if text.startswith(("%", "!")):
         return True
-    if ("?" in text) and _HELP.match(text) and (text.startswith("?") or text.endswith("?")):
+    if (text.startswith("?") or text.endswith("?")) and _HELP.match(text):
         return True
     # ``files = !ls`` and ``t = %timeit -o f()``: IPython's assignment forms
     head, sep, rest = text.partition("=")
     return bool(sep) and head.strip().isidentifier() and rest.lstrip().startswith(("!", "%")) and \
         not rest.startswith("=")
+
+
+def _passed(lines: list[str], numbers: set[int]) -> str:
+    """The lines, each numbered in ``numbers`` replaced by ``pass`` at its indent."""
+    return "\n".join((line[: len(line) - len(line.lstrip())] + "pass") if number in numbers else line
+                     for number, line in enumerate(lines, 1))
 
 
 def _strip_magics(code: str) -> tuple[str, list[str]]:
@@ -77,19 +84,15 @@ def _strip_magics(code: str) -> tuple[str, list[str]]:
     candidates = {number for number, line in enumerate(lines, 1) if _magic(line)}
     if not candidates:
         return code, []
-    replaced = [(line[: len(line) - len(line.lstrip())] + "pass") if number in candidates else line
-                for number, line in enumerate(lines, 1)]
     try:
         inside = set()
-        for token in tokenize.generate_tokens(io.StringIO("\n".join(replaced)).readline):
+        for token in tokenize.generate_tokens(io.StringIO(_passed(lines, candidates)).readline):
             if token.type == tokenize.STRING or token.type == getattr(tokenize, "FSTRING_MIDDLE", -1):
                 inside.update(range(token.start[0] + 1, token.end[0] + 1))
         candidates -= inside
     except (tokenize.TokenError, SyntaxError, IndentationError):
         pass  # the cell does not parse anyway: its syntax error is reported as it is
-    out = [(line[: len(line) - len(line.lstrip())] + "pass") if number in candidates else line
-           for number, line in enumerate(lines, 1)]
-    return "\n".join(out), [lines[number - 1].strip() for number in sorted(candidates)]
+    return _passed(lines, candidates), [lines[number - 1].strip() for number in sorted(candidates)]
 
 
 def module_of(text: str) -> NotebookModule:
@@ -104,16 +107,16 @@ def module_of(text: str) -> NotebookModule:
     try:
         major = get_version(parse_json(text))[0]
     except NotJSONError as exc:
-        raise NotebookError(first_line(exc), "notebook.not_json") from None
+        raise NotebookError(first_line(exc), "student.notebook_not_json") from None
     except Exception as exc:  # JSON, but not a notebook's (a list, a number, no version)
-        raise NotebookError(first_line(exc), "notebook.unreadable") from None
+        raise NotebookError(first_line(exc), "student.notebook_unreadable") from None
     try:
         # formats 1 to 3 are converted, as Jupyter converts them when it opens one
         notebook = nbformat.reads(text, as_version=4)
     except Exception as exc:  # nbformat raises validation and version errors of several kinds
         if major != 4:
-            raise NotebookError(first_line(exc), "notebook.old_format", version=major) from None
-        raise NotebookError(first_line(exc), "notebook.unreadable") from None
+            raise NotebookError(first_line(exc), "student.notebook_old_format", version=major) from None
+        raise NotebookError(first_line(exc), "student.notebook_unreadable") from None
     parts: list[str] = []
     cells = []
     magics: list[str] = []
@@ -164,7 +167,7 @@ def _read(path: str, mtime: float, size: int) -> NotebookModule:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        raise NotebookError("not UTF-8", "notebook.not_json") from None
+        raise NotebookError("not UTF-8", "student.notebook_not_json") from None
     return module_of(text)
 
 
@@ -174,21 +177,22 @@ def read_notebook(path: Path) -> NotebookModule:
     try:
         info = path.lstat()
     except OSError as exc:
-        raise NotebookError(str(exc), "notebook.unreadable") from None
+        raise NotebookError(str(exc), "student.notebook_unreadable") from None
     if not stat.S_ISREG(info.st_mode):
-        raise NotebookError("not a regular file", "notebook.unreadable")
+        raise NotebookError("not a regular file", "student.notebook_unreadable")
     if info.st_size > NOTEBOOK_LIMIT:
-        raise NotebookError("too large", "notebook.too_large", mb=NOTEBOOK_LIMIT >> 20)
+        raise NotebookError("too large", "student.notebook_too_large", mb=NOTEBOOK_LIMIT >> 20)
     return _read(str(path), info.st_mtime, info.st_size)
 
 
-def cell_of(directory: Path, file: str, line: int | None) -> tuple[int, int] | None:
+def cell_of(directory: Path | None, file: str, line: int | None) -> tuple[int, int] | None:
     """(cell, line in the cell) for a line of the module the notebook
     ``file`` (relative to the submission ``directory``, never outside it)
     stands for, read by the grader from the notebook itself; None when
     ``file`` is not a notebook, or nbformat is missing, or the line is not
-    one of its cells."""
-    if not isinstance(file, str) or not file.endswith(SUFFIX) or type(line) is not int or line <= 0:
+    one of its cells (or no submission folder is known)."""
+    if directory is None or not isinstance(file, str) or not file.endswith(SUFFIX) or type(line) is not int \
+            or line <= 0:
         return None
     try:
         path = (directory / file).resolve()

@@ -117,6 +117,12 @@ class SandboxExecutor:
             self.unverified = True
         return status
 
+    def _hung(self, key: str, module: str, worker: WorkerHandle, timeout: float) -> None:
+        """The module's import ran out of time: every later check that needs
+        it fails at once, and the worker it ran in goes."""
+        self.hung_imports[(key, module)] = timeout
+        self._retire(key, worker)
+
     # -- the Executor protocol
 
     def run(self, directory: str, module: str, function: str, payload: bytes, op: str, timeout: float,
@@ -151,8 +157,7 @@ class SandboxExecutor:
                 self.answer_limit)
             self.last_run_seconds = time.monotonic() - started
             if kind == "timeout":
-                self.hung_imports[(key, module)] = timeout
-                self._retire(key, worker)
+                self._hung(key, module, worker, timeout)
                 return dumps({"stage": "import_timeout", "seconds": timeout, **where, "output": output})
             # A thread or process the import left behind is not a reason to
             # skip the call: the call runs in this worker, which is replaced
@@ -165,8 +170,7 @@ class SandboxExecutor:
                 stage = None
             if stage == "import_timeout":
                 # a notebook stopped itself just before the deadline: hung all the same
-                self.hung_imports[(key, module)] = timeout
-                self._retire(key, worker)
+                self._hung(key, module, worker, timeout)
             if stage != "ok":
                 return loaded  # it could not be imported: that is the answer
             worker.loaded.add(module)
