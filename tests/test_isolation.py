@@ -22,6 +22,7 @@ import pytest
 from conftest import QUIET_PLUGINS, SOLUTIONS, run_grader
 
 from pytest_autograd_grader.sandbox import Unavailable, isolation_for
+from pytest_autograd_grader.sandbox.isolation import PASS_ENV
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="isolation needs Linux")
 
@@ -168,9 +169,17 @@ def report_chain(paths, tag):
 
 
 def keep_alive(tag):
-    """Leave a thread behind, disguised, and lie about it."""
-    global ALIVE
+    """Leave a thread behind, disguised as autograd's, with a file mapped
+    that /proc shows as CUDA's driver, and lie about it."""
+    global ALIVE, DRIVER
     ALIVE = True
+    import mmap
+    import tempfile
+
+    with open(os.path.join(tempfile.mkdtemp(), "libcuda.so.1"), "wb+") as handle:
+        handle.write(b"\0" * 4096)
+        handle.flush()
+        DRIVER = mmap.mmap(handle.fileno(), 4096)
 
     def linger():
         _name("pt_autograd_0")
@@ -213,6 +222,7 @@ TAG = {tag!r}
 PORT = {port!r}
 ALLOWED_ENV = {{"PATH", "HOME", "TMPDIR", "LANG", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE", "PYTHONNOUSERSITE",
                 "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "PWD", "TZ"}}
+ALLOWED_ENV |= set({pass_env!r})  # handed on where set: CUDA's driver needs them on a GPU machine
 
 
 def test_write_grader_files(submission, autograd):
@@ -289,7 +299,7 @@ def test_student_code_touches_nothing_of_the_graders(pytester: pytest.Pytester, 
     listener.listen(1)
     port = listener.getsockname()[1]
     (checks / "test_attacks.py").write_text(textwrap.dedent(CHECKS).format(
-        grader_files=grader_files, reports=reports, tag=tag, port=port,
+        grader_files=grader_files, reports=reports, tag=tag, port=port, pass_env=list(PASS_ENV),
         network="blocked" if mode == "bwrap" else "DONE"))
     graded = run_grader(pytester, "-c", str(checks / "pytest.ini"), "--rootdir", str(checks),
                         f"--grade-submission={student}", "--grade-seed=1", f"--grade-isolation={mode}",
@@ -557,3 +567,35 @@ def test_nothing_the_student_writes_outlives_the_run(pytester: pytest.Pytester, 
         assert os.path.exists("/etc/passwd")
     finally:
         shutil.rmtree(shared, ignore_errors=True)
+
+
+OWN_PID = '''
+import os
+
+
+def me():
+    with open("/proc/self/stat") as handle:
+        return [os.getpid(), int(handle.read().split()[0])]
+'''
+
+OWN_PID_CHECKS = '''
+import pytest
+
+@pytest.mark.grade(concept="graph")
+def test_own_pid(submission, autograd):
+    got, listed = submission("me").me()
+    autograd.assert_equal(listed, got, "the pid /proc/self names")
+'''
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "user", "process"])
+def test_a_worker_finds_itself_in_its_proc(pytester: pytest.Pytester, mode: str):
+    # CUDA's driver looks itself up in /proc and will not start where /proc
+    # shows another PID namespace (cudaGetDeviceCount: error 304): every
+    # check on a GPU failed so, in every mode
+    require_isolation(mode)
+    (pytester.path / "student").mkdir()
+    (pytester.path / "student" / "me.py").write_text(OWN_PID)
+    pytester.makepyfile(test_checks=OWN_PID_CHECKS)
+    graded = run_grader(pytester, "test_checks.py", "--grade-submission=student", f"--grade-isolation={mode}")
+    assert graded.check("test_own_pid")["status"] == "passed", graded.check("test_own_pid")["feedback"]

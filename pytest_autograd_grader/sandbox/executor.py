@@ -75,8 +75,11 @@ class SandboxExecutor:
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
             out_r, out_w = os.pipe()
             status_r, status_w = os.pipe()
+            # a fresh uid runs nothing yet; root is not held to RLIMIT_NPROC
+            runs_as = owner if owner is not None else os.getuid()
+            tasks = 0 if uid is not None else (iso.tasks_of_user(runs_as) if runs_as != 0 else None)
             request = {"op": "spawn", "directory": inside, "private": str(private) if private else None,
-                       "memory_mb": self.memory_mb, "uid": uid, "numpy_only": numpy_only,
+                       "memory_mb": self.memory_mb, "uid": uid, "numpy_only": numpy_only, "tasks": tasks,
                        "no_torch": msg("student.numpy_only") if numpy_only else None}
             try:
                 reply, fds = sandbox.ask(request, fds=(theirs.fileno(), out_w, status_w))

@@ -122,6 +122,21 @@ def pids_of_uid(uid: int) -> list[int]:
     return [int(e) for e in os.listdir("/proc") if e.isdigit() and uid in uids_of(int(e))]
 
 
+def tasks_of_user(uid: int) -> int:
+    """Processes and threads that ``uid`` runs, which RLIMIT_NPROC counts."""
+    count = 0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/status") as handle:
+                    fields = dict(line.split(":", 1) for line in handle if ":" in line)
+                if str(uid) == fields.get("Uid", "").split()[0]:
+                    count += int(fields.get("Threads", "1"))
+            except (OSError, ValueError, IndexError):
+                pass
+    return count
+
+
 def remove_files_of(uid: int, folders=SHARED_TMP, depth: int = 4) -> None:
     """Remove what ``uid`` (a worker's own, no longer running anything)
     left in the machine's shared temporary folders: every entry it owns,

@@ -20,10 +20,6 @@ from .zygote import STATUS, children_of, wait_gone
 
 OUTPUT_LIMIT = 4000            # characters of a call's output kept for feedback
 KILL_TIMEOUT_S = 5.0
-# Threads torch and the CUDA driver start by themselves, by name; any other
-# thread left in a worker after an answer is the student's, and the worker
-# is replaced before the next check.
-LIBRARY_THREADS = ("pt_autograd_", "cuda", "pt_main_thread")
 
 
 def _read(path: str) -> str:
@@ -136,6 +132,11 @@ class WorkerHandle:
         self.worker_pid: int | None = None
         self.seq = 0
         self.loaded: set[str] = set()  # modules this worker has imported
+        # the threads torch and CUDA started before the worker said it was
+        # ready (worker.start_library_threads), when no student code had run:
+        # any other thread left after an answer is the student's, whatever it
+        # calls itself, and the worker is replaced before the next check
+        self.library_threads: set[str] = set()
 
     def find_worker(self) -> None:
         """The worker is the keeper's only child; pin it with a pidfd."""
@@ -146,12 +147,14 @@ class WorkerHandle:
             try:
                 self.worker_fd = os.pidfd_open(children[0])
                 self.worker_pid = children[0]
+                self.library_threads = set(os.listdir(f"/proc/{children[0]}/task")) - {str(children[0])}
             except OSError:
                 pass
 
     def left_behind(self) -> bool:
-        """Whether the worker holds a thread or a process beyond itself:
-        read from /proc by the grader, never taken from the worker's word.
+        """Whether the worker holds a thread (beyond the libraries' it had
+        when ready) or a process beyond itself: read from /proc by the
+        grader, never taken from the worker's word, nor from a thread's name.
         Orphans end up as the keeper's children (it is pid 1 of the
         worker's namespace, or its subreaper)."""
         worker, keeper = self.worker_pid, self.keeper_pid
@@ -161,22 +164,8 @@ class WorkerHandle:
             tasks = os.listdir(f"/proc/{worker}/task")
         except OSError:
             return True
-        cuda = None
-        for tid in tasks:
-            if int(tid) != worker:
-                try:
-                    name = _read(f"/proc/{worker}/task/{tid}/comm").strip()
-                except OSError:
-                    continue
-                if cuda is None:
-                    # a thread may call itself anything: the names count only
-                    # where the CUDA driver is really loaded
-                    try:
-                        cuda = "libcuda.so" in _read(f"/proc/{worker}/maps")
-                    except OSError:
-                        cuda = False
-                if not (cuda and name.startswith(LIBRARY_THREADS)):
-                    return True
+        if set(tasks) - {str(worker)} - self.library_threads:
+            return True
         if children_of(worker):
             return True
         return any(pid != worker for pid in children_of(keeper))

@@ -1,8 +1,8 @@
 """The zygote and the keepers: the sandbox's side that runs no student code.
 
 The zygote imports torch once and forks a keeper per worker on the grader's
-request. A keeper puts itself at the top of a PID namespace of its own
-where the kernel allows it, forks the worker, and when the worker ends,
+request. A keeper puts itself at the top of a PID namespace of its own,
+with its own /proc, where the kernel allows it (namespaces.py), forks the worker, and when the worker ends,
 writes its wait status to the grader and exits, which takes every process
 the worker started with it (however it detached itself). The grader holds a
 pidfd of each keeper: killing a worker and knowing it is gone never depends
@@ -17,21 +17,16 @@ import select
 import signal
 import socket
 import struct
-import sys
 import time
 
-CLONE_NEWUSER = 0x10000000
-CLONE_NEWPID = 0x20000000
-PR_SET_DUMPABLE = 4
+from . import namespaces
+from .namespaces import PR_SET_DUMPABLE, mount_own_proc, own_proc_levels, unshare_pid_namespace
+
 PR_SET_CHILD_SUBREAPER = 36
-_NO_PIDNS_ENV = "PYTEST_AUTOGRAD_GRADER_NO_PIDNS"
 STATUS = struct.Struct("!i")
-
-
-def _libc():
-    import ctypes
-
-    return ctypes.CDLL(None, use_errno=True)
+# set by main(): whether each keeper's PID namespace can have its own /proc
+# (namespaces.py); where not, keepers make none
+_KEEPER_PIDNS = False
 
 
 def kill_group(pid: int) -> None:
@@ -43,42 +38,10 @@ def kill_group(pid: int) -> None:
             pass
 
 
-def unshare_pid_namespace(allow_user_namespace: bool = True) -> bool:
-    """Make our next child pid 1 of a new PID namespace; False where the
-    kernel refuses. Without privilege this needs a user namespace too, which
-    maps only our own uid and gid."""
-    if os.environ.get(_NO_PIDNS_ENV) or not sys.platform.startswith("linux"):
-        return False
-    try:
-        libc = _libc()
-    except OSError:
-        return False
-    if libc.unshare(CLONE_NEWPID) == 0:
-        return True
-    if not allow_user_namespace:
-        return False
-    uid, gid = os.getuid(), os.getgid()
-    if libc.unshare(CLONE_NEWUSER | CLONE_NEWPID) != 0:
-        return False
-    # A non-dumpable process (the zygote's forks are) cannot write its own
-    # maps: its /proc files belong to root.
-    libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
-    try:
-        for path, text in (("/proc/self/setgroups", "deny"), ("/proc/self/uid_map", f"{uid} {uid} 1"),
-                           ("/proc/self/gid_map", f"{gid} {gid} 1")):
-            with open(path, "w") as handle:
-                handle.write(text)
-    except OSError:
-        pass  # still a new PID namespace; only the ids show as unmapped
-    finally:
-        libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # workers must not read each other's memory
-    return True
-
-
 def _keeper(report_fd: int, sock_fd: int, output_fd: int, status_fd: int, request: dict) -> None:
     """Runs in a fork of the zygote; never returns."""
     # A worker that drops to a uid of its own must stay in our user namespace.
-    in_namespace = unshare_pid_namespace(allow_user_namespace=request.get("uid") is None)
+    in_namespace = _KEEPER_PIDNS and unshare_pid_namespace(allow_user_namespace=request.get("uid") is None)
     if in_namespace:
         child = os.fork()
         if child:
@@ -86,6 +49,7 @@ def _keeper(report_fd: int, sock_fd: int, output_fd: int, status_fd: int, reques
             # over to the zygote, which adopts it as subreaper.
             os.write(report_fd, json.dumps({"pid": child, "pidns": True}).encode())
             os._exit(0)
+        mount_own_proc()
     else:
         os.write(report_fd, json.dumps({"pid": os.getpid(), "pidns": False}).encode())
     os.close(report_fd)
@@ -104,7 +68,7 @@ def _keeper(report_fd: int, sock_fd: int, output_fd: int, status_fd: int, reques
     if not in_namespace:
         # Orphans of the worker come to us rather than to the zygote.
         try:
-            _libc().prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+            namespaces.libc().prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
         except (OSError, AttributeError):
             pass
     status = None
@@ -294,11 +258,16 @@ def _warm_up() -> None:
     devices.prepare("cuda")  # flags only: TF32 off, no CUDA context is created
     loads(dumps({"x": torch.ones(2, requires_grad=True) * 2, "n": [1, 2.0, "s", None]}))
     decode(encode(torch.ones(2)))
-    # The first backward with an explicit gradient imports torch.fx's
-    # symbolic shapes (0.5 s to 1 s); paid here once, not in every worker.
+    # The first backward imports torch.fx's symbolic shapes (0.3 s to 1 s):
+    # imported here once, not in every worker. No backward runs here: the
+    # first one starts a thread per device, which on a GPU machine starts
+    # CUDA's driver, and a worker forked after that can use neither CUDA
+    # ("initialization error") nor autograd ("fork-based multiprocessing").
+    import torch.fx.experimental.symbolic_shapes  # noqa: F401
+
     x = torch.ones(2, requires_grad=True)
     with student._traced(tracing.recorder()):
-        torch.autograd.grad(x * 2, x, torch.ones(2))
+        (x * 2).sum()
     try:
         import numpy  # noqa: F401
     except ImportError:
@@ -320,16 +289,20 @@ def main(argv: list[str]) -> None:
     in_bwrap = "bwrap" in argv[1:]
     numpy_only = "numpy-only" in argv[1:]
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # bubblewrap already gave us a PID namespace; elsewhere make one, so
-    # the zygote's death takes every worker with it.
-    if not in_bwrap and unshare_pid_namespace():
+    # bubblewrap already gave us a PID namespace (and its /proc); elsewhere
+    # make one, so the zygote's death takes every worker with it.
+    global _KEEPER_PIDNS
+    levels = own_proc_levels(1 if in_bwrap else 2)
+    _KEEPER_PIDNS = levels == (1 if in_bwrap else 2)
+    if not in_bwrap and levels and unshare_pid_namespace():
         pid = os.fork()
         if pid:
             os.close(control_fd)
             os.waitpid(pid, 0)
             os._exit(0)
+        mount_own_proc()
     try:
-        libc = _libc()
+        libc = namespaces.libc()
         libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # keepers whose parent exits come to us
         libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # no worker may read or write our memory
     except (OSError, AttributeError):

@@ -1,0 +1,104 @@
+"""PID namespaces for the zygote and the keepers, each with a /proc of its own.
+
+A process in a new PID namespace that still sees the old namespace's /proc
+gets wrong answers wherever it looks itself up there. CUDA's driver does,
+and refuses to start ("cudaGetDeviceCount(): Error 304", or "initialization
+error" inside bubblewrap): no check could run on a GPU. The zygote's and
+the keepers' own scans of /proc (orphans to kill, children to reap) would
+read another namespace's pids too. So a PID namespace of ours always comes
+with a /proc of its own, mounted in a mount namespace of its own; where the
+kernel refuses that mount (bubblewrap's /proc has read-only parts mounted
+over it, a container may mask some), no PID namespace is made at all and
+the keepers reap as subreapers instead.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
+MS_NOSUID = 0x2
+MS_NODEV = 0x4
+MS_NOEXEC = 0x8
+MS_REC = 0x4000
+MS_PRIVATE = 1 << 18
+PR_SET_DUMPABLE = 4
+NO_PIDNS_ENV = "PYTEST_AUTOGRAD_GRADER_NO_PIDNS"
+
+
+def libc():
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def unshare_pid_namespace(allow_user_namespace: bool = True) -> bool:
+    """Make our next child pid 1 of a new PID namespace; False where the
+    kernel refuses. Without privilege this needs a user namespace too, which
+    maps only our own uid and gid."""
+    if os.environ.get(NO_PIDNS_ENV) or not sys.platform.startswith("linux"):
+        return False
+    try:
+        lib = libc()
+    except OSError:
+        return False
+    if lib.unshare(CLONE_NEWPID) == 0:
+        return True
+    if not allow_user_namespace:
+        return False
+    uid, gid = os.getuid(), os.getgid()
+    if lib.unshare(CLONE_NEWUSER | CLONE_NEWPID) != 0:
+        return False
+    # A non-dumpable process (the zygote's forks are) cannot write its own
+    # maps: its /proc files belong to root.
+    lib.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
+    try:
+        for path, text in (("/proc/self/setgroups", "deny"), ("/proc/self/uid_map", f"{uid} {uid} 1"),
+                           ("/proc/self/gid_map", f"{gid} {gid} 1")):
+            with open(path, "w") as handle:
+                handle.write(text)
+    except OSError:
+        pass  # still a new PID namespace; only the ids show as unmapped
+    finally:
+        lib.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # workers must not read each other's memory
+    return True
+
+
+def mount_own_proc() -> bool:
+    """Called by pid 1 of a new PID namespace: a mount namespace of its own
+    holding a /proc of this namespace. False where the kernel refuses."""
+    lib = libc()
+    if lib.unshare(CLONE_NEWNS) != 0:
+        return False
+    # systemd makes / shared: without this our /proc would replace the host's
+    if lib.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+        return False
+    return lib.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) == 0
+
+
+def own_proc_levels(most: int) -> int:
+    """How many nested PID namespaces, up to ``most``, each with its own
+    /proc, can be made from here, as the zygote (outside bubblewrap) and
+    then each keeper make them. Tried in throwaway children, before the
+    zygote imports torch: a fork of that small process costs about a
+    millisecond."""
+    probe = os.fork()
+    if probe == 0:
+        made = 0
+        try:
+            while made < most and unshare_pid_namespace():
+                child = os.fork()
+                if child:
+                    _, status = os.waitpid(child, 0)
+                    made = max(made, os.waitstatus_to_exitcode(status))
+                    break
+                if not mount_own_proc():
+                    break
+                made += 1
+        finally:
+            os._exit(made)
+    _, status = os.waitpid(probe, 0)
+    return max(0, os.waitstatus_to_exitcode(status))
