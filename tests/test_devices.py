@@ -109,3 +109,20 @@ def test_all_runs_every_device_and_auto_prefers_cuda(pytester):
     assert graded.report["devices"] == ["cpu", "cuda"]
     auto = grade(pytester, "--grade-device", "auto")
     assert "test_double_grad[cuda]" in ids(auto)
+
+
+def test_arguments_a_worker_cannot_make_are_the_graders_error_not_the_students(tmp_path):
+    # A worker where CUDA would not start failed to read every cuda tensor
+    # the grader sent, and the student read "data from student code was
+    # refused" on a check marked failed
+    from pytest_autograd_grader.boundary import failures, student, wire
+    from pytest_autograd_grader.boundary.records import Limits
+
+    (tmp_path / "leaf.py").write_text("def double(x):\n    return x * 2\n")
+    loader = student.Loader(str(tmp_path))
+    answer = wire.loads(student.call(loader, "leaf", "double", b"no request of the grader's"), Limits())
+    assert answer["stage"] == "request" and answer["reason"].startswith(("ValueError", "JSONDecodeError", "Unicode"))
+    failure = failures.failure_from({**answer, "module": "leaf", "function": "double"})
+    assert failure.grade_status == "error"
+    assert failure.feedback.startswith("the sandbox could not hand leaf.double this check's arguments (")
+    assert "not your code" in failure.feedback and "--grade-memory" in failure.feedback

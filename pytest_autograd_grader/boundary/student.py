@@ -307,7 +307,14 @@ def call(loader: Loader, module: str, function: str, payload: bytes, op: str = "
             # the sandbox imports a module on its own first, so an import that
             # never ends is told apart from a function that never ends
             return wire.dumps({"stage": "ok", "value": None, "output": output.getvalue()})
-        request = loads(payload)
+        try:
+            request = loads(payload)
+        except Exception as exc:
+            # the grader's own arguments cannot be made here (CUDA that will
+            # not start in the sandbox, say): not the student's doing
+            cause = exc.__context__ or exc
+            return wire.dumps({"stage": "request", "reason": f"{type(cause).__name__}: {cause}"[:600],
+                               "output": output.getvalue()})
         args = materialize(request["args"])
         kwargs = materialize(request["kwargs"])
         if op == "run":
