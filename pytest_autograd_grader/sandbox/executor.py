@@ -75,9 +75,10 @@ class SandboxExecutor:
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
             out_r, out_w = os.pipe()
             status_r, status_w = os.pipe()
-            # a fresh uid runs nothing yet; root is not held to RLIMIT_NPROC
+            # RLIMIT_NPROC counts what the worker's uid runs already: nothing
+            # of note for a uid of the sandbox's own, and root is not held to it
             runs_as = owner if owner is not None else os.getuid()
-            tasks = 0 if uid is not None else (iso.tasks_of_user(runs_as) if runs_as != 0 else None)
+            tasks = None if runs_as == 0 else iso.tasks_of_user(runs_as) if runs_as == os.getuid() else 0
             request = {"op": "spawn", "directory": inside, "private": str(private) if private else None,
                        "memory_mb": self.memory_mb, "uid": uid, "numpy_only": numpy_only, "tasks": tasks,
                        "no_torch": msg("student.numpy_only") if numpy_only else None}
