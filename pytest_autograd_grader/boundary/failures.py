@@ -131,8 +131,10 @@ def failure_from(outcome: dict, show_output: bool = True, limits: Limits | None 
     elif stage == "too_large":  # the sandbox refused to read the answer at all
         text = msg("student.answer_too_large", module=module, function=function,
                    size=_megabytes(outcome["size"]), limit=_megabytes(outcome["limit"]))
-    elif stage == "request":  # the worker could not make the grader's own arguments
-        status = "error"
+    elif stage == "request":
+        # the worker says it could not make the grader's own arguments; its
+        # word is not proof, so the check stays the student's (README:
+        # nothing from student code makes a check an error)
         text = msg("sandbox.request", module=module, function=function, reason=str(outcome.get("reason", "?"))[:600])
     elif stage == "unstageable":  # the sandbox could not copy the submission
         text = str(outcome["reason"])
