@@ -27,11 +27,13 @@ def executor_for(config: pytest.Config):
         state = state_of(config)
         settings = settings_of(config)
         if not settings.inline:
+            from .checking.devices import graded_devices
             from .sandbox import SandboxExecutor
 
             isolation = state.isolation if state is not None else _plain_isolation(settings)
             executor = SandboxExecutor(memory_mb=settings.memory_mb, isolation=isolation,
-                                       answer_limit=int(settings.answer_limit_mb * (1 << 20)))
+                                       answer_limit=int(settings.answer_limit_mb * (1 << 20)),
+                                       cuda="cuda" in graded_devices(settings.device))
             if state is not None:
                 # Stop every worker before the reports are written, so no student
                 # process is left that could overwrite them.

@@ -33,8 +33,10 @@ class SandboxExecutor:
     ``timeout`` outcome, a dead worker a ``crashed`` one.
     """
 
-    def __init__(self, isolation: iso.Isolation, memory_mb: int = 4096, answer_limit: int = ANSWER_LIMIT):
+    def __init__(self, isolation: iso.Isolation, memory_mb: int = 4096, answer_limit: int = ANSWER_LIMIT,
+                 cuda: bool = False):
         self.memory_mb = int(memory_mb)
+        self.cuda = cuda  # checks run on CUDA: each torch worker starts CUDA before it is ready
         self.isolation = isolation
         self.answer_limit = answer_limit
         self.workers: dict[str, WorkerHandle] = {}
@@ -80,7 +82,7 @@ class SandboxExecutor:
             runs_as = owner if owner is not None else os.getuid()
             tasks = None if runs_as == 0 else iso.tasks_of_user(runs_as) if runs_as == os.getuid() else 0
             request = {"op": "spawn", "directory": inside, "private": str(private) if private else None,
-                       "memory_mb": self.memory_mb, "uid": uid, "numpy_only": numpy_only, "tasks": tasks,
+                       "memory_mb": self.memory_mb, "uid": uid, "numpy_only": numpy_only, "tasks": tasks, "cuda": self.cuda,
                        "no_torch": msg("student.numpy_only") if numpy_only else None}
             try:
                 reply, fds = sandbox.ask(request, fds=(theirs.fileno(), out_w, status_w))

@@ -64,17 +64,18 @@ class _NoTorch:
         return None
 
 
-def start_library_threads() -> None:
+def start_library_threads(cuda: bool) -> None:
     """Start the threads torch and CUDA keep for the process's life before
     any student code runs: the grader takes the threads it finds once we
     are ready as theirs, and any later one as the student's. autograd starts
     one per device at its first backward, which on a GPU machine also
-    starts CUDA's driver; a CUDA context adds the driver's own."""
+    starts CUDA's driver; a CUDA context (only where checks run on CUDA: it
+    costs a few tenths of a second) adds the driver's own."""
     import torch
 
     x = torch.ones(1, requires_grad=True)
     (x * 2).sum().backward()
-    if torch.cuda.is_available():
+    if cuda and torch.cuda.is_available():
         x = torch.ones(1, device="cuda", requires_grad=True)
         (x * 2).sum().backward()
         torch.cuda.synchronize()
@@ -118,7 +119,7 @@ def worker_main(sock_fd: int, output_fd: int, request: dict) -> None:
 
     if not request.get("numpy_only"):
         try:
-            start_library_threads()
+            start_library_threads(request.get("cuda") is True)
         except Exception:
             pass  # CUDA that cannot start here: the checks that need it say so
     from ..boundary.student import Loader, call
