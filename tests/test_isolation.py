@@ -23,6 +23,7 @@ from conftest import QUIET_PLUGINS, SOLUTIONS, run_grader
 
 from pytest_autograd_grader.sandbox import Unavailable, isolation_for
 from pytest_autograd_grader.sandbox.isolation import PASS_ENV
+from pytest_autograd_grader.sandbox.namespaces import NO_PIDNS_ENV
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="isolation needs Linux")
 
@@ -274,7 +275,13 @@ def test_fork_bomb(submission, autograd):
 '''
 
 
-def test_student_code_touches_nothing_of_the_graders(pytester: pytest.Pytester, mode: str):
+@pytest.mark.parametrize("pid_namespaces", [True, False], ids=["pidns", "no-pidns"])
+def test_student_code_touches_nothing_of_the_graders(pytester: pytest.Pytester, mode: str, pid_namespaces: bool,
+                                                     monkeypatch):
+    if not pid_namespaces:
+        # as where the kernel will not mount a /proc for a new PID namespace
+        # (a container that masks parts of /proc): keepers reap as subreapers
+        monkeypatch.setenv(NO_PIDNS_ENV, "1")
     student = pytester.path / "student"
     student.mkdir()
     (student / "hostile.py").write_text(HOSTILE)

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..i18n import msg
+from .namespaces import NO_PIDNS_ENV
 
 MODES = ("auto", "bwrap", "user", "process")
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
@@ -281,6 +282,8 @@ def worker_env(python_path: str, home: str) -> dict[str, str]:
     for name in PASS_ENV:
         if name in os.environ:
             env[name] = os.environ[name]
+    if os.environ.get(NO_PIDNS_ENV):  # the keepers' fallback, forced (the tests use it)
+        env[NO_PIDNS_ENV] = "1"
     return env
 
 
