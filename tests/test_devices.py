@@ -125,5 +125,6 @@ def test_arguments_a_worker_cannot_make_are_not_blamed_on_the_students_data(tmp_
     failure = failures.failure_from({**answer, "module": "leaf", "function": "double"})
     # the worker's word: failed, as everything from student code, never error
     assert failure.grade_status == "failed"
-    assert failure.feedback.startswith("leaf.double did not run: the sandbox could not hand it this check's arguments (")
+    assert failure.feedback.startswith(
+        "leaf.double did not run: the sandbox could not hand it this check's arguments (")
     assert "refused" not in failure.feedback and "--grade-memory" in failure.feedback

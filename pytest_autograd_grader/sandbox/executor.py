@@ -82,7 +82,8 @@ class SandboxExecutor:
             runs_as = owner if owner is not None else os.getuid()
             tasks = None if runs_as == 0 else iso.tasks_of_user(runs_as) if runs_as == os.getuid() else 0
             request = {"op": "spawn", "directory": inside, "private": str(private) if private else None,
-                       "memory_mb": self.memory_mb, "uid": uid, "numpy_only": numpy_only, "tasks": tasks, "cuda": self.cuda,
+                       "memory_mb": self.memory_mb, "uid": uid, "numpy_only": numpy_only, "tasks": tasks,
+                       "cuda": self.cuda,
                        "no_torch": msg("student.numpy_only") if numpy_only else None}
             try:
                 reply, fds = sandbox.ask(request, fds=(theirs.fileno(), out_w, status_w))

@@ -2,11 +2,12 @@
 
 The zygote imports torch once and forks a keeper per worker on the grader's
 request. A keeper puts itself at the top of a PID namespace of its own,
-with its own /proc, where the kernel allows it (namespaces.py), forks the worker, and when the worker ends,
-writes its wait status to the grader and exits, which takes every process
-the worker started with it (however it detached itself). The grader holds a
-pidfd of each keeper: killing a worker and knowing it is gone never depends
-on anything inside the sandbox answering.
+with its own /proc, where the kernel allows it (namespaces.py), forks the
+worker, and when the worker ends, writes its wait status to the grader and
+exits, which takes every process the worker started with it (however it
+detached itself). The grader holds a pidfd of each keeper: killing a worker
+and knowing it is gone never depends on anything inside the sandbox
+answering.
 """
 
 from __future__ import annotations
