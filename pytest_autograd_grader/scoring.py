@@ -79,7 +79,7 @@ class CheckResult:
         the place in their code it looked at."""
         data = {k: v for k, v in self.to_dict().items() if k not in self.PRIVATE}
         if self.hidden:
-            data["file"] = data["line"] = None
+            data["file"] = data["line"] = data["cell"] = None
         return data
 
     @classmethod

@@ -207,7 +207,19 @@ def test_hidden_reasons_reach_only_the_private_report(pytester):
     assert (visible["file"], visible["line"]) == ("graph.py", 1) and "f(1)" in visible["feedback"]
     private = {c["id"]: c for c in json.loads((pytester.path / "private.json").read_text())["checks"]}
     real = private["test_checks.py::test_secret"]
+    assert real["file"] == "graph.py"
     assert real["feedback"] == secret["feedback"]
     assert real["private_feedback"].startswith("[Computational graphs] f(0.123): values differ")
     assert (real["file"], real["line"]) == ("graph.py", 1)
     graded.result.stdout.fnmatch_lines([f"report written to {pytester.path / 'private.json'}"])
+
+
+def test_a_hidden_check_in_a_notebook_names_no_cell():
+    # a notebook's place is a file, a cell and a line in it: a hidden check
+    # left the cell in the student's report while it cleared the rest
+    from pytest_autograd_grader.scoring import CheckResult
+
+    check = CheckResult(id="test_checks.py::test_secret", concept="leaf", score=0.0, max_score=1.0, status="failed",
+                        hidden=True, file="leaf.ipynb", line=3, cell=7)
+    assert (check.public()["file"], check.public()["line"], check.public()["cell"]) == (None, None, None)
+    assert (check.to_dict()["file"], check.to_dict()["line"], check.to_dict()["cell"]) == ("leaf.ipynb", 3, 7)
