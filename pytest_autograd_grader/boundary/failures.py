@@ -17,12 +17,18 @@ from .records import ErrorRecord, Limits
 from .sources import function_at
 
 
+def _placed(key: str, directory: Path | None, file: str, line: Any, **fields: Any) -> str:
+    """Message ``key`` at ``line`` of ``file``; where ``file`` is a notebook,
+    message ``key``_cell at the cell and the line in it (read by the grader)."""
+    cell = cell_of(directory, file, line)
+    if cell is not None:
+        return msg(f"{key}_cell", file=file, cell=cell[0], line=cell[1], **fields)
+    return msg(key, file=file, line=line, **fields)
+
+
 def _where(error: dict | ErrorRecord, directory: Path | None) -> str:
     if isinstance(error, ErrorRecord) and error.file:
-        cell = cell_of(directory, error.file, error.line)
-        if cell is not None:
-            return msg("student.where_cell", file=error.file, cell=cell[0], line=cell[1], code=error.code)
-        return msg("student.where", file=error.file, line=error.line, code=error.code)
+        return _placed("student.where", directory, error.file, error.line, code=error.code)
     return ""
 
 
@@ -71,26 +77,19 @@ def failure_from(outcome: dict, show_output: bool = True, limits: Limits | None 
     elif stage == "import_timeout":
         status = "timeout"
         file = module_file(directory, module)
-        cell = cell_of(directory, file, outcome.get("line"))
-        if cell is not None and outcome.get("earlier") is not True:
-            # the notebook stopped itself just before the deadline, in this cell
-            text = msg("student.import_timeout_cell", file=file, seconds=outcome.get("seconds", 0), cell=cell[0],
-                       line=cell[1], code=str(outcome.get("code") or "")[:200])
+        if outcome.get("earlier") is True:
+            text = msg("student.import_timeout_earlier", module=module, file=file, seconds=outcome.get("seconds", 0))
         else:
-            key = "student.import_timeout_earlier" if outcome.get("earlier") is True else "student.import_timeout"
-            text = msg(key, module=module, file=file, seconds=outcome.get("seconds", 0))
+            # a notebook stops itself just before the deadline: the cell it was running
+            text = _placed("student.import_timeout", directory, file, outcome.get("line"), module=module,
+                           seconds=outcome.get("seconds", 0), code=str(outcome.get("code") or "")[:200])
     elif stage == "syntax":
         # the file may be one the student's module imports
         file = outcome.get("file") or f"{module}.py"
         if type(file) is not str:
             raise TypeError("a file name must be a string")
         file = file[:300]
-        cell = cell_of(directory, file, outcome.get("line"))
-        if cell is not None:
-            text = msg("student.syntax_error_cell", file=file, cell=cell[0], line=cell[1],
-                       message=outcome.get("message"), code=outcome.get("code", ""))
-        else:
-            text = msg("student.syntax_error", module=module, file=file, line=outcome.get("line"),
+        text = _placed("student.syntax_error", directory, file, outcome.get("line"), module=module,
                        message=outcome.get("message"), code=outcome.get("code", ""))
     elif stage == "import":
         error = decode(outcome["error"], limits)
@@ -105,15 +104,8 @@ def failure_from(outcome: dict, show_output: bool = True, limits: Limits | None 
         if error.type == "NotImplementedError" and outcome.get("op") == "run" and error.line:
             # a grader function drove the module: name the student's unwritten part by its function
             name = function_at(directory, error.file, error.line) if directory is not None and error.file else None
-            cell = cell_of(directory, error.file, error.line)
-            if cell is not None:
-                text = msg("student.not_implemented_in_cell", module=module, function=name, file=error.file,
-                           cell=cell[0], line=cell[1]) if name else \
-                    msg("student.not_implemented_at_cell", file=error.file, cell=cell[0], line=cell[1], code=error.code)
-            else:
-                text = msg("student.not_implemented_in", module=module, function=name, file=error.file,
-                           line=error.line) if name else msg("student.not_implemented_at", module=module,
-                                                             line=error.line, code=error.code)
+            key = "student.not_implemented_in" if name else "student.not_implemented_at"
+            text = _placed(key, directory, error.file, error.line, module=module, function=name, code=error.code)
         elif error.type == "NotImplementedError":
             text = msg("student.not_implemented", module=module, function=function)
         else:

@@ -208,6 +208,7 @@ def notes(directory: Path) -> list[str]:
     IPython-only lines and skip-grading cells left out, and a module handed
     in both as a .py file and a notebook (the .py file is graded)."""
     from ..i18n import msg
+    from .layout import module_path
     from .untrusted import shown
 
     def said(text: str) -> str:
@@ -221,7 +222,7 @@ def notes(directory: Path) -> list[str]:
     except OSError:
         return out
     for path in found:
-        if (directory / f"{path.stem}.py").is_file():
+        if module_path(directory, path.stem) != path:  # the .py file is graded
             out.append(said(msg("notebook.both", module=path.stem)))
             continue
         try:
