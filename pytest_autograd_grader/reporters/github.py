@@ -28,7 +28,7 @@ from typing import Any
 
 from ..i18n import msg
 from ..scoring import CheckResult, Gradebook
-from .terminal import points
+from .terminal import place, points
 
 NOT_PASSED = ("failed", "timeout", "crashed", "error")
 
@@ -232,10 +232,8 @@ def step_summary(gradebook: Gradebook, submission: Path | None = None) -> str:
         status = "failed" if check.hidden else check.status
         label = msg("github.check_label", name=item.name, score=points(check.score),
                     max_score=points(check.max_score), status=msg(f"github.status.{status}"))
-        if item.file and check.cell and check.line:
-            label += f" ({msg('place.cell', file=item.file, cell=check.cell, line=check.line)})"
-        elif item.file:
-            label += f" ({item.file}" + (f":{item.line})" if item.line is not None else ")")
+        if item.file:
+            label += f" ({place(item.file, check.line if check.cell else item.line, check.cell)})"
         block = [f"<details><summary>{html.escape(' '.join(_clean(label).split()))}</summary>", ""]
         message = _bounded(item.message.strip(), SUMMARY_FEEDBACK_LINES, SUMMARY_FEEDBACK_CHARS)
         block += (_fenced(message) if message else [html.escape(msg("github.no_feedback"))]) + ["", "</details>", ""]

@@ -127,6 +127,14 @@ def _sources(gradebook: Gradebook) -> dict[str, list[str]]:
     return out
 
 
+def place(file: str, line: int | None, cell: int | None = None) -> str:
+    """Where in a student's file: ``leaf.py:12``, or a notebook's cell and
+    the line in it (``leaf.ipynb, cell 3, line 2``), or the file alone."""
+    if cell and line:
+        return msg("place.cell", file=file, cell=cell, line=line)
+    return file + (f":{line}" if line else "")
+
+
 def next_step(gradebook: Gradebook, partial: bool = False) -> str:
     """What to do next: the first check the student has not passed, in the
     course's order, at the place in their file it concerns, with the first
@@ -143,11 +151,8 @@ def next_step(gradebook: Gradebook, partial: bool = False) -> str:
     visible = [c for c in todo if not c.hidden]
     if visible:
         check = visible[0]
-        if check.file and check.cell and check.line:  # a notebook's cell, and the line in it
-            where = msg("place.cell", file=check.file, cell=check.cell, line=check.line)
-        else:
-            where = (check.file or topic_files(gradebook).get(check.topic or "", "")) + (
-                f":{check.line}" if check.file and check.line else "")
+        where = place(check.file, check.line, check.cell) if check.file else \
+            topic_files(gradebook).get(check.topic or "", "")
         first = check.feedback.strip().splitlines()[0] if check.feedback.strip() else check.status
         return msg("summary.next", where=where or check.id, what=first)
     if todo:
