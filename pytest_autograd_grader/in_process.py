@@ -30,10 +30,11 @@ def run_session(args: list[str], checks: Path, keep_checks: bool = False) -> int
     try:
         return int(pytest.main(args))
     finally:
-        for name in set(sys.modules) - modules if not keep_checks else ():
-            file = str(getattr(sys.modules[name], "__file__", None) or "")
-            if file and (os.path.realpath(file).startswith(folder) or file.startswith(folder)):
-                del sys.modules[name]
+        if not keep_checks:
+            for name in set(sys.modules) - modules:
+                file = str(getattr(sys.modules[name], "__file__", None) or "")
+                if file and (os.path.realpath(file).startswith(folder) or file.startswith(folder)):
+                    del sys.modules[name]
         sys.path[:] = path
 
 

@@ -158,9 +158,14 @@ def _anchor(report: dict[str, Any]) -> str:
     return "s-" + str(report["student"])
 
 
+def _name(report: dict[str, Any]) -> str:
+    """The student as the LMS named them, else their folder, else their id."""
+    return report.get("name") or report.get("folder") or report["student"]
+
+
 def _who(report: dict[str, Any]) -> str:
     """The student as the LMS named them, their id beside it where it differs."""
-    name = report.get("name") or report.get("folder") or report["student"]
+    name = _name(report)
     extra = [x for x in dict.fromkeys((report.get("folder"), report["student"])) if x and x != name]
     return _e(name) + "".join(f"<br><small>{_e(x)}</small>" for x in extra)
 
@@ -310,13 +315,12 @@ def render(data: ClassData, assignment: str) -> str:
         graded = status != "error"
         most = max_total(report, data)
         pct = percent(report, data)
-        name = report.get("name") or report.get("folder") or report["student"]
-        rows.append([(f'<a href="#{_e(_anchor(report))}">{_who(report)}</a>', False, name),
+        got = total(report)
+        rows.append([(f'<a href="#{_e(_anchor(report))}">{_who(report)}</a>', False, _name(report)),
                      (status_cell, False, status),
                      *((_e(format_score(scores.get(c.id)) if graded else ""), True, scores.get(c.id) if graded else None)
                        for c in data.concepts),
-                     (_e(f"{format_score(total(report))} / {format_score(most)}" if total(report) is not None
-                         else ""), True, total(report)),
+                     (_e(f"{format_score(got)} / {format_score(most)}" if got is not None else ""), True, got),
                      (_e(f"{pct:.1f}" if pct is not None else ""), True, pct)])
         classes.append(status.replace(" ", "-"))
     body.append(_table("gradebook-table", header, rows, classes, sortable=True))

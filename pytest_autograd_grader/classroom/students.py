@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..boundary.layout import find_modules, has_modules
+from .shards import parse as parse_shard
 
 # files of the checks directory that decide a grade; caches are not part of it
 _SKIP = {"__pycache__", ".pytest_cache", ".git", ".hypothesis"}
@@ -102,5 +103,5 @@ def shard(students: list[Student], spec: str | None) -> list[Student]:
     """``K/N``: the K-th of N interleaved parts (1-based)."""
     if not spec:
         return students
-    k, n = (int(x) for x in spec.split("/"))
+    k, n = parse_shard(spec)
     return [s for i, s in enumerate(students) if i % n == k - 1]

@@ -20,8 +20,7 @@ import socket
 import struct
 import time
 
-from . import namespaces
-from .namespaces import PR_SET_DUMPABLE, mount_own_proc, own_proc_levels, unshare_pid_namespace
+from .namespaces import PR_SET_DUMPABLE, libc, mount_own_proc, own_proc_levels, unshare_pid_namespace
 
 PR_SET_CHILD_SUBREAPER = 36
 STATUS = struct.Struct("!i")
@@ -69,7 +68,7 @@ def _keeper(report_fd: int, sock_fd: int, output_fd: int, status_fd: int, reques
     if not in_namespace:
         # Orphans of the worker come to us rather than to the zygote.
         try:
-            namespaces.libc().prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+            libc().prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
         except (OSError, AttributeError):
             pass
     status = None
@@ -303,9 +302,9 @@ def main(argv: list[str]) -> None:
             os._exit(0)
         mount_own_proc()
     try:
-        libc = namespaces.libc()
-        libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # keepers whose parent exits come to us
-        libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # no worker may read or write our memory
+        lib = libc()
+        lib.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # keepers whose parent exits come to us
+        lib.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # no worker may read or write our memory
     except (OSError, AttributeError):
         pass
     control = socket.socket(fileno=control_fd)
