@@ -442,8 +442,13 @@ def test_bubblewrap_that_cannot_run_this_python_is_found_by_the_probe(monkeypatc
     # back (and an explicit bwrap is a usage error) instead of every check
     # failing later: here the sandbox lacks the interpreter's folders
     from pytest_autograd_grader.sandbox import isolation, probe
+    from pytest_autograd_grader.sandbox.launch import stop_all
 
     require_isolation("bwrap")
+    # the sandbox require_isolation's probe left warm is the same one where
+    # bwrap runs under the grader's own uid (not root): the probe would reuse
+    # it, binds and all, instead of starting one without the interpreter
+    stop_all()
     binds = isolation.sandbox_binds
     python = set(isolation.python_binds())
     monkeypatch.setattr(isolation, "sandbox_binds", lambda stage: [b for b in binds(stage) if b not in python])
