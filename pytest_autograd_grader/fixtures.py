@@ -47,6 +47,19 @@ def executor_for(config: pytest.Config):
     return executor
 
 
+def forget_executor(config: pytest.Config) -> None:
+    """Close the run's executor (every worker stopped) and forget it: the
+    next check gets a new one, as a new session would (the class runner's
+    one session grading student after student)."""
+    executor = config.stash.get(EXECUTOR, None)
+    if executor is not None:
+        executor.close()
+        del config.stash[EXECUTOR]
+        closer = config.pluginmanager.get_plugin("grade-sandbox-close")
+        if closer is not None:
+            config.pluginmanager.unregister(closer)
+
+
 def _plain_isolation(settings):
     """A plain run picks its isolation when a check first needs it (a run
     with no graded checks never probes); one that cannot work fails the

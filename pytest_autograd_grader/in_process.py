@@ -14,7 +14,7 @@ from pathlib import Path
 WARM_UP_S = 120.0  # the zygote's cold start: torch imported once
 
 
-def run_session(args: list[str], checks: Path, keep_checks: bool = False) -> int:
+def run_session(args: list[str], checks: Path, keep_checks: bool = False, plugins: list | None = None) -> int:
     """``pytest.main(args)`` in this process. Modules loaded from ``checks``
     (the checks files, their conftest) are forgotten afterwards, so the next
     session sees an edited check; libraries loaded on the way stay (torch
@@ -28,7 +28,7 @@ def run_session(args: list[str], checks: Path, keep_checks: bool = False) -> int
     path = list(sys.path)
     folder = str(Path(checks).resolve()) + os.sep
     try:
-        return int(pytest.main(args))
+        return int(pytest.main(args, plugins=plugins))
     finally:
         if not keep_checks:
             for name in set(sys.modules) - modules:

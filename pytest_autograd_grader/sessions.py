@@ -69,28 +69,40 @@ class GradingSession:
     def __init__(self, config: pytest.Config, state: GradeState):
         self.config = config
         self.state = state
+        self.collect_errors: list[tuple[str, str]] = []  # (node id, feedback) of files that did not collect
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        import torch
-
         freeze_imports()
-        if self.state.is_worker:
-            return
+        if not self.state.is_worker:
+            self.start_gradebook()
+
+    def start_gradebook(self) -> None:
+        """A new gradebook for the settings as they stand, holding the
+        collection errors seen so far, written at once. Called again by a
+        class runner's grader forked after collection for each student
+        (classroom/forked.py), with that student's settings."""
+        import torch
 
         from .checking.devices import graded_devices
 
+        self.state.notes = None
+        self.state.last_write = 0.0
         self.state.gradebook = Gradebook(
             seed=self.state.settings.seed, devices=graded_devices(self.state.settings.device),
             torch=torch.__version__.split("+")[0], concepts=known_concepts(self.config),
             isolation=isolation_name(self.state), isolation_missing=isolation_missing(self.state),
             lang=self.state.settings.lang, notes=list(submission_notes(self.state)))
+        for nodeid, feedback in self.collect_errors:
+            self.state.gradebook.add_error(nodeid, feedback)
         write_reports(self.config, self.state.gradebook)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed and self.state.gradebook is not None:
             detail = str(report.longrepr).strip()
-            self.state.gradebook.add_error(report.nodeid or "<collection>", msg(
+            error = (report.nodeid or "<collection>", msg(
                 "collect.error", path=report.nodeid, cause=collect_cause(detail), detail=detail))
+            self.collect_errors.append(error)
+            self.state.gradebook.add_error(*error)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         gradebook = self.state.gradebook

@@ -308,3 +308,64 @@ def test_a_class_graded_with_one_seed_gives_each_student_their_lone_report(tmp_p
         assert lone.ret in (0, 1)
         alone = json.loads((pytester.path / "lone.json").read_text())
         assert _per_check(alone) == _per_check(reports[name]), name
+
+
+def test_a_session_fixture_is_each_students_own_even_after_a_run_stopped_early(tmp_path):
+    # a worker collects the checks once and runs them for student after
+    # student: a run that --maxfail in the checks' ini stopped early stops
+    # only that student's, and what it set up is not the next one's
+    checks = tmp_path / "checks"
+    checks.mkdir()
+    (checks / "pytest.ini").write_text("[pytest]\naddopts = --maxfail=1\n")
+    (checks / "test_whose.py").write_text(
+        "import pytest\n\n@pytest.fixture(scope='session')\ndef handed_in(request):\n"
+        "    return request.config.getoption('grade_submission')\n\n"
+        + "".join(f"@pytest.mark.grade(concept='leaf')\ndef test_{n}(handed_in, submission):\n"
+                  f"    assert submission('leaf').who() in handed_in\n\n" for n in ("first", "second")))
+    for name, who in (("ann", "nobody"), ("ben", "ben"), ("cat", "cat")):
+        (tmp_path / "subs" / name).mkdir(parents=True)
+        (tmp_path / "subs" / name / "leaf.py").write_text(f"def who():\n    return {who!r}\n")
+    _class("--checks", str(checks), "--submissions", str(tmp_path / "subs"), "--out", str(tmp_path / "out"), "-j", "1")
+    reports = _reports(tmp_path / "out")
+    assert reports["ann"]["status"] == "error" and reports["ann"]["complete"] is False  # stopped after a failure
+    for name in ("ben", "cat"):
+        assert reports[name]["status"] == "graded" and reports[name]["percent"] == 100.0
+        assert [c["status"] for c in reports[name]["checks"]] == ["passed", "passed"]
+
+
+def test_students_left_when_the_shared_session_breaks_get_a_session_each(tmp_path, monkeypatch):
+    # the machinery that runs one collected session for many students fails
+    # at the second student: it and the rest are graded as before, a session each
+    from pytest_autograd_grader.classroom import runner, session_loop
+    from pytest_autograd_grader.classroom.students import checks_sha256, find_students
+
+    checks, subs = _make_class(tmp_path)
+    real = session_loop._take_student
+
+    def breaks_at_ben(config, student, seed, private):
+        if student.id == "ben":
+            raise RuntimeError("broken")
+        return real(config, student, seed, private)
+
+    monkeypatch.setattr(session_loop, "_take_student", breaks_at_ben)
+    students = [s for s in find_students(subs) if s.id in ("ann", "ben", "cat")]
+    settings = runner.ClassSettings(checks=checks, out=tmp_path / "out", checks_sha256=checks_sha256(checks),
+                                    timeout=3.0)
+    settings.out.mkdir()
+    done = []
+    runner.grade_all(settings, [(s, 5) for s in students], 1, done.append)
+    assert {o.student: o.status for o in done} == {"ann": "graded", "ben": "graded", "cat": "not attempted"}
+    reports = _reports(tmp_path / "out")
+    assert reports["ann"]["percent"] == 100.0 and 0 < reports["ben"]["percent"] < 100.0
+
+
+def test_checks_whose_options_pytest_refuses_cost_each_student_a_clear_error(tmp_path):
+    checks, subs = _make_class(tmp_path)
+    (checks / "pytest.ini").write_text("[pytest]\naddopts = --grade-memory=lots\n")
+    _class("--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "out"), "--only", "ann", "ben",
+           "-j", "1", check=False)
+    reports = _reports(tmp_path / "out")
+    assert sorted(reports) == ["ann", "ben"]
+    for report in reports.values():
+        assert report["status"] == "error"
+        assert "pytest exit code 4" in report["error"] and "--grade-memory" in report["error"], report["error"]

@@ -91,7 +91,7 @@ def now_iso() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
-def pytest_args(settings: ClassSettings, student: Student, seed: int, private_json: Path) -> list[str]:
+def pytest_args(settings: ClassSettings, modules: Path, seed: int, private_json: Path) -> list[str]:
     """The command line of one student's session: the instructor's safe
     invocation (the checks' own ini file and rootdir, the submission named
     with '=' so pytest never reads configuration from it)."""
@@ -100,7 +100,7 @@ def pytest_args(settings: ClassSettings, student: Student, seed: int, private_js
     args = [str(checks), "-c", str(ini) if ini.is_file() else os.devnull, "--rootdir", str(checks),
             "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:xdist",
             "-p", "no:unraisableexception",
-            "--grade", f"--grade-submission={student.modules}", f"--grade-seed={seed}",
+            "--grade", f"--grade-submission={modules}", f"--grade-seed={seed}",
             f"--grade-json-private={private_json}"]
     if settings.timeout is not None:
         args.append(f"--grade-timeout={settings.timeout:g}")
@@ -136,13 +136,22 @@ def grade_student(settings: ClassSettings, student: Student, seed: int) -> dict:
         said = io.StringIO()
         # what pytest says is kept only to explain a session that broke
         with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):
-            code = run_session(pytest_args(settings, student, seed, private), settings.checks, keep_checks=True)
-        try:
-            report = json.loads(private.read_text())
-        except (OSError, ValueError):
-            tail = "\n".join(said.getvalue().strip().splitlines()[-10:])
-            report = {"complete": False, "score": 0.0, "max_score": 0.0, "percent": 0.0, "concepts": [], "checks": [],
-                      "error": f"grading stopped before writing a report (pytest exit code {int(code)}): {tail}"}
+            code = run_session(pytest_args(settings, student.modules, seed, private), settings.checks,
+                               keep_checks=True)
+        return student_report(settings, student, seed, private, code, said.getvalue(), started, clock)
+
+
+def student_report(settings: ClassSettings, student: Student, seed: int, private: Path, code: int, said: str,
+                   started: str, clock: float) -> dict:
+    """The report a student's session wrote to ``private``, with the class
+    run's fields; ``said`` (what pytest printed) explains a session that
+    wrote none."""
+    try:
+        report = json.loads(private.read_text())
+    except (OSError, ValueError):
+        tail = "\n".join(said.strip().splitlines()[-10:])
+        report = {"complete": False, "score": 0.0, "max_score": 0.0, "percent": 0.0, "concepts": [], "checks": [],
+                  "error": f"grading stopped before writing a report (pytest exit code {int(code)}): {tail}"}
     if report.get("error") or not report.get("complete"):
         status = "error"
         report.setdefault("error", f"grading did not finish (pytest exit code {int(code)})")
@@ -170,28 +179,89 @@ def error_report(settings: ClassSettings, student: Student, seed: int, error: st
 
 
 def _worker(settings: ClassSettings, tasks: Connection, results: Connection) -> None:
-    """A forked worker: grade the students it is sent until told to stop."""
+    """A forked worker: grade the students it is sent until told to stop,
+    in one session that collected the checks once (session_loop.py), else
+    in a session each."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
     _warm_sandbox(settings)
-    while True:
+    stopped = False
+
+    def receive() -> tuple[Student, int] | None:
+        nonlocal stopped
         try:
-            task = tasks.recv()
+            task = None if stopped else tasks.recv()
         except EOFError:
-            break
-        if task is None:
-            break
-        student, seed = task
-        results.send(BEGAN)
-        try:
-            report = grade_student(settings, student, seed)
-        except BaseException as exc:  # the grader's own failure: this student only
-            report = error_report(settings, student, seed, f"the grader failed: {type(exc).__name__}: {exc}")
+            task = None
+        stopped = task is None
+        return task
+
+    def sent(report: dict) -> None:
         write_report(settings.out, report)
-        results.send(Outcome(student.id, report["status"], float(report.get("percent") or 0.0),
+        results.send(Outcome(report["student"], report["status"], float(report.get("percent") or 0.0),
                              float(report.get("grading_s") or 0.0), str(report.get("error") or ""), _rss_mb()))
+
+    def began() -> None:
+        results.send(BEGAN)
+
+    def one_session_each(task: tuple[Student, int] | None) -> None:
+        while task is not None:
+            student, seed = task
+            began()
+            try:
+                report = grade_student(settings, student, seed)
+            except BaseException as exc:  # the grader's own failure: this student only
+                report = error_report(settings, student, seed, f"the grader failed: {type(exc).__name__}: {exc}")
+            sent(report)
+            task = receive()
+
+    first = receive()
+    left = _grade_in_one_session(settings, first, receive, began, sent) if first is not None else None
+    # what that session could not grade (it broke, or never collected the checks): a session each
+    one_session_each(left or receive())
     os._exit(0)  # no atexit handlers of the parent's copy of the process
+
+
+def _grade_in_one_session(settings: ClassSettings, first: tuple[Student, int], receive: Callable[[], tuple | None],
+                          began: Callable[[], None], sent: Callable[[dict], None]) -> tuple | None:
+    """Grade ``first`` and the students ``receive`` gives after it in one
+    session that collected the checks once (session_loop.py); the task it
+    took but could not grade when that session broke (``first`` itself
+    when it never collected them)."""
+    from .session_loop import StudentLoop
+
+    tasks = [first]
+
+    def next_task() -> tuple[Student, int] | None:
+        return tasks.pop() if tasks else receive()
+
+    clock = [now_iso(), time.monotonic()]
+
+    def start() -> None:
+        began()
+        clock[:] = [now_iso(), time.monotonic()]
+
+    def finish(student: Student, seed: int, private: Path, code: int, said: str) -> None:
+        try:
+            report = student_report(settings, student, seed, private, code, said, *clock)
+        except Exception as exc:  # the grader's own failure: this student only
+            report = error_report(settings, student, seed, f"the grader failed: {type(exc).__name__}: {exc}")
+        sent(report)
+
+    loop = StudentLoop(next_task, start, finish)
+    with tempfile.TemporaryDirectory(prefix="class-session-") as tmp:
+        placeholder = Path(tmp) / "submission"  # no student's: each is given their own in turn
+        placeholder.mkdir()
+        said = io.StringIO()
+        # the first student's seed: under the class's one seed, what reads it while configuring reads the right one
+        args = pytest_args(settings, placeholder, first[1], Path(tmp) / "session.json")
+        with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):
+            try:
+                run_session(args, settings.checks, keep_checks=True, plugins=[loop])
+            except Exception:
+                pass  # the students left get a session each
+    return loop.left or (tasks.pop() if tasks else None)
 
 
 def _warm_sandbox(settings: ClassSettings) -> None:
@@ -233,8 +303,14 @@ def _stop(slot: _Slot, kill: bool = False) -> None:
     slot.results.close()
 
 
-WARM = ("pytest", "torch", "numpy", "pytest_autograd_grader.plugin", "pytest_autograd_grader.checking.autograd",
-        "pytest_autograd_grader.boundary.submission", "pytest_autograd_grader.sandbox")
+# Imported once in the parent, so no student's session imports them again.
+# torch imports the last three lazily at the first backward (sympy with them:
+# about a second), which the parent must not run: autograd's threads do not
+# survive a fork.
+WARM = ("pytest", "torch", "numpy", "numpy.random", "pytest_autograd_grader.plugin",
+        "pytest_autograd_grader.checking.autograd", "pytest_autograd_grader.checking.seeding",
+        "pytest_autograd_grader.boundary.submission", "pytest_autograd_grader.boundary.blame",
+        "pytest_autograd_grader.sandbox", "torch.fx.experimental.symbolic_shapes", "torch.distributed.tensor")
 
 
 def warm_up() -> None:

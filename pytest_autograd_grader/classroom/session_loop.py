@@ -1,0 +1,175 @@
+"""One pytest session per grading worker: the checks are configured and
+collected once, then run again for each student.
+
+Configuring pytest (its plugins, options and fixtures) and collecting the
+checks cost about a sixth of what a student costs, and neither depends on
+the student. A class worker therefore runs a single ``pytest --grade``
+session over the checks with a placeholder submission, and its run loop
+(this plugin's ``pytest_runtestloop``) grades every student it is sent:
+the student's settings are read by the same code from the same options a
+lone run is given, a new gradebook starts (holding the collection's
+errors), pytest's own run loop runs every check, a new sandbox executor
+serves them, and the session's end (the executor closed, the gradebook
+finished, the report written) follows as in a lone run.
+
+What a check keeps between students is what it kept when every student had
+a session of its own in the same worker: the checks' modules stay imported
+either way. A failure of this machinery ends the loop; the worker grades
+the students left in a session each.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+class StudentLoop:
+    """The pytest plugin of a class worker's one session (see the module)."""
+
+    def __init__(self, next_task: Callable[[], tuple | None], began: Callable[[], None],
+                 finish: Callable[..., None]):
+        self.next_task = next_task  # the next (student, seed); None: stop
+        self.began = began          # a student's clock starts
+        self.finish = finish        # (student, seed, private json, pytest's exit code, what went wrong)
+        self.left: tuple | None = None  # a task taken but not graded, when the loop broke
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> bool | None:
+        from ..state import state_of
+
+        config = session.config
+        state = state_of(config)
+        if state is None or state.gradebook is None:
+            return None  # not a graded session: pytest's own loop goes on
+        failed, template = session.testsfailed, _options(config)
+        pristine = {item: list(item.user_properties) for item in session.items}
+        while (task := self.next_task()) is not None:
+            student, seed = task
+            self.began()
+            tmp = Path(tempfile.mkdtemp(prefix="class-grade-"))
+            private = tmp / "report.json"
+            try:
+                code, said = self._grade(session, student, seed, private, failed, pristine)
+            except Exception as exc:  # the grader's own failure: the rest get a session each
+                shutil.rmtree(tmp, ignore_errors=True)
+                self.left = task
+                return _give_up(session, template, exc)
+            try:
+                self.finish(student, seed, private, code, said)
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+        _restore(config, template)
+        return True
+
+    def _grade(self, session: pytest.Session, student, seed: int, private: Path, failed: int,
+               pristine: dict) -> tuple[int, str]:
+        """pytest's exit code for the student's run, and what it said of a
+        run it refused (a lone run's error message)."""
+        from _pytest.main import pytest_runtestloop as run_checks
+
+        config = session.config
+        try:
+            _take_student(config, student, seed, private)
+        except pytest.UsageError as exc:
+            return int(pytest.ExitCode.USAGE_ERROR), f"ERROR: {exc}"  # as a lone run: no report
+        session.testsfailed = failed
+        _unstop(session)
+        for item, properties in pristine.items():
+            _fresh(item, properties)
+        exitstatus = pytest.ExitCode.OK
+        try:
+            run_checks(session)
+        except (session.Interrupted, session.Failed):
+            exitstatus = pytest.ExitCode.INTERRUPTED  # --maxfail or -x in the checks' ini: stopped early
+        finally:
+            # nothing this student's run set up (a session fixture holding
+            # their values) outlives it: pytest tears all down when it stops
+            # a run itself, not when something else ends the loop
+            session._setupstate.teardown_exact(None)
+        if exitstatus == pytest.ExitCode.OK:
+            exitstatus = (pytest.ExitCode.TESTS_FAILED if session.testsfailed else
+                          pytest.ExitCode.NO_TESTS_COLLECTED if not session.testscollected else pytest.ExitCode.OK)
+        session.exitstatus = exitstatus
+        _end(session, exitstatus)
+        return int(session.exitstatus), ""
+
+
+def _options(config: pytest.Config) -> tuple:
+    option = config.option
+    return option.grade_submission, option.grade_seed, option.grade_json_private
+
+
+def _restore(config: pytest.Config, template: tuple) -> None:
+    """The placeholder's settings again, for the session's own end."""
+    from .. import options
+    from ..state import SETTINGS, state_of
+
+    option = config.option
+    option.grade_submission, option.grade_seed, option.grade_json_private = template
+    state = state_of(config)
+    state.settings = config.stash[SETTINGS] = options.read_settings(config)
+
+
+def _give_up(session: pytest.Session, template: tuple, exc: Exception) -> bool:
+    session.shouldstop = f"the class runner's session loop failed: {type(exc).__name__}: {exc}"
+    try:
+        _restore(session.config, template)
+    except Exception:
+        pass
+    return True
+
+
+def _take_student(config: pytest.Config, student, seed: int, private: Path) -> None:
+    """The student's settings, read from the options as a lone run reads
+    them (UsageError where a lone run would stop with one), a new sandbox
+    executor and a new gradebook."""
+    from .. import options
+    from ..fixtures import forget_executor
+    from ..state import SETTINGS, state_of
+
+    config.option.grade_submission = str(student.modules)
+    config.option.grade_seed = str(seed)
+    config.option.grade_json_private = str(private)
+    state = state_of(config)
+    state.settings = config.stash[SETTINGS] = options.read_settings(config)
+    forget_executor(config)
+    config.pluginmanager.get_plugin("grade-session").start_gradebook()
+
+
+def _unstop(session: pytest.Session) -> None:
+    """The last student's run stopped early (--maxfail): the next one starts
+    anew. pytest's setters refuse to unset (a warning, nothing done)."""
+    for name in ("shouldstop", "shouldfail"):
+        if hasattr(session, f"_{name}"):
+            setattr(session, f"_{name}", False)
+        else:
+            setattr(session, name, False)
+
+
+def _fresh(item: pytest.Item, properties: list) -> None:
+    """The item as collection left it: no fixture values, captured output,
+    credit or place of the last student's run."""
+    from ..boundary.blame import forget_student_values
+    from ..state import CREDIT, PLACE
+
+    item._report_sections = []
+    item.user_properties = list(properties)
+    for key in (CREDIT, PLACE):
+        if key in item.stash:
+            del item.stash[key]
+    forget_student_values(item)
+    if isinstance(item, pytest.Function):
+        item._initrequest()
+
+
+def _end(session: pytest.Session, exitstatus: int) -> None:
+    """The end of a lone session: every worker stopped, then the gradebook
+    finished and the reports written (and --grade-fail-under applied)."""
+    from ..fixtures import forget_executor
+
+    forget_executor(session.config)
+    session.config.pluginmanager.get_plugin("grade-session").pytest_sessionfinish(session, exitstatus)
