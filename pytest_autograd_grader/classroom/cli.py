@@ -18,6 +18,7 @@ from ..boundary.untrusted import shown
 from ..i18n import LANGUAGES, msg
 from ..options import ISOLATIONS
 from ..reporters.files import write_json_atomic
+from .plots import preload as preload_plots
 from .runner import ClassSettings, Outcome, grade_all, now_iso
 from .shards import ShardError, part_folder
 from .shards import from_environment as shard_from_environment
@@ -236,7 +237,7 @@ def run(args) -> int:
         progress.update(outcome)
 
     try:
-        grade_all(settings, work, args.jobs, done)
+        grade_all(settings, work, args.jobs, done, meanwhile=preload_plots)
     except KeyboardInterrupt:
         interrupted = True
     finally:

@@ -325,9 +325,12 @@ def warm_up() -> None:
 
 
 def grade_all(settings: ClassSettings, work: list[tuple[Student, int]], jobs: int,
-              on_done: Callable[[Outcome], None], recycle: int = RECYCLE, recycle_mb: float = RECYCLE_MB) -> None:
+              on_done: Callable[[Outcome], None], recycle: int = RECYCLE, recycle_mb: float = RECYCLE_MB,
+              meanwhile: Callable[[], None] | None = None) -> None:
     """Grade ``work`` ((student, seed) pairs) on ``jobs`` warm workers,
-    calling ``on_done`` as each student finishes (in the parent)."""
+    calling ``on_done`` as each student finishes (in the parent), and
+    ``meanwhile`` once they are started (the parent has time while they
+    warm up)."""
     warm_up()
     context = multiprocessing.get_context("fork")
     pending = list(reversed(work))
@@ -337,6 +340,8 @@ def grade_all(settings: ClassSettings, work: list[tuple[Student, int]], jobs: in
             slots.append(_start(context, settings))
         for slot in slots:
             _give(slot, pending)
+        if meanwhile is not None:
+            meanwhile()
         while any(slot.student is not None for slot in slots):
             busy = [slot for slot in slots if slot.student is not None]
             first_deadline = min(_deadline(settings, slot) for slot in busy)
