@@ -72,6 +72,8 @@ class GradingSession:
         self.collect_errors: list[tuple[str, str]] = []  # (node id, feedback) of files that did not collect
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
+        import torch  # noqa: F401  (before the freeze, which is what keeps torch's heap out of collections)
+
         freeze_imports()
         if not self.state.is_worker:
             self.start_gradebook()
