@@ -131,8 +131,10 @@ def submission(request: pytest.FixtureRequest):
     # where in the student's files the check looked: the report's file and line
     on_place = request.node.stash.setdefault(PLACE, Place()).note if state is not None else None
 
+    root = Path(directory).resolve()
+
     def load(module: str, on_trace=None, numpy_only: bool = False) -> Submission:
-        return Submission(executor, Path(directory).resolve(), module, budget, on_value=on_value, limits=limits,
+        return Submission(executor, root, module, budget, on_value=on_value, limits=limits,
                           on_trace=on_trace, numpy_only=numpy_only, on_place=on_place,
                           explain=diagnose_error)
 

@@ -47,6 +47,7 @@ class SandboxExecutor:
         # every later check that needs the module fails at once, not after
         # another timeout
         self.hung_imports: dict[tuple[str, str], float] = {}
+        self._resolved: dict[str, str] = {}  # a submission's path -> its real path, once per executor (per session)
 
     def start(self) -> None:
         """Start the zygote now (it imports torch in the background); the
@@ -142,7 +143,9 @@ class SandboxExecutor:
         self.last_run_seconds = 0.0
         if self.closed:
             raise RuntimeError("the sandbox is closed")
-        directory = str(Path(directory).resolve())
+        if directory not in self._resolved:
+            self._resolved[directory] = str(Path(directory).resolve())
+        directory = self._resolved[directory]
         where = {"module": module, "function": function}
         key = directory + ("\0numpy" if numpy_only else "")
         hung = self.hung_imports.get((key, module))
