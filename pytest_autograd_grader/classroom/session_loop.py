@@ -46,6 +46,10 @@ class StudentLoop:
         if state is None or state.gradebook is None:
             return None  # not a graded session: pytest's own loop goes on
         failed, template = session.testsfailed, _options(config)
+        import gc
+
+        gc.collect()
+        gc.freeze()  # the session, its plugins and checks live as long as the worker: out of every collection
         pristine = {item: list(item.user_properties) for item in session.items}
         while (task := self.next_task()) is not None:
             student, seed = task
