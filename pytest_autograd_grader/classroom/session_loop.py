@@ -20,12 +20,14 @@ the students left in a session each.
 
 from __future__ import annotations
 
+import gc
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Callable
 
 import pytest
+
 
 class StudentLoop:
     """The pytest plugin of a class worker's one session (see the module)."""
@@ -46,8 +48,6 @@ class StudentLoop:
         if state is None or state.gradebook is None:
             return None  # not a graded session: pytest's own loop goes on
         failed, template = session.testsfailed, _options(config)
-        import gc
-
         gc.collect()
         gc.freeze()  # the session, its plugins and checks live as long as the worker: out of every collection
         pristine = {item: list(item.user_properties) for item in session.items}
