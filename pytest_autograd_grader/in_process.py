@@ -21,7 +21,8 @@ def run_session(args: list[str], checks: Path, keep_checks: bool = False, plugin
     cannot be imported twice in one process). ``keep_checks``: the checks
     cannot change between sessions (a class run, which hashed them), so
     their modules stay imported and the next session collects from them
-    without compiling them again."""
+    without compiling them again. ``plugins``: objects pytest registers
+    for this session (the class runner's session loop)."""
     import pytest
 
     modules = set(sys.modules)

@@ -80,9 +80,9 @@ class GradingSession:
 
     def start_gradebook(self) -> None:
         """A new gradebook for the settings as they stand, holding the
-        collection errors seen so far, written at once. Called again by a
-        class runner's grader forked after collection for each student
-        (classroom/forked.py), with that student's settings."""
+        collection errors seen so far, written at once. The class runner's
+        one session per worker (classroom/session_loop.py) starts one for
+        each student, after collection, with that student's settings."""
         import torch
 
         from .checking.devices import graded_devices

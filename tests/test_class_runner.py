@@ -369,3 +369,17 @@ def test_checks_whose_options_pytest_refuses_cost_each_student_a_clear_error(tmp
     for report in reports.values():
         assert report["status"] == "error"
         assert "pytest exit code 4" in report["error"] and "--grade-memory" in report["error"], report["error"]
+
+
+def test_a_checks_file_that_does_not_collect_is_in_every_students_report(tmp_path):
+    # the checks are collected once per worker: each student's gradebook
+    # still holds the file that failed, as their lone run's would
+    checks, subs = _make_class(tmp_path)
+    (checks / "test_broken.py").write_text("def test_oops(:\n")
+    _class("--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "out"), "--only", "ann", "ben",
+           "-j", "1")
+    reports = _reports(tmp_path / "out")
+    for name in ("ann", "ben"):
+        broken = [c for c in reports[name]["checks"] if c["id"].startswith("test_broken.py")]
+        assert [c["status"] for c in broken] == ["error"], name
+        assert any(c["status"] == "passed" for c in reports[name]["checks"]), name
