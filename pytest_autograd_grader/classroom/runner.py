@@ -187,9 +187,12 @@ def _worker(settings: ClassSettings, tasks: Connection, results: Connection) -> 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
     _warm_sandbox(settings)
     stopped = False
+    waiting: list[tuple[Student, int]] = []  # a task looked at and put back
 
     def receive() -> tuple[Student, int] | None:
         nonlocal stopped
+        if waiting:
+            return waiting.pop()
         try:
             task = None if stopped else tasks.recv()
         except EOFError:
@@ -205,36 +208,34 @@ def _worker(settings: ClassSettings, tasks: Connection, results: Connection) -> 
     def began() -> None:
         results.send(BEGAN)
 
-    def one_session_each(task: tuple[Student, int] | None) -> None:
-        while task is not None:
-            student, seed = task
-            began()
-            try:
-                report = grade_student(settings, student, seed)
-            except BaseException as exc:  # the grader's own failure: this student only
-                report = error_report(settings, student, seed, f"the grader failed: {type(exc).__name__}: {exc}")
-            sent(report)
-            task = receive()
-
     first = receive()
-    left = _grade_in_one_session(settings, first, receive, began, sent) if first is not None else None
+    if first is not None:
+        waiting.append(first)  # its seed is the session's; it is graded there, or below if not
+        left = _grade_in_one_session(settings, first[1], receive, began, sent)
+        if left is not None:
+            waiting.append(left)
     # what that session could not grade (it broke, or never collected the checks): a session each
-    one_session_each(left or receive())
+    while (task := receive()) is not None:
+        student, seed = task
+        began()
+        try:
+            report = grade_student(settings, student, seed)
+        except BaseException as exc:  # the grader's own failure: this student only
+            report = _grader_failed(settings, student, seed, exc)
+        sent(report)
     os._exit(0)  # no atexit handlers of the parent's copy of the process
 
 
-def _grade_in_one_session(settings: ClassSettings, first: tuple[Student, int], receive: Callable[[], tuple | None],
+def _grader_failed(settings: ClassSettings, student: Student, seed: int, exc: BaseException) -> dict:
+    return error_report(settings, student, seed, f"the grader failed: {type(exc).__name__}: {exc}")
+
+
+def _grade_in_one_session(settings: ClassSettings, seed: int, receive: Callable[[], tuple | None],
                           began: Callable[[], None], sent: Callable[[dict], None]) -> tuple | None:
-    """Grade ``first`` and the students ``receive`` gives after it in one
-    session that collected the checks once (session_loop.py); the task it
-    took but could not grade when that session broke (``first`` itself
-    when it never collected them)."""
+    """Grade the students ``receive`` gives in one session that collected
+    the checks once (session_loop.py), configured with ``seed``; the task
+    it took but could not grade when that session broke."""
     from .session_loop import StudentLoop
-
-    tasks = [first]
-
-    def next_task() -> tuple[Student, int] | None:
-        return tasks.pop() if tasks else receive()
 
     clock = [now_iso(), time.monotonic()]
 
@@ -246,22 +247,22 @@ def _grade_in_one_session(settings: ClassSettings, first: tuple[Student, int], r
         try:
             report = student_report(settings, student, seed, private, code, said, *clock)
         except Exception as exc:  # the grader's own failure: this student only
-            report = error_report(settings, student, seed, f"the grader failed: {type(exc).__name__}: {exc}")
+            report = _grader_failed(settings, student, seed, exc)
         sent(report)
 
-    loop = StudentLoop(next_task, start, finish)
+    loop = StudentLoop(receive, start, finish)
     with tempfile.TemporaryDirectory(prefix="class-session-") as tmp:
         placeholder = Path(tmp) / "submission"  # no student's: each is given their own in turn
         placeholder.mkdir()
-        said = io.StringIO()
         # the first student's seed: under the class's one seed, what reads it while configuring reads the right one
-        args = pytest_args(settings, placeholder, first[1], Path(tmp) / "session.json")
-        with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):
+        args = pytest_args(settings, placeholder, seed, Path(tmp) / "session.json")
+        # what pytest prints is thrown away: a student's failure reaches their report
+        with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
             try:
                 run_session(args, settings.checks, keep_checks=True, plugins=[loop])
             except Exception:
                 pass  # the students left get a session each
-    return loop.left or (tasks.pop() if tasks else None)
+    return loop.left
 
 
 def _warm_sandbox(settings: ClassSettings) -> None:
@@ -304,9 +305,10 @@ def _stop(slot: _Slot, kill: bool = False) -> None:
 
 
 # Imported once in the parent, so no student's session imports them again.
-# torch imports the last three lazily at the first backward (sympy with them:
-# about a second), which the parent must not run: autograd's threads do not
-# survive a fork.
+# torch imports the last two lazily, at the first backward (symbolic_shapes,
+# with sympy: about a second) and the first torch.testing.assert_close
+# (distributed.tensor); the parent must not run a backward: autograd's
+# threads do not survive a fork.
 WARM = ("pytest", "torch", "numpy", "numpy.random", "pytest_autograd_grader.plugin",
         "pytest_autograd_grader.checking.autograd", "pytest_autograd_grader.checking.seeding",
         "pytest_autograd_grader.boundary.submission", "pytest_autograd_grader.boundary.blame",
