@@ -118,6 +118,16 @@ def test_a_notebook_that_answers_late_on_a_busy_machine_still_names_the_cell(pyt
     assert "importing leaf.ipynb did not finish within 2 s: it was still running cell 2, line" in feedback
 
 
+def test_a_notebook_that_ignores_its_stop_and_ends_in_the_grace_still_took_too_long(pytester):
+    student = pytester.path / "student"
+    slow = "import signal, time\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\ntime.sleep(2.5)"
+    _notebook(student, "leaf", new_code_cell(LEAF), new_code_cell(slow))
+    graded = _grade(pytester, "--grade-timeout=2")
+    checks = graded.report["checks"]
+    assert {c["status"] for c in checks} == {"timeout"}, checks
+    assert "importing leaf.ipynb did not finish within 2 s" in checks[0]["feedback"]
+
+
 def test_an_error_raised_in_a_cell_points_at_the_cell(pytester):
     student = pytester.path / "student"
     _notebook(student, "leaf", new_code_cell("import torch\n\n\nsize = int('seven')"), new_code_cell(LEAF))

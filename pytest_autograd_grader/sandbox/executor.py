@@ -15,6 +15,8 @@ import socket
 import time
 from pathlib import Path
 
+from ..boundary.layout import module_path
+from ..boundary.notebooks import SUFFIX as NOTEBOOK
 from ..i18n import msg
 from ..outcomes import GraderError
 from . import isolation as iso
@@ -23,7 +25,7 @@ from .launch import SPAWN_TIMEOUT_S, sandbox_of
 from .staging import StageError, stage
 from .worker_handle import OUTPUT_LIMIT, Output, WorkerHandle, close_fd
 
-IMPORT_GRACE_S = 1.0            # seconds past an import's deadline for a notebook's own answer
+IMPORT_GRACE_S = 1.0            # seconds past a notebook's import deadline for its own answer
 ANSWER_LIMIT = 1 << 30          # bytes: a bigger answer is refused (the worker is replaced)
 
 
@@ -166,9 +168,10 @@ class SandboxExecutor:
             # A notebook stops itself at 0.9 of the time to say which cell ran;
             # the grace lets that answer through on a loaded machine. An import
             # that ends within the grace still took too long (below).
+            grace = IMPORT_GRACE_S if module_path(Path(directory), module).suffix == NOTEBOOK else 0.0
             kind, reply, answer, output = worker.exchange(
                 {"op": "load", "module": module, "function": "", "seconds": max(0.0, timeout)}, dumps({}),
-                deadline + IMPORT_GRACE_S, self.answer_limit)
+                deadline + grace, self.answer_limit)
             self.last_run_seconds = time.monotonic() - started
             if kind == "timeout":
                 self._hung(key, module, worker, timeout)

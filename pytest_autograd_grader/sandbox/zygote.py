@@ -282,6 +282,38 @@ def _freeze() -> None:
     import gc
 
     gc.freeze()
+    _huge_pages()
+
+
+MADV_COLLAPSE = 25  # Linux 6.1
+HUGE = 1 << 21
+
+
+def _huge_pages() -> int:
+    """Back the zygote's anonymous memory (torch's heap after import,
+    about 150 MB) with 2 MB pages where the kernel can: a fork then copies,
+    and an exit frees, one entry per 2 MB instead of 512, which more than
+    halves the kernel's part of each keeper and worker. Answers the MB
+    collapsed; older kernels refuse and nothing changes."""
+    import ctypes
+
+    try:
+        madvise = libc().madvise
+        madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+        with open("/proc/self/maps") as handle:
+            lines = handle.read().splitlines()
+    except (OSError, AttributeError):
+        return 0
+    done = 0
+    for line in lines:
+        fields = line.split()
+        if len(fields) < 5 or fields[1] != "rw-p" or (len(fields) > 5 and fields[5] != "[heap]"):
+            continue
+        low, high = (int(x, 16) for x in fields[0].split("-"))
+        start, end = (low + HUGE - 1) & ~(HUGE - 1), high & ~(HUGE - 1)
+        if end > start and madvise(start, end - start, MADV_COLLAPSE) == 0:
+            done += end - start
+    return done >> 20
 
 
 def main(argv: list[str]) -> None:
