@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import zipfile
 from pathlib import Path
@@ -65,13 +66,39 @@ def _per_check(report: dict) -> dict:
     return {c["id"]: (c["score"], c["status"], c["feedback"], c.get("private_feedback", "")) for c in report["checks"]}
 
 
+def _own_tmp(root: Path) -> dict[str, str]:
+    """An environment whose temporary folder is a new one, linked as
+    ``root/tmp``, to see what a run leaves there. It lies in /tmp: the
+    sandbox's own uid must reach it, and pytest's tmp_path is 0700."""
+    tmp = Path(tempfile.mkdtemp(prefix="grade-test-tmp-", dir="/tmp"))
+    tmp.chmod(0o755)
+    (root / "tmp").symlink_to(tmp)
+    _OWN_TMPS.append(tmp)
+    return {**os.environ, "TMPDIR": str(tmp)}
+
+
+_OWN_TMPS: list[Path] = []
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _remove_own_tmps():
+    yield
+    for tmp in _OWN_TMPS:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 @pytest.fixture(scope="module")
 def graded_class(tmp_path_factory):
     root = tmp_path_factory.mktemp("class")
     checks, subs = _make_class(root)
     done = _class("--checks", str(checks), "--submissions", str(subs), "--out", str(root / "out"), "-j", "2",
-                  "--salt", "s1")
+                  "--salt", "s1", env=_own_tmp(root))
     return root, checks, subs, done
+
+
+def test_a_class_run_leaves_nothing_in_the_temporary_folder(graded_class):
+    root = graded_class[0]
+    assert list((root / "tmp").iterdir()) == []  # each worker's sandboxes stopped, their folders gone
 
 
 def test_each_student_is_graded_as_a_lone_pytest_run_would(graded_class, pytester):
@@ -260,13 +287,14 @@ def test_a_session_that_hangs_in_the_grader_costs_only_its_student(tmp_path):
         (tmp_path / "subs" / name / "leaf.py").write_text(f"def who():\n    return {name!r}\n")
     started = time.monotonic()
     done = _class("--checks", str(checks), "--submissions", str(tmp_path / "subs"), "--out", str(tmp_path / "out"),
-                  "-j", "2", "--student-timeout", "5")
+                  "-j", "2", "--student-timeout", "5", env=_own_tmp(tmp_path))
     reports = _reports(tmp_path / "out")
     assert reports["fast"]["status"] == "graded" and reports["fast"]["percent"] == 100.0
     assert reports["slow"]["status"] == "error"
     assert "took longer than 5 s (--student-timeout) and was stopped" in reports["slow"]["error"]
     assert "slow: grading this submission took longer than 5 s" in done.stderr
     assert time.monotonic() - started < 60
+    assert list((tmp_path / "tmp").iterdir()) == []  # the killed worker's sandbox folders too
 
 
 def test_a_seed_per_student_when_asked(tmp_path):

@@ -20,6 +20,7 @@ import io
 import json
 import multiprocessing
 import os
+import shutil
 import tempfile
 import time
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from typing import Callable
 from ..i18n import msg
 from ..in_process import run_session, warm_sandbox
 from ..reporters.files import write_json_atomic
+from ..sandbox.isolation import Unavailable, sandbox_parent
 from .students import Student
 
 # A worker is replaced once its memory passes RECYCLE_MB (so the run's memory
@@ -77,6 +79,7 @@ class _Slot:
     outcome: Outcome | None = None
     done: int = 0
     overdue: bool = False  # killed for taking longer than student_timeout
+    scratch: Path | None = None  # the worker's temporary folder (its sandboxes'), removed when it ends
 
 
 # A worker says it began a student (it is past its own warm-up) with this
@@ -178,13 +181,16 @@ def error_report(settings: ClassSettings, student: Student, seed: int, error: st
             "started": now_iso(), "finished": now_iso(), **student.handed}
 
 
-def _worker(settings: ClassSettings, tasks: Connection, results: Connection) -> None:
+def _worker(settings: ClassSettings, tasks: Connection, results: Connection, scratch: Path) -> None:
     """A forked worker: grade the students it is sent until told to stop,
     in one session that collected the checks once (session_loop.py), else
     in a session each."""
     import signal
 
+    from ..sandbox import stop_all
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
+    tempfile.tempdir = str(scratch)
     _warm_sandbox(settings)
     stopped = False
     waiting: list[tuple[Student, int]] = []  # a task looked at and put back
@@ -223,6 +229,7 @@ def _worker(settings: ClassSettings, tasks: Connection, results: Connection) -> 
         except BaseException as exc:  # the grader's own failure: this student only
             report = _grader_failed(settings, student, seed, exc)
         sent(report)
+    stop_all()  # our zygotes, their folders with them
     os._exit(0)  # no atexit handlers of the parent's copy of the process
 
 
@@ -283,11 +290,19 @@ def _rss_mb() -> float:
 def _start(context, settings: ClassSettings) -> _Slot:
     task_r, task_w = context.Pipe(duplex=False)
     result_r, result_w = context.Pipe(duplex=False)
-    process = context.Process(target=_worker, args=(settings, task_r, result_w), daemon=True)
+    # A worker killed for --student-timeout cannot stop its own sandboxes:
+    # what they leave on disk lies in a folder the parent removes.
+    try:
+        parent = sandbox_parent(for_other_uids=True)
+    except Unavailable:
+        parent = None  # no folder other uids reach: only a sandbox of our own uid can run
+    scratch = Path(tempfile.mkdtemp(prefix="grade-class-worker-", dir=parent))
+    os.chmod(scratch, 0o755)  # where the sandbox's own uid makes its folders (sandbox_parent)
+    process = context.Process(target=_worker, args=(settings, task_r, result_w, scratch), daemon=True)
     process.start()
     task_r.close()
     result_w.close()
-    return _Slot(process, task_w, result_r)
+    return _Slot(process, task_w, result_r, scratch=scratch)
 
 
 def _stop(slot: _Slot, kill: bool = False) -> None:
@@ -302,6 +317,8 @@ def _stop(slot: _Slot, kill: bool = False) -> None:
         slot.process.join()
     slot.tasks.close()
     slot.results.close()
+    if slot.scratch is not None:
+        shutil.rmtree(slot.scratch, ignore_errors=True)
 
 
 # Imported once in the parent, so no student's session imports them again.
