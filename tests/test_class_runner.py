@@ -80,6 +80,19 @@ def _own_tmp(root: Path) -> dict[str, str]:
 _OWN_TMPS: list[Path] = []
 
 
+def _processes_in(tmp: Path) -> list[str]:
+    """Command lines naming ``tmp`` (bubblewrap's name its sandbox's folders)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            line = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if str(tmp.resolve()) in line:
+            found.append(line)
+    return found
+
+
 @pytest.fixture(scope="module", autouse=True)
 def _remove_own_tmps():
     yield
@@ -99,6 +112,7 @@ def graded_class(tmp_path_factory):
 def test_a_class_run_leaves_nothing_in_the_temporary_folder(graded_class):
     root = graded_class[0]
     assert list((root / "tmp").iterdir()) == []  # each worker's sandboxes stopped, their folders gone
+    assert _processes_in(root / "tmp") == []
 
 
 def test_each_student_is_graded_as_a_lone_pytest_run_would(graded_class, pytester):
@@ -295,6 +309,7 @@ def test_a_session_that_hangs_in_the_grader_costs_only_its_student(tmp_path):
     assert "slow: grading this submission took longer than 5 s" in done.stderr
     assert time.monotonic() - started < 60
     assert list((tmp_path / "tmp").iterdir()) == []  # the killed worker's sandbox folders too
+    assert _processes_in(tmp_path / "tmp") == []  # and its zygotes ended with it
 
 
 def test_a_seed_per_student_when_asked(tmp_path):
@@ -364,7 +379,7 @@ def test_a_session_fixture_is_each_students_own_even_after_a_run_stopped_early(t
 def test_students_left_when_the_shared_session_breaks_get_a_session_each(tmp_path, monkeypatch):
     # the machinery that runs one collected session for many students fails
     # at the second student: it and the rest are graded as before, a session each
-    from pytest_autograd_grader.classroom import runner, session_loop
+    from pytest_autograd_grader.classroom import pool, runner, session_loop
     from pytest_autograd_grader.classroom.students import checks_sha256, find_students
 
     checks, subs = _make_class(tmp_path)
@@ -381,7 +396,7 @@ def test_students_left_when_the_shared_session_breaks_get_a_session_each(tmp_pat
                                     timeout=3.0)
     settings.out.mkdir()
     done = []
-    runner.grade_all(settings, [(s, 5) for s in students], 1, done.append)
+    pool.grade_all(settings, [(s, 5) for s in students], 1, done.append)
     assert {o.student: o.status for o in done} == {"ann": "graded", "ben": "graded", "cat": "not attempted"}
     reports = _reports(tmp_path / "out")
     assert reports["ann"]["percent"] == 100.0 and 0 < reports["ben"]["percent"] < 100.0

@@ -1,9 +1,10 @@
 """Grading a whole class: ``autograd-grader class``.
 
 ``students`` finds the submissions and gives each its id and seed;
-``runner`` grades them on warm, forked workers (pytest, torch and the
-plugin imported once; every student graded by an ordinary ``pytest
---grade`` session inside one, with the sandbox's full isolation);
+``pool`` grades them on warm, forked workers (pytest, torch and the
+plugin imported once), and ``runner`` is what each worker runs: every
+student graded by an ordinary ``pytest --grade`` session (collected once
+per worker by ``session_loop``), with the sandbox's full isolation;
 ``class_data`` reads the per-student reports back; ``outputs``,
 ``html_report`` and ``mistakes`` turn them into the gradebook, the LMS
 import file and the class report; ``cli`` holds the ``class`` and

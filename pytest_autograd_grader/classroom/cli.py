@@ -19,7 +19,8 @@ from ..i18n import LANGUAGES, msg
 from ..options import ISOLATIONS
 from ..reporters.files import write_json_atomic
 from .plots import preload as preload_plots
-from .runner import ClassSettings, Outcome, grade_all, now_iso
+from .pool import grade_all
+from .runner import ClassSettings, Outcome, now_iso
 from .shards import ShardError, part_folder
 from .shards import from_environment as shard_from_environment
 from .shards import parse as parse_shard

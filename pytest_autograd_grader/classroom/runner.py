@@ -1,15 +1,12 @@
-"""Grade a class on warm workers.
-
-The parent imports pytest, torch and the plugin once, then forks ``jobs``
-workers. A worker grades one student at a time with an ordinary, complete
-``pytest --grade`` session run in-process (``pytest.main``), exactly the
-session a lone ``pytest --grade`` would run with the same checks and seed:
-the student's code runs in the sandbox's workers as always, forked from
-the worker's own zygote, which stays warm from one student to the next.
-A worker that dies costs only the student it was grading; a worker whose
-memory passes ``recycle_mb`` is replaced, so memory cannot creep up with
-the class size. Every finished student's report is written atomically at
-once, so a run that is killed loses nothing finished.
+"""Grade one student of a class: in a worker forked by pool.py, with an
+ordinary, complete ``pytest --grade`` session run in-process, exactly the
+session a lone ``pytest --grade`` would run with the same checks and seed.
+A worker collects the checks once and grades each student it is sent in
+that session (session_loop.py); where that breaks, in a session each. The
+student's code runs in the sandbox's workers as always, forked from the
+worker's own zygote, which stays warm from one student to the next. Every
+finished student's report is written atomically at once, so a run that is
+killed loses nothing finished.
 """
 
 from __future__ import annotations
@@ -18,27 +15,19 @@ import contextlib
 import datetime
 import io
 import json
-import multiprocessing
 import os
-import shutil
 import tempfile
 import time
 from dataclasses import dataclass
-from multiprocessing.connection import Connection, wait
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Callable
 
-from ..i18n import msg
 from ..in_process import run_session, warm_sandbox
 from ..reporters.files import write_json_atomic
-from ..sandbox.isolation import Unavailable, sandbox_parent
+from ..sandbox.kits import Kit, adopt, release
 from .students import Student
 
-# A worker is replaced once its memory passes RECYCLE_MB (so the run's memory
-# cannot creep up with the class size), or after RECYCLE students at most; a
-# fresh worker starts a fresh sandbox zygote, about 5 s of torch import.
-RECYCLE_MB = 2048
-RECYCLE = 500
 
 
 @dataclass
@@ -65,21 +54,6 @@ class Outcome:
     seconds: float
     error: str = ""
     rss_mb: float = 0.0  # the worker's resident memory after grading this student
-
-
-@dataclass
-class _Slot:
-    process: multiprocessing.Process
-    tasks: Connection
-    results: Connection
-    student: Student | None = None
-    seed: int = 0
-    started: float = 0.0  # when the worker began this student (until then, when it was sent)
-    began: bool = False
-    outcome: Outcome | None = None
-    done: int = 0
-    overdue: bool = False  # killed for taking longer than student_timeout
-    scratch: Path | None = None  # the worker's temporary folder (its sandboxes'), removed when it ends
 
 
 # A worker says it began a student (it is past its own warm-up) with this
@@ -181,7 +155,8 @@ def error_report(settings: ClassSettings, student: Student, seed: int, error: st
             "started": now_iso(), "finished": now_iso(), **student.handed}
 
 
-def _worker(settings: ClassSettings, tasks: Connection, results: Connection, scratch: Path) -> None:
+def _worker(settings: ClassSettings, tasks: Connection, results: Connection, scratch: Path, kit: Kit | None,
+            others: list[Kit | None]) -> None:
     """A forked worker: grade the students it is sent until told to stop,
     in one session that collected the checks once (session_loop.py), else
     in a session each."""
@@ -191,6 +166,11 @@ def _worker(settings: ClassSettings, tasks: Connection, results: Connection, scr
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
     tempfile.tempdir = str(scratch)
+    for other in others:
+        if other is not None:
+            release(other)
+    if kit is not None:
+        adopt(kit)
     _warm_sandbox(settings)
     stopped = False
     waiting: list[tuple[Student, int]] = []  # a task looked at and put back
@@ -285,143 +265,3 @@ def _rss_mb() -> float:
             return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / (1 << 20)
     except (OSError, ValueError, IndexError):
         return 0.0
-
-
-def _start(context, settings: ClassSettings) -> _Slot:
-    task_r, task_w = context.Pipe(duplex=False)
-    result_r, result_w = context.Pipe(duplex=False)
-    # A worker killed for --student-timeout cannot stop its own sandboxes:
-    # what they leave on disk lies in a folder the parent removes.
-    try:
-        parent = sandbox_parent(for_other_uids=True)
-    except Unavailable:
-        parent = None  # no folder other uids reach: only a sandbox of our own uid can run
-    scratch = Path(tempfile.mkdtemp(prefix="grade-class-worker-", dir=parent))
-    os.chmod(scratch, 0o755)  # where the sandbox's own uid makes its folders (sandbox_parent)
-    process = context.Process(target=_worker, args=(settings, task_r, result_w, scratch), daemon=True)
-    process.start()
-    task_r.close()
-    result_w.close()
-    return _Slot(process, task_w, result_r, scratch=scratch)
-
-
-def _stop(slot: _Slot, kill: bool = False) -> None:
-    with contextlib.suppress(OSError, BrokenPipeError):
-        if not kill:
-            slot.tasks.send(None)
-    if kill:
-        slot.process.kill()
-    slot.process.join(timeout=30)
-    if slot.process.is_alive():
-        slot.process.kill()
-        slot.process.join()
-    slot.tasks.close()
-    slot.results.close()
-    if slot.scratch is not None:
-        shutil.rmtree(slot.scratch, ignore_errors=True)
-
-
-# Imported once in the parent, so no student's session imports them again.
-# torch imports the last two lazily, at the first backward (symbolic_shapes,
-# with sympy: about a second) and the first torch.testing.assert_close
-# (distributed.tensor); the parent must not run a backward: autograd's
-# threads do not survive a fork.
-WARM = ("pytest", "torch", "numpy", "numpy.random", "pytest_autograd_grader.plugin",
-        "pytest_autograd_grader.checking.autograd", "pytest_autograd_grader.checking.seeding",
-        "pytest_autograd_grader.boundary.submission", "pytest_autograd_grader.boundary.blame",
-        "pytest_autograd_grader.sandbox", "torch.fx.experimental.symbolic_shapes", "torch.distributed.tensor")
-
-
-def warm_up() -> None:
-    """Import what every student's session needs, once, before forking."""
-    import importlib
-
-    for name in WARM:
-        importlib.import_module(name)
-    from ..sessions import freeze_imports
-
-    freeze_imports()  # before the fork: the workers share these pages and never scan them
-
-
-def grade_all(settings: ClassSettings, work: list[tuple[Student, int]], jobs: int,
-              on_done: Callable[[Outcome], None], recycle: int = RECYCLE, recycle_mb: float = RECYCLE_MB,
-              meanwhile: Callable[[], None] | None = None) -> None:
-    """Grade ``work`` ((student, seed) pairs) on ``jobs`` warm workers,
-    calling ``on_done`` as each student finishes (in the parent), and
-    ``meanwhile`` once they are started (the parent has time while they
-    warm up)."""
-    warm_up()
-    context = multiprocessing.get_context("fork")
-    pending = list(reversed(work))
-    slots: list[_Slot] = []
-    try:
-        for _ in range(min(jobs, len(work))):
-            slots.append(_start(context, settings))
-        for slot in slots:
-            _give(slot, pending)
-        if meanwhile is not None:
-            meanwhile()
-        while any(slot.student is not None for slot in slots):
-            busy = [slot for slot in slots if slot.student is not None]
-            first_deadline = min(_deadline(settings, slot) for slot in busy)
-            ready = wait([slot.results for slot in busy] + [slot.process.sentinel for slot in busy],
-                         timeout=max(0.0, first_deadline - time.monotonic()))
-            for slot in busy:
-                _read(slot)
-                overdue = slot.outcome is None and time.monotonic() > _deadline(settings, slot)
-                if overdue:
-                    slot.process.kill()
-                    slot.process.join()
-                    slot.overdue = True
-                if overdue or slot.outcome is not None or slot.process.sentinel in ready:
-                    outcome = _collect(settings, slot)
-                    on_done(outcome)
-                    if not slot.process.is_alive() or slot.done >= recycle or outcome.rss_mb > recycle_mb:
-                        _stop(slot, kill=not slot.process.is_alive())
-                        slots[slots.index(slot)] = slot = _start(context, settings) if pending else slot
-                    _give(slot, pending)
-    finally:
-        for slot in slots:
-            if slot.process.is_alive() or slot.process.exitcode is None:
-                _stop(slot, kill=slot.student is not None)
-
-
-def _deadline(settings: ClassSettings, slot: _Slot) -> float:
-    return slot.started + settings.student_timeout + (0.0 if slot.began else WARM_UP_S)
-
-
-def _read(slot: _Slot) -> None:
-    """Take what the worker has sent: the start of its student, its outcome."""
-    with contextlib.suppress(EOFError, OSError):
-        while slot.outcome is None and slot.results.poll():
-            message = slot.results.recv()
-            if isinstance(message, Outcome):
-                slot.outcome = message
-            elif message == BEGAN and not slot.began:
-                slot.began, slot.started = True, time.monotonic()
-
-
-def _give(slot: _Slot, pending: list[tuple[Student, int]]) -> None:
-    slot.student, slot.outcome, slot.began = None, None, False
-    if pending and slot.process.is_alive():
-        slot.student, slot.seed = pending.pop()
-        slot.started = time.monotonic()
-        slot.tasks.send((slot.student, slot.seed))
-
-
-def _collect(settings: ClassSettings, slot: _Slot) -> Outcome:
-    student = slot.student
-    assert student is not None
-    slot.done += 1
-    _read(slot)
-    if slot.outcome is not None:
-        return slot.outcome
-    # the worker died while grading this student: the grader's failure,
-    # which costs this student's report only
-    code = slot.process.exitcode
-    if slot.overdue:
-        error = msg("class.student_overdue", seconds=settings.student_timeout)
-    else:
-        error = msg("class.worker_died", code=code)
-    write_report(settings.out, error_report(settings, student, slot.seed, error))
-    return Outcome(student.id, "error", 0.0, time.monotonic() - slot.started, error)

@@ -430,7 +430,7 @@ EN: dict[str, str] = {
     "student.import_timeout_earlier": "importing {file} did not finish within {seconds:g} s in an earlier check, so this check did not run: look at the code at the top level of {file} (outside every function) for a loop that never ends, input() or a long computation",
     "sandbox.request": "{module}.{function} did not run: the sandbox could not hand it this check's arguments ({reason}). Show this message to your instructor: with --grade-device cuda, CUDA must start in the sandbox's workers, and it needs about 2 GB of --grade-memory",
     "sandbox.no_worker": "the grader could not start a sandbox process to run your code (isolation {mode}); this is not your code's doing: grade again, and if it happens again, show this message to your instructor. What the sandbox said:",
-    # -- class runner (classroom/runner.py, classroom/cli.py)
+    # -- class runner (classroom/pool.py, classroom/runner.py, classroom/cli.py)
     "class.no_checks": "--checks: {path} is not a folder; give the folder of the course's check files",
     "class.checks_empty": "--checks: {path} holds no check file (test_*.py or *_test.py); give the folder of the course's check files",
     "class.overlap": "--checks {checks} and --submissions {submissions} overlap: keep the checks outside the students' folders (pytest would collect the students' files)",

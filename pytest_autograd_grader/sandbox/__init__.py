@@ -20,7 +20,8 @@ Processes::
   reach (Python under a 0700 home).
 * ``staging.py`` copies the submission where the sandbox can read it.
 * ``launch.py`` starts the launcher and zygote of an isolation, once per
-  pytest process; ``executor.py`` hands its workers requests;
+  pytest process; ``kits.py`` starts them early for processes about to be
+  forked (the class runner's workers); ``executor.py`` hands its workers requests;
   ``worker_handle.py`` is the grader's hold on one worker.
 * The grader holds pidfds of each keeper and worker: it reads from /proc
   whether a worker left a thread or process behind (then the worker is

@@ -46,17 +46,21 @@ class _Sandbox:
     pytest process (pytester's in-process runs included): it holds nothing
     but imported modules, and student code never runs in it."""
 
-    def __init__(self, isolation: iso.Isolation, numpy_only: bool = False) -> None:
+    def __init__(self, isolation: iso.Isolation, numpy_only: bool = False, folder: Path | None = None) -> None:
         self.isolation = isolation
         self.numpy_only = numpy_only  # a zygote without torch, for the engine track
+        self.folder = folder  # where its own folder is made (default: isolation.sandbox_parent)
         self.launcher: subprocess.Popen | None = None
+        # the launcher's pidfd: whether it runs, also in a process forked from
+        # the one that started it (a class worker), where Popen.poll() cannot tell
+        self.launcher_fd: int | None = None
         self.control: socket.socket | None = None
         self.base: Path | None = None
         self.status_pipe: int | None = None  # bubblewrap's --json-status-fd
         self.counter = itertools.count(1)
 
     def alive(self) -> bool:
-        return self.launcher is not None and self.launcher.poll() is None and self.control is not None
+        return self.launcher_fd is not None and self.control is not None and not wait_gone(self.launcher_fd, 0)
 
     def log_tail(self) -> str:
         try:
@@ -71,7 +75,8 @@ class _Sandbox:
         self.stop()
         mode, uid = self.isolation.mode, self.isolation.uid
         other_uids = mode == "user" or uid is not None
-        base = self.base = Path(tempfile.mkdtemp(prefix="grade-sandbox-", dir=iso.sandbox_parent(other_uids)))
+        parent = self.folder if self.folder is not None else iso.sandbox_parent(other_uids)
+        base = self.base = Path(tempfile.mkdtemp(prefix="grade-sandbox-", dir=parent))
         # others may pass through (workers' own uids reach their directories), not list
         os.chmod(base, 0o711)
         for name in ("stage", "work", "lib"):
@@ -110,6 +115,7 @@ class _Sandbox:
             self.launcher = subprocess.Popen(
                 command, pass_fds=pass_fds, cwd=base, env=env, start_new_session=True,
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, **kwargs)
+            self.launcher_fd = os.pidfd_open(self.launcher.pid)
         finally:
             theirs.close()
             os.close(log)
@@ -159,16 +165,15 @@ class _Sandbox:
             verified = wait_gone(pidfd, KILL_TIMEOUT_S)
             os.close(pidfd)
         launcher, self.launcher = self.launcher, None
+        launcher_fd, self.launcher_fd = self.launcher_fd, None
         if launcher is not None:
-            try:
-                launcher.wait(timeout=3)
-            except subprocess.TimeoutExpired:
-                pass
-            kill_group(launcher.pid)
-            try:
-                launcher.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                verified = False
+            # waited for by its pidfd: Popen.wait() answers at once in a forked
+            # class worker, which is not the launcher's parent
+            if launcher_fd is None or not wait_gone(launcher_fd, 3):
+                kill_group(launcher.pid)
+                verified = launcher_fd is None or wait_gone(launcher_fd, 5)
+            launcher.poll()  # reaped where we are its parent
+        close_fd(launcher_fd)
         close_fd(self.status_pipe)
         self.status_pipe = None
         if self.base is not None:

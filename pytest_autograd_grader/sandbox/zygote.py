@@ -350,9 +350,9 @@ def wait_gone(pidfd: int, seconds: float) -> bool:
     poller = select.poll()
     poller.register(pidfd, select.POLLIN)
     end = time.monotonic() + seconds
-    while True:
-        left = end - time.monotonic()
-        if left <= 0:
-            return False
+    while True:  # asked once at least: with 0 seconds, whether it has ended now
+        left = max(0.0, end - time.monotonic())
         if poller.poll(left * 1000):
             return True
+        if time.monotonic() >= end:
+            return False

@@ -1,0 +1,94 @@
+"""Sandboxes a parent starts for the processes it is about to fork (the
+class runner's workers), before its own imports: each zygote's torch import
+then overlaps the parent's, instead of following it in every worker.
+
+Each forked process gets a kit of its own (a torch and a numpy-only zygote,
+and as root under bubblewrap a uid of its own): students graded at the same
+time by two workers never share a sandbox. The parent lets go of a kit once
+its worker is forked, so the zygotes end with that worker, however it ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from . import isolation as iso
+from .launch import _Sandbox, stop_all
+from .worker_handle import close_fd
+
+
+@dataclass
+class Kit:
+    setting: str  # the --grade-isolation the worker's sessions ask for
+    isolation: iso.Isolation
+    sandboxes: dict = field(default_factory=dict)  # launch.sandbox_of's keys
+
+
+def start_kits(setting: str | None, folders: list[Path]) -> list[Kit]:
+    """One kit per folder (each kit's sandboxes are made in its folder),
+    started, not waited for: a worker's first session waits for its own."""
+    from .probe import isolation_for
+
+    setting = (setting or "auto").lower()
+    first = isolation_for(setting)
+    stop_all()  # the probe's zygote: each kit has its own, in its own folder
+    kits: list[Kit] = []
+    try:
+        for folder in folders:
+            isolation = first
+            if first.uid is not None and kits:
+                taken = {kit.isolation.uid for kit in kits}
+                uid = iso.allocate_uid()
+                while uid in taken:
+                    uid = iso.allocate_uid()
+                isolation = replace(first, uid=uid)
+            kit = Kit(setting, isolation)
+            kits.append(kit)
+            for numpy_only in (False, True):
+                sandbox = kit.sandboxes[(isolation.mode, isolation.uid, numpy_only)] = _Sandbox(isolation, numpy_only,
+                                                                                                  folder)
+                sandbox.start()
+    except BaseException:
+        for kit in kits:
+            for sandbox in kit.sandboxes.values():
+                sandbox.stop()
+        raise
+    return kits
+
+
+def adopt(kit: Kit) -> None:
+    """In the forked process: ``kit`` becomes this process's sandboxes, the
+    ones its sessions' isolation_for and sandbox_of answer."""
+    import pytest_autograd_grader as package
+
+    package.__dict__["_sandboxes"] = dict(kit.sandboxes)
+    package.__dict__.setdefault("_isolations", {})[kit.setting] = kit.isolation
+
+
+def release(kit: Kit) -> list[subprocess.Popen]:
+    """Let go of ``kit`` in this process (another one holds it now): our
+    ends of its sockets and pipes close, so its zygotes end with their
+    holder. Answers the launchers this process is the parent of, to reap."""
+    launchers = []
+    for sandbox in kit.sandboxes.values():
+        if sandbox.control is not None:
+            with contextlib.suppress(OSError):
+                sandbox.control.close()
+            sandbox.control = None
+        for name in ("status_pipe", "launcher_fd"):
+            close_fd(getattr(sandbox, name))
+            setattr(sandbox, name, None)
+        if sandbox.launcher is not None:
+            launchers.append(sandbox.launcher)
+        sandbox.launcher, sandbox.base = None, None
+    return launchers
+
+
+def reap(launchers: list[subprocess.Popen], seconds: float = 2.0) -> None:
+    """Wait (a little) for the launchers of a kit whose holder has ended."""
+    for launcher in launchers:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            launcher.wait(timeout=seconds)
