@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SOURCE_LIMIT = 1 << 20  # bytes of a student file the grader parses for a line number
+SHARED_LIMIT = 1 << 16  # bytes of a file whose parse is kept for files of the same text
 
 
 @dataclass(frozen=True)
@@ -27,13 +28,27 @@ def _parse(path: str, mtime: float, size: int) -> _Source | None:
     from .notebooks import SUFFIX, NotebookError, cell_trees, read_notebook
 
     try:
-        if path.endswith(SUFFIX):
-            # a notebook's lines are those of the module it stands for, its cells parsed one by one
-            body = [node for _, tree in cell_trees(read_notebook(Path(path))) for node in tree.body]
-        else:
-            body = ast.parse(Path(path).read_bytes()).body
+        if not path.endswith(SUFFIX):
+            text = Path(path).read_bytes()
+            return _parse_python(text) if len(text) <= SHARED_LIMIT else _parse_python.__wrapped__(text)
+        # a notebook's lines are those of the module it stands for, its cells parsed one by one
+        body = [node for _, tree in cell_trees(read_notebook(Path(path))) for node in tree.body]
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError, NotebookError, ImportError):
         return None
+    return _read_body(body)
+
+
+@functools.lru_cache(maxsize=64)
+def _parse_python(text: bytes) -> _Source | None:
+    """By content: a class hands in many files as the course gave them
+    (the topics a student left untouched), each parsed once."""
+    try:
+        return _read_body(ast.parse(text).body)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _read_body(body: list) -> _Source:
     lines: dict[str, int] = {}
     spans = []
     for node in body:

@@ -110,15 +110,17 @@ class Fuzzer:
     def results(self, batch):
         """(program, torch result, engine result) for each program of the
         batch; each program runs once (shrinking repeats most of a batch)."""
-        keys = [json.dumps(p, sort_keys=True) for p in batch]
+        drawn = isinstance(batch, _Drawn)
+        keys = batch.keys if drawn else [json.dumps(p, sort_keys=True) for p in batch]
         missing = {}
         for key, program in zip(keys, batch):
             if key not in self.engine:
                 missing.setdefault(key, dict(program))  # plain data to cross to the worker
         if missing:
             start = time.perf_counter()
+            request = batch.request if drawn and len(missing) == batch.unique else json.dumps(list(missing.values()))
             try:
-                produced = self.proxy.run(RUN_ENGINE_BATCH, json.dumps(list(missing.values())))
+                produced = self.proxy.run(RUN_ENGINE_BATCH, request)
             except Exception as failure:  # the proxy's StudentFailure: not implemented, hang, crash
                 raise _Abort(failure) from None
             self.calls += 1
@@ -209,7 +211,7 @@ class Fuzzer:
             _batches[key] = (RandomDraws(f"{self.seed}:{self.kind}"), [])
         draws, batches = _batches[key]
         while len(batches) <= index:
-            batches.append(self.batch(draws, options))
+            batches.append(_Drawn(self.batch(draws, options)))
         return batches[index]
 
     def run(self):
@@ -261,6 +263,21 @@ class Fuzzer:
                 break
             program = found
         return program
+
+
+class _Drawn(list):
+    """A batch drawn from the seed, with what every student's fuzzer would
+    compute again from it (the same for a whole class): its programs' keys
+    and, for a fuzzer that has run none of them yet, the worker's request."""
+
+    def __init__(self, programs: list[dict]):
+        super().__init__(programs)
+        self.keys = [json.dumps(p, sort_keys=True) for p in programs]
+        unique: dict[str, dict] = {}
+        for key, program in zip(self.keys, programs):
+            unique.setdefault(key, dict(program))  # as results() gathers what is missing
+        self.unique = len(unique)
+        self.request = json.dumps(list(unique.values()))
 
 
 class _Batch(list):

@@ -166,7 +166,7 @@ class WorkerHandle:
             return True
         if set(tasks) - {str(worker)} - self.library_threads:
             return True
-        if children_of(worker):
+        if children_of(worker, tasks):
             return True
         return any(pid != worker for pid in children_of(keeper))
 

@@ -92,19 +92,29 @@ def _keeper(report_fd: int, sock_fd: int, output_fd: int, status_fd: int, reques
     os._exit(0)
 
 
-def children_of(pid: int) -> list[int]:
-    """Direct children of ``pid`` (every thread's), from /proc."""
+def children_of(pid: int, tasks: list[str] | None = None) -> list[int]:
+    """Direct children of ``pid`` (every thread's: ``tasks`` when the caller
+    listed them already), from /proc."""
     found: list[int] = []
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return found
-    for tid in tasks:
+    if tasks is None:
         try:
-            with open(f"/proc/{pid}/task/{tid}/children") as handle:
-                found += [int(p) for p in handle.read().split()]
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            return found
+    for tid in tasks:
+        try:  # os.open: read once per call into student code, where a file object costs more than the read
+            fd = os.open(f"/proc/{pid}/task/{tid}/children", os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            data = b""
+            while chunk := os.read(fd, 1 << 16):
+                data += chunk
+            found += [int(p) for p in data.split()]
         except (OSError, ValueError):
             pass
+        finally:
+            os.close(fd)
     return found
 
 
