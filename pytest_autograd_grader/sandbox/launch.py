@@ -20,6 +20,7 @@ from .worker_handle import KILL_TIMEOUT_S, close_fd, send_kill
 from .zygote import kill_group, wait_gone
 
 SPAWN_TIMEOUT_S = 120.0         # zygote start (imports torch) plus one fork
+HUGE_MALLOC = "glibc.malloc.hugetlb=1"
 
 
 def _hand_over(binds: list[tuple[str, str]], host: Path) -> tuple[list[tuple[str, str]], list[list[str]]]:
@@ -111,6 +112,9 @@ class _Sandbox:
             os.symlink(iso.PACKAGE_DIR, base / "lib" / iso.PACKAGE_DIR.name)
             command = python + flags
             env = iso.worker_env(str(base / "lib"), str(base / "work"))
+        # malloc's memory on 2 MB pages from the start (glibc 2.35+; ignored
+        # elsewhere): zygote.huge_pages then has little left to move
+        env["GLIBC_TUNABLES"] = ":".join(filter(None, [os.environ.get("GLIBC_TUNABLES"), HUGE_MALLOC]))
         try:
             self.launcher = subprocess.Popen(
                 command, pass_fds=pass_fds, cwd=base, env=env, start_new_session=True,
