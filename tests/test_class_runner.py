@@ -426,3 +426,12 @@ def test_a_checks_file_that_does_not_collect_is_in_every_students_report(tmp_pat
         broken = [c for c in reports[name]["checks"] if c["id"].startswith("test_broken.py")]
         assert [c["status"] for c in broken] == ["error"], name
         assert any(c["status"] == "passed" for c in reports[name]["checks"]), name
+
+
+def test_each_worker_runs_on_a_cpu_of_its_own_only_when_there_is_one_each(monkeypatch):
+    from pytest_autograd_grader.classroom import pool
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {4, 6})  # a job given two cores
+    assert pool._cpus(2) == [{4}, {6}]
+    assert pool._cpus(1) == [None]  # the idle core helps a lone worker more
+    assert pool._cpus(3) == [None, None, None]  # the kernel spreads more workers than cores best

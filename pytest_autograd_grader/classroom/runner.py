@@ -156,7 +156,7 @@ def error_report(settings: ClassSettings, student: Student, seed: int, error: st
 
 
 def _worker(settings: ClassSettings, tasks: Connection, results: Connection, scratch: Path, kit: Kit | None,
-            others: list[Kit | None]) -> None:
+            others: list[Kit | None], cpus: set[int] | None = None) -> None:
     """A forked worker: grade the students it is sent until told to stop,
     in one session that collected the checks once (session_loop.py), else
     in a session each."""
@@ -165,6 +165,9 @@ def _worker(settings: ClassSettings, tasks: Connection, results: Connection, scr
     from ..sandbox import stop_all
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
+    if cpus:
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(0, cpus)  # the sandboxes we start ourselves run there too
     tempfile.tempdir = str(scratch)
     for other in others:
         if other is not None:

@@ -11,6 +11,7 @@ its worker is forked, so the zygotes end with that worker, however it ends.
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -27,9 +28,10 @@ class Kit:
     sandboxes: dict = field(default_factory=dict)  # launch.sandbox_of's keys
 
 
-def start_kits(setting: str | None, folders: list[Path]) -> list[Kit]:
-    """One kit per folder (each kit's sandboxes are made in its folder),
-    started, not waited for: a worker's first session waits for its own."""
+def start_kits(setting: str | None, folders: list[Path], cpus: list[set[int] | None] | None = None) -> list[Kit]:
+    """One kit per folder (each kit's sandboxes are made in its folder, and
+    run on its ``cpus``), started, not waited for: a worker's first session
+    waits for its own."""
     from .probe import isolation_for
 
     setting = (setting or "auto").lower()
@@ -50,13 +52,33 @@ def start_kits(setting: str | None, folders: list[Path]) -> list[Kit]:
             for numpy_only in (False, True):
                 sandbox = kit.sandboxes[(isolation.mode, isolation.uid, numpy_only)] = _Sandbox(isolation, numpy_only,
                                                                                                   folder)
-                sandbox.start()
+                with _running_on(cpus[len(kits) - 1] if cpus else None):
+                    sandbox.start()
     except BaseException:
         for kit in kits:
             for sandbox in kit.sandboxes.values():
                 sandbox.stop()
         raise
     return kits
+
+
+@contextlib.contextmanager
+def _running_on(cpus: set[int] | None):
+    """This process on ``cpus`` for a while: what it starts meanwhile inherits them."""
+    if not cpus:
+        yield
+        return
+    try:
+        before = os.sched_getaffinity(0)
+        os.sched_setaffinity(0, cpus)
+    except (AttributeError, OSError):
+        yield
+        return
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(0, before)
 
 
 def adopt(kit: Kit) -> None:
