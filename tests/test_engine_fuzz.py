@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 import types
+import warnings
 
 import numpy as np
 import pytest
@@ -196,3 +197,20 @@ def test_every_program_means_what_its_builder_built_and_relu_never_meets_its_kin
                 assert np.all(np.abs(inputs) > 1e-6), program
         value += 1
     json.dumps(program)  # plain data, as it crosses to the worker
+
+
+def test_results_cross_the_worker_boundary_as_the_same_text_whatever_the_arrays_hold():
+    from pytest_autograd_grader.engine_fuzz.interpret import _packed_array, pack
+
+    tree = {"values": [np.array(2.5), np.arange(6, dtype=np.int64).reshape(2, 3), np.array([True, False]),
+                       np.array([1.5, np.nan, -0.0], dtype=np.float32), np.zeros((0, 2)),
+                       np.array([1, 2.5], dtype=object), np.array([1 + 2j]), None, "<ValueError>"],
+            "steps": [{"grads": (np.ones(2), 3.0), "is_leaf": True}]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # numpy's, for the complex array: float() drops its imaginary part
+        assert json.dumps(tree, default=_packed_array) == json.dumps(pack(tree))
+    broken = np.array(["a"], dtype=object)
+    with pytest.raises(ValueError):
+        pack(broken)
+    with pytest.raises(ValueError):  # as it did after pack
+        json.dumps({"x": broken}, default=_packed_array)
