@@ -39,7 +39,7 @@ def start_kits(setting: str | None, folders: list[Path], cpus: list[set[int] | N
     stop_all()  # the probe's zygote: each kit has its own, in its own folder
     kits: list[Kit] = []
     try:
-        for folder in folders:
+        for number, folder in enumerate(folders):
             isolation = first
             if first.uid is not None and kits:
                 taken = {kit.isolation.uid for kit in kits}
@@ -50,9 +50,9 @@ def start_kits(setting: str | None, folders: list[Path], cpus: list[set[int] | N
             kit = Kit(setting, isolation)
             kits.append(kit)
             for numpy_only in (False, True):
-                sandbox = kit.sandboxes[(isolation.mode, isolation.uid, numpy_only)] = _Sandbox(isolation, numpy_only,
-                                                                                                  folder)
-                with _running_on(cpus[len(kits) - 1] if cpus else None):
+                sandbox = _Sandbox(isolation, numpy_only, folder)
+                kit.sandboxes[(isolation.mode, isolation.uid, numpy_only)] = sandbox
+                with _running_on(cpus[number] if cpus else None):
                     sandbox.start()
     except BaseException:
         for kit in kits:
