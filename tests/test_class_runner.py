@@ -236,8 +236,9 @@ def test_a_killed_run_resumes_without_regrading_what_it_finished(tmp_path):
     (subs / "cat" / "exercises" / "graph.py").write_text("while True:\n    pass\n")  # a slow student
     out = tmp_path / "out"
     args = ["--checks", str(checks), "--submissions", str(subs), "--out", str(out), "-j", "1", "--salt", "s2"]
+    env = _own_tmp(tmp_path)  # what the killed run cannot remove lands there, and goes with the test
     run = subprocess.Popen([sys.executable, "-m", "pytest_autograd_grader", "class", *args, "--timeout=1"],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, env=env)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not {"ann", "ben"} <= set(_reports(out)):
         time.sleep(0.2)
@@ -246,7 +247,7 @@ def test_a_killed_run_resumes_without_regrading_what_it_finished(tmp_path):
     before = _reports(out)
     assert {"ann", "ben"} <= set(before) and "eve" not in before
     assert all(r["complete"] for r in before.values())  # each file whole: written atomically
-    resumed = _class(*args, "--resume")
+    resumed = _class(*args, "--resume", env=env)
     after = _reports(out)
     assert set(after) == {"ann", "ben", "cat", "dan", "eve", "_fay", "gil", "__2J__Hivy"}
     for name in ("ann", "ben"):
