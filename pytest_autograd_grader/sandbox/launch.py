@@ -42,6 +42,17 @@ def _hand_over(binds: list[tuple[str, str]], host: Path) -> tuple[list[tuple[str
     return new, handed
 
 
+def _cow_splits_huge_pages() -> bool:
+    """Whether a worker's first write to a 2 MB page it shares with the
+    zygote copies 4 KB of it (Linux 5.8+), not all 2 MB (every worker would
+    then copy much of the zygote's heap)."""
+    try:
+        release = tuple(int(part) for part in os.uname().release.split("-")[0].split(".")[:2])
+    except (ValueError, AttributeError):
+        return False
+    return release >= (5, 8)
+
+
 class _Sandbox:
     """One zygote behind one isolation, shared by every executor of the
     pytest process (pytester's in-process runs included): it holds nothing
@@ -112,9 +123,10 @@ class _Sandbox:
             os.symlink(iso.PACKAGE_DIR, base / "lib" / iso.PACKAGE_DIR.name)
             command = python + flags
             env = iso.worker_env(str(base / "lib"), str(base / "work"))
-        # malloc's memory on 2 MB pages from the start (glibc 2.35+; ignored
-        # elsewhere): zygote.huge_pages then has little left to move
-        env["GLIBC_TUNABLES"] = ":".join(filter(None, [os.environ.get("GLIBC_TUNABLES"), HUGE_MALLOC]))
+        if _cow_splits_huge_pages():
+            # malloc's memory on 2 MB pages from the start (glibc 2.35+; ignored
+            # elsewhere): zygote.huge_pages then has little left to move
+            env["GLIBC_TUNABLES"] = ":".join(filter(None, [os.environ.get("GLIBC_TUNABLES"), HUGE_MALLOC]))
         try:
             self.launcher = subprocess.Popen(
                 command, pass_fds=pass_fds, cwd=base, env=env, start_new_session=True,
