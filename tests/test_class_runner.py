@@ -436,3 +436,72 @@ def test_each_worker_runs_on_a_cpu_of_its_own_only_when_there_is_one_each(monkey
     assert pool._cpus(2) == [{4}, {6}]
     assert pool._cpus(1) == [None]  # the idle core helps a lone worker more
     assert pool._cpus(3) == [None, None, None]  # the kernel spreads more workers than cores best
+
+
+def test_a_report_that_cannot_be_written_costs_its_student_an_error_not_the_run(tmp_path, monkeypatch):
+    # OUT removed or full while the class is graded: the student is named
+    # with the reason at once (the parent used to wait --student-timeout for it)
+    from pytest_autograd_grader.classroom import pool, runner
+    from pytest_autograd_grader.classroom.students import checks_sha256, find_students
+
+    checks, subs = _make_class(tmp_path)
+    real = runner.write_report
+
+    def disk_full_at_ben(out, report):
+        if report["student"] == "ben":
+            raise OSError(28, "No space left on device")
+        return real(out, report)
+
+    monkeypatch.setattr(runner, "write_report", disk_full_at_ben)
+    students = [s for s in find_students(subs) if s.id in ("ann", "ben", "cat")]
+    settings = runner.ClassSettings(checks=checks, out=tmp_path / "out", checks_sha256=checks_sha256(checks),
+                                    timeout=3.0, student_timeout=60.0)
+    settings.out.mkdir()
+    done = []
+    started = time.monotonic()
+    pool.grade_all(settings, [(s, 5) for s in students], 1, done.append)
+    assert time.monotonic() - started < 40
+    outcomes = {o.student: o for o in done}
+    assert outcomes["ann"].status == "graded" and outcomes["cat"].status == "not attempted"
+    assert outcomes["ben"].status == "error"
+    assert f"the report could not be written to {settings.out} (OSError: [Errno 28] No space left on device)" \
+        in outcomes["ben"].error
+
+
+def test_a_class_run_stopped_with_sigterm_keeps_what_it_finished_and_leaves_nothing_running(tmp_path):
+    checks, subs = _make_class(tmp_path)
+    (subs / "cat" / "exercises" / "graph.py").write_text("while True:\n    pass\n")  # still grading when stopped
+    out = tmp_path / "out"
+    env = _own_tmp(tmp_path)
+    run = subprocess.Popen([sys.executable, "-m", "pytest_autograd_grader", "class", "--checks", str(checks),
+                            "--submissions", str(subs), "--out", str(out), "-j", "1", "--timeout=20"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not {"ann", "ben"} <= set(_reports(out)):
+        time.sleep(0.2)
+    run.send_signal(signal.SIGTERM)  # the parent only, as kill or a scheduler's cancel would
+    _, said = run.communicate(timeout=60)
+    assert run.returncode == 130, said
+    assert "interrupted: every student graded so far is in the reports" in said
+    assert {"ann", "ben"} <= set(_reports(out))
+    assert list((tmp_path / "tmp").iterdir()) == []
+    assert _processes_in(tmp_path / "tmp") == [] and _processes_in(out) == []
+
+
+def test_workers_end_with_a_parent_killed_outright(tmp_path):
+    checks, subs = _make_class(tmp_path)
+    out = tmp_path / "out"
+    env = _own_tmp(tmp_path)
+    run = subprocess.Popen([sys.executable, "-m", "pytest_autograd_grader", "class", "--checks", str(checks),
+                            "--submissions", str(subs), "--out", str(out), "-j", "2", "--timeout=3"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not _reports(out):
+        time.sleep(0.2)
+    run.kill()  # the parent only: the OOM killer's way
+    run.wait()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and (_processes_in(out) or _processes_in(tmp_path / "tmp")):
+        time.sleep(0.2)
+    assert _processes_in(out) == []  # no worker waits on for students that never come
+    assert _processes_in(tmp_path / "tmp") == []  # nor holds its sandboxes

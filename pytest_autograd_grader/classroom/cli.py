@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import signal
 import statistics
 import sys
 import time
@@ -237,11 +238,15 @@ def run(args) -> int:
         outcomes.append(outcome)
         progress.update(outcome)
 
+    # SIGTERM (kill, a scheduler cancelling the job) stops the run as Ctrl-C
+    # does: workers stopped, their folders removed, what is finished kept
+    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         grade_all(settings, work, args.jobs, done, meanwhile=preload_plots)
     except KeyboardInterrupt:
         interrupted = True
     finally:
+        signal.signal(signal.SIGTERM, previous)
         progress.close()
     elapsed = time.monotonic() - started
     run_info["finished"] = None if interrupted else now_iso()
@@ -261,6 +266,10 @@ def run(args) -> int:
         print(msg("class.interrupted"), file=sys.stderr)
         return 130
     return 0
+
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
 
 
 def build(out: Path, run_info: dict, roster: str | None) -> list[str]:

@@ -23,6 +23,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Callable
 
+from ..i18n import msg
 from ..in_process import run_session, warm_sandbox
 from ..reporters.files import write_json_atomic
 from ..sandbox.kits import Kit, adopt, release
@@ -165,6 +166,7 @@ def _worker(settings: ClassSettings, tasks: Connection, results: Connection, scr
     from ..sandbox import stop_all
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
+    _die_with_parent()
     if cpus:
         with contextlib.suppress(OSError):
             os.sched_setaffinity(0, cpus)  # the sandboxes we start ourselves run there too
@@ -190,7 +192,11 @@ def _worker(settings: ClassSettings, tasks: Connection, results: Connection, scr
         return task
 
     def sent(report: dict) -> None:
-        write_report(settings.out, report)
+        try:
+            write_report(settings.out, report)
+        except OSError as exc:  # OUT gone or full: the parent still hears of this student, or waits for ever
+            report = {**report, "status": "error", "error": msg("class.report_unwritten", out=str(settings.out),
+                                                                   error=f"{type(exc).__name__}: {exc}")}
         results.send(Outcome(report["student"], report["status"], float(report.get("percent") or 0.0),
                              float(report.get("grading_s") or 0.0), str(report.get("error") or ""), _rss_mb()))
 
@@ -214,6 +220,24 @@ def _worker(settings: ClassSettings, tasks: Connection, results: Connection, scr
         sent(report)
     stop_all()  # our zygotes, their folders with them
     os._exit(0)  # no atexit handlers of the parent's copy of the process
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """A worker whose parent is killed (SIGKILL, the OOM killer) ends too,
+    rather than wait for students that never come, holding its sandboxes."""
+    import ctypes
+    import signal
+
+    parent = os.getppid()
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # it died before we asked
+        os._exit(1)
 
 
 def _grader_failed(settings: ClassSettings, student: Student, seed: int, exc: BaseException) -> dict:

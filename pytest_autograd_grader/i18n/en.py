@@ -445,6 +445,7 @@ EN: dict[str, str] = {
     "class.interrupted": "interrupted: every student graded so far is in the reports; run again with --resume to finish",
     "class.merge_not_a_run": "{path} holds no class-run.json: give OUT folders of 'autograd-grader class' runs",
     "class.student_overdue": "grading this submission took longer than {seconds:g} s (--student-timeout) and was stopped; a check of the course may hang: grade it again with --only",
+    "class.report_unwritten": "the report could not be written to {out} ({error}): make room there or point --out elsewhere, then grade this student again with --only",
     "class.worker_died": "the grading process died (exit code {code}) while grading this submission; grade it again with --only",
     "class.bad_timeout": "--timeout {seconds}: give a positive number of seconds for each check, such as 10",
     "class.bad_student_timeout": "--student-timeout {seconds}: give a positive number of seconds, such as 1200",

@@ -445,6 +445,7 @@ ZH: dict[str, str] = {
     "class.interrupted": "已中断：已经评完的学生都在报告里；用 --resume 再运行一次即可完成",
     "class.merge_not_a_run": "{path} 中没有 class-run.json：请给出 'autograd-grader class' 运行的 OUT 文件夹",
     "class.student_overdue": "为这份提交评分超过了 {seconds:g} 秒（--student-timeout），已被停止；可能是课程的某个检查卡住了：请用 --only 重新评分",
+    "class.report_unwritten": "报告无法写入 {out}（{error}）：请在那里腾出空间或用 --out 指向别处，然后用 --only 重新评分这个学生",
     "class.worker_died": "为这份提交评分时，评分进程意外退出（退出码 {code}）；请用 --only 重新评分",
     "class.bad_timeout": "--timeout {seconds}：请给出每个检查的秒数（正数），例如 10",
     "class.bad_student_timeout": "--student-timeout {seconds}：请给出正的秒数，例如 1200",
