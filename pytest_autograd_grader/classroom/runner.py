@@ -30,7 +30,6 @@ from ..sandbox.kits import Kit, adopt, release
 from .students import Student
 
 
-
 @dataclass
 class ClassSettings:
     checks: Path
@@ -229,14 +228,15 @@ def _die_with_parent() -> None:
     """A worker whose parent is killed (SIGKILL, the OOM killer) ends too,
     rather than wait for students that never come, holding its sandboxes."""
     import ctypes
+    import multiprocessing
     import signal
 
-    parent = os.getppid()
+    parent = multiprocessing.parent_process()
     try:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     except (OSError, AttributeError):
         return
-    if os.getppid() != parent:  # it died before we asked
+    if parent is not None and os.getppid() != parent.pid:  # it died before we asked
         os._exit(1)
 
 
