@@ -254,6 +254,12 @@ def test_a_killed_run_resumes_without_regrading_what_it_finished(tmp_path):
         assert after[name]["finished"] == before[name]["finished"]  # not graded again
     assert f"({len(before)} kept from earlier runs)" in resumed.stderr or "kept" in resumed.stderr
     assert after["cat"]["status"] == "graded" and (out / "report.html").is_file()
+    # once more, with nothing left to grade: the outputs are rebuilt, nobody is graded again
+    (out / "report.html").unlink()
+    again = _class(*args, "--resume", env=env)
+    assert "(8 kept from earlier runs)" in again.stderr, again.stderr
+    assert {name: r["finished"] for name, r in _reports(out).items()} == {name: r["finished"] for name, r in after.items()}
+    assert (out / "report.html").is_file()
 
 
 def test_bad_arguments_say_what_to_do(tmp_path):

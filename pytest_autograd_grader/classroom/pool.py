@@ -154,6 +154,8 @@ def grade_all(settings: ClassSettings, work: list[tuple[Student, int]], jobs: in
     calling ``on_done`` as each student finishes (in the parent), and
     ``meanwhile`` once they are started (the parent has time while they
     warm up)."""
+    if not work:
+        return  # --resume found every student done: nothing to start, probe or import
     scratches = [_scratch() for _ in range(min(jobs, len(work)))]
     cpus = _cpus(len(scratches))
     kits = _start_kits(settings, scratches, cpus)  # their torch imports overlap ours
