@@ -23,6 +23,10 @@ from pytest_autograd_grader.boundary.wire import dumps, loads
     torch.empty(0, 3),
     torch.tensor(2.5),
     torch.randn(2, dtype=torch.complex64).conj(),
+    torch.randn(2, dtype=torch.complex64).conj().imag,      # a negative view
+    torch.randn(3, 1).expand(3, 4),                         # stride 0
+    torch.randn(5, 4)[1:4:2, 1:],                           # offset and steps into its storage
+    torch.randn(3, dtype=torch.float16, requires_grad=True),
 ])
 def test_tensors_round_trip_as_plain_tensors(tensor):
     back = loads(dumps({"t": tensor, "meta": [1, 2.5, "s", None, True]}))
@@ -30,6 +34,18 @@ def test_tensors_round_trip_as_plain_tensors(tensor):
     assert back["t"].dtype == tensor.dtype and back["t"].shape == tensor.shape
     assert torch.equal(back["t"].nan_to_num(), tensor.resolve_conj().nan_to_num())
     assert back["meta"] == [1, 2.5, "s", None, True]
+
+
+def test_tensor_bytes_are_the_elements_in_order_whatever_the_layout():
+    # the common case takes a shortcut (numpy's bytes); it must write what
+    # the general path writes, element by element in C order
+    from pytest_autograd_grader.boundary.wire import _tensor_bytes
+
+    for tensor in (torch.randn(2, 3).t(), torch.randn(3, 1).expand(3, 4), torch.arange(10)[::3],
+                   torch.tensor(1.5), torch.tensor([True, False]), torch.randn(2, dtype=torch.complex128)):
+        meta, raw = _tensor_bytes(tensor)
+        assert raw == tensor.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+        assert meta == [str(tensor.dtype).removeprefix("torch."), list(tensor.shape), "cpu", len(raw)]
 
 
 def test_meta_tensors_keep_their_device():

@@ -20,8 +20,9 @@ from .records import MAX_DEPTH, MAX_ITEMS, PRIMITIVES, REPR_LIMIT, STUDENT_PREFI
 def _plain_tensor(t):
     import torch
 
-    # as_subclass drops any subclass; clone so the bytes are ours.
-    return torch.Tensor.as_subclass(t.detach(), torch.Tensor).clone()
+    # as_subclass drops any subclass. No copy: every tree made here is
+    # written by wire.dumps at once, which copies the bytes.
+    return torch.Tensor.as_subclass(t.detach(), torch.Tensor)
 
 
 def _short_repr(obj: object) -> str:
@@ -161,8 +162,11 @@ def encode(obj: Any, in_student_file=None, _depth: int = 0, _budget: list | None
     if kind is FunctionRef:
         return {"$": "function", "module": obj.module, "qualname": obj.qualname, "file": obj.file}
     if torch is not None and isinstance(obj, torch.Tensor):
-        with _no_warnings():
+        if type(obj) is torch.Tensor:  # reading .grad of a leaf or a retained tensor never warns
             grad = obj.grad if obj.is_leaf or obj.retains_grad else None
+        else:
+            with _no_warnings():  # a subclass's .grad may warn (under "error", raise)
+                grad = obj.grad if obj.is_leaf or obj.retains_grad else None
         return {
             "$": "tensor", "data": _plain_tensor(obj), "grad": None if grad is None else _plain_tensor(grad),
             "requires_grad": bool(obj.requires_grad), "is_leaf": bool(obj.is_leaf),
