@@ -2,17 +2,22 @@
 `pytest --grade`, one student after another, side by side in one run.
 
     python bench/bench_class.py [--students 100] [--loop 10] [--jobs N] [--timeout 3] [--seed N] [--seed-per-student]
+                                [--rounds N]
 
 A synthetic class is built from the curriculum: reference solutions,
 untouched stubs, partial submissions (some topics solved), one module that
 hangs at import, one that kills its process, one empty folder. The loop
 grades the first --loop students with the instructor's safe invocation,
 one pytest process each, as a shell loop would; its mean per student is
-extrapolated to the class. The class is graded as ``autograd-grader class``
-grades by default (one seed for the class, drawn from a new salt), with
-``--seed N`` (the loop then uses the same ``--grade-seed``), or with
-``--seed-per-student``; a lone run draws its own seed. Printed: total wall, per-student median, the
-speed-up, and peak memory. Figures are printed, not asserted.
+extrapolated to the class. Half of the loop runs before the class and half
+after, so that a machine whose speed drifts (a shared VM's does, by a third
+within minutes) favours neither side; --rounds repeats the whole and
+prints the median speed-up. The class is graded as ``autograd-grader
+class`` grades by default (one seed for the class, drawn from a new salt),
+with ``--seed N`` (the loop then uses the same ``--grade-seed``), or with
+``--seed-per-student``; a lone run draws its own seed. Printed: total wall,
+per-student median, the speed-up, and peak memory. Figures are printed,
+not asserted.
 """
 
 from __future__ import annotations
@@ -83,6 +88,20 @@ def shell_loop(checks: Path, subs: Path, students: list[str], timeout: float, ou
     return times
 
 
+def class_run(checks: Path, subs: Path, out: Path, args) -> float:
+    command = [sys.executable, "-m", "pytest_autograd_grader", "class", "--checks", str(checks),
+               "--submissions", str(subs), "--out", str(out), f"--timeout={args.timeout:g}"]
+    if args.jobs:
+        command.append(f"--jobs={args.jobs}")
+    if args.seed is not None:
+        command.append(f"--seed={args.seed}")
+    if args.seed_per_student:
+        command.append("--seed-per-student")
+    started = time.monotonic()
+    subprocess.run(command, check=True, stderr=subprocess.DEVNULL)
+    return time.monotonic() - started
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--students", type=int, default=100)
@@ -91,39 +110,42 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=3.0)
     parser.add_argument("--seed", type=int, default=None, help="the class's seed (default: drawn from a new salt)")
     parser.add_argument("--seed-per-student", action="store_true", help="a seed of its own for each student")
+    parser.add_argument("--rounds", type=int, default=1, help="loop and class measured again, side by side")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-class-") as tmp:
         root = Path(tmp)
         checks, subs = make_class(root, args.students)
-        (root / "loop").mkdir()
         names = sorted(p.name for p in subs.iterdir())
         with_modules = [n for n in names if (subs / n / "exercises").is_dir()][: args.loop]
-        loop_times = shell_loop(checks, subs, with_modules, args.timeout, root / "loop", args.seed)
-
-        command = [sys.executable, "-m", "pytest_autograd_grader", "class", "--checks", str(checks),
-                   "--submissions", str(subs), "--out", str(root / "out"), f"--timeout={args.timeout:g}"]
-        if args.jobs:
-            command.append(f"--jobs={args.jobs}")
-        if args.seed is not None:
-            command.append(f"--seed={args.seed}")
-        if args.seed_per_student:
-            command.append("--seed-per-student")
-        started = time.monotonic()
-        subprocess.run(command, check=True, stderr=subprocess.DEVNULL)
-        wall = time.monotonic() - started
+        half = len(with_modules) // 2
+        speedups = []
+        for number in range(1, args.rounds + 1):
+            (root / "loop").mkdir(exist_ok=True)
+            shutil.rmtree(root / "out", ignore_errors=True)
+            # half the loop before the class, half after: a machine whose
+            # speed drifts during the round (a shared VM's does) tilts neither side
+            loop_times = shell_loop(checks, subs, with_modules[:half], args.timeout, root / "loop", args.seed)
+            wall = class_run(checks, subs, root / "out", args)
+            loop_times += shell_loop(checks, subs, with_modules[half:], args.timeout, root / "loop", args.seed)
+            reports = [json.loads(p.read_text()) for p in (root / "out").glob("student*.json")]
+            per_student = [r.get("grading_s", 0.0) for r in reports]
+            statuses = {s: sum(r["status"] == s for r in reports)
+                        for s in ("graded", "not attempted", "missing", "error")}
+            loop_mean = statistics.mean(loop_times)
+            speedups.append(loop_mean * args.students / wall)
+            if args.rounds > 1:
+                print(f"-- round {number} of {args.rounds}")
+            print(f"class of {args.students}: {statuses}")
+            print(f"autograd-grader class: {wall:.1f} s wall, {wall / args.students:.2f} s per student, "
+                  f"median {statistics.median(per_student):.2f} s of grading per student")
+            print(f"shell loop of pytest --grade (first {len(loop_times)}, half before the class, half after): "
+                  f"mean {loop_mean:.2f} s, median {statistics.median(loop_times):.2f} s per student; "
+                  f"extrapolated to {args.students}: {loop_mean * args.students:.0f} s")
+            print(f"speed-up: {speedups[-1]:.1f}x")
+        if args.rounds > 1:
+            print(f"speed-up over {args.rounds} rounds: median {statistics.median(speedups):.1f}x "
+                  f"(from {min(speedups):.1f}x to {max(speedups):.1f}x)")
         peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-
-        reports = [json.loads(p.read_text()) for p in (root / "out").glob("student*.json")]
-        per_student = [r.get("grading_s", 0.0) for r in reports]
-        statuses = {s: sum(r["status"] == s for r in reports) for s in ("graded", "not attempted", "missing", "error")}
-        loop_mean = statistics.mean(loop_times)
-        print(f"class of {args.students}: {statuses}")
-        print(f"autograd-grader class: {wall:.1f} s wall, {wall / args.students:.2f} s per student, "
-              f"median {statistics.median(per_student):.2f} s of grading per student")
-        print(f"shell loop of pytest --grade (first {len(loop_times)}): mean {loop_mean:.2f} s, "
-              f"median {statistics.median(loop_times):.2f} s per student; "
-              f"extrapolated to {args.students}: {loop_mean * args.students:.0f} s")
-        print(f"speed-up: {loop_mean * args.students / wall:.1f}x")
         print(f"peak memory of one process (a grading worker, a sandbox worker or a loop's pytest): {peak_mb:.0f} MB")
         for path in (root / "out").glob("*.csv"):
             print(f"wrote {path.name}: {len(path.read_text().splitlines())} lines")
