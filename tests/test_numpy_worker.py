@@ -115,3 +115,48 @@ def test_only_bubblewrap_keeps_torch_from_an_engine_that_removes_the_hook(pytest
         assert check["status"] == "failed" and "torch.autograd ran" in check["feedback"], check
         assert unenforced in graded.report["isolation_missing"]
         assert unenforced in graded.text
+
+
+# What a worker imports after its fork, every worker imports again: about
+# 5 ms of page faults each time, twice per student. The zygotes import the
+# grader's code a worker runs (the engine track's interpreter, telling an
+# error) before they fork.
+PROBE = '''
+import sys
+
+AT_IMPORT = set(sys.modules)
+
+
+def fail():
+    raise ValueError("told through the grader's error encoding")
+
+
+def imported_since():
+    return sorted(name for name in set(sys.modules) - AT_IMPORT if "_grade_submission_" not in name)
+'''
+
+IMPORTS_CHECKS = '''
+import pytest
+
+from pytest_autograd_grader.engine_fuzz.interpret import run_engine_batch
+
+pytestmark = pytest.mark.grade(concept="engine")
+
+
+def test_workers_import_nothing_of_ours_after_the_fork(submission, autograd):
+    for numpy_only in (True, False):
+        probe = submission("probe", numpy_only=numpy_only)
+        try:
+            probe.fail()
+        except Exception:
+            pass
+        if numpy_only:  # the engine track's calls: only its workers make them
+            probe.run(run_engine_batch, "[]")
+        autograd.assert_equal(probe.imported_since(), [], "modules imported in the worker after its fork")
+'''
+
+
+def test_workers_find_the_graders_code_imported_before_their_fork(pytester):
+    graded = grade_checks(pytester, IMPORTS_CHECKS, probe=PROBE)
+    check = graded.check("test_workers_import_nothing_of_ours_after_the_fork")
+    assert check["status"] == "passed", check["feedback"]
