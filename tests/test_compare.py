@@ -71,3 +71,50 @@ def test_a_loop_that_never_clears_grad_is_a_running_sum():
     text = failure_of(Autograd().assert_grad, g1 + g2, g2, "step 2", context=Context(previous=(g1,), grad_of="w"))
     assert "the gradient of step 2 is the sum of the gradients of steps 1 and 2" in text
     assert "Zero it (w.grad = None or optimizer.zero_grad())" in text
+
+
+def _assert_close_says(got, expected, rtol, atol) -> bool:
+    try:
+        torch.testing.assert_close(got, expected, rtol=rtol, atol=atol)
+    except AssertionError:
+        return False
+    return True
+
+
+_EDGES = [0.0, -0.0, 1.0, 1.0 + 5e-8, 1.0 + 5e-6, -2.5, 1e300, 5e-324, float("nan"), float("inf"), float("-inf")]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "bfloat16"])
+def test_gradients_pass_exactly_where_torch_testing_assert_close_passes_them(dtype):
+    # the comparison is torch.isclose (assert_close's own import costs every
+    # run 0.3 s); its verdicts must stay assert_close's, edge values included
+    from pytest_autograd_grader.checking.compare import close, tolerances
+
+    rtol, atol = tolerances(dtype, "cpu")
+    kind = getattr(torch, dtype)
+    for x in _EDGES:
+        for y in _EDGES:
+            got, expected = torch.tensor([x], dtype=kind), torch.tensor([y], dtype=kind)
+            assert close(got, expected, rtol, atol) == _assert_close_says(got, expected, rtol, atol), (x, y)
+    got = torch.tensor(_EDGES, dtype=kind)
+    assert close(got, got.clone(), rtol, atol) is False  # NaN is close to nothing, as in assert_close
+    assert close(torch.empty(0, 2, dtype=kind), torch.empty(0, 2, dtype=kind), rtol, atol) is True
+
+
+@pytest.mark.parametrize("dtype", ["int64", "uint8", "bool", "complex128"])
+def test_other_dtypes_pass_exactly_where_torch_testing_assert_close_passes_them(dtype):
+    from pytest_autograd_grader.checking.compare import close, tolerances
+
+    rtol, atol = tolerances(dtype, "cpu")
+    values = [1 + 1j, complex("nan+1j"), 1 + 1.00000001j, 2j] if dtype == "complex128" else [0, 1, 2]
+    for x in values:
+        for y in values:
+            got, expected = torch.tensor([x]).to(getattr(torch, dtype)), torch.tensor([y]).to(getattr(torch, dtype))
+            assert close(got, expected, rtol, atol) == _assert_close_says(got, expected, rtol, atol), (x, y)
+
+
+def test_a_gradient_off_by_more_than_the_tolerance_fails_and_within_it_passes():
+    expected = torch.tensor([1.0, 2.0], dtype=torch.float64)
+    Autograd().assert_grad(expected + 5e-8, expected, "x.grad")  # within float64's rtol 1e-7, atol 1e-7
+    text = failure_of(Autograd().assert_grad, expected + 1e-5, expected, "x.grad")
+    assert text.splitlines()[0] == msg("cmp.mismatch", what="x.grad")

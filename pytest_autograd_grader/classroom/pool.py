@@ -126,14 +126,13 @@ def _stop(slot: _Slot, kill: bool = False) -> None:
 
 
 # Imported once in the parent, so no student's session imports them again.
-# torch imports the last two lazily, at the first backward (symbolic_shapes,
-# with sympy: about a second) and the first torch.testing.assert_close
-# (distributed.tensor); the parent must not run a backward: autograd's
-# threads do not survive a fork.
+# torch imports the last one lazily, at the first backward given its output
+# gradients (symbolic_shapes, with sympy: about half a second); the parent
+# must not run a backward: autograd's threads do not survive a fork.
 WARM = ("pytest", "torch", "numpy", "numpy.random", "pytest_autograd_grader.plugin",
         "pytest_autograd_grader.checking.autograd", "pytest_autograd_grader.checking.seeding",
         "pytest_autograd_grader.boundary.submission", "pytest_autograd_grader.boundary.blame",
-        "pytest_autograd_grader.sandbox", "torch.fx.experimental.symbolic_shapes", "torch.distributed.tensor")
+        "pytest_autograd_grader.sandbox", "torch.fx.experimental.symbolic_shapes")
 
 
 def warm_up() -> None:
