@@ -227,13 +227,14 @@ PR_SET_PDEATHSIG = 1
 def _die_with_parent() -> None:
     """A worker whose parent is killed (SIGKILL, the OOM killer) ends too,
     rather than wait for students that never come, holding its sandboxes."""
-    import ctypes
     import multiprocessing
     import signal
 
+    from ..sandbox.namespaces import libc
+
     parent = multiprocessing.parent_process()
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     except (OSError, AttributeError):
         return
     if parent is not None and os.getppid() != parent.pid:  # it died before we asked

@@ -16,6 +16,7 @@ import sys
 import tempfile
 
 from .framing import frame, recv_frame
+from .namespaces import libc
 
 FILE_SIZE_LIMIT = 64 << 20      # bytes a worker may write to one file
 EXTRA_TASKS = 256               # RLIMIT_NPROC head-room over what its uid already runs
@@ -43,10 +44,8 @@ def _drop_privileges(uid: int | None) -> None:
         if os.getuid() != uid or os.geteuid() != uid:
             os._exit(71)
     try:
-        import ctypes
-
         # setuid programs on the system (su, mount, ...) gain nothing for us
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+        libc().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     except (OSError, AttributeError):
         pass
 

@@ -295,12 +295,6 @@ def _freeze() -> None:
     workers forked from here collect only what student code makes, and
     their pages of torch's objects stay shared with the zygote."""
     import gc
-    import resource  # noqa: F401
-
-    # the worker's own code, imported once here: imported in each worker
-    # after its fork, it cost 4.7 ms of a 21.6 ms start (page faults on
-    # everything the import machinery touches)
-    from . import worker  # noqa: F401
 
     gc.freeze()
     _huge_pages()
@@ -372,6 +366,12 @@ def main(argv: list[str]) -> None:
     except (OSError, AttributeError):
         pass
     control = socket.socket(fileno=control_fd)
+    # the worker's own code, imported once here: imported in each worker
+    # after its fork, it cost 4.7 ms of a 21.6 ms start (page faults on
+    # everything the import machinery touches)
+    import resource  # noqa: F401
+
+    from . import worker  # noqa: F401
     _warm_up_numpy() if numpy_only else _warm_up()
     Zygote(control).serve()
     os._exit(0)
