@@ -78,6 +78,10 @@ class Watch:
         self.extra = extra
         self.events: queue.Queue[str] = queue.Queue()
         self.results: dict[str, dict] = {}  # check id -> its latest result, whichever run it came from
+        # Set by every Ctrl-C, and read after each re-grade: the KeyboardInterrupt
+        # it raises can be swallowed on its way out of a session (code that
+        # catches BaseException, a finalizer), and the watch must stop all the same.
+        self.interrupted = threading.Event()
         self.concepts: dict[str, str] = {}  # concept id -> title, in the order first seen
 
     def loop(self) -> int:
@@ -105,6 +109,7 @@ class Watch:
         observer = Observer()
         for folder in {self.folder, self.submission}:
             observer.schedule(Handler(), str(folder), recursive=True)
+        previous = signal.signal(signal.SIGINT, self._on_ctrl_c)
         try:
             observer.start()
             print(msg("watch.starting", folder=self.folder), flush=True)
@@ -112,7 +117,7 @@ class Watch:
             code = self.grade(list(self.topics.values()), msg("watch.first"))
             if code in (3, 4):  # pytest's internal and usage errors: its message is above
                 return code
-            if code == INTERRUPTED:
+            if code == INTERRUPTED or self.interrupted.is_set():
                 raise KeyboardInterrupt
             print(msg("watch.waiting"), flush=True)
             while True:
@@ -122,13 +127,15 @@ class Watch:
                 files = self.checks_for(changed)
                 if files:
                     names = ", ".join(sorted({Path(p).name for p in changed}))
-                    if self.grade(files, msg("watch.changed", files=names)) == INTERRUPTED:
-                        raise KeyboardInterrupt  # Ctrl-C while grading: pytest caught it, we stop too
+                    code = self.grade(files, msg("watch.changed", files=names))
+                    if code == INTERRUPTED or self.interrupted.is_set():
+                        raise KeyboardInterrupt  # Ctrl-C while grading: pytest caught it (or lost it), we stop
                     print(msg("watch.waiting"), flush=True)
         except KeyboardInterrupt:
             print("\n" + msg("watch.stopped"), flush=True)
             return 0
         finally:
+            signal.signal(signal.SIGINT, previous)
             observer.stop()
             observer.join(timeout=5)
             stop_all()
@@ -138,13 +145,18 @@ class Watch:
         touched; None after Ctrl-C. Ctrl-C only sets a flag here: raised as
         KeyboardInterrupt it could land in a finalizer or a weakref callback
         (a garbage collection, the queue's locks) and be lost."""
-        stop = threading.Event()
-        previous = signal.signal(signal.SIGINT, lambda *_: stop.set())
+        previous = signal.signal(signal.SIGINT, lambda *_: self.interrupted.set())
         try:
             _settle()
-            return self.next_save(stop)
+            return self.next_save(self.interrupted)
         finally:
             signal.signal(signal.SIGINT, previous)
+
+    def _on_ctrl_c(self, signum, frame) -> None:
+        """Ctrl-C while grading: remembered, then raised as usual, so that
+        pytest stops the session it is running."""
+        self.interrupted.set()
+        raise KeyboardInterrupt
 
     def next_save(self, stop: threading.Event) -> set[str] | None:
         """The files one save touched: the first event, then every event

@@ -62,6 +62,42 @@ class Watching:
         return self.until("watch: graded in")
 
 
+def test_a_ctrl_c_that_grading_code_swallows_still_stops_the_watch(tmp_path, monkeypatch, capsys):
+    """A KeyboardInterrupt can be lost on its way out of a session (code
+    that catches BaseException, a finalizer): the Ctrl-C must stop the
+    watch all the same, not leave it waiting for the next save."""
+    from pytest_autograd_grader import in_process, watch
+
+    shutil.copy(EXERCISES / "test_leaf.py", tmp_path)
+    monkeypatch.setattr(in_process, "warm_sandbox", lambda isolation: None)
+    graded = []
+
+    def grade(self, files, why):
+        graded.append(why)
+        if len(graded) == 1:
+            self.events.put(str(tmp_path / "leaf.py"))  # the student saves once
+            return 0
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.2)
+        except BaseException:
+            pass  # what some code on the way out of a session does to it
+        return 0
+
+    monkeypatch.setattr(watch.Watch, "grade", grade)
+    # without the fix the watch waits for the next save: a second Ctrl-C, later, ends this test
+    rescue = threading.Timer(15, os.kill, (os.getpid(), signal.SIGINT))
+    rescue.start()
+    started = time.monotonic()
+    try:
+        code = watch.Watch(tmp_path, {"leaf": tmp_path / "test_leaf.py"}, tmp_path, []).loop()
+    finally:
+        rescue.cancel()
+    assert time.monotonic() - started < 10
+    assert code == 0 and len(graded) == 2
+    assert "watch: stopped" in capsys.readouterr().out
+
+
 def row(lines, start):
     return next(line for line in lines if line.startswith(start))
 
@@ -120,7 +156,15 @@ def test_each_save_regrades_its_topic_and_the_whole_table_stays(tmp_path):
         watch.until("watch: waiting")
     finally:
         os.killpg(watch.process.pid, signal.SIGINT)  # Ctrl-C reaches the terminal's whole group
-        code = watch.process.wait(timeout=30)
+        try:
+            code = watch.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            watch.process.kill()
+            time.sleep(0.5)
+            while not watch.lines.empty():
+                watch.seen.append(watch.lines.get().rstrip("\n"))
+            pytest.fail("the watch did not stop within 30 s of Ctrl-C; its last lines:\n"
+                        + "\n".join(watch.seen[-25:]))
     assert code == 0
     assert watch.until("watch: stopped", timeout=5)
     time.sleep(0.5)
