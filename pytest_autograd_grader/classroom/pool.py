@@ -26,6 +26,7 @@ from typing import Callable
 from ..i18n import msg
 from ..sandbox.isolation import Unavailable, sandbox_parent
 from ..sandbox.kits import Kit, reap, release, start_kits
+from ..sandbox.leftovers import claim, sweep
 from .runner import BEGAN, WARM_UP_S, ClassSettings, Outcome, _worker, error_report, write_report
 from .students import Student
 
@@ -61,7 +62,9 @@ def _scratch() -> Path:
         parent = sandbox_parent(for_other_uids=True)
     except Unavailable:
         parent = None  # no folder other uids reach: only a sandbox of our own uid can run
+    sweep(parent if parent is not None else Path(tempfile.gettempdir()))  # what killed class runs left
     scratch = Path(tempfile.mkdtemp(prefix="grade-class-worker-", dir=parent))
+    claim(scratch)
     os.chmod(scratch, 0o755)  # where the sandbox's own uid makes its folders (sandbox_parent)
     return scratch
 

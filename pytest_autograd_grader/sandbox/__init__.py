@@ -18,7 +18,9 @@ Processes::
   ``probe.py`` picks one by starting a real worker behind it;
   ``handoff.py`` lets a root grader hand bubblewrap's uid what it cannot
   reach (Python under a 0700 home).
-* ``staging.py`` copies the submission where the sandbox can read it.
+* ``staging.py`` copies the submission where the sandbox can read it;
+  ``leftovers.py`` names each folder's owner, so that the next run removes
+  the folders of a run that was killed.
 * ``launch.py`` starts the launcher and zygote of an isolation, once per
   pytest process; ``kits.py`` starts them early for processes about to be
   forked (the class runner's workers); ``executor.py`` hands its workers requests;

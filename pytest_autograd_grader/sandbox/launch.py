@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 from . import isolation as iso
+from . import leftovers
 from .worker_handle import KILL_TIMEOUT_S, close_fd, send_kill
 from .zygote import kill_group, wait_gone
 
@@ -88,7 +89,9 @@ class _Sandbox:
         mode, uid = self.isolation.mode, self.isolation.uid
         other_uids = mode == "user" or uid is not None
         parent = self.folder if self.folder is not None else iso.sandbox_parent(other_uids)
+        leftovers.sweep(parent)  # what runs that were killed left there
         base = self.base = Path(tempfile.mkdtemp(prefix="grade-sandbox-", dir=parent))
+        leftovers.claim(base)
         # others may pass through (workers' own uids reach their directories), not list
         os.chmod(base, 0o711)
         for name in ("stage", "work", "lib"):
