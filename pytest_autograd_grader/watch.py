@@ -148,7 +148,7 @@ class Watch:
         previous = signal.signal(signal.SIGINT, lambda *_: self.interrupted.set())
         try:
             _settle()
-            return self.next_save(self.interrupted)
+            return self.next_save()
         finally:
             signal.signal(signal.SIGINT, previous)
 
@@ -158,11 +158,11 @@ class Watch:
         self.interrupted.set()
         raise KeyboardInterrupt
 
-    def next_save(self, stop: threading.Event) -> set[str] | None:
+    def next_save(self) -> set[str] | None:
         """The files one save touched: the first event, then every event
-        until QUIET_S passes without one."""
+        until QUIET_S passes without one; None after Ctrl-C."""
         while True:
-            if stop.is_set():
+            if self.interrupted.is_set():
                 return None
             try:
                 changed = {self.events.get(timeout=0.2)}
@@ -173,7 +173,7 @@ class Watch:
             try:
                 changed.add(self.events.get(timeout=QUIET_S))
             except queue.Empty:
-                return None if stop.is_set() else {p for p in changed if _relevant(Path(p))}
+                return None if self.interrupted.is_set() else {p for p in changed if _relevant(Path(p))}
 
     def checks_for(self, changed: set[str]) -> list[Path]:
         """The checks files to run again: a topic's own (leaf.py, leaf.ipynb
