@@ -191,3 +191,133 @@ def test_a_failure_the_jacobians_do_not_show_keeps_gradchecks_first_line(feedbac
     assert "does not agree" not in text and "worst entry" not in text
     for raw in RAW:
         assert raw not in text
+
+
+# -- the calls gradcheck is about to make, asked in one request -------------
+
+AHEAD = FUNCTIONS + '''
+
+calls = []
+
+
+class Picky(torch.autograd.Function):
+    """Fails on the inputs gradcheck's finite differences move."""
+
+    @staticmethod
+    def forward(ctx, x):
+        if not bool((x == torch.tensor([1.0, -2.0, 3.0], dtype=x.dtype)).all()):
+            raise ValueError("only the inputs as given, please")
+        return x * x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output
+
+
+class Counted(torch.autograd.Function):
+    """Right, counting its own forward and backward calls."""
+
+    @staticmethod
+    def forward(ctx, x):
+        calls.append("forward")
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        calls.append("backward")
+        (x,) = ctx.saved_tensors
+        return grad_output * 2 * x
+
+
+def count_calls():
+    return calls.count("forward"), calls.count("backward")
+'''
+
+
+def _gradcheck(tmp_path, function: str, ahead: bool, monkeypatch) -> tuple[str, int, tuple]:
+    """gradcheck of ``functions.<function>.apply`` on X, through the proxy
+    and the inline executor: its feedback ("" when it passes), the requests
+    it made, and the student's own count of its calls (Counted)."""
+    from pytest_autograd_grader.boundary.submission import Budget, InlineExecutor, StudentFunction, Submission
+    from pytest_autograd_grader.checking.autograd import Autograd
+    from pytest_autograd_grader.outcomes import GradeFailure
+
+    folder = tmp_path / ("ahead" if ahead else "alone")
+    folder.mkdir(exist_ok=True)
+    (folder / "functions.py").write_text(AHEAD)
+    if not ahead:
+        monkeypatch.setattr(StudentFunction, "answers_ahead", lambda self, calls, vjp=False: None)
+    executor = InlineExecutor()
+    requests = []
+    run = executor.run
+    monkeypatch.setattr(executor, "run", lambda *args, **kwargs: requests.append(args[3]) or run(*args, **kwargs))
+    module = Submission(executor, folder, "functions", Budget(20.0))
+    try:
+        Autograd(device="cpu").gradcheck(getattr(module, function).apply, (X_VALUES,), names=("x",))
+        text = ""
+    except GradeFailure as failure:
+        text = failure.feedback
+    counted = module.count_calls() if function == "Counted" else ()
+    monkeypatch.undo()
+    return text, len(requests), counted
+
+
+X_VALUES = __import__("torch").tensor([1.0, -2.0, 3.0], dtype=__import__("torch").float64)
+
+
+def test_gradcheck_asks_its_finite_differences_and_jacobian_rows_in_one_request_each(tmp_path, monkeypatch):
+    text, requests, counted = _gradcheck(tmp_path, "Counted", True, monkeypatch)
+    one_by_one, requests_one_by_one, counted_one_by_one = _gradcheck(tmp_path, "Counted", False, monkeypatch)
+    assert text == one_by_one == ""
+    # 7 forwards (x, and each of 3 elements moved down and up) and 6 Jacobian
+    # rows (3, twice) become 2 requests; gradcheck's 2 other backward calls stay
+    assert requests_one_by_one >= 15 and requests <= 5, (requests, requests_one_by_one)
+    # the student's code runs as often either way (only the count call differs)
+    assert counted[0] == counted_one_by_one[0] and counted[1] == counted_one_by_one[1]
+
+
+@pytest.mark.parametrize("function", ["Doubled", "IgnoresGradOutput", "Noisy", "Picky"])
+def test_feedback_is_the_same_as_when_each_call_is_asked_alone(tmp_path, monkeypatch, function):
+    text, _, _ = _gradcheck(tmp_path, function, True, monkeypatch)
+    one_by_one, _, _ = _gradcheck(tmp_path, function, False, monkeypatch)
+    assert text and text == one_by_one
+    assert "call_each" not in text and "vjp_each" not in text
+    if function == "Picky":
+        # the failure asked ahead is told as the student's own call raising it
+        assert "only the inputs as given, please" in text and "Picky" in text
+
+
+def test_a_hang_on_a_moved_input_is_a_timeout_of_the_students_function(pytester):
+    # asked ahead, the hang spends the check's time; gradcheck's own next
+    # call then finds none left, and the timeout is told as it always was
+    slow = '''
+import time
+import torch
+
+
+class Slow(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        if float(x[0]) != 1.0:
+            time.sleep(60)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output
+'''
+    checks = '''
+import pytest
+import torch
+
+pytestmark = pytest.mark.grade(concept="custom_function")
+
+
+def test_slow(submission, autograd):
+    autograd.gradcheck(submission("functions").Slow.apply, (torch.tensor([1.0, 2.0], dtype=torch.float64),))
+'''
+    graded = grade_checks(pytester, checks, "--grade-timeout=1", functions=slow)
+    (check,) = graded.report["checks"]
+    assert check["status"] == "timeout", check
+    assert "functions.Slow.apply" in check["feedback"] and "call_each" not in check["feedback"]

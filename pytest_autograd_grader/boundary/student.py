@@ -187,6 +187,22 @@ def _resolve(obj: Any, path: str):
     return obj
 
 
+def call_each(module: Any, function: str, calls: list) -> list:
+    """``function`` of the student's ``module`` called once for each
+    argument tuple of ``calls``, in order: what it returns each time (the
+    ``run`` op, which a worker imports from here; see
+    ``StudentFunction.answers_ahead``)."""
+    target = _resolve(module, function)
+    return [target(*args) for args in calls]
+
+
+def vjp_each(module: Any, function: str, calls: list) -> list:
+    """``call_each`` for the ``vjp`` op: each of ``calls`` is (inputs,
+    output gradients), and each answer what a ``vjp`` request answers."""
+    target = _resolve(module, function)
+    return [_vjp(target, args, grad_outputs, None) for args, grad_outputs in calls]
+
+
 def materialize(tree: Any) -> Any:
     """Turn argument trees into live objects for student code: tensors become
     fresh leaves, function references are imported."""

@@ -330,6 +330,27 @@ class StudentFunction:
         as an ``ErrorRecord`` instead of failing the check."""
         return self._answer(self._submission._request(self._path, "call", args, kwargs), capture=True)
 
+    def answers_ahead(self, calls: list[tuple], vjp: bool = False) -> list | None:
+        """What the function returns for each argument tuple of ``calls``
+        (with ``vjp``: what ``vjp`` returns for each (inputs, grad_outputs)
+        of ``calls``), asked in one request instead of one each: for calls
+        a check is about to make anyway and whose arguments it knows
+        beforehand (gradcheck's finite differences and Jacobian rows).
+        None when any of them fails, or when the check's calls do not share
+        one time budget (a hang would then cost its timeout twice): the
+        check makes each call itself, and the failure is told as it always
+        was."""
+        from .student import call_each, vjp_each
+
+        if self._submission._budget is None:
+            return None
+        try:
+            answers = self._submission.run(vjp_each if vjp else call_each, self._path,
+                                           [tuple(call) for call in calls])
+        except (GradeFailure, CheckError):
+            return None
+        return answers if type(answers) is list and len(answers) == len(calls) else None
+
     def vjp(self, inputs: tuple, grad_outputs: tuple):
         """Run the function on ``inputs`` and backpropagate ``grad_outputs``
         through the student's own graph; return (output records, gradients)."""
