@@ -611,3 +611,59 @@ def test_a_worker_finds_itself_in_its_proc(pytester: pytest.Pytester, mode: str)
     pytester.makepyfile(test_checks=OWN_PID_CHECKS)
     graded = run_grader(pytester, "test_checks.py", "--grade-submission=student", f"--grade-isolation={mode}")
     assert graded.check("test_own_pid")["status"] == "passed", graded.check("test_own_pid")["feedback"]
+
+
+FIRST = '''
+import os
+
+
+def leave(tag):
+    """What a student's code might leave behind: a file in /tmp and one in
+    /dev/shm that anyone may read, and one in its own working directory."""
+    for path in (f"/tmp/{tag}-left", f"/dev/shm/{tag}-shm"):
+        with open(path, "w") as handle:
+            handle.write("mine")
+        os.chmod(path, 0o666)
+    with open(f"{tag}-cwd", "w") as handle:
+        handle.write("mine")
+    return os.getcwd()
+'''
+
+SECOND = '''
+import glob
+
+
+def look(tag):
+    """What a student's code graded beside or after it finds of that."""
+    return sorted(set(glob.glob(f"/tmp/**/{tag}*", recursive=True) + glob.glob(f"/dev/shm/**/{tag}*", recursive=True)))
+'''
+
+
+def test_a_worker_sees_nothing_another_worker_left_in_tmp(tmp_path, mode: str):
+    # A class grades many students with one sandbox (and two side by side):
+    # each worker's /tmp is its own, so no student reads what another's
+    # code left there, nor the working directory it wrote in
+    from pytest_autograd_grader.boundary.submission import Budget, Submission
+    from pytest_autograd_grader.sandbox import SandboxExecutor
+
+    tag = f"left{os.getpid() % 100000}"
+    first, second = tmp_path / "first", tmp_path / "second"
+    for folder, source in ((first, FIRST), (second, SECOND)):
+        folder.mkdir()
+        (folder / "student.py").write_text(source)
+        folder.chmod(0o755)
+    tmp_path.chmod(0o755)
+    executor = SandboxExecutor(isolation_for(mode))
+    try:
+        cwd = Submission(executor, first, "student", Budget(60.0)).leave(tag)
+        assert cwd.startswith("/")
+        beside = Submission(executor, second, "student", Budget(60.0)).look(tag)  # the first worker still runs
+    finally:
+        executor.close()
+    executor = SandboxExecutor(isolation_for(mode))
+    try:
+        after = Submission(executor, second, "student", Budget(60.0)).look(tag)  # the first worker is gone
+    finally:
+        executor.close()
+    assert beside == [] and after == []
+    assert not os.path.lexists(f"/tmp/{tag}-left") and not os.path.lexists(f"/dev/shm/{tag}-shm")

@@ -86,7 +86,8 @@ class SandboxExecutor:
             runs_as = owner if owner is not None else os.getuid()
             tasks = None if runs_as == 0 else iso.tasks_of_user(runs_as) if runs_as == os.getuid() else 0
             request = {"op": "spawn", "directory": inside, "private": str(private) if private else None,
-                       "memory_mb": self.memory_mb, "uid": uid, "numpy_only": numpy_only, "tasks": tasks,
+                       "memory_mb": self.memory_mb, "tmp_mb": iso.TMPFS_BYTES >> 20, "uid": uid,
+                       "numpy_only": numpy_only, "tasks": tasks,
                        "cuda": self.cuda,
                        "no_torch": msg("student.numpy_only") if numpy_only else None}
             try:

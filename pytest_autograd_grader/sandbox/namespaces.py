@@ -23,7 +23,9 @@ CLONE_NEWPID = 0x20000000
 MS_NOSUID = 0x2
 MS_NODEV = 0x4
 MS_NOEXEC = 0x8
+MS_BIND = 0x1000
 MS_REC = 0x4000
+MNT_DETACH = 2
 MS_PRIVATE = 1 << 18
 PR_SET_DUMPABLE = 4
 NO_PIDNS_ENV = "PYTEST_AUTOGRAD_GRADER_NO_PIDNS"
@@ -67,16 +69,58 @@ def unshare_pid_namespace(allow_user_namespace: bool = True) -> bool:
     return True
 
 
-def mount_own_proc() -> bool:
+def mount_own_proc(own_tmp_mb: int | None = None, keep: tuple = ()) -> bool:
     """Called by pid 1 of a new PID namespace: a mount namespace of its own
-    holding a /proc of this namespace. False where the kernel refuses."""
+    holding a /proc of this namespace, and with ``own_tmp_mb`` a /tmp of its
+    own too (``mount_own_tmp``). False where the kernel refuses a /proc."""
     lib = libc()
     if lib.unshare(CLONE_NEWNS) != 0:
         return False
     # systemd makes / shared: without this our /proc would replace the host's
     if lib.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0:
         return False
-    return lib.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) == 0
+    if lib.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) != 0:
+        return False
+    if own_tmp_mb is not None:
+        mount_own_tmp(own_tmp_mb, keep)
+    return True
+
+
+def mount_own_tmp(size_mb: int, keep: tuple = ()) -> bool:
+    """An empty /tmp and /dev/shm of ``size_mb`` MB each for this mount
+    namespace (a keeper's, for its worker): what the worker's code leaves
+    there goes with it, and it sees nothing another worker of the sandbox
+    left there (a class's next student, or the one graded beside it). The
+    directories of ``keep`` that lie in /tmp (a worker's staged submission
+    and its own directory, outside bubblewrap) are bound back at their
+    paths. Where a step fails, that folder stays as it was and False is
+    answered."""
+    lib = libc()
+    options = f"mode=1777,size={max(1, int(size_mb))}m".encode()
+    shm = os.path.isdir("/dev/shm") and lib.mount(b"tmpfs", b"/dev/shm", b"tmpfs", MS_NOSUID | MS_NODEV,
+                                                  options) == 0
+    keep = tuple(path for path in keep if path and os.path.commonpath(["/tmp", path]) == "/tmp")
+    fds: list[int] = []
+    try:
+        for path in keep:
+            fds.append(os.open(path, os.O_PATH | os.O_DIRECTORY))
+    except OSError:
+        for fd in fds:
+            os.close(fd)
+        return False
+    mounted = lib.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, options) == 0
+    bound = mounted
+    for path, fd in zip(keep, fds):
+        if bound:
+            try:
+                os.makedirs(path, mode=0o711, exist_ok=True)
+                bound = lib.mount(f"/proc/self/fd/{fd}".encode(), path.encode(), None, MS_BIND, None) == 0
+            except OSError:
+                bound = False
+        os.close(fd)
+    if mounted and not bound:
+        lib.umount2(b"/tmp", MNT_DETACH)  # the worker must find its files: as before
+    return bound and shm
 
 
 def own_proc_levels(most: int) -> int:

@@ -27,6 +27,7 @@ STATUS = struct.Struct("!i")
 # set by main(): whether each keeper's PID namespace can have its own /proc
 # (namespaces.py); where not, keepers make none
 _KEEPER_PIDNS = False
+_IN_BWRAP = False  # set by main(): each keeper's namespace then gets a /tmp of its own
 
 
 def kill_group(pid: int) -> None:
@@ -36,6 +37,13 @@ def kill_group(pid: int) -> None:
             kill(pid, signal.SIGKILL)
         except OSError:
             pass
+
+
+def _tmp_mb(request: dict) -> int:
+    """The size of a worker's own /tmp and /dev/shm (the spawn request's
+    ``tmp_mb``: bubblewrap's tmpfs size)."""
+    size = request.get("tmp_mb")
+    return size if type(size) is int and size > 0 else 1024
 
 
 def _keeper(report_fd: int, sock_fd: int, output_fd: int, status_fd: int, request: dict) -> None:
@@ -49,7 +57,11 @@ def _keeper(report_fd: int, sock_fd: int, output_fd: int, status_fd: int, reques
             # over to the zygote, which adopts it as subreaper.
             os.write(report_fd, json.dumps({"pid": child, "pidns": True}).encode())
             os._exit(0)
-        mount_own_proc()
+        # a /tmp of its own where the worker has a fence to keep it in
+        # (bubblewrap, or a uid of its own): not with processes only
+        fenced = _IN_BWRAP or request.get("uid") is not None
+        mount_own_proc(own_tmp_mb=_tmp_mb(request) if fenced else None,
+                       keep=tuple(str(p) for p in (request.get("directory"), request.get("private")) if p))
     else:
         os.write(report_fd, json.dumps({"pid": os.getpid(), "pidns": False}).encode())
     os.close(report_fd)
@@ -349,7 +361,8 @@ def main(argv: list[str]) -> None:
     os.environ.pop("GLIBC_TUNABLES", None)
     # bubblewrap already gave us a PID namespace (and its /proc); elsewhere
     # make one, so the zygote's death takes every worker with it.
-    global _KEEPER_PIDNS
+    global _KEEPER_PIDNS, _IN_BWRAP
+    _IN_BWRAP = in_bwrap
     levels = own_proc_levels(1 if in_bwrap else 2)
     _KEEPER_PIDNS = levels == (1 if in_bwrap else 2)
     if not in_bwrap and levels and unshare_pid_namespace():
