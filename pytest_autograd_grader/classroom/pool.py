@@ -25,7 +25,7 @@ from typing import Callable
 
 from ..i18n import msg
 from ..sandbox.isolation import Unavailable, sandbox_parent
-from ..sandbox.kits import Kit, reap, release, start_kits
+from ..sandbox.kits import Kit, reap, release, start_kits, stop_shared
 from ..sandbox.leftovers import claim, sweep
 from .runner import BEGAN, WARM_UP_S, ClassSettings, Outcome, _worker, error_report, write_report
 from .students import Student
@@ -200,6 +200,7 @@ def grade_all(settings: ClassSettings, work: list[tuple[Student, int]], jobs: in
             for sandbox in kit.sandboxes.values() if kit is not None else ():
                 sandbox.stop()
             shutil.rmtree(scratch, ignore_errors=True)
+        stop_shared(kits)  # the workers are gone: the zygotes they shared, and their folder
 
 
 def _deadline(settings: ClassSettings, slot: _Slot) -> float:

@@ -64,7 +64,7 @@ class SandboxExecutor:
             if attempt:
                 sandbox.stop()  # it did not answer: start a fresh one
             sandbox.start()
-            number = next(sandbox.counter)
+            number = f"{sandbox.prefix}{next(sandbox.counter)}"
             uid = iso.allocate_uid() if mode == "user" else None
             owner = uid if uid is not None else self.isolation.uid
             staged = sandbox.base / "stage" / str(number)
@@ -87,9 +87,11 @@ class SandboxExecutor:
             tasks = None if runs_as == 0 else iso.tasks_of_user(runs_as) if runs_as == os.getuid() else 0
             request = {"op": "spawn", "directory": inside, "private": str(private) if private else None,
                        "memory_mb": self.memory_mb, "tmp_mb": iso.TMPFS_BYTES >> 20, "uid": uid,
-                       "numpy_only": numpy_only, "tasks": tasks,
-                       "cuda": self.cuda,
-                       "no_torch": msg("student.numpy_only") if numpy_only else None}
+                       "numpy_only": numpy_only, "tasks": tasks, "cuda": self.cuda,
+                       "no_torch": msg("student.numpy_only") if numpy_only else None,
+                       # only its own staged submission in sight, on our CPUs
+                       "cover": [iso.SANDBOX_STAGE] if mode == "bwrap" else [],
+                       "cpus": sorted(os.sched_getaffinity(0))}
             try:
                 reply, fds = sandbox.ask(request, fds=(theirs.fileno(), out_w, status_w))
             finally:
@@ -98,6 +100,12 @@ class SandboxExecutor:
                 os.close(status_w)
             if reply is not None and len(fds) == 1 and type(reply.get("pid")) is int:
                 worker = WorkerHandle(ours, out_r, status_r, fds[0], bool(reply.get("pidns")), uid, dirs)
+                if sandbox.shared and reply.get("fenced") is not True:
+                    # it would see the files of a student graded beside ours:
+                    # a sandbox of our own instead
+                    worker.retire()
+                    sandbox.stop()
+                    continue
                 ours.settimeout(SPAWN_TIMEOUT_S)
                 try:
                     data = recv_frame(ours, limit=1 << 16)

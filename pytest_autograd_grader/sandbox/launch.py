@@ -5,6 +5,7 @@ every executor of the pytest process, and stopped at exit.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import itertools
 import json
 import os
@@ -59,8 +60,14 @@ class _Sandbox:
     pytest process (pytester's in-process runs included): it holds nothing
     but imported modules, and student code never runs in it."""
 
-    def __init__(self, isolation: iso.Isolation, numpy_only: bool = False, folder: Path | None = None) -> None:
+    def __init__(self, isolation: iso.Isolation, numpy_only: bool = False, folder: Path | None = None,
+                 connections: int = 1) -> None:
         self.isolation = isolation
+        # grading processes it serves at once (the class runner's workers),
+        # each on a control socket of its own: views() hands them out
+        self.connections = connections
+        self.controls: list[socket.socket] = []
+        self.shared = False  # a view of a sandbox that also serves other processes: never stopped by us
         self.numpy_only = numpy_only  # a zygote without torch, for the engine track
         self.folder = folder  # where its own folder is made (default: isolation.sandbox_parent)
         self.launcher: subprocess.Popen | None = None
@@ -71,6 +78,21 @@ class _Sandbox:
         self.base: Path | None = None
         self.status_pipe: int | None = None  # bubblewrap's --json-status-fd
         self.counter = itertools.count(1)
+        self.prefix = ""  # of its staged submissions' folder names: a view's own
+
+    def views(self) -> list["_Sandbox"]:
+        """One sandbox per control socket, for processes about to be forked:
+        each asks for its workers on its own socket and names its staged
+        submissions apart, and none of them stops the sandbox (it ends when
+        the last one closes its socket)."""
+        made = []
+        for number, control in enumerate(self.controls):
+            view = _Sandbox(self.isolation, self.numpy_only, self.folder)
+            view.launcher, view.launcher_fd, view.base, view.status_pipe = (
+                self.launcher, self.launcher_fd, self.base, self.status_pipe)
+            view.control, view.controls, view.shared, view.prefix = control, [control], True, f"{number}-"
+            made.append(view)
+        return made
 
     def alive(self) -> bool:
         return self.launcher_fd is not None and self.control is not None and not wait_gone(self.launcher_fd, 0)
@@ -96,11 +118,11 @@ class _Sandbox:
         os.chmod(base, 0o711)
         for name in ("stage", "work", "lib"):
             (base / name).mkdir(mode=0o711)
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        pairs = [socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET) for _ in range(max(1, self.connections))]
         log = os.open(base / "zygote.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        pass_fds = [theirs.fileno()]
+        pass_fds = [theirs.fileno() for _, theirs in pairs]
         kwargs: dict = {}
-        python = [sys.executable, "-P", "-m", "pytest_autograd_grader.sandbox", str(theirs.fileno())]
+        python = [sys.executable, "-P", "-m", "pytest_autograd_grader.sandbox", ",".join(map(str, pass_fds))]
         flags = ["numpy-only"] if self.numpy_only else []
         if mode == "bwrap":
             read_end, write_end = os.pipe()
@@ -136,11 +158,13 @@ class _Sandbox:
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, **kwargs)
             self.launcher_fd = os.pidfd_open(self.launcher.pid)
         finally:
-            theirs.close()
+            for _, theirs in pairs:
+                theirs.close()
             os.close(log)
             if mode == "bwrap":
-                os.close(pass_fds[1])
-        self.control = ours
+                os.close(write_end)
+        self.controls = [ours for ours, _ in pairs]
+        self.control = self.controls[0]
 
     def _bwrap_child(self) -> int | None:
         """bubblewrap's first process inside (pid 1 of the sandbox), from its
@@ -163,7 +187,16 @@ class _Sandbox:
 
     def stop(self) -> bool:
         """End the zygote and, with it, every process in the sandbox; True
-        when that is verified."""
+        when that is verified. A view only lets go of its socket: the
+        zygote ends the workers it asked for, and serves the others."""
+        if self.shared:
+            if self.control is not None:
+                with contextlib.suppress(OSError):
+                    self.control.close()
+            self.control, self.controls, self.launcher, self.launcher_fd = None, [], None, None
+            self.status_pipe, self.base = None, None
+            self.shared = False  # started again, it is a sandbox of its own
+            return True
         verified = True
         child = self._bwrap_child()
         pidfd = None
@@ -172,12 +205,11 @@ class _Sandbox:
                 pidfd = os.pidfd_open(child)
             except OSError:
                 pidfd = None
-        if self.control is not None:
-            try:
-                self.control.close()
-            except OSError:
-                pass
-            self.control = None
+        for control in self.controls or [self.control]:
+            if control is not None:
+                with contextlib.suppress(OSError):
+                    control.close()
+        self.control, self.controls = None, []
         if pidfd is not None:
             # pid 1 of the sandbox: its death ends every process inside
             send_kill(pidfd)

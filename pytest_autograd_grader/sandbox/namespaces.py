@@ -69,10 +69,12 @@ def unshare_pid_namespace(allow_user_namespace: bool = True) -> bool:
     return True
 
 
-def mount_own_proc(own_tmp_mb: int | None = None, keep: tuple = ()) -> bool:
+def mount_own_proc(own_tmp_mb: int | None = None, keep: tuple = (), cover: tuple = ()) -> bool:
     """Called by pid 1 of a new PID namespace: a mount namespace of its own
-    holding a /proc of this namespace, and with ``own_tmp_mb`` a /tmp of its
-    own too (``mount_own_tmp``). False where the kernel refuses a /proc."""
+    holding a /proc of this namespace; with ``own_tmp_mb`` a /tmp and
+    /dev/shm of its own too, and each folder of ``cover`` emptied but for
+    what of ``keep`` lies in it (``mount_own_tmp``). False where the kernel
+    refuses a /proc."""
     lib = libc()
     if lib.unshare(CLONE_NEWNS) != 0:
         return False
@@ -82,24 +84,32 @@ def mount_own_proc(own_tmp_mb: int | None = None, keep: tuple = ()) -> bool:
     if lib.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) != 0:
         return False
     if own_tmp_mb is not None:
-        mount_own_tmp(own_tmp_mb, keep)
+        return mount_own_tmp(own_tmp_mb, keep, cover)
     return True
 
 
-def mount_own_tmp(size_mb: int, keep: tuple = ()) -> bool:
+def mount_own_tmp(size_mb: int, keep: tuple = (), cover: tuple = ()) -> bool:
     """An empty /tmp and /dev/shm of ``size_mb`` MB each for this mount
     namespace (a keeper's, for its worker): what the worker's code leaves
     there goes with it, and it sees nothing another worker of the sandbox
-    left there (a class's next student, or the one graded beside it). The
-    directories of ``keep`` that lie in /tmp (a worker's staged submission
-    and its own directory, outside bubblewrap) are bound back at their
-    paths. Where a step fails, that folder stays as it was and False is
-    answered."""
-    lib = libc()
+    left there (a class's next student, or the one graded beside it). Each
+    folder of ``cover`` (the sandbox's staged submissions) is emptied the
+    same way. The folders of ``keep`` that lie in those (the worker's own
+    staged submission and folder) are bound back at their paths. Answers
+    whether all of it was done; where a step fails, that folder stays as
+    it was."""
     options = f"mode=1777,size={max(1, int(size_mb))}m".encode()
-    shm = os.path.isdir("/dev/shm") and lib.mount(b"tmpfs", b"/dev/shm", b"tmpfs", MS_NOSUID | MS_NODEV,
-                                                  options) == 0
-    keep = tuple(path for path in keep if path and os.path.commonpath(["/tmp", path]) == "/tmp")
+    done = _cover("/dev/shm", options, ()) if os.path.isdir("/dev/shm") else True
+    for folder in ("/tmp", *cover):
+        done = _cover(folder, options if folder == "/tmp" else b"mode=0755,size=1m", keep) and done
+    return done
+
+
+def _cover(folder: str, options: bytes, keep: tuple) -> bool:
+    """An empty tmpfs over ``folder``, with what of ``keep`` lies in it bound
+    back; False (and ``folder`` as it was) where that cannot be done."""
+    lib = libc()
+    keep = tuple(path for path in keep if path and os.path.commonpath([folder, path]) == folder and path != folder)
     fds: list[int] = []
     try:
         for path in keep:
@@ -108,7 +118,7 @@ def mount_own_tmp(size_mb: int, keep: tuple = ()) -> bool:
         for fd in fds:
             os.close(fd)
         return False
-    mounted = lib.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, options) == 0
+    mounted = lib.mount(b"tmpfs", folder.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options) == 0
     bound = mounted
     for path, fd in zip(keep, fds):
         if bound:
@@ -119,8 +129,8 @@ def mount_own_tmp(size_mb: int, keep: tuple = ()) -> bool:
                 bound = False
         os.close(fd)
     if mounted and not bound:
-        lib.umount2(b"/tmp", MNT_DETACH)  # the worker must find its files: as before
-    return bound and shm
+        lib.umount2(folder.encode(), MNT_DETACH)  # the worker must find its files: as before
+    return bound
 
 
 def own_proc_levels(most: int) -> int:

@@ -48,6 +48,29 @@ def _drop_privileges(uid: int | None) -> None:
         libc().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     except (OSError, AttributeError):
         pass
+    _drop_capabilities()
+
+
+def _drop_capabilities() -> None:
+    """No capability left, not even in the user namespace our keeper made
+    for its PID namespace: what the keeper mounted for this worker alone (a
+    /tmp of its own, its staged submission over an empty folder) cannot be
+    unmounted to see what lies beneath. A namespace the student's code
+    makes later holds those mounts locked."""
+    import ctypes
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Data(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                    ("inheritable", ctypes.c_uint32)]
+
+    try:
+        header, data = Header(0x20080522, 0), (Data * 2)()  # _LINUX_CAPABILITY_VERSION_3
+        libc().capset(ctypes.byref(header), data)
+    except (OSError, AttributeError):
+        pass
 
 
 class _NoTorch:

@@ -7,7 +7,12 @@ worker, and when the worker ends, writes its wait status to the grader and
 exits, which takes every process the worker started with it (however it
 detached itself). The grader holds a pidfd of each keeper: killing a worker
 and knowing it is gone never depends on anything inside the sandbox
-answering.
+answering. Where the worker is fenced in (bubblewrap, a uid of its own),
+the keeper also gives it a /tmp and /dev/shm of its own and leaves only its
+own staged submission in sight (namespaces.mount_own_tmp), and says so:
+then one zygote may serve several grading processes at once (a class
+run's workers, kits.py), each on a control socket of its own; it ends when
+the last of them closes its socket. What it imports first: warm_up.py.
 """
 
 from __future__ import annotations
@@ -48,22 +53,37 @@ def _tmp_mb(request: dict) -> int:
 
 def _keeper(report_fd: int, sock_fd: int, output_fd: int, status_fd: int, request: dict) -> None:
     """Runs in a fork of the zygote; never returns."""
+    cpus = request.get("cpus")
+    if type(cpus) is list and cpus and all(type(cpu) is int for cpu in cpus):
+        try:
+            os.sched_setaffinity(0, cpus)  # the grading process's own: a worker answers it, never both at once
+        except OSError:
+            pass
     # A worker that drops to a uid of its own must stay in our user namespace.
     in_namespace = _KEEPER_PIDNS and unshare_pid_namespace(allow_user_namespace=request.get("uid") is None)
+    fenced = False
     if in_namespace:
         child = os.fork()
         if child:
             # We stay outside the new namespace: hand the keeper (its pid 1)
             # over to the zygote, which adopts it as subreaper.
-            os.write(report_fd, json.dumps({"pid": child, "pidns": True}).encode())
+            os.write(report_fd, json.dumps({"pid": child, "pidns": True}).encode() + b"\n")
             os._exit(0)
-        # a /tmp of its own where the worker has a fence to keep it in
-        # (bubblewrap, or a uid of its own): not with processes only
-        fenced = _IN_BWRAP or request.get("uid") is not None
-        mount_own_proc(own_tmp_mb=_tmp_mb(request) if fenced else None,
-                       keep=tuple(str(p) for p in (request.get("directory"), request.get("private")) if p))
+        # a /tmp of its own, and only its own staged submission, where the
+        # worker has a fence to keep it in (bubblewrap, or a uid of its
+        # own): not with processes only
+        if _IN_BWRAP or request.get("uid") is not None:
+            cover = request.get("cover")
+            fenced = mount_own_proc(own_tmp_mb=_tmp_mb(request),
+                                    keep=tuple(str(p) for p in (request.get("directory"), request.get("private")) if p),
+                                    cover=tuple(str(p) for p in cover) if type(cover) is list else ())
+        else:
+            mount_own_proc()
     else:
-        os.write(report_fd, json.dumps({"pid": os.getpid(), "pidns": False}).encode())
+        os.write(report_fd, json.dumps({"pid": os.getpid(), "pidns": False}).encode() + b"\n")
+    # what the zygote tells the grader: whether this worker sees only its own
+    # files (a sandbox that grades two students at once needs it)
+    os.write(report_fd, json.dumps({"fenced": fenced}).encode() + b"\n")
     os.close(report_fd)
     worker = os.fork()
     if worker == 0:
@@ -148,9 +168,13 @@ def _kill_children(pid: int, seconds: float = 3.0) -> None:
 
 
 class Zygote:
-    def __init__(self, control: socket.socket):
-        self.control = control
-        self.keepers: set[int] = set()
+    """Serves spawn requests on each of its control sockets (one per
+    grading process it works for); ends once all of them are closed, and
+    the keepers asked for on a socket end when it closes."""
+
+    def __init__(self, controls: list[socket.socket]):
+        self.controls = list(controls)
+        self.keepers: dict[int, socket.socket | None] = {}  # pid -> the control socket it was asked on
 
     def reap_all(self) -> None:
         while True:
@@ -160,7 +184,7 @@ class Zygote:
                 return
             if pid == 0:
                 return
-            self.keepers.discard(pid)
+            self.keepers.pop(pid, None)
 
     def sweep(self) -> None:
         """Kill orphans adopted from keepers that had no PID namespace of
@@ -178,182 +202,99 @@ class Zygote:
                 kill_group(int(entry))
         self.reap_all()
 
-    def spawn(self, request: dict, fds: list[int]) -> tuple[dict, list[int]]:
+    def spawn(self, request: dict, fds: list[int], control: socket.socket) -> tuple[dict, list[int]]:
         sock_fd, output_fd, status_fd = fds
         read_end, write_end = os.pipe()
         pid = os.fork()
         if pid == 0:
             try:
-                self.control.close()
+                for each in self.controls:
+                    each.close()
                 os.close(read_end)
                 _keeper(write_end, sock_fd, output_fd, status_fd, request)
             finally:
                 os._exit(70)
         for fd in (*fds, write_end):
             os.close(fd)
-        self.keepers.add(pid)
+        self.keepers[pid] = control
         with os.fdopen(read_end, "rb") as handle:
             data = handle.read()
+        report: dict = {}
         try:
-            report = json.loads(data)
+            for line in data.splitlines():
+                report.update(json.loads(line))
             keeper = int(report["pid"])
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, AttributeError):
             return {"error": "the keeper did not start"}, []
-        self.keepers.add(keeper)
+        self.keepers[keeper] = control
         try:
             pidfd = os.pidfd_open(keeper)
         except OSError as exc:
             return {"error": f"pidfd_open failed: {exc}"}, []
-        return {"pid": keeper, "pidns": bool(report.get("pidns"))}, [pidfd]
+        return {"pid": keeper, "pidns": bool(report.get("pidns")), "fenced": report.get("fenced") is True}, [pidfd]
+
+    def close(self, control: socket.socket) -> None:
+        """A grading process is gone: its workers go too (one that spins in
+        student code never reads that its socket closed)."""
+        self.controls.remove(control)
+        control.close()
+        for pid, asked_on in list(self.keepers.items()):
+            if asked_on is control:
+                kill_group(pid)
+        self.reap_all()
 
     def serve(self) -> None:
-        control = self.control
         idle = 0
-        while True:
-            ready, _, _ = select.select([control], [], [], 1.0)
+        while self.controls:
+            ready, _, _ = select.select(self.controls, [], [], 1.0)
             self.reap_all()
             if not ready:
                 idle += 1
                 if idle % 5 == 0:
                     self.sweep()
                 continue
-            try:
-                data, fds, _, _ = socket.recv_fds(control, 1 << 16, 4)
-            except OSError:
-                break
-            if not data:
-                break
-            try:
-                message = json.loads(data)
-            except ValueError:
-                message = {}
-            op = message.get("op") if type(message) is dict else None
-            out_fds: list[int] = []
-            if op == "spawn" and len(fds) == 3:
-                reply, out_fds = self.spawn(message, fds)
-            elif op == "sweep":
-                self.sweep()
-                reply = {"ok": True}
-            elif op == "ping":  # answered once the imports are done: the zygote is warm
-                reply = {"ok": True}
-            else:
-                for fd in fds:
-                    os.close(fd)
-                reply = {"error": "bad request"}
-            try:
-                socket.send_fds(control, [json.dumps(reply).encode()], out_fds)
-            except OSError:
-                break
-            finally:
-                for fd in out_fds:
-                    os.close(fd)
+            for control in ready:
+                self.answer(control)
         for pid in list(self.keepers):
             kill_group(pid)
         self.sweep()
 
-
-def _warm_up_numpy() -> None:
-    """What a numpy-only worker needs (the engine track): never torch, so
-    that student code cannot reach torch.autograd, and start-up is quick."""
-    import numpy  # noqa: F401
-
-    from ..boundary import student  # noqa: F401
-    from ..boundary.encode import encode
-    from ..boundary.wire import dumps, loads
-
-    dumps(encode([numpy.ones(2), 1.5, "s", None]))
-    loads(dumps({"args": [1.5, "s", None]}))  # requests hold plain data: no tensor to read
-    # what the engine track's calls import, and telling an error imports:
-    # here once, not after the fork in every worker
-    import traceback  # noqa: F401
-
-    from ..engine_fuzz import interpret  # noqa: F401
-    _freeze()
-
-
-def _warm_up() -> None:
-    """Import and exercise what every worker needs, without touching CUDA."""
-    import torch
-
-    from ..boundary import student, tracing
-    from ..boundary.decode import decode
-    from ..boundary.encode import encode
-    from ..boundary.wire import dumps, loads
-    from ..checking import devices
-
-    torch.set_num_threads(1)  # no pool threads, so any thread a worker has is the student's
-    devices.prepare("cuda")  # flags only: TF32 off, no CUDA context is created
-    loads(dumps({"x": torch.ones(2, requires_grad=True) * 2, "n": [1, 2.0, "s", None]}))
-    decode(encode(torch.ones(2)))
-    # The first backward imports torch.fx's symbolic shapes (0.3 s to 1 s):
-    # imported here once, not in every worker. No backward runs here: the
-    # first one starts a thread per device, which on a GPU machine starts
-    # CUDA's driver, and a worker forked after that can use neither CUDA
-    # ("initialization error") nor autograd ("fork-based multiprocessing").
-    import torch.fx.experimental.symbolic_shapes  # noqa: F401
-
-    x = torch.ones(2, requires_grad=True)
-    with student._traced(tracing.recorder()):
-        (x * 2).sum()
-    try:
-        import numpy  # noqa: F401
-    except ImportError:
-        pass
-    _freeze()
-
-
-def _freeze() -> None:
-    """Keep what was imported out of every later garbage collection: the
-    workers forked from here collect only what student code makes, and
-    their pages of torch's objects stay shared with the zygote."""
-    import gc
-
-    gc.freeze()
-    _huge_pages()
-
-
-MADV_COLLAPSE = 25  # Linux 6.1
-HUGE = 1 << 21
-
-
-def _huge_pages() -> int:
-    """Back the zygote's anonymous memory (torch's heap after import,
-    about 150 MB) with 2 MB pages where the kernel can: a fork then copies,
-    and an exit frees, one entry per 2 MB instead of 512, which more than
-    halves the kernel's part of each keeper and worker. Answers the MB
-    collapsed; older kernels refuse and nothing changes.
-
-    Only where malloc already put most of it on 2 MB pages (launch.py's
-    HUGE_MALLOC; glibc 2.35+): collapsing what is left then takes about
-    20 ms, where collapsing all of it would take a third of a second, paid
-    by every run before its first check."""
-    import ctypes
-
-    try:
-        with open("/proc/self/smaps_rollup") as handle:
-            huge = next((line for line in handle if line.startswith("AnonHugePages:")), "")
-        if int(huge.split()[1] if huge else 0) == 0:
-            return 0
-        madvise = libc().madvise
-        madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-        with open("/proc/self/maps") as handle:
-            lines = handle.read().splitlines()
-    except (OSError, AttributeError, ValueError, IndexError):
-        return 0
-    done = 0
-    for line in lines:
-        fields = line.split()
-        if len(fields) < 5 or fields[1] != "rw-p" or (len(fields) > 5 and fields[5] != "[heap]"):
-            continue
-        low, high = (int(x, 16) for x in fields[0].split("-"))
-        start, end = (low + HUGE - 1) & ~(HUGE - 1), high & ~(HUGE - 1)
-        if end > start and madvise(start, end - start, MADV_COLLAPSE) == 0:
-            done += end - start
-    return done >> 20
+    def answer(self, control: socket.socket) -> None:
+        try:
+            data, fds, _, _ = socket.recv_fds(control, 1 << 16, 4)
+        except OSError:
+            data, fds = b"", []
+        if not data:
+            self.close(control)
+            return
+        try:
+            message = json.loads(data)
+        except ValueError:
+            message = {}
+        op = message.get("op") if type(message) is dict else None
+        out_fds: list[int] = []
+        if op == "spawn" and len(fds) == 3:
+            reply, out_fds = self.spawn(message, fds, control)
+        elif op == "sweep":
+            self.sweep()
+            reply = {"ok": True}
+        elif op == "ping":  # answered once the imports are done: the zygote is warm
+            reply = {"ok": True}
+        else:
+            for fd in fds:
+                os.close(fd)
+            reply = {"error": "bad request"}
+        try:
+            socket.send_fds(control, [json.dumps(reply).encode()], out_fds)
+        except OSError:
+            self.close(control)
+        finally:
+            for fd in out_fds:
+                os.close(fd)
 
 
 def main(argv: list[str]) -> None:
-    control_fd = int(argv[0])
+    control_fds = [int(fd) for fd in argv[0].split(",")]
     in_bwrap = "bwrap" in argv[1:]
     numpy_only = "numpy-only" in argv[1:]
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -368,7 +309,8 @@ def main(argv: list[str]) -> None:
     if not in_bwrap and levels and unshare_pid_namespace():
         pid = os.fork()
         if pid:
-            os.close(control_fd)
+            for fd in control_fds:
+                os.close(fd)
             os.waitpid(pid, 0)
             os._exit(0)
         mount_own_proc()
@@ -378,15 +320,17 @@ def main(argv: list[str]) -> None:
         lib.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # no worker may read or write our memory
     except (OSError, AttributeError):
         pass
-    control = socket.socket(fileno=control_fd)
+    controls = [socket.socket(fileno=fd) for fd in control_fds]
     # the worker's own code, imported once here: imported in each worker
     # after its fork, it cost 4.7 ms of a 21.6 ms start (page faults on
     # everything the import machinery touches)
     import resource  # noqa: F401
 
     from . import worker  # noqa: F401
-    _warm_up_numpy() if numpy_only else _warm_up()
-    Zygote(control).serve()
+    from .warm_up import warm_up
+
+    warm_up(numpy_only)
+    Zygote(controls).serve()
     os._exit(0)
 
 
