@@ -53,12 +53,6 @@ def _tmp_mb(request: dict) -> int:
 
 def _keeper(report_fd: int, sock_fd: int, output_fd: int, status_fd: int, request: dict) -> None:
     """Runs in a fork of the zygote; never returns."""
-    cpus = request.get("cpus")
-    if type(cpus) is list and cpus and all(type(cpu) is int for cpu in cpus):
-        try:
-            os.sched_setaffinity(0, cpus)  # the grading process's own: a worker answers it, never both at once
-        except OSError:
-            pass
     # A worker that drops to a uid of its own must stay in our user namespace.
     in_namespace = _KEEPER_PIDNS and unshare_pid_namespace(allow_user_namespace=request.get("uid") is None)
     fenced = False
@@ -204,6 +198,15 @@ class Zygote:
 
     def spawn(self, request: dict, fds: list[int], control: socket.socket) -> tuple[dict, list[int]]:
         sock_fd, output_fd, status_fd = fds
+        cpus = request.get("cpus")
+        if type(cpus) is list and cpus and all(type(cpu) is int for cpu in cpus):
+            # on the asking grading process's CPUs, which wait for this fork:
+            # the keeper and its worker inherit them (a worker answers its
+            # grading process, never both run at once)
+            try:
+                os.sched_setaffinity(0, cpus)
+            except OSError:
+                pass
         read_end, write_end = os.pipe()
         pid = os.fork()
         if pid == 0:
