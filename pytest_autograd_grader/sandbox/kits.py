@@ -132,18 +132,12 @@ def release(kit: Kit) -> list[subprocess.Popen]:
     holder. Answers the launchers this process is the parent of, to reap."""
     launchers = []
     for sandbox in kit.sandboxes.values():
-        if sandbox.shared:
-            # a view: its socket only; the sandbox's own handles stay with
-            # the other views and the parent (stop_shared)
-            if sandbox.control is not None:
-                with contextlib.suppress(OSError):
-                    sandbox.control.close()
-            sandbox.control, sandbox.controls = None, []
-            continue
         if sandbox.control is not None:
             with contextlib.suppress(OSError):
                 sandbox.control.close()
-            sandbox.control = None
+        sandbox.control, sandbox.controls = None, []
+        if sandbox.shared:
+            continue  # a view: its socket only; the sandbox's own handles stay with the others (stop_shared)
         for name in ("status_pipe", "launcher_fd"):
             close_fd(getattr(sandbox, name))
             setattr(sandbox, name, None)

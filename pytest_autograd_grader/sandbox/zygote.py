@@ -168,7 +168,7 @@ class Zygote:
 
     def __init__(self, controls: list[socket.socket]):
         self.controls = list(controls)
-        self.keepers: dict[int, socket.socket | None] = {}  # pid -> the control socket it was asked on
+        self.keepers: dict[int, socket.socket] = {}  # pid -> the control socket it was asked on
 
     def reap_all(self) -> None:
         while True:
