@@ -9,6 +9,7 @@ on disk, in /proc and on the terminal after the run.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import shutil
@@ -16,6 +17,7 @@ import socket
 import sys
 import textwrap
 import time
+import zlib
 from pathlib import Path
 
 import pytest
@@ -614,35 +616,63 @@ def test_a_worker_finds_itself_in_its_proc(pytester: pytest.Pytester, mode: str)
 
 
 FIRST = '''
+import ctypes
 import os
+import zlib
+
+PLACES = ("/tmp", "/dev/shm", "/run", "/dev", "/var/tmp", "/run/lock")
 
 
 def leave(tag):
-    """What a student's code might leave behind: a file in /tmp and one in
-    /dev/shm that anyone may read, and one in its own working directory."""
-    for path in (f"/tmp/{tag}-left", f"/dev/shm/{tag}-shm"):
-        with open(path, "w") as handle:
-            handle.write("mine")
-        os.chmod(path, 0o666)
+    """What a student's code might leave behind: a file that anyone may
+    read wherever it can write one, and one in its own working directory."""
+    for folder in PLACES:
+        try:
+            with open(f"{folder}/{tag}-left", "w") as handle:
+                handle.write("mine")
+            os.chmod(f"{folder}/{tag}-left", 0o666)
+        except OSError:
+            pass  # not writable here: nothing to leave
     with open(f"{tag}-cwd", "w") as handle:
         handle.write("mine")
+    # SysV shared memory outlives its process: IPC_CREAT, readable by anyone
+    ctypes.CDLL(None).shmget(zlib.crc32(tag.encode()) & 0x7FFFFFFF, 4096, 0o1666)
     return os.getcwd()
 '''
 
 SECOND = '''
+import ctypes
 import glob
+import zlib
 
 
 def look(tag):
     """What a student's code graded beside or after it finds of that."""
-    return sorted(set(glob.glob(f"/tmp/**/{tag}*", recursive=True) + glob.glob(f"/dev/shm/**/{tag}*", recursive=True)))
+    found = set()
+    for folder in ("/tmp", "/dev/shm", "/run", "/dev", "/var/tmp", "/run/lock"):
+        found.update(glob.glob(f"{folder}/**/{tag}*", recursive=True))
+    if ctypes.CDLL(None).shmget(zlib.crc32(tag.encode()) & 0x7FFFFFFF, 0, 0) >= 0:
+        found.add("SysV shared memory")
+    return sorted(found)
 '''
 
 
-def test_a_worker_sees_nothing_another_worker_left_in_tmp(tmp_path, mode: str):
+def _host_segment(tag: str) -> int | None:
+    """The id of the test's SysV segment on this machine (removed), if any."""
+    libc = ctypes.CDLL(None)
+    found = libc.shmget(zlib.crc32(tag.encode()) & 0x7FFFFFFF, 0, 0)
+    if found < 0:
+        return None
+    libc.shmctl(found, 0, None)  # IPC_RMID
+    return found
+
+
+def test_a_worker_sees_nothing_another_worker_left_behind(tmp_path, mode: str):
     # A class grades many students with one sandbox (and two side by side):
-    # each worker's /tmp is its own, so no student reads what another's
-    # code left there, nor the working directory it wrote in
+    # each worker has its own /tmp, /dev/shm, /var/tmp, /run/lock and SysV
+    # IPC, and bubblewrap's /run and /dev are read-only, so no student reads
+    # what another's code left anywhere, nor the working directory it wrote
+    # in, and nothing it leaves outlives its worker
     from pytest_autograd_grader.boundary.submission import Budget, Submission
     from pytest_autograd_grader.sandbox import SandboxExecutor
 
@@ -665,5 +695,8 @@ def test_a_worker_sees_nothing_another_worker_left_in_tmp(tmp_path, mode: str):
         after = Submission(executor, second, "student", Budget(60.0)).look(tag)  # the first worker is gone
     finally:
         executor.close()
+    on_host = _host_segment(tag)  # removed before anything is asserted
     assert beside == [] and after == []
-    assert not os.path.lexists(f"/tmp/{tag}-left") and not os.path.lexists(f"/dev/shm/{tag}-shm")
+    for folder in ("/tmp", "/dev/shm", "/var/tmp", "/run/lock"):
+        assert not os.path.lexists(f"{folder}/{tag}-left")
+    assert on_host is None

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..i18n import msg
-from .namespaces import NO_PIDNS_ENV
+from .namespaces import NO_PIDNS_ENV, SHARED_FOLDERS
 
 MODES = ("auto", "bwrap", "user", "process")
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
@@ -54,7 +54,7 @@ TMPFS_BYTES = 1 << 30  # a worker's writable space lives in memory: cap it
 # what a numpy-only sandbox (the engine track) does not contain
 TORCH_PACKAGES = ("torch", "functorch", "torchgen")
 # where any user may write: what a worker's uid leaves there is removed (user mode)
-SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm")
+SHARED_TMP = ("/tmp", "/dev/shm", *SHARED_FOLDERS)
 SINGLE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 
 
@@ -339,4 +339,8 @@ def bwrap_command(binds: list[tuple[str, str]], hidden: list[str] = ()) -> list[
         args += ["--ro-bind", source, dest]
     for path in hidden:
         args += ["--perms", "0555", "--size", "4096", "--tmpfs", path, "--remount-ro", path]
-    return args + ["--remount-ro", "/"]  # the root bubblewrap built; /tmp and /dev/shm stay writable
+    # read-only, as the root bubblewrap built: the sandbox lives for a whole
+    # class, so a file a student's code left in /run or /dev would be read by
+    # the students after it; /tmp and /dev/shm (mounts of their own) stay
+    # writable, and each keeper gives its worker empty ones (namespaces.py)
+    return args + ["--remount-ro", "/run", "--remount-ro", "/dev", "--remount-ro", "/"]
