@@ -110,10 +110,16 @@ def grader_process(pid):
         _try(lambda: os.kill(pid, 0)),
         _try(lambda: os.kill(pid, signal.SIGSTOP)),
     ]
-    # every other process's terminal this one can name (the zygote's included)
+    # every other process's terminal this one can name (the zygote's included;
+    # bubblewrap's own, without PID namespaces of the keepers, is /dev/null)
     for entry in os.listdir("/proc"):
         if entry.isdigit() and int(entry) != os.getpid():
             for fd in (1, 2):
+                try:
+                    if os.readlink(f"/proc/{entry}/fd/{fd}") == "/dev/null":
+                        continue  # reaches nobody
+                except OSError:
+                    pass
                 if _try(_write(f"/proc/{entry}/fd/{fd}", b"\nTOTAL FAKE 99/99 100.0%\n")) == "DONE":
                     results.append(f"DONE /proc/{entry}/fd/{fd}")
     return results
@@ -279,11 +285,16 @@ def test_fork_bomb(submission, autograd):
 
 @pytest.mark.parametrize("pid_namespaces", [True, False], ids=["pidns", "no-pidns"])
 def test_student_code_touches_nothing_of_the_graders(pytester: pytest.Pytester, mode: str, pid_namespaces: bool,
-                                                     monkeypatch):
+                                                     monkeypatch, request):
+    from pytest_autograd_grader.sandbox import stop_all
+
     if not pid_namespaces:
         # as where the kernel will not mount a /proc for a new PID namespace
-        # (a container that masks parts of /proc): keepers reap as subreapers
+        # (a container that masks parts of /proc): keepers reap as subreapers,
+        # in zygotes started with this setting (not an earlier test's)
         monkeypatch.setenv(NO_PIDNS_ENV, "1")
+        stop_all()
+        request.addfinalizer(stop_all)
     student = pytester.path / "student"
     student.mkdir()
     (student / "hostile.py").write_text(HOSTILE)
@@ -308,15 +319,21 @@ def test_student_code_touches_nothing_of_the_graders(pytester: pytest.Pytester, 
     listener.listen(1)
     port = listener.getsockname()[1]
     (checks / "test_attacks.py").write_text(textwrap.dedent(CHECKS).format(
-        grader_files=grader_files, reports=reports, tag=tag, port=port, pass_env=list(PASS_ENV),
-        network="blocked" if mode == "bwrap" else "DONE"))
+        grader_files=grader_files, reports=reports, tag=tag, port=port,
+        pass_env=list(PASS_ENV) + ([] if pid_namespaces else [NO_PIDNS_ENV]),  # this test's own, handed on
+        # a uid's keeper makes its worker a network namespace with its PID one
+        network="blocked" if mode == "bwrap" or pid_namespaces else "DONE"))
     graded = run_grader(pytester, "-c", str(checks / "pytest.ini"), "--rootdir", str(checks),
                         f"--grade-submission={student}", "--grade-seed=1", f"--grade-isolation={mode}",
                         "--grade-gradescope", reports[1], "--grade-timeout", "20", str(checks))
     listener.close()
     statuses = {c["id"].split("::")[1]: (c["status"], c["feedback"]) for c in graded.report["checks"]}
-    assert all(status == "passed" for status, _ in statuses.values()), statuses
+    assert all(status == "passed" for status, _ in statuses.values()), \
+        {name: outcome for name, outcome in statuses.items() if outcome[0] != "passed"}
     assert graded.report["isolation"] == mode
+    # the reports say the network is open where it is
+    said = any("network" in what for what in graded.report["isolation_missing"])
+    assert said == (mode == "user" and not pid_namespaces), graded.report["isolation_missing"]
     # nothing written anywhere of the grader's, nothing of the student's changed
     for path in grader_files[:-2]:
         assert not os.path.exists(path), path
@@ -649,12 +666,26 @@ import zlib
 def look(tag):
     """What a student's code graded beside or after it finds of that."""
     found = set()
-    for folder in ("/tmp", "/dev/shm", "/run", "/dev", "/var/tmp", "/run/lock"):
-        found.update(glob.glob(f"{folder}/**/{tag}*", recursive=True))
+    for folder in ("/tmp", "/dev/shm", "/run", "/dev"):
+        # the machine's /run/lock is open to a uid of its own as /var/tmp is
+        # (removed after the worker; asserted outside)
+        found.update(p for p in glob.glob(f"{folder}/**/{tag}*", recursive=True) if not p.startswith("/run/lock/"))
     if ctypes.CDLL(None).shmget(zlib.crc32(tag.encode()) & 0x7FFFFFFF, 0, 0) >= 0:
         found.add("SysV shared memory")
     return sorted(found)
 '''
+
+
+def _two_students(tmp_path: Path, first: str, second: str) -> tuple[Path, Path]:
+    """Two students' folders, each with its student.py, readable by a
+    sandbox's own uid."""
+    folders = (tmp_path / "first", tmp_path / "second")
+    for folder, source in zip(folders, (first, second)):
+        folder.mkdir()
+        (folder / "student.py").write_text(source)
+        folder.chmod(0o755)
+    tmp_path.chmod(0o755)
+    return folders
 
 
 def _host_segment(tag: str) -> int | None:
@@ -669,20 +700,15 @@ def _host_segment(tag: str) -> int | None:
 
 def test_a_worker_sees_nothing_another_worker_left_behind(tmp_path, mode: str):
     # A class grades many students with one sandbox (and two side by side):
-    # each worker has its own /tmp, /dev/shm, /var/tmp, /run/lock and SysV
-    # IPC, and bubblewrap's /run and /dev are read-only, so no student reads
-    # what another's code left anywhere, nor the working directory it wrote
-    # in, and nothing it leaves outlives its worker
+    # each worker has its own /tmp, /dev/shm and SysV IPC, and bubblewrap's
+    # /run and /dev are read-only, so no student reads what another's code
+    # left there, nor the working directory it wrote in; nothing it leaves
+    # outlives its worker (with a uid of its own, not in /var/tmp either)
     from pytest_autograd_grader.boundary.submission import Budget, Submission
     from pytest_autograd_grader.sandbox import SandboxExecutor
 
     tag = f"left{os.getpid() % 100000}"
-    first, second = tmp_path / "first", tmp_path / "second"
-    for folder, source in ((first, FIRST), (second, SECOND)):
-        folder.mkdir()
-        (folder / "student.py").write_text(source)
-        folder.chmod(0o755)
-    tmp_path.chmod(0o755)
+    first, second = _two_students(tmp_path, FIRST, SECOND)
     executor = SandboxExecutor(isolation_for(mode))
     try:
         cwd = Submission(executor, first, "student", Budget(60.0)).leave(tag)
@@ -697,6 +723,68 @@ def test_a_worker_sees_nothing_another_worker_left_behind(tmp_path, mode: str):
         executor.close()
     on_host = _host_segment(tag)  # removed before anything is asserted
     assert beside == [] and after == []
-    for folder in ("/tmp", "/dev/shm", "/var/tmp", "/run/lock"):
+    for folder in ("/tmp", "/dev/shm", "/var/tmp", "/run/lock"):  # nothing outlives the worker
         assert not os.path.lexists(f"{folder}/{tag}-left")
     assert on_host is None
+
+
+LISTEN = '''
+import socket
+
+HELD = []
+
+
+def listen(tag):
+    """A socket other students' code might find: an abstract one."""
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(f"\\0{tag}-student")
+    server.listen()
+    HELD.append(server)
+    return True
+'''
+
+CONNECT = '''
+import socket
+
+
+def connect(tag, port):
+    """Which sockets of the machine and of the student beside it reach."""
+    reached = []
+    for family, address in ((socket.AF_INET, ("127.0.0.1", port)), (socket.AF_UNIX, f"\\0{tag}-machine"),
+                            (socket.AF_UNIX, f"\\0{tag}-student")):
+        client = socket.socket(family)
+        client.settimeout(2)
+        try:
+            client.connect(address)
+            reached.append(str(address))
+        except OSError:
+            pass
+        finally:
+            client.close()
+    return reached
+'''
+
+
+def test_a_worker_reaches_no_socket_of_the_machine_or_another_worker(tmp_path, mode: str):
+    # a network namespace per worker: in user mode, student code otherwise
+    # reaches the machine's network and services; in one bubblewrap sandbox
+    # (a class run), two students' code would otherwise talk to each other
+    from pytest_autograd_grader.boundary.submission import Budget, Submission
+    from pytest_autograd_grader.sandbox import SandboxExecutor
+
+    tag = f"sock{os.getpid() % 100000}"
+    tcp, abstract = socket.socket(), socket.socket(socket.AF_UNIX)
+    tcp.bind(("127.0.0.1", 0))
+    abstract.bind(f"\0{tag}-machine")
+    for server in (tcp, abstract):
+        server.listen()
+    first, second = _two_students(tmp_path, LISTEN, CONNECT)
+    executor = SandboxExecutor(isolation_for(mode))
+    try:
+        assert Submission(executor, first, "student", Budget(60.0)).listen(tag) is True
+        reached = Submission(executor, second, "student", Budget(60.0)).connect(tag, tcp.getsockname()[1])
+    finally:
+        executor.close()
+        tcp.close()
+        abstract.close()
+    assert reached == []

@@ -12,7 +12,8 @@ sandbox is launched behind it (``--grade-isolation``).
 * ``user``: for a grader running as root where bubblewrap cannot run (often
   inside Docker). Each worker drops to a uid of its own, so it cannot write
   root's files, open root's ``/proc/*/mem`` or signal root's processes, and
-  every process of that uid is killed when the worker is recycled.
+  every process of that uid is killed when the worker is recycled; where
+  the kernel allows, it has no network either (namespaces.fence_worker).
 * ``process``: processes only; student code runs as the grader's own user.
   The header and the reports say which protections are then missing.
 """
@@ -32,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..i18n import msg
-from .namespaces import NO_PIDNS_ENV, SHARED_FOLDERS
+from .namespaces import NO_PIDNS_ENV
 
 MODES = ("auto", "bwrap", "user", "process")
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
@@ -53,8 +54,9 @@ PASS_ENV = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_HOME", "CUDA_PATH
 TMPFS_BYTES = 1 << 30  # a worker's writable space lives in memory: cap it
 # what a numpy-only sandbox (the engine track) does not contain
 TORCH_PACKAGES = ("torch", "functorch", "torchgen")
-# where any user may write: what a worker's uid leaves there is removed (user mode)
-SHARED_TMP = ("/tmp", "/dev/shm", *SHARED_FOLDERS)
+# where any user may write (the FHS's): what a worker's uid leaves there is
+# removed after it (user mode)
+SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
 SINGLE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 
 

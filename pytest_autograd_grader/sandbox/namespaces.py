@@ -19,6 +19,7 @@ import sys
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWIPC = 0x08000000
+CLONE_NEWNET = 0x40000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 MS_NOSUID = 0x2
@@ -28,9 +29,6 @@ MS_BIND = 0x1000
 MS_REC = 0x4000
 MNT_DETACH = 2
 MS_PRIVATE = 1 << 18
-# Folders anyone may write in on a Linux system besides /tmp and /dev/shm
-# (the FHS's): a worker of its own uid finds the host's here
-SHARED_FOLDERS = ("/var/tmp", "/run/lock")
 PR_SET_DUMPABLE = 4
 NO_PIDNS_ENV = "PYTEST_AUTOGRAD_GRADER_NO_PIDNS"
 
@@ -75,10 +73,9 @@ def unshare_pid_namespace(allow_user_namespace: bool = True) -> bool:
 
 def mount_own_proc(own_tmp_mb: int | None = None, keep: tuple = (), cover: tuple = ()) -> bool:
     """Called by pid 1 of a new PID namespace: a mount namespace of its own
-    holding a /proc of this namespace; with ``own_tmp_mb`` a /tmp and
-    /dev/shm of its own too, and each folder of ``cover`` emptied but for
-    what of ``keep`` lies in it (``mount_own_tmp``). False where the kernel
-    refuses a /proc."""
+    holding a /proc of this namespace; with ``own_tmp_mb`` the rest of a
+    worker's fence too (``fence_worker``). False where the kernel refuses a
+    /proc."""
     lib = libc()
     if lib.unshare(CLONE_NEWNS) != 0:
         return False
@@ -88,28 +85,28 @@ def mount_own_proc(own_tmp_mb: int | None = None, keep: tuple = (), cover: tuple
     if lib.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) != 0:
         return False
     if own_tmp_mb is not None:
-        return mount_own_tmp(own_tmp_mb, keep, cover)
+        return fence_worker(own_tmp_mb, keep, cover)
     return True
 
 
-def mount_own_tmp(size_mb: int, keep: tuple = (), cover: tuple = ()) -> bool:
-    """An empty /tmp and /dev/shm of ``size_mb`` MB each for this mount
-    namespace (a keeper's, for its worker), empty ``SHARED_FOLDERS``, and
-    an IPC namespace of its own: what the worker's code leaves there (files,
-    SysV shared memory and semaphores, message queues, which outlive the
-    process that made them) goes with it, and it sees nothing another worker
-    of the sandbox left there (a class's next student, or the one graded
-    beside it). Each folder of ``cover`` (the sandbox's staged submissions)
-    is emptied the same way. The folders of ``keep`` that lie in those (the
-    worker's own staged submission and folder) are bound back at their
-    paths. Answers whether all of it was done; where a step fails, that
-    folder stays as it was."""
+def fence_worker(size_mb: int, keep: tuple = (), cover: tuple = ()) -> bool:
+    """For a keeper's worker, in the keeper's new mount namespace: an empty
+    /tmp and /dev/shm of ``size_mb`` MB each, and IPC and network namespaces
+    of its own. What the worker's code leaves there (files, SysV shared
+    memory and semaphores, message queues, which outlive the process that
+    made them) goes with it; it sees nothing another worker of the sandbox
+    left (a class's next student, or the one graded beside it), and reaches
+    no socket of another worker or of the machine, and no network (a new
+    network namespace has only a loopback, down). Each folder of ``cover``
+    (the sandbox's staged submissions) is emptied the same way. The folders
+    of ``keep`` that lie in those (the worker's own staged submission and
+    folder) are bound back at their paths. /var/tmp and /run/lock are not
+    covered: a Python or venv of the grader's may lie there. Answers whether
+    all of it was done; where a step fails, that part stays as it was."""
     options = f"mode=1777,size={max(1, int(size_mb))}m".encode()
     done = libc().unshare(CLONE_NEWIPC) == 0
+    done = libc().unshare(CLONE_NEWNET) == 0 and done
     done = (_cover("/dev/shm", options, ()) if os.path.isdir("/dev/shm") else True) and done
-    for folder in SHARED_FOLDERS:
-        if os.path.isdir(folder) and not os.path.islink(folder):  # as a link, it leads to /tmp or /run
-            done = _cover(folder, b"mode=1777,size=16m", keep) and done
     for folder in ("/tmp", *cover):
         done = _cover(folder, options if folder == "/tmp" else b"mode=0755,size=1m", keep) and done
     return done

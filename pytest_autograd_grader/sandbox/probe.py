@@ -33,25 +33,44 @@ from .launch import SPAWN_TIMEOUT_S, sandbox_of
 
 PROBE_TIMEOUT_S = 60.0
 PROBE_MODULE = '''
-import os
+import socket
 
 
 def ready(paths):
     """What every worker does: import this staged module, write in its own
-    directory, and read torch's files (the torch zygote imports them)."""
+    directory, and read torch's files (the torch zygote imports them).
+    Says too whether it reaches a network."""
     with open("probe.txt", "w") as handle:
         handle.write("ok")
     for path in paths:
         with open(path, "rb") as handle:
             handle.read(1)
-    return "ok"
+    return "ok, networked" if _networked() else "ok"
+
+
+def _networked():
+    """A network namespace of the worker's own has a loopback only, down."""
+    if any(name != "lo" for _, name in socket.if_nameindex()):
+        return True
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        probe.connect(("127.0.0.1", 9))  # sends nothing: only routes
+        return True
+    except OSError:
+        return False
+    finally:
+        probe.close()
 '''
+NETWORKED = "ok, networked"
 
 
-def _missing(mode: str) -> tuple[str, ...]:
-    # only bubblewrap's sandbox can leave torch out of the engine track's workers
+def _missing(mode: str, networked: bool) -> tuple[str, ...]:
+    # only bubblewrap's sandbox can leave torch out of the engine track's
+    # workers; a uid's keeper gives its worker no network where the kernel
+    # lets it make a network namespace (not in Docker's default profile)
     if mode == "user":
-        return (msg("isolation.missing.read"), msg("isolation.missing.network"), msg("isolation.missing.numpy_only"))
+        network = (msg("isolation.missing.network"),) if networked else ()
+        return (msg("isolation.missing.read"), *network, msg("isolation.missing.numpy_only"))
     if mode == "process":
         return (msg("isolation.missing.own_user"), msg("isolation.missing.numpy_only"))
     return ()
@@ -119,6 +138,11 @@ def _last_line(text: str) -> str:
 def try_mode(isolation: Isolation) -> str | None:
     """None when a worker of ``isolation`` starts and answers here, else
     what went wrong, in words."""
+    return _probe(isolation)[0]
+
+
+def _probe(isolation: Isolation) -> tuple[str | None, bool]:
+    """``try_mode``'s answer, and whether the worker reached a network."""
     from ..boundary.decode import decode
     from ..boundary.records import Limits
     from ..boundary.wire import dumps, loads
@@ -140,8 +164,8 @@ def try_mode(isolation: Isolation) -> str | None:
             executor.close()
     if problem is None:
         stage = outcome.get("stage") if type(outcome) is dict else None
-        if stage == "ok" and outcome.get("value") == "ok":
-            return None
+        if stage == "ok" and outcome.get("value") in ("ok", NETWORKED):
+            return None, outcome.get("value") == NETWORKED
         if stage == "raised":
             error = decode(outcome.get("error"))
             problem = f"{getattr(error, 'type', '?')}: {getattr(error, 'message', '')}"
@@ -149,7 +173,7 @@ def try_mode(isolation: Isolation) -> str | None:
             problem = _last_line(str(outcome.get("output") or "")) if type(outcome) is dict else ""
             problem = f"{stage}: {problem}" if problem else str(stage)
     sandbox_of(isolation, numpy_only=True).stop()  # a mode that failed leaves nothing running
-    return problem
+    return problem, True
 
 
 def choose(setting: str) -> Isolation:
@@ -170,13 +194,13 @@ def choose(setting: str) -> Isolation:
         fallback = _static(mode)
         if fallback is None:
             uid = iso.allocate_uid() if mode == "bwrap" and iso.is_root() else None
-            isolation = Isolation(mode, uid=uid, missing=_missing(mode))
+            isolation = Isolation(mode, uid=uid)
             try:
-                problem = try_mode(isolation)
+                problem, networked = _probe(isolation)
             except Unavailable as exc:
-                problem = str(exc)
+                problem, networked = str(exc), True
             if problem is None:
-                return replace(isolation, fallbacks=tuple(fallbacks))
+                return replace(isolation, missing=_missing(mode, networked), fallbacks=tuple(fallbacks))
             fallback = Fallback(mode, problem, _fix(mode, problem))
         if setting != "auto":
             raise Unavailable(msg("usage.isolation_unavailable", mode=mode, problem=describe(fallback)))

@@ -8,11 +8,12 @@ exits, which takes every process the worker started with it (however it
 detached itself). The grader holds a pidfd of each keeper: killing a worker
 and knowing it is gone never depends on anything inside the sandbox
 answering. Where the worker is fenced in (bubblewrap, a uid of its own),
-the keeper also gives it a /tmp and /dev/shm of its own and leaves only its
-own staged submission in sight (namespaces.mount_own_tmp), and says so:
-then one zygote may serve several grading processes at once (a class
-run's workers, kits.py), each on a control socket of its own; it ends when
-the last of them closes its socket. What it imports first: warm_up.py.
+the keeper also gives it a /tmp and /dev/shm, IPC and network of its own,
+leaves only its own staged submission in sight (namespaces.fence_worker),
+and says so: then one zygote may serve several grading processes at once
+(a class run's workers, kits.py), each on a control socket of its own; it
+ends when the last of them closes its socket. What it imports first:
+warm_up.py.
 """
 
 from __future__ import annotations
