@@ -21,7 +21,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from conftest import QUIET_PLUGINS, SOLUTIONS, run_grader
+from conftest import QUIET_PLUGINS, REPO, SOLUTIONS, run_grader
 
 from pytest_autograd_grader.sandbox import Unavailable, isolation_for
 from pytest_autograd_grader.sandbox.isolation import PASS_ENV
@@ -788,3 +788,61 @@ def test_a_worker_reaches_no_socket_of_the_machine_or_another_worker(tmp_path, m
         tcp.close()
         abstract.close()
     assert reached == []
+
+
+IN_VENV = '''
+import json
+import sys
+from pathlib import Path
+
+from pytest_autograd_grader.boundary.submission import Budget, Submission
+from pytest_autograd_grader.sandbox import SandboxExecutor, isolation_for
+
+executor = SandboxExecutor(isolation_for(sys.argv[1]))
+try:
+    print(json.dumps(Submission(executor, Path(sys.argv[2]), "student", Budget(60.0)).only_in_venv()))
+finally:
+    executor.close()
+'''
+
+ONLY_IN_VENV = '''
+def only_in_venv():
+    """A package the grader's venv holds, the venv lying in /tmp."""
+    import grade_only_here
+
+    try:
+        open(grade_only_here.__file__, "a").close()
+        return [grade_only_here.WHERE, "writable"]
+    except OSError:
+        return [grade_only_here.WHERE, "read-only"]
+'''
+
+
+def test_a_venv_in_tmp_stays_in_sight_read_only(mode: str):
+    # each worker's /tmp is an empty tmpfs of its own: the grader's Python,
+    # made with `python -m venv /tmp/...`, must still be there, read-only
+    import subprocess
+    import tempfile
+
+    if sys.prefix != sys.base_prefix:
+        pytest.skip("a venv made from this venv's Python would not hold its packages (torch): run from a base Python")
+    base = Path(tempfile.mkdtemp(prefix="grade-venv-", dir="/tmp"))
+    try:
+        base.chmod(0o755)
+        venv = base / "venv"
+        # torch, pytest and the rest: this Python's own packages
+        subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
+                       check=True)
+        site_dir = next(venv.glob("lib/python*/site-packages"))
+        (site_dir / "grade_only_here.py").write_text("WHERE = 'the venv'\n")
+        student = base / "student"
+        student.mkdir()
+        (student / "student.py").write_text(ONLY_IN_VENV)
+        for path in (venv, *venv.rglob("*"), student, student / "student.py"):
+            path.chmod(path.stat().st_mode | 0o055)  # as pip leaves a venv: readable by all
+        done = subprocess.run([str(venv / "bin" / "python"), "-c", IN_VENV, mode, str(student)], cwd=REPO,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert json.loads(done.stdout.strip().splitlines()[-1]) == ["the venv", "read-only"]
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

@@ -25,6 +25,8 @@ CLONE_NEWPID = 0x20000000
 MS_NOSUID = 0x2
 MS_NODEV = 0x4
 MS_NOEXEC = 0x8
+MS_RDONLY = 0x1
+MS_REMOUNT = 0x20
 MS_BIND = 0x1000
 MS_REC = 0x4000
 MNT_DETACH = 2
@@ -71,7 +73,8 @@ def unshare_pid_namespace(allow_user_namespace: bool = True) -> bool:
     return True
 
 
-def mount_own_proc(own_tmp_mb: int | None = None, keep: tuple = (), cover: tuple = ()) -> bool:
+def mount_own_proc(own_tmp_mb: int | None = None, keep: tuple = (), cover: tuple = (),
+                   read_only: tuple = ()) -> bool:
     """Called by pid 1 of a new PID namespace: a mount namespace of its own
     holding a /proc of this namespace; with ``own_tmp_mb`` the rest of a
     worker's fence too (``fence_worker``). False where the kernel refuses a
@@ -85,11 +88,11 @@ def mount_own_proc(own_tmp_mb: int | None = None, keep: tuple = (), cover: tuple
     if lib.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) != 0:
         return False
     if own_tmp_mb is not None:
-        return fence_worker(own_tmp_mb, keep, cover)
+        return fence_worker(own_tmp_mb, keep, cover, read_only)
     return True
 
 
-def fence_worker(size_mb: int, keep: tuple = (), cover: tuple = ()) -> bool:
+def fence_worker(size_mb: int, keep: tuple = (), cover: tuple = (), read_only: tuple = ()) -> bool:
     """For a keeper's worker, in the keeper's new mount namespace: an empty
     /tmp and /dev/shm of ``size_mb`` MB each, and IPC and network namespaces
     of its own. What the worker's code leaves there (files, SysV shared
@@ -100,26 +103,35 @@ def fence_worker(size_mb: int, keep: tuple = (), cover: tuple = ()) -> bool:
     network namespace has only a loopback, down). Each folder of ``cover``
     (the sandbox's staged submissions) is emptied the same way. The folders
     of ``keep`` that lie in those (the worker's own staged submission and
-    folder) are bound back at their paths. /var/tmp and /run/lock are not
-    covered: a Python or venv of the grader's may lie there. Answers whether
-    all of it was done; where a step fails, that part stays as it was."""
+    folder) are bound back at their paths, and so, read-only, are those of
+    ``read_only`` (where Python imports from: a venv in /tmp). /var/tmp and
+    /run/lock are not covered: a Python or venv of the grader's may lie
+    there. Answers whether all of it was done; where a step fails, that part
+    stays as it was."""
     options = f"mode=1777,size={max(1, int(size_mb))}m".encode()
     done = libc().unshare(CLONE_NEWIPC) == 0
     done = libc().unshare(CLONE_NEWNET) == 0 and done
     done = (_cover("/dev/shm", options, ()) if os.path.isdir("/dev/shm") else True) and done
     for folder in ("/tmp", *cover):
-        done = _cover(folder, options if folder == "/tmp" else b"mode=0755,size=1m", keep) and done
+        done = _cover(folder, options if folder == "/tmp" else b"mode=0755,size=1m", keep, read_only) and done
     return done
 
 
-def _cover(folder: str, options: bytes, keep: tuple) -> bool:
-    """An empty tmpfs over ``folder``, with what of ``keep`` lies in it bound
-    back; False (and ``folder`` as it was) where that cannot be done."""
+def _cover(folder: str, options: bytes, keep: tuple, read_only: tuple = ()) -> bool:
+    """An empty tmpfs over ``folder``, with what of ``keep`` and (read-only)
+    of ``read_only`` lies in it bound back; False (and ``folder`` as it
+    was) where that cannot be done."""
     lib = libc()
-    keep = tuple(path for path in keep if path and os.path.commonpath([folder, path]) == folder and path != folder)
+
+    def inside(path: str) -> bool:
+        return bool(path) and os.path.commonpath([folder, path]) == folder and path != folder
+
+    back = [(path, False) for path in keep if inside(path)]
+    back += [(path, True) for path in sorted(set(read_only)) if inside(path)
+             and not any(other != path and os.path.commonpath([other, path]) == other for other in read_only)]
     fds: list[int] = []
     try:
-        for path in keep:
+        for path, _ in back:
             fds.append(os.open(path, os.O_PATH | os.O_DIRECTORY))
     except OSError:
         for fd in fds:
@@ -127,11 +139,13 @@ def _cover(folder: str, options: bytes, keep: tuple) -> bool:
         return False
     mounted = lib.mount(b"tmpfs", folder.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options) == 0
     bound = mounted
-    for path, fd in zip(keep, fds):
+    for (path, fixed), fd in zip(back, fds):
         if bound:
             try:
                 os.makedirs(path, mode=0o711, exist_ok=True)
                 bound = lib.mount(f"/proc/self/fd/{fd}".encode(), path.encode(), None, MS_BIND, None) == 0
+                if bound and fixed:  # a new bind mount is writable, whatever its source
+                    bound = lib.mount(None, path.encode(), None, MS_REMOUNT | MS_BIND | MS_RDONLY, None) == 0
             except OSError:
                 bound = False
         os.close(fd)

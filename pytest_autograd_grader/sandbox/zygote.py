@@ -52,6 +52,16 @@ def _tmp_mb(request: dict) -> int:
     return size if type(size) is int and size > 0 else 1024
 
 
+def _python_dirs() -> tuple[str, ...]:
+    """Where this Python imports from: what a worker must still see of a
+    folder that is covered for it (a venv made in /tmp)."""
+    import sys
+
+    found = {sys.prefix, sys.exec_prefix, sys.base_prefix, *sys.path}
+    return tuple(sorted(path for path in found | {os.path.realpath(p) for p in found if p}
+                        if path and os.path.isabs(path) and os.path.isdir(path)))
+
+
 def _keeper(report_fd: int, sock_fd: int, output_fd: int, status_fd: int, request: dict) -> None:
     """Runs in a fork of the zygote; never returns."""
     # A worker that drops to a uid of its own must stay in our user namespace.
@@ -71,7 +81,8 @@ def _keeper(report_fd: int, sock_fd: int, output_fd: int, status_fd: int, reques
             cover = request.get("cover")
             fenced = mount_own_proc(own_tmp_mb=_tmp_mb(request),
                                     keep=tuple(str(p) for p in (request.get("directory"), request.get("private")) if p),
-                                    cover=tuple(str(p) for p in cover) if type(cover) is list else ())
+                                    cover=tuple(str(p) for p in cover) if type(cover) is list else (),
+                                    read_only=_python_dirs())
         else:
             mount_own_proc()
     else:
