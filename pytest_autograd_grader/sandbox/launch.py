@@ -120,6 +120,10 @@ class _Sandbox:
             (base / name).mkdir(mode=0o711)
         pairs = [socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET) for _ in range(max(1, self.connections))]
         log = os.open(base / "zygote.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        # written only through this descriptor: a worker of our own uid that
+        # sees bubblewrap's pid 1 (no PID namespaces of the keepers) must not
+        # reopen its stderr, /proc/1/fd/2, to put words in the grader's messages
+        os.fchmod(log, 0o400)
         pass_fds = [theirs.fileno() for _, theirs in pairs]
         kwargs: dict = {}
         python = [sys.executable, "-P", "-m", "pytest_autograd_grader.sandbox", ",".join(map(str, pass_fds))]
