@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..i18n import msg
-from .namespaces import NO_PIDNS_ENV
+from .namespaces import NO_PIDNS_ENV, outermost, within
 
 MODES = ("auto", "bwrap", "user", "process")
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
@@ -167,19 +167,6 @@ def remove_files_of(uid: int, folders=SHARED_TMP, depth: int = 4) -> None:
                 remove_files_of(uid, (entry.path,), depth - 1)
 
 
-def _within(path: str, folders: list[str]) -> bool:
-    """Whether ``path`` is one of ``folders`` or lies inside one."""
-    return any(path == f or path.startswith(f.rstrip("/") + "/") for f in folders)
-
-
-def _outermost(paths) -> list[str]:
-    kept: list[str] = []
-    for path in sorted(set(paths)):
-        if not _within(path, kept):
-            kept.append(path)
-    return kept
-
-
 def _link_hops(executable: str) -> list[str]:
     """The folder of ``executable`` and of every link on the way to the
     real binary (/opt/app/bin/python -> a venv's python -> /usr/bin/python3.11):
@@ -210,10 +197,10 @@ def python_binds() -> list[tuple[str, str]]:
     named.update(site.getsitepackages() + [site.getusersitepackages()])
     named.update(p for p in os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep) if p)
     named = {os.path.abspath(p) for p in named if p and os.path.isdir(p)}
-    binds = [(path, path) for path in _outermost(os.path.realpath(p) for p in named)]
+    binds = [(path, path) for path in outermost(os.path.realpath(p) for p in named)]
     covered = [dest for _, dest in binds]
-    for path in _outermost(p for p in named if p != os.path.realpath(p)):
-        if not _within(path, covered):
+    for path in outermost(p for p in named if p != os.path.realpath(p)):
+        if not within(path, covered):
             binds.append((os.path.realpath(path), path))
     return [(source, dest) for source, dest in binds if dest != "/usr" and not dest.startswith("/usr/")]
 
@@ -311,7 +298,7 @@ def torch_dirs(binds: list[tuple[str, str]]) -> list[str]:
         for location in (spec.submodule_search_locations or []) if spec is not None else []:
             real = os.path.realpath(location)
             for source, dest in binds + [("/usr", "/usr")]:
-                if _within(real, [source]):
+                if within(real, [source]):
                     found.append(dest + real[len(source.rstrip("/")):])
     return sorted(set(found))
 

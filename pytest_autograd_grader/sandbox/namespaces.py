@@ -92,6 +92,20 @@ def mount_own_proc(own_tmp_mb: int | None = None, keep: tuple = (), cover: tuple
     return True
 
 
+def within(path: str, folders: list[str]) -> bool:
+    """Whether ``path`` is one of ``folders`` or lies inside one."""
+    return any(path == f or path.startswith(f.rstrip("/") + "/") for f in folders)
+
+
+def outermost(paths) -> list[str]:
+    """``paths`` without those that lie inside another of them."""
+    kept: list[str] = []
+    for path in sorted(set(paths)):
+        if not within(path, kept):
+            kept.append(path)
+    return kept
+
+
 def fence_worker(size_mb: int, keep: tuple = (), cover: tuple = (), read_only: tuple = ()) -> bool:
     """For a keeper's worker, in the keeper's new mount namespace: an empty
     /tmp and /dev/shm of ``size_mb`` MB each, and IPC and network namespaces
@@ -104,7 +118,8 @@ def fence_worker(size_mb: int, keep: tuple = (), cover: tuple = (), read_only: t
     (the sandbox's staged submissions) is emptied the same way. The folders
     of ``keep`` that lie in those (the worker's own staged submission and
     folder) are bound back at their paths, and so, read-only, are those of
-    ``read_only`` (where Python imports from: a venv in /tmp). /var/tmp and
+    ``read_only`` (where Python imports from, none inside another: a venv
+    in /tmp). /var/tmp and
     /run/lock are not covered: a Python or venv of the grader's may lie
     there. Answers whether all of it was done; where a step fails, that part
     stays as it was."""
@@ -122,13 +137,8 @@ def _cover(folder: str, options: bytes, keep: tuple, read_only: tuple = ()) -> b
     of ``read_only`` lies in it bound back; False (and ``folder`` as it
     was) where that cannot be done."""
     lib = libc()
-
-    def inside(path: str) -> bool:
-        return bool(path) and os.path.commonpath([folder, path]) == folder and path != folder
-
-    back = [(path, False) for path in keep if inside(path)]
-    back += [(path, True) for path in sorted(set(read_only)) if inside(path)
-             and not any(other != path and os.path.commonpath([other, path]) == other for other in read_only)]
+    back = [(path, fixed) for paths, fixed in ((keep, False), (read_only, True))
+            for path in paths if path and path != folder and within(path, [folder])]
     fds: list[int] = []
     try:
         for path, _ in back:

@@ -18,6 +18,7 @@ warm_up.py.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import select
@@ -26,7 +27,7 @@ import socket
 import struct
 import time
 
-from .namespaces import PR_SET_DUMPABLE, libc, mount_own_proc, own_proc_levels, unshare_pid_namespace
+from .namespaces import PR_SET_DUMPABLE, libc, mount_own_proc, outermost, own_proc_levels, unshare_pid_namespace
 
 PR_SET_CHILD_SUBREAPER = 36
 STATUS = struct.Struct("!i")
@@ -52,14 +53,16 @@ def _tmp_mb(request: dict) -> int:
     return size if type(size) is int and size > 0 else 1024
 
 
+@functools.cache
 def _python_dirs() -> tuple[str, ...]:
-    """Where this Python imports from: what a worker must still see of a
-    folder that is covered for it (a venv made in /tmp)."""
+    """Where this Python imports from (the outermost folders): what a worker
+    must still see of a folder that is covered for it (a venv made in
+    /tmp). Read once, by the zygote, before any keeper covers anything."""
     import sys
 
     found = {sys.prefix, sys.exec_prefix, sys.base_prefix, *sys.path}
-    return tuple(sorted(path for path in found | {os.path.realpath(p) for p in found if p}
-                        if path and os.path.isabs(path) and os.path.isdir(path)))
+    return tuple(outermost(path for path in found | {os.path.realpath(p) for p in found if p}
+                           if path and os.path.isabs(path) and os.path.isdir(path)))
 
 
 def _keeper(report_fd: int, sock_fd: int, output_fd: int, status_fd: int, request: dict) -> None:
@@ -345,6 +348,7 @@ def main(argv: list[str]) -> None:
     from .warm_up import warm_up
 
     warm_up(numpy_only)
+    _python_dirs()  # read here, once: every keeper's fork has it
     Zygote(controls).serve()
     os._exit(0)
 
