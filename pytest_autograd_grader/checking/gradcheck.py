@@ -238,10 +238,10 @@ def run_gradcheck(student_fn: Any, inputs: Sequence, what: str, names: Sequence[
     def backward(xs, grads, fresh: bool = False) -> tuple:
         # gradcheck's own calls are always fresh: it checks that backward is
         # reentrant; an answer asked ahead is a call of its own, used once
+        nonlocal rows
         k = (key(xs), key(grads))
-        if fresh and not asked:
-            asked.append(True)
-            rows.update(_rows_ahead(student_fn, xs, grads, key))
+        if fresh and rows is None:
+            rows = _rows_ahead(student_fn, xs, grads, key)
         if fresh and rows.get(k):
             got = rows[k].pop(0)[1]
         elif fresh or k not in gradients:
@@ -264,8 +264,9 @@ def run_gradcheck(student_fn: Any, inputs: Sequence, what: str, names: Sequence[
 
     leaves = tuple(x.detach().requires_grad_(True) for x in inputs)
     ahead = _asked_ahead(student_fn, leaves, kwargs, key)  # inputs -> the student's answer, not read yet
-    rows: dict = {}  # (inputs, grad_outputs) -> the student's backward answers asked ahead, in order
-    asked: list = []  # whether they were asked
+    # (inputs, grad_outputs) -> the student's backward answers asked ahead, in
+    # order; None until gradcheck's first backward asks them
+    rows: dict | None = None
     names = list(names) if names else [msg("gradcheck.input_n", n=i + 1) for i in range(len(leaves))]
     try:
         torch.autograd.gradcheck(Remote.apply, leaves, **kwargs)
