@@ -176,6 +176,7 @@ def freeze_imports() -> None:
     session, 0.1 s each over torch's heap; a stub submission's grading took
     a second longer). Once only: a later freeze would also pin whatever
     garbage an earlier session left (pytester, the class runner)."""
+    import atexit
     import gc
 
     import pytest_autograd_grader as package  # kept where pytester's runs do not unload it
@@ -183,6 +184,11 @@ def freeze_imports() -> None:
     if not package.__dict__.get("_imports_frozen"):
         package._imports_frozen = True
         gc.freeze()
+        # Once more as the interpreter ends: its last collections walk every
+        # object still alive (a student's run exited 0.2 s later for them),
+        # and nothing needs freeing then. A notebook's kernel runs this only
+        # when it shuts down.
+        atexit.register(gc.freeze)
 
 
 def _report_files(state: GradeState, gradebook: Gradebook):
