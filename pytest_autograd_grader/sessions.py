@@ -185,7 +185,7 @@ def freeze_imports() -> None:
         package._imports_frozen = True
         gc.freeze()
         # Once more as the interpreter ends: its last collections walk every
-        # object still alive (a student's run exited 0.2 s later for them),
+        # object still alive (about 0.1 s of a student's run, measured),
         # and nothing needs freeing then. A notebook's kernel runs this only
         # when it shuts down.
         atexit.register(gc.freeze)

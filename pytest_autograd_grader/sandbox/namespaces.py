@@ -119,9 +119,8 @@ def fence_worker(size_mb: int, keep: tuple = (), cover: tuple = (), read_only: t
     of ``keep`` that lie in those (the worker's own staged submission and
     folder) are bound back at their paths, and so, read-only, are those of
     ``read_only`` (where Python imports from, none inside another: a venv
-    in /tmp). /var/tmp and
-    /run/lock are not covered: a Python or venv of the grader's may lie
-    there. Answers whether all of it was done; where a step fails, that part
+    in /tmp). /var/tmp and /run/lock are not covered: a Python or venv of
+    the grader's may lie there. Answers whether all of it was done; where a step fails, that part
     stays as it was."""
     options = f"mode=1777,size={max(1, int(size_mb))}m".encode()
     done = libc().unshare(CLONE_NEWIPC) == 0
