@@ -20,11 +20,12 @@ prints the median speed-up. The class is graded as ``autograd-grader
 class`` grades by default (one seed for the class, drawn from a new salt),
 with ``--seed N`` (the loop then uses the same ``--grade-seed``), or with
 ``--seed-per-student``; a lone run draws its own seed. Printed: total wall,
-per-student median, the speed-up, the machine's busy CPU time during the
-class run and during a lone run (run it on a quiet machine), and peak
-memory. Figures are printed, not asserted. Each round also prints where
-the class run's wall time went: start-up, the steady pace per student and
-the end.
+per-student median, the speed-up with the number of CPUs the run may use
+(``taskset -c 0 python bench/bench_class.py`` gives one CPU's), the
+machine's busy CPU time during the class run and during a lone run (run it
+on a quiet machine), and peak memory. Figures are printed, not asserted.
+Each round also prints where the class run's wall time went: start-up, the
+steady pace per student and the end.
 """
 
 from __future__ import annotations
@@ -176,6 +177,10 @@ def main() -> None:
     parser.add_argument("--seed-per-student", action="store_true", help="a seed of its own for each student")
     parser.add_argument("--rounds", type=int, default=1, help="loop and class measured again, side by side")
     args = parser.parse_args()
+    # the speed-up depends on them: the class runner grades on every CPU it
+    # may use, where a lone run mostly waits for its imports
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    on_cpus = f"on {cpus} CPU" + ("s" if cpus != 1 else "")
     with tempfile.TemporaryDirectory(prefix="bench-class-") as tmp:
         root = Path(tmp)
         checks, subs, kinds = make_class(root, args.students)
@@ -209,7 +214,7 @@ def main() -> None:
                   + "; ".join(f"{kind} ({counts[kind]}) {sampled[kind]}" for kind in counts))
             print(f"loop for the class, each kind's mean times its students: {loop_total:.0f} s, "
                   f"{loop_mean:.2f} s per student")
-            print(f"speed-up: {speedups[-1]:.1f}x")
+            print(f"speed-up: {speedups[-1]:.1f}x {on_cpus}")
             print(f"busy CPU time of the machine: the class run {class_cpu:.1f} s, "
                   f"{class_cpu / args.students:.2f} s per student; a lone run {statistics.mean(loop_cpu):.2f} s "
                   f"(mean of the loop's {len(loop_cpu)})")
@@ -218,7 +223,7 @@ def main() -> None:
                   f"per student, {end:.1f} s after the last one (gradebook and report); at that pace alone "
                   f"the speed-up would be {loop_mean / pace:.1f}x")
         if args.rounds > 1:
-            print(f"speed-up over {args.rounds} rounds: median {statistics.median(speedups):.1f}x "
+            print(f"speed-up over {args.rounds} rounds {on_cpus}: median {statistics.median(speedups):.1f}x "
                   f"(from {min(speedups):.1f}x to {max(speedups):.1f}x)")
         peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         print(f"peak memory of one process (a grading worker, a sandbox worker or a loop's pytest): {peak_mb:.0f} MB")
