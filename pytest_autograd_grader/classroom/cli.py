@@ -33,8 +33,10 @@ RUN_SCHEMA = "pytest-autograd-grader-class/1"
 
 def add_arguments(parser) -> None:
     parser.add_argument("--checks", required=True, metavar="CHECKS", help="the folder of the course's checks")
-    parser.add_argument("--submissions", required=True, metavar="DIR",
-                        help="a folder holding one folder per student (modules in it or in its exercises/)")
+    parser.add_argument("--submissions", required=True, metavar="DIR|ZIP",
+                        help="the class's submissions as your LMS's bulk download gives them, a folder or a zip "
+                             "(Canvas, Moodle, Gradescope, GitHub Classroom), or one folder or zip per student "
+                             "(modules in it or in its exercises/)")
     parser.add_argument("--out", required=True, metavar="OUT", help="where reports, gradebook and class report go")
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
                         help="students graded at once (default: the number of cores)")
