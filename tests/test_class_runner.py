@@ -444,6 +444,40 @@ def test_each_worker_runs_on_a_cpu_of_its_own_only_when_there_is_one_each(monkey
     assert pool._cpus(3) == [None, None, None]  # the kernel spreads more workers than cores best
 
 
+def test_the_default_jobs_are_the_cpus_the_run_may_use_not_the_machines(tmp_path, monkeypatch):
+    from pytest_autograd_grader.classroom import pool
+
+    cgroup = tmp_path / "cgroup"
+    cgroup.mkdir()
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {4, 6, 8, 10})  # taskset, a Slurm job's cores
+    assert pool.usable_cpus(cgroup) == 4
+    (cgroup / "cpu.max").write_text("max 100000\n")  # cgroup v2, no quota
+    assert pool.usable_cpus(cgroup) == 4
+    (cgroup / "cpu.max").write_text("150000 100000\n")  # a container given 1.5 CPUs
+    assert pool.usable_cpus(cgroup) == 2
+    (cgroup / "cpu.max").unlink()
+    (cgroup / "cpu").mkdir()
+    (cgroup / "cpu" / "cpu.cfs_period_us").write_text("100000\n")
+    (cgroup / "cpu" / "cpu.cfs_quota_us").write_text("-1\n")  # cgroup v1, no quota
+    assert pool.usable_cpus(cgroup) == 4
+    (cgroup / "cpu" / "cpu.cfs_quota_us").write_text("100000\n")
+    assert pool.usable_cpus(cgroup) == 1
+    (cgroup / "cpu" / "cpu.cfs_quota_us").write_text("garbage\n")
+    assert pool.usable_cpus(cgroup) == 4
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity on this platform")
+def test_a_run_kept_to_one_cpu_grades_on_one_worker(tmp_path):
+    # os.cpu_count() counts the whole machine: on a shared server a run
+    # given one core started a worker for every core it has
+    checks, subs = _make_class(tmp_path)
+    one = min(os.sched_getaffinity(0))
+    result = _class("--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "out"),
+                    "--only", "cat", preexec_fn=lambda: os.sched_setaffinity(0, {one}))
+    assert "grading 1 students on 1 workers" in result.stderr
+    assert _reports(tmp_path / "out")["cat"]["status"] == "not attempted"
+
+
 def test_a_report_that_cannot_be_written_costs_its_student_an_error_not_the_run(tmp_path, monkeypatch):
     # OUT removed or full while the class is graded: the student is named
     # with the reason at once (the parent used to wait --student-timeout for it)

@@ -20,7 +20,7 @@ from ..i18n import LANGUAGES, msg
 from ..options import ISOLATIONS
 from ..reporters.files import write_json_atomic
 from .plots import preload as preload_plots
-from .pool import grade_all
+from .pool import grade_all, usable_cpus
 from .runner import ClassSettings, Outcome, now_iso
 from .shards import ShardError, part_folder
 from .shards import from_environment as shard_from_environment
@@ -38,8 +38,9 @@ def add_arguments(parser) -> None:
                              "(Canvas, Moodle, Gradescope, GitHub Classroom), or one folder or zip per student "
                              "(modules in it or in its exercises/)")
     parser.add_argument("--out", required=True, metavar="OUT", help="where reports, gradebook and class report go")
-    parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
-                        help="students graded at once (default: the number of cores)")
+    parser.add_argument("-j", "--jobs", type=int, default=None,
+                        help="students graded at once (default: the CPUs this run may use: its share of the "
+                             "machine's cores, as taskset, Slurm or a container's CPU limit set it)")
     parser.add_argument("--seed", type=int, default=None,
                         help="the seed of every student (default: one drawn from --salt for the whole class)")
     parser.add_argument("--seed-per-student", action="store_true",
@@ -138,6 +139,8 @@ def run(args) -> int:
         return fail(msg("class.overlap", checks=args.checks, submissions=args.submissions))
     if out in checks.parents or out == checks or checks in out.parents or submissions in out.parents or out == submissions:
         return fail(msg("class.out_inside", out=args.out))
+    if args.jobs is None:
+        args.jobs = usable_cpus()
     if args.jobs < 1:
         return fail(msg("class.bad_jobs", jobs=args.jobs))
     if args.seed is not None and args.seed_per_student:

@@ -69,6 +69,32 @@ def _scratch() -> Path:
     return scratch
 
 
+def usable_cpus(cgroup: Path = Path("/sys/fs/cgroup")) -> int:
+    """The CPUs this run may keep busy, the default --jobs: those it may run
+    on (a Slurm job's, taskset's), fewer where the CPU quota of its cgroup
+    (a container's --cpus, a Kubernetes limit) allows less, rounded up.
+    os.cpu_count() counts the whole machine: on a shared server, a worker
+    for each of its cores would take memory and time the run was not given.
+    The quota is read where a container sees its own cgroup, as joblib's
+    loky reads it."""
+    try:
+        count = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        count = os.cpu_count() or 1
+    quota = None
+    try:
+        if (cgroup / "cpu.max").is_file():  # cgroup v2: "QUOTA PERIOD", or "max PERIOD"
+            quota, period = (cgroup / "cpu.max").read_text().split()[:2]
+        else:  # cgroup v1: a quota of -1 sets none
+            quota = (cgroup / "cpu" / "cpu.cfs_quota_us").read_text().strip()
+            period = (cgroup / "cpu" / "cpu.cfs_period_us").read_text().strip()
+        if int(quota) > 0 and int(period) > 0:
+            count = min(count, -(-int(quota) // int(period)))
+    except (OSError, ValueError):
+        pass  # no quota ("max", -1, no such file): the CPUs it may run on
+    return max(1, count)
+
+
 def _cpus(workers: int) -> list[set[int] | None]:
     """A CPU of its own for each worker, where there are as many workers
     as CPUs (the default -j): a worker, its zygotes and their workers then
