@@ -81,7 +81,6 @@ def usable_cpus(cgroup: Path = Path("/sys/fs/cgroup")) -> int:
         count = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         count = os.cpu_count() or 1
-    quota = None
     try:
         if (cgroup / "cpu.max").is_file():  # cgroup v2: "QUOTA PERIOD", or "max PERIOD"
             quota, period = (cgroup / "cpu.max").read_text().split()[:2]
