@@ -178,8 +178,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1, help="loop and class measured again, side by side")
     args = parser.parse_args()
     # the speed-up depends on them: the class runner grades on every CPU it
-    # may use, where a lone run mostly waits for its imports
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    # may use (its default -j), where a lone run mostly waits for its imports
+    from pytest_autograd_grader.classroom.pool import usable_cpus
+
+    cpus = usable_cpus()
     on_cpus = f"on {cpus} CPU" + ("s" if cpus != 1 else "")
     with tempfile.TemporaryDirectory(prefix="bench-class-") as tmp:
         root = Path(tmp)
