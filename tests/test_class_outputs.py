@@ -181,8 +181,8 @@ def test_canvas_csv_is_canvas_import_format_and_a_roster_fills_the_ids(out, tmp_
     assert any("bob" in w and "dave" in w and "roster.csv" in w and "match no student" in w for w in warnings)
 
     bad = tmp_path / "bad.csv"
-    bad.write_text("name,id\nAlice,1\n")
-    with pytest.raises(OutputsError, match="student"):
+    bad.write_text("nom,section\nAlice,1\n")  # nothing to find a student by: the columns understood are named
+    with pytest.raises(OutputsError, match="id, sis_user_id, sis_login_id, email.*student, name"):
         build_outputs(out, roster=bad)
 
 

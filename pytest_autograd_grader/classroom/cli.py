@@ -63,7 +63,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--lang", default=None, type=str.lower, choices=LANGUAGES, help="--grade-lang of the feedback")
     parser.add_argument("--assignment", default=None, help="the assignment's name in the LMS file (default Autograd)")
     parser.add_argument("--roster", default=None, metavar="CSV",
-                        help="student,name,id,sis_user_id,sis_login_id,section columns for the LMS file")
+                        help="the class's list: identity columns id (the LMS's user id), sis_user_id, "
+                             "sis_login_id, email, then student (id in OUT or folder), name, section; matched "
+                             "by id before name, for the LMS file's ids and the gradebook's names")
 
 
 def fail(text: str) -> int:

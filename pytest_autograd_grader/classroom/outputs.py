@@ -12,20 +12,19 @@ from __future__ import annotations
 
 import csv
 import io
-import unicodedata
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from ..i18n import msg
 from ..reporters.files import ReportWriteError, write_text_atomic
 from .class_data import ClassData, OutputsError, concept_scores, format_score, load_class, max_total, percent, total
+from .roster import Entry, folded, read_roster, reconcile, submission
 
 GRADEBOOK = "gradebook.csv"
 CANVAS = "canvas.csv"
 REPORT = "report.html"
 DEFAULT_ASSIGNMENT = "Autograd"
 LMS = ("canvas", "none")
-ROSTER_COLUMNS = ("name", "id", "sis_user_id", "sis_login_id", "section")
 
 
 # A cell a spreadsheet would evaluate: =HYPERLINK(...), +cmd, -2+3, @SUM(...)
@@ -69,68 +68,21 @@ def gradebook_rows(data: ClassData) -> list[list[str]]:
 
 # -- canvas.csv -------------------------------------------------------------
 
-def read_roster(path: Path) -> dict[str, dict[str, str]]:
-    """student id (or folder name) -> the roster's Canvas fields for them.
-
-    The roster is a CSV with a ``student`` column (the student's id in OUT,
-    or their submission folder's name) and any of ``name``, ``id``,
-    ``sis_user_id``, ``sis_login_id``, ``section``."""
-    try:
-        text = Path(path).read_text(encoding="utf-8-sig")  # Excel writes a BOM
-    except (OSError, UnicodeDecodeError) as exc:
-        raise OutputsError(msg("classout.roster_unreadable", path=str(path), error=str(exc))) from None
-    reader = csv.DictReader(io.StringIO(text))
-    columns = {(name or "").strip().lower(): name for name in reader.fieldnames or ()}
-    if "student" not in columns:
-        raise OutputsError(msg("classout.roster_columns", path=str(path),
-                               columns=", ".join(("student",) + ROSTER_COLUMNS)))
-    roster: dict[str, dict[str, str]] = {}
-    for row in reader:
-        student = (row.get(columns["student"]) or "").strip()
-        if student:
-            roster[student] = {key: (row.get(columns[key]) or "").strip() for key in ROSTER_COLUMNS if key in columns}
-    return roster
+class CanvasRefused(OutputsError):
+    """canvas.csv would give one student's grade to another (two rows with
+    one id, one roster line matched twice): it is not written."""
 
 
-def _key(text: str) -> str:
-    """How a roster's student and a submission are matched: the same text
-    in any Unicode form (a zip made on a Mac spells é as e and an accent)
-    and any case."""
-    return unicodedata.normalize("NFC", text).strip().casefold()
+# the columns by which Canvas's import finds a student: one row each
+_ID_COLUMNS = {1: "ID", 2: "SIS User ID", 3: "SIS Login ID"}
 
 
-def roster_keys(roster: dict[str, dict[str, str]]) -> dict[str, str]:
-    """Each roster student by the key a submission matches it with."""
-    return {_key(student): student for student in roster}
-
-
-def roster_entry(keys: dict[str, str], report: dict[str, Any]) -> str | None:
-    """The roster's student a report belongs to (``keys``: ``roster_keys``):
-    by the student's id in OUT or their submission folder's name."""
-    return keys.get(_key(report["student"])) or keys.get(_key(report["folder"]))
-
-
-def reconcile(data: ClassData, roster: dict[str, dict[str, str]]) -> tuple[list[str], list[str]]:
-    """Every roster student gets a row: one who handed nothing in is added
-    to ``data`` as ``missing``. Returns (the submissions no roster student
-    matches, the roster students added)."""
-    matched, unmatched = set(), []
-    keys = roster_keys(roster)
-    for report in data.students:
-        student = roster_entry(keys, report)
-        if student is None:
-            unmatched.append(report["folder"])
-        matched.add(student)
-    absent = [student for student in roster if student not in matched]
-    for student in absent:
-        data.students.append({"student": student, "folder": "", "status": "missing", "score": 0.0,
-                              "max_score": None, "percent": 0.0, "concepts": [], "checks": [], "seed": None,
-                              "started": "", "finished": "", "error": "", "roster_only": True})
-    return unmatched, absent
-
-
-def canvas_rows(data: ClassData, assignment: str, roster: dict[str, dict[str, str]]) -> list[list[str]]:
-    """Rows of Canvas's gradebook import (Grades > Import).
+def canvas_rows(data: ClassData, assignment: str, pairs: list[tuple[dict[str, Any], Entry | None]],
+                clashes: Sequence[str] = ()) -> list[list[str]]:
+    """Rows of Canvas's gradebook import (Grades > Import), one per
+    (report, roster line) of ``pairs`` (``roster.reconcile``); raises
+    ``CanvasRefused`` for ``clashes`` or for two rows Canvas would take for
+    one student.
 
     Canvas reads the columns ``Student, ID, SIS User ID, SIS Login ID,
     Section`` and then one column per assignment; a row below the header
@@ -138,32 +90,49 @@ def canvas_rows(data: ClassData, assignment: str, roster: dict[str, dict[str, st
     reads it as information, not as a student). Canvas matches each row to
     a student of the course by its identifying columns (``ID``, Canvas's own
     user id, or ``SIS User ID`` / ``SIS Login ID``), not by the name; a row
-    it cannot match is reported on the import's confirmation page, and a
-    grade import never creates students.
+    it cannot match is reported on the import's confirmation page, a grade
+    import never creates students, and of two rows with one id it keeps the
+    last (so a 0 could overwrite an earned grade: refused here).
 
-    The grader knows each student only by their submission folder, so the
-    identifying columns come from the roster (``--roster``: the columns
-    ``student,name,id,sis_user_id,sis_login_id,section``, ``student`` being
-    the id in OUT or the folder's name) or, for a class read from Canvas's
-    own "Download Submissions" zip, from the Canvas user id in each file's
-    name; without either no canvas.csv is written. A submission the roster lacks keeps its folder's name and no
-    ids. An assignment title that is not yet in the course makes Canvas
-    create that assignment; one named as Canvas exports it ("Autograd
+    The identifying columns come from the submission's roster line
+    (``--roster``, ``roster.py``) or, for a class read from Canvas's own
+    "Download Submissions" zip, from the Canvas user id in each file's
+    name; a submission the roster lacks keeps the ids its export carried
+    and its name. An assignment title that is not yet in the course makes
+    Canvas create that assignment; one named as Canvas exports it ("Autograd
     (1234)") updates the existing one. A student whose grading broke
     (status error) gets an empty cell, which Canvas leaves ungraded, rather
     than a 0 they did not earn; one who handed in nothing gets 0.
     """
     rows = [["Student", "ID", "SIS User ID", "SIS Login ID", "Section", defuse(assignment)],
             ["Points Possible", "", "", "", "", format_score(data.max_score)]]
-    keys = roster_keys(roster)
-    for report in data.students:
-        known = roster.get(roster_entry(keys, report) or "", {})
+    for report, entry in pairs:
+        known = entry.cells if entry is not None else {}
         canvas_id = report.get("lms_id") if report.get("lms") == "canvas" else ""
         rows.append([defuse(known.get("name") or report.get("name") or report["folder"] or report["student"]),
                      defuse(known.get("id") or canvas_id or ""),
                      defuse(known.get("sis_user_id", "")), defuse(known.get("sis_login_id", "")),
                      defuse(known.get("section", "")), format_score(total(report))])
+    problems = [*clashes, *_repeated_ids(rows[2:], pairs)]
+    if problems:
+        raise CanvasRefused(msg("classout.canvas_refused", problems="".join(f"\n  - {p}" for p in problems)))
     return rows
+
+
+def _repeated_ids(rows: list[list[str]], pairs: list[tuple[dict[str, Any], Entry | None]]) -> list[str]:
+    """Two rows Canvas would take for one student, each named; rows of one
+    roster line are left to the clash that tells of them."""
+    found = []
+    for column, title in _ID_COLUMNS.items():
+        seen: dict[str, int] = {}
+        for at, row in enumerate(rows):
+            key = folded(row[column])
+            first = seen.setdefault(key, at) if key else at
+            one_line = pairs[first][1] is not None and pairs[first][1] is pairs[at][1]  # twins, told already
+            if first != at and not one_line:
+                found.append(msg("classout.canvas_same_id", column=title, value=row[column],
+                                 first=submission(pairs[first][0]), second=submission(pairs[at][0])))
+    return found
 
 
 # -- everything -------------------------------------------------------------
@@ -179,37 +148,53 @@ def build_outputs(out: Path, *, assignment: str | None = None, lms: str = "canva
                   roster: Path | None = None) -> list[str]:
     """Write ``gradebook.csv``, the LMS file (``canvas.csv``; ``lms="none"``
     writes none) and ``report.html`` into ``out`` from the reports there.
-    Returns warnings (files skipped, students the roster lacks); raises
-    ``OutputsError`` for what the caller must fix (a bad roster, an
-    unwritable folder)."""
+    Returns warnings (files skipped, students the roster lacks, the LMS
+    file refused: ``CanvasRefused``'s text); raises ``OutputsError`` for
+    what the caller must fix first (a bad roster, an unwritable folder)."""
     if lms not in LMS:
         raise OutputsError(msg("classout.lms", lms=lms, known=", ".join(LMS)))
     roster_map = read_roster(roster) if roster is not None else None
     data = load_class(Path(out))
     warnings = data.warnings
     title = assignment or str(data.run.get("assignment") or "") or DEFAULT_ASSIGNMENT
+    pairs, clashes = [(report, None) for report in data.students], []
     if roster_map is not None:
-        unmatched, absent = reconcile(data, roster_map)
-        if unmatched:
-            warnings.append(msg("classout.roster_missing", count=len(unmatched), students=_some(unmatched),
-                                path=str(roster)))
-        if absent:
-            warnings.append(msg("classout.roster_absent", count=len(absent), students=_some(absent),
-                                path=str(roster)))
+        reconciled = reconcile(data, roster_map)
+        pairs, clashes = reconciled.pairs, reconciled.clashes
+        if reconciled.unmatched:
+            warnings.append(msg("classout.roster_missing", count=len(reconciled.unmatched),
+                                students=_some(reconciled.unmatched), path=str(roster)))
+        if reconciled.absent:
+            warnings.append(msg("classout.roster_absent", count=len(reconciled.absent),
+                                students=_some(reconciled.absent), path=str(roster)))
     _write(data.out / GRADEBOOK, _csv(gradebook_rows(data)))
     if lms == "canvas":
-        # a Canvas export names each student's Canvas id: its own ID column
-        from_canvas = bool(data.students) and all(r.get("lms") == "canvas" and r.get("lms_id") for r in data.students)
-        if roster_map is not None or from_canvas:
-            _write(data.out / CANVAS, _csv(canvas_rows(data, title, roster_map or {})))
-        else:
-            # made-up ids would match no student of the course, or the wrong one
-            (data.out / CANVAS).unlink(missing_ok=True)
-            warnings.append(msg("classout.canvas_needs_roster"))
+        warnings += _write_canvas(data, title, pairs, clashes, with_roster=roster_map is not None)
+    elif clashes:
+        warnings.append(msg("classout.roster_clashes", problems="".join(f"\n  - {c}" for c in clashes)))
     from .html_report import render
 
     _write(data.out / REPORT, render(data, title))
     return warnings
+
+
+def _write_canvas(data: ClassData, title: str, pairs: list[tuple[dict[str, Any], Entry | None]],
+                  clashes: list[str], with_roster: bool) -> list[str]:
+    """canvas.csv, or why not (a file of an earlier run is removed: Canvas
+    must never be fed one that no longer says what this run found)."""
+    # a Canvas export names each student's Canvas id: its own ID column
+    from_canvas = bool(data.students) and all(r.get("lms") == "canvas" and r.get("lms_id") for r in data.students)
+    if not (with_roster or from_canvas):
+        # made-up ids would match no student of the course, or the wrong one
+        (data.out / CANVAS).unlink(missing_ok=True)
+        return [msg("classout.canvas_needs_roster")]
+    try:
+        rows = canvas_rows(data, title, pairs, clashes)
+    except CanvasRefused as exc:
+        (data.out / CANVAS).unlink(missing_ok=True)
+        return [str(exc)]
+    _write(data.out / CANVAS, _csv(rows))
+    return []
 
 
 def _some(names: list[str]) -> str:
