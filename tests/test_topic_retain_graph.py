@@ -385,7 +385,7 @@ FORGED = {
     "ctypes": "    import ctypes\n    try:\n        ctypes.pythonapi.PyErr_SetString(ctypes.py_object(RuntimeError), "
               "TEXT.encode())\n    except RuntimeError as error:\n        return error, x.grad\n",
     # a second backward really runs, through a graph that saves nothing, and a
-    # hook (a C function, no frame of the student's) or a custom Function raises the text
+    # hook or a custom Function's backward raises the text through a C function
     "hook": "    y = x * 1\n    y.register_hook(lambda g: torch._assert_async(torch.tensor(False), TEXT))\n"
             "    try:\n        y.sum().backward()\n    except RuntimeError as error:\n        return error, x.grad - 1\n",
     "custom_function": "    y = Saves.apply(x).sum()\n    y.backward()\n    try:\n        y.backward()\n"
