@@ -195,6 +195,28 @@ GENUINE = RAISE + """
             backward_twice()
             yield
         next(steps())
+
+    class Square(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors  # freed by the first backward: PyTorch raises here
+            return 2 * x * g
+
+    def custom_saved_tensors():
+        loss = Square.apply(_x()).sum()
+        loss.backward()
+        loss.backward()
+
+    def grad_then_backward():
+        x = _x()
+        loss = (x ** 3).sum()
+        torch.autograd.grad(loss, x)  # frees the graph as backward does
+        torch.autograd.backward([loss])
 """
 
 
@@ -226,7 +248,7 @@ def test_made_up_errors_are_refused_and_real_ones_accepted(pytester):
         def test_genuine_returned(submission, autograd, name):
             autograd.expect_error(name, submission("genuine").catch(name), what="the caught error")
 
-        @pytest.mark.parametrize("name", ["reraised", "in_a_generator"])
+        @pytest.mark.parametrize("name", ["reraised", "in_a_generator", "custom_saved_tensors", "grad_then_backward"])
         def test_genuine_passed_on(submission, autograd, name):
             autograd.expect_error("backward_twice", getattr(submission("genuine"), name))
 
@@ -262,7 +284,7 @@ def test_made_up_errors_are_refused_and_real_ones_accepted(pytester):
         assert text in graded.check(f"test_forged_raised[{name}]")["feedback"], name
     assert "this RuntimeError was never raised" in graded.check("test_forged_returned[unraised]")["feedback"]
     genuine = [c for c in graded.report["checks"] if "genuine" in c["id"]]
-    assert len(genuine) == 2 * len(names) + 3
+    assert len(genuine) == 2 * len(names) + 5
     for check in genuine:
         assert check["status"] == "passed", check
 
@@ -374,3 +396,6 @@ def test_an_error_no_traced_call_raised_earns_nothing():
                    ErrorRecord(type="RuntimeError", message=text, raised_at=3, trace=_second_backward())):
         with pytest.raises(GradeFailure, match="no torch call of your code raised this very exception"):
             Autograd().expect_error("backward_twice", record)
+    # a record made by hand is judged by the trace passed with it
+    record = ErrorRecord(type="RuntimeError", message=text, raised_at=0)
+    assert Autograd().expect_error("backward_twice", record, trace=_second_backward()) is record

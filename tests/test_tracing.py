@@ -42,6 +42,17 @@ def twice_fails(x):
     y.backward()
     y.backward()
 
+def many_backward(x):
+    for _ in range(60):
+        (x * 2).sum().backward()
+
+def many_errors(x):
+    for _ in range(100):
+        try:
+            x.add_(1)  # an in-place change of a leaf that requires grad
+        except RuntimeError:
+            pass
+
 def hides(x):
     # a student's own mode, and one that pops the grader's off the stack
     torch._C._pop_torch_function_stack()
@@ -110,6 +121,18 @@ def test_a_raising_call_says_whether_an_earlier_call_freed_its_graph(student):
     (raised,) = student.trace.errors
     assert (raised.op, raised.type, raised.call, raised.own_code) == ("backward", "RuntimeError", 1, False)
     assert error.raised_at == 0 and error.trace is not None and error.trace.errors == student.trace.errors
+
+
+def test_what_calls_added_and_raised_stays_bounded(student):
+    from pytest_autograd_grader.boundary.call_facts import MAX_ADDED, MAX_ERRORS
+
+    student("graph").many_backward(torch.randn(4000, requires_grad=True))
+    added = [call.added[0] for call in student.trace.backward_calls]
+    assert len(added) == 60 and added[0] is not None and added[-1] is None
+    assert sum(a.numel() for a in added if a is not None) <= MAX_ADDED
+    student("graph").many_errors(torch.randn(3, requires_grad=True))
+    assert len(student.trace.errors) == MAX_ERRORS and student.trace.errors[0].leaf
+    assert student.trace.errors[0].op == "add_" and student.trace.errors[0].call == -1
 
 
 def test_student_code_that_pops_the_recorder_leaves_torch_as_it_was(student):

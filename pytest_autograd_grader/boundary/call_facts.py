@@ -85,14 +85,16 @@ class Facts:
     def before(self, call: dict, kind: str, outputs: Any) -> tuple:
         """Note what the call is given; returns what ``after`` compares with."""
         outs = flat_tensors(outputs)
-        call["scalar"] = all(t.numel() == 1 for t in outs)
+        call["scalar"] = all(t.numel() == 1 and not t.is_complex() for t in outs)  # what backward() needs
         call["no_graph"] = any(not t.requires_grad for t in outs)
         roots = [t.grad_fn for t in outs if t.grad_fn is not None]
         grads = []
         if kind == "backward":
             for _, t in self.watched:
                 g = t.grad
-                grads.append((g, -1 if g is None else g._version, None if g is None else self._keep(g)))
+                # a copy to subtract, not sent: kept only while a difference could still be
+                copy = g.detach().clone() if g is not None and g.numel() <= self.budget else None
+                grads.append((g, -1 if g is None else g._version, copy))
         return roots, grads
 
     def after(self, call: dict, kind: str, state: tuple, inputs: Any, result: Any, keeps_graph: bool) -> None:

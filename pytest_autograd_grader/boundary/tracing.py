@@ -70,7 +70,7 @@ class BackwardCall:
     gradient: bool  # a gradient / grad_outputs / grad_tensors argument was passed
     inputs: int | None  # tensors asked for (autograd.grad's inputs, backward's inputs=)
     raised: str = ""  # the exception's type name when the call raised
-    scalar: bool = True  # every tensor differentiated had one element
+    scalar: bool = True  # every tensor differentiated was real and had one element
     no_graph: bool = False  # a tensor differentiated did not require grad
     # per positional argument of the student function: the gradient this
     # call added to that leaf's .grad (autograd.grad: returned for it), None
