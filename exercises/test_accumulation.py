@@ -76,6 +76,11 @@ def test_accumulated_grad(submission, autograd, grade_rng, grade_device):
         trace = submission.trace
         calls = backward_count(trace)
         autograd.instruction(calls == k, "req.accumulation.backward_count", what=what, k=k, calls=calls)
+        # each call is judged by what it added: k backward calls of which
+        # one does the work and the others run on throw-away graphs are not k passes
+        (each,) = autograd.grad(one_pass, (x,))
+        autograd.instruction(calls != k or autograd.calls_added(trace, [each] * k, 0, kind="backward"),
+                             "req.accumulation.each_pass", what=what, k=k, name="x")
         autograd.instruction(fresh_forward_each_time(trace), "req.accumulation.fresh_forward", what=what)
         autograd.check_grad(got, one_pass, (x,), scale=k, calls=k, mean_over=x.numel(), names=(what,), trace=trace)
 
@@ -88,8 +93,11 @@ def test_zeroed_grads(submission, autograd, grade_rng, grade_device):
         calls = backward_count(submission.trace)
         autograd.instruction(calls == k, "req.accumulation.backward_per_pass",
                              what=msg("label.accumulation.zeroed_grads", k=k), k=k, calls=calls)
-        grads = autograd.unpack(result, k, msg("label.accumulation.gradient_list"))
         expected = [autograd.grad(scaled_pass, (x, c), wrt=(0,))[0] for c in scales]
+        autograd.instruction(calls != k or autograd.calls_added(submission.trace, expected, 0, kind="backward"),
+                             "req.accumulation.each_pass", what=msg("label.accumulation.zeroed_grads", k=k), k=k,
+                             name="x")
+        grads = autograd.unpack(result, k, msg("label.accumulation.gradient_list"))
         names = [msg("label.accumulation.pass_gradient", i=i + 1, k=k, scale=c, shape=tuple(x.shape))
                  for i, c in enumerate(scales)]
         saved = [values(g) for g in grads]
@@ -162,6 +170,10 @@ def test_microbatch_grad(submission, autograd, grade_rng, grade_device):
     trace = submission.trace
     calls = backward_count(trace)
     autograd.instruction(calls == k, "req.accumulation.backward_count", what=what, k=k, calls=calls)
+    # each call must add one micro-batch's gradient to w.grad
+    shares = [autograd.grad(batch_loss, (w, xs[i], ys[i]), wrt=(0,))[0] / k for i in range(k)]
+    autograd.instruction(calls != k or autograd.calls_added(trace, shares, 0, kind="backward"),
+                         "req.accumulation.each_microbatch", what=what, k=k)
     whole = (w, xs.reshape(k * b, n), ys.reshape(k * b))
     (expected,) = autograd.grad(batch_loss, whole, wrt=(0,))
     (last,) = autograd.grad(batch_loss, (w, xs[-1], ys[-1]), wrt=(0,))

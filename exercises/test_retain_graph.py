@@ -65,6 +65,9 @@ def test_backward_k_times(submission, autograd, grade_rng, grade_device):
             autograd.fail_with(what, produced, k * grad, msg("diag.retain_graph.call_count", calls=calls, k=k))
         autograd.check_grad(got, exp_loss, (x,), scale=k, calls=k, names=(what,), trace=trace)
         autograd.instruction(calls == k, "req.retain_graph.k_calls", calls=calls, k=k)
+        # each call judged by what it added: not one real call and k - 1 on throw-away graphs
+        autograd.instruction(calls != k or autograd.calls_added(trace, [grad] * k, 0), "req.retain_graph.each_call",
+                             k=k)
 
 
 # -- caught_error ------------------------------------------------------------------------

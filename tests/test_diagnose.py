@@ -501,12 +501,11 @@ def test_expect_error_matches_each_real_error(pytester):
     for forged in ("test_forged_and_returned[raised]", "test_forged_and_raising"):
         assert "this RuntimeError was raised by your own code, not by PyTorch" in graded.check(forged)["feedback"]
     n = len(names)
-    # a forged error with PyTorch's very words loses only the instruction's
-    # share: who raised it is the student process's own word
+    # a forged error with PyTorch's very words earns nothing
     forged = [graded.check(c) for c in ("test_forged_and_returned[created]", "test_forged_and_returned[raised]",
                                         "test_forged_and_raising")]
-    assert all(c["score"] == 0.75 and c["instruction"]["followed"] is False for c in forged), forged
-    assert graded.report["score"] == 2 * n + 3 * 0.75 and graded.report["max_score"] == 3 * n + 8
+    assert all(c["score"] == 0 and c["status"] == "failed" for c in forged), forged
+    assert graded.report["score"] == 2 * n and graded.report["max_score"] == 3 * n + 8
 
 
 @pytest.mark.parametrize("name", list(AUTOGRAD_ERRORS))

@@ -9,7 +9,7 @@ copy of the topic's checks for those functions in checks/v{i}/ (same file
 name, so each check gets exactly the inputs `--grade-seed S` gives it) that
 loads the module accumulation_v{i}."""
 
-from conftest import fails_everywhere, grade_planted, passes_everywhere, solution_function
+from conftest import fails_everywhere, grade_planted, instruction_only, passes_everywhere, solution_function
 
 from pytest_autograd_grader.i18n import msg
 
@@ -257,6 +257,66 @@ def microbatch_grad(w, xs, ys):
     return w.grad
 """,
     },
+    {  # 9: correct in more styles: passes through a helper, micro-batches backwards,
+        # torch.autograd.backward with inputs=, divided by k at the end
+        "accumulated_grad": """
+def _one_pass(x):
+    torch.autograd.backward([((x + 2) ** 2).mean()], inputs=[x])
+
+def accumulated_grad(x, k):
+    for _ in range(k):
+        _one_pass(x)
+    return x.grad
+""",
+        "microbatch_grad": """
+def microbatch_grad(w, xs, ys):
+    for i in reversed(range(len(xs))):
+        torch.autograd.backward(((xs[i] @ w - ys[i]) ** 2).mean(), inputs=[w])
+    w.grad /= len(xs)
+    return w.grad
+""",
+    },
+    {  # 10: the right values and the right number of backward calls, all but one
+        # of them on throw-away graphs that never reach the tensor in question
+        "zeroed_grads": """
+def zeroed_grads(x, scales):
+    ((x + 2) ** 2).mean().backward()
+    g = x.grad.clone()
+    for _ in scales[1:]:
+        torch.ones(1, requires_grad=True).sum().backward()
+    return [c * g for c in scales]
+""",
+        "accumulated_grad": """
+def accumulated_grad(x, k):
+    (k * ((x + 2) ** 2).mean()).backward()
+    for _ in range(k - 1):
+        (torch.zeros(1, requires_grad=True) * 1).sum().backward()
+    return x.grad
+""",
+        "microbatch_grad": """
+def microbatch_grad(w, xs, ys):
+    ((torch.einsum("kbn,n->kb", xs, w) - ys) ** 2).mean().backward()
+    for _ in range(len(xs) - 1):
+        (torch.ones(1, requires_grad=True) * 2).sum().backward()
+    return w.grad
+""",
+    },
+    {  # 11: dummy calls that do reach the tensor, adding nothing, or the whole batch k times
+        "accumulated_grad": """
+def accumulated_grad(x, k):
+    (k * ((x + 2) ** 2).mean()).backward()
+    for _ in range(k - 1):
+        (x * 0).sum().backward()
+    return x.grad
+""",
+        "microbatch_grad": """
+def microbatch_grad(w, xs, ys):
+    k = len(xs)
+    for _ in range(k):
+        (((torch.einsum("kbn,n->kb", xs, w) - ys) ** 2).mean() / k).backward()
+    return w.grad
+""",
+    },
 ]
 
 
@@ -328,6 +388,16 @@ def test_mistakes_fail_on_every_seed_with_their_diagnosis(pytester):
                      msg("diag.accumulation.returned_copy", name="w"),
                      absent=[msg("diag.accumulation.rebound_no_grad", name="w")])
 
-    # 8: correct in other styles
+    # 8, 9: correct in other styles
     for name in CHECKS:
         passes_everywhere(v[8][name])
+    for name in ("test_accumulated_grad", "test_microbatch_grad"):
+        passes_everywhere(v[9][name])
+
+    # 10, 11: k backward calls, but not one per pass or micro-batch: the values
+    # are right and keep their points, the instruction's share is lost
+    fails_everywhere(v[10]["test_zeroed_grads"], "were not one per pass", score=instruction_only(2))
+    for variant in (10, 11):
+        fails_everywhere(v[variant]["test_accumulated_grad"], "were not one per pass", score=instruction_only(2))
+        fails_everywhere(v[variant]["test_microbatch_grad"], "were not one per micro-batch",
+                         score=instruction_only(2))

@@ -4,7 +4,7 @@ seed (test_curriculum grades the reference solution on every seed and the
 untouched stubs). All variants are graded in one session
 (see test_topic_dynamic_graph.grade_variants)."""
 
-from conftest import assert_all_pass, assert_diagnosed, grade_named
+from conftest import assert_all_pass, assert_diagnosed, fails_everywhere, grade_named, grade_planted
 
 TOPIC = "retain_graph"
 
@@ -217,6 +217,17 @@ def two_losses(x, w):
     return first, w.grad
 """,
     },
+    # the right value and k calls: one real backward of k * dL/dx, the others on throw-away graphs
+    "one_real_call_k_minus_1_dummies": {
+        "backward_k_times": """
+def backward_k_times(x, k):
+    loss = (x * torch.exp(x)).sum()
+    loss.backward(torch.tensor(float(k), dtype=x.dtype))
+    for _ in range(k - 1):
+        torch.zeros(1, requires_grad=True).sum().backward()
+    return x.grad
+""",
+    },
 }
 
 RIGHT = {
@@ -246,6 +257,22 @@ def two_losses(x, w):
     (g1,) = torch.autograd.grad(h.sum(), w, retain_graph=True)
     (g2,) = torch.autograd.grad(h.pow(2).mean(), [w])
     return g1, g1 + g2
+""",
+    },
+    # the error caught in a helper function, torch.autograd.grad's freed graph
+    "helper": {
+        "caught_error": """
+def _second(loss):
+    try:
+        loss.backward()
+    except RuntimeError as error:
+        return error
+
+def caught_error(x):
+    loss = (x ** 3).sum()
+    (grad,) = torch.autograd.grad(loss, x)
+    x.grad = grad
+    return _second(loss), x.grad
 """,
     },
     # retain_graph on every call, lists, a copy through detach().clone()
@@ -325,6 +352,9 @@ EXPECT = {
         "test_caught_error": [f"expected the caught error '{TWICE}', got a string"],
         "test_two_losses": [RG + "l1_twice"],
     },
+    "one_real_call_k_minus_1_dummies": {
+        "test_backward_k_times": ["req.retain_graph.each_call"],
+    },
     "grad_not_stored_three_calls": {
         "test_backward_k_times": ["diag.dynamic_graph.no_backward"],
         "test_two_losses": [("req.retain_graph.two_calls", {"calls": 3})],
@@ -339,3 +369,55 @@ def test_mistakes_fail_on_every_seed_and_correct_styles_pass(pytester):
     assert_diagnosed(results, TOPIC, EXPECT)
     for variant in RIGHT:
         assert_all_pass(results, variant)
+
+
+TEXT = ("Trying to backward through the graph a second time (or directly access saved tensors after they have "
+        "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+        "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if "
+        "you need to access saved tensors after calling backward.")
+# caught_error with a made-up error: the first backward and x.grad are right
+# every time, only the error is not PyTorch's
+FIRST = "    loss = (x ** 3).sum()\n    loss.backward()\n"
+FORGED = {
+    "raised": "    try:\n        raise RuntimeError(TEXT)\n    except RuntimeError as error:\n        return error, x.grad\n",
+    "c_function": "    try:\n        torch._assert_async(torch.tensor(False), TEXT)\n"
+                  "    except RuntimeError as error:\n        return error, x.grad\n",
+    "ctypes": "    import ctypes\n    try:\n        ctypes.pythonapi.PyErr_SetString(ctypes.py_object(RuntimeError), "
+              "TEXT.encode())\n    except RuntimeError as error:\n        return error, x.grad\n",
+    # a second backward really runs, through a graph that saves nothing, and a
+    # hook or a custom Function's backward raises the text through a C function
+    "hook": "    y = x * 1\n    y.register_hook(lambda g: torch._assert_async(torch.tensor(False), TEXT))\n"
+            "    try:\n        y.sum().backward()\n    except RuntimeError as error:\n        return error, x.grad - 1\n",
+    "custom_function": "    y = Saves.apply(x).sum()\n    y.backward()\n    try:\n        y.backward()\n"
+                       "    except RuntimeError as error:\n        return error, x.grad - 1\n",
+}
+CUSTOM = """
+class Saves(torch.autograd.Function):
+    calls = 0
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 1
+
+    @staticmethod
+    def backward(ctx, g):
+        Saves.calls += 1
+        if Saves.calls % 2 == 0:
+            torch._assert_async(torch.tensor(False), TEXT)
+        return g
+"""
+
+
+def test_made_up_errors_earn_nothing_on_every_seed(pytester):
+    """A student who makes PyTorch's error up (raised in Python, by a C
+    function that raises the caller's message, ctypes, from a hook or a
+    custom Function's backward during a real second backward) scores 0 on
+    caught_error on every seed, values right notwithstanding."""
+    variants = [{"caught_error": f"TEXT = {TEXT!r}\n{CUSTOM}\ndef caught_error(x):\n{FIRST}{body}",
+                 "only": ["test_caught_error"]} for body in FORGED.values()]
+    runs = grade_planted(pytester, TOPIC, variants)
+    for run in runs:
+        fails_everywhere(run["test_caught_error"], "make the mistake really happen", score=0)
+    for name in ("c_function", "ctypes", "hook", "custom_function"):
+        fails_everywhere(runs[list(FORGED).index(name)]["test_caught_error"],
+                         "did not come from the autograd call the exercise asks for")

@@ -42,6 +42,17 @@ def twice_fails(x):
     y.backward()
     y.backward()
 
+def many_backward(x):
+    for _ in range(60):
+        (x * 2).sum().backward()
+
+def many_errors(x):
+    for _ in range(100):
+        try:
+            x.add_(1)  # an in-place change of a leaf that requires grad
+        except RuntimeError:
+            pass
+
 def hides(x):
     # a student's own mode, and one that pops the grader's off the stack
     torch._C._pop_torch_function_stack()
@@ -89,6 +100,41 @@ def test_a_backward_that_raised_is_recorded_as_raised(student):
     assert first.raised == "" and second.raised == "RuntimeError"
 
 
+def test_each_call_says_what_it_added_to_the_functions_leaves(student):
+    x, w = torch.randn(3, requires_grad=True), torch.randn(3, requires_grad=True)
+    student("graph").with_backward(x, w)
+    first, second = student.trace.backward_calls
+    # y = ((x + w) * (w + 1)).sum(): each call adds dy/dx = w + 1 and dy/dw = 2w + x + 1
+    for call in (first, second):
+        assert torch.allclose(call.added[0], w.detach() + 1) and torch.allclose(call.added[1], 2 * w + x + 1)
+    student("graph").with_grad(x)
+    (call,) = student.trace.grad_calls
+    assert torch.allclose(call.added[0], 3 * x.detach() ** 2)  # what autograd.grad returned for x
+    student("graph").vector(torch.randn(2, requires_grad=True))
+    assert torch.equal(student.trace.backward_calls[0].added[0], torch.full((2,), 3.0))
+
+
+def test_a_raising_call_says_whether_an_earlier_call_freed_its_graph(student):
+    error = student("graph").twice_fails.capture(torch.randn(2, requires_grad=True))
+    first, second = student.trace.backward_calls
+    assert second.raised == "RuntimeError" and second.through_freed is True
+    (raised,) = student.trace.errors
+    assert (raised.op, raised.type, raised.call, raised.own_code) == ("backward", "RuntimeError", 1, False)
+    assert error.raised_at == 0 and error.trace is not None and error.trace.errors == student.trace.errors
+
+
+def test_what_calls_added_and_raised_stays_bounded(student):
+    from pytest_autograd_grader.boundary.call_facts import MAX_ADDED, MAX_ERRORS
+
+    student("graph").many_backward(torch.randn(4000, requires_grad=True))
+    added = [call.added[0] for call in student.trace.backward_calls]
+    assert len(added) == 60 and added[0] is not None and added[-1] is None
+    assert sum(a.numel() for a in added if a is not None) <= MAX_ADDED
+    student("graph").many_errors(torch.randn(3, requires_grad=True))
+    assert len(student.trace.errors) == MAX_ERRORS and student.trace.errors[0].leaf
+    assert student.trace.errors[0].op == "add_" and student.trace.errors[0].call == -1
+
+
 def test_student_code_that_pops_the_recorder_leaves_torch_as_it_was(student):
     depth = torch._C._len_torch_function_stack()
     student("graph").hides(torch.randn(2))
@@ -111,6 +157,9 @@ class Forged:
 @pytest.mark.parametrize("trace", [
     "not a dict", {"ops": ["mul", 1]}, {"ops": "mul\t2\t"}, {"calls": [{"kind": "explode"}]},
     {"calls": [{"kind": "grad", "retain_graph": "yes"}]}, {"dropped": "many"},
+    {"calls": [{"kind": "grad", "added": ["w"]}]}, {"calls": [{"kind": "grad", "added": [__import__("torch").ones(2, dtype=__import__("torch").long)]}]},
+    {"calls": [{"kind": "grad", "through_freed": 1}]}, {"errors": [{"op": 1, "type": "RuntimeError"}]},
+    {"errors": {"op": "backward"}},
 ])
 def test_a_forged_trace_fails_the_students_check(tmp_path, trace):
     from pytest_autograd_grader.outcomes import StudentFailure
@@ -245,7 +294,7 @@ def test_every_way_of_hiding_a_call_costs_the_instruction_in_every_mode(pytester
         check = graded.check(f"test_by_hand[{name}]")
         assert (check["status"], check["score"]) == ("failed", 3.0), (name, check)
         assert msg(f"trace.tampered.{HIDE[name][0]}") in check["feedback"], (name, check["feedback"])
-    # PyTorch's very words, raised by the student's own code: only the share of "raised by PyTorch" is lost
+    # PyTorch's very words, raised by the student's own code: no points
     made_up = graded.check("test_made_up_error")
-    assert (made_up["status"], made_up["score"]) == ("failed", 3.0), made_up
+    assert (made_up["status"], made_up["score"]) == ("failed", 0.0), made_up
     assert "this RuntimeError was raised by your own code, not by PyTorch" in made_up["feedback"]

@@ -34,16 +34,18 @@ def _expect(value, kinds, field: str):
     return value
 
 
-def decode(tree: Any, limits: Limits | None = None) -> Any:
+def decode(tree: Any, limits: Limits | None = None, trace: Any = None) -> Any:
     """Rebuild records from the plain tree, accepting exact types only.
 
     With ``limits`` the tree is also measured (values, nesting, texts,
     tensors' devices and dtypes) and a record of the wrong form is refused
-    with a ``BoundaryError``, whatever went wrong, never another exception."""
+    with a ``BoundaryError``, whatever went wrong, never another exception.
+    Every ``ErrorRecord`` made carries ``trace``, the trace of the call
+    whose answer it is."""
     if limits is None:
-        return _decode(tree, None, None, 0)
+        return _decode(tree, None, None, 0, trace)
     try:
-        return _decode(tree, limits, Meter(limits, limits.max_depth), 0)
+        return _decode(tree, limits, Meter(limits, limits.max_depth), 0, trace)
     except BoundaryError:
         raise
     except RecursionError:
@@ -59,7 +61,7 @@ def _text(value, field: str, limits: Limits | None, meter: Meter | None) -> str:
     return value
 
 
-def _decode(tree: Any, limits: Limits | None, meter: Meter | None, depth: int) -> Any:
+def _decode(tree: Any, limits: Limits | None, meter: Meter | None, depth: int, trace: Any = None) -> Any:
     if meter is not None:
         meter.item()
     kind = type(tree)
@@ -88,7 +90,7 @@ def _decode(tree: Any, limits: Limits | None, meter: Meter | None, depth: int) -
         raw = _expect(tree["items"], (list,), "items")
         if meter is not None:
             meter.deeper(depth + 1)
-        items = [_decode(x, limits, meter, depth + 1) for x in raw]
+        items = [_decode(x, limits, meter, depth + 1, trace) for x in raw]
         return items if tag == "list" else tuple(items)
     if tag == "dict":
         keys = _expect(tree["keys"], (list,), "keys")
@@ -100,10 +102,13 @@ def _decode(tree: Any, limits: Limits | None, meter: Meter | None, depth: int) -
             for key in keys:
                 if type(key) is str:
                     meter.text(key)
-        return {(_expect(k, (str, int), "key")): _decode(v, limits, meter, depth + 1) for k, v in zip(keys, values)}
+        return {(_expect(k, (str, int), "key")): _decode(v, limits, meter, depth + 1, trace)
+                for k, v in zip(keys, values)}
     if tag == "error":
         raised_by = tree.get("raised_by", "nobody")
+        raised_at = tree.get("raised_at", -1)
         if limits is not None:
+            _expect(raised_at, (int,), "raised_at")
             line = _expect(tree["line"], (int,), "line")
             if raised_by not in ("library", "student", "nobody"):
                 raise refuse("malformed", problem="raised_by")
@@ -112,7 +117,8 @@ def _decode(tree: Any, limits: Limits | None, meter: Meter | None, depth: int) -
         return ErrorRecord(type=_text(tree["type"], "type", limits, meter),
                            message=_text(tree["message"], "message", limits, meter),
                            file=_text(tree["file"], "file", limits, meter), line=line,
-                           code=_text(tree["code"], "code", limits, meter), raised_by=str(raised_by))
+                           code=_text(tree["code"], "code", limits, meter), raised_by=str(raised_by),
+                           raised_at=int(raised_at), trace=trace)
     if tag == "ndarray":
         return _exact_tensor(tree["data"], "data", limits).numpy()
     if tag == "object":

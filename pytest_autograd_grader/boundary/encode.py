@@ -60,7 +60,7 @@ def _opname(code: types.CodeType, offset: int) -> str:
     return dis.opname[raw[offset]] if 0 <= offset < len(raw) else ""
 
 
-def _in_torch(frame: types.FrameType) -> bool:
+def in_torch(frame: types.FrameType) -> bool:
     """Code of torch's installed package, running in a torch module. compile()
     can give any code torch's file name; its module's globals are harder to
     fake (that takes writing into torch's own modules)."""
@@ -77,7 +77,7 @@ def _torch_check_helper(frame: types.FrameType) -> bool:
     caller gave them, so the caller is the one that speaks."""
     return frame.f_code.co_name.startswith("_check") and \
         os.path.basename(frame.f_code.co_filename) == "__init__.py" and frame.f_globals.get("__name__") == "torch" \
-        and _in_torch(frame)
+        and in_torch(frame)
 
 
 def raised_by(exc: BaseException) -> str:
@@ -90,10 +90,12 @@ def raised_by(exc: BaseException) -> str:
     the Python code of that frame raised it; stopped anywhere else, C code
     that frame called did (torch's kernels, the autograd engine).
 
-    This is a claim made inside the student's own process: code that rewrites
-    the grader's or torch's modules there, mutates a real error's args, or
-    hands over a real error's traceback can still forge it. It stops errors
-    made up by student code, which is what expect_error needs.
+    This is a claim made inside the student's own process, and C code can be
+    made to raise any message (``torch._assert_async(t, TEXT)``, ctypes):
+    "library" says no more than that no Python ``raise`` of the student's
+    made it. ``expect_error`` also wants the torch call that raised the
+    very exception object in the call's trace (``raised_at``), of a kind
+    that raises that error given what the trace recorded.
     """
     tb = exc.__traceback__
     if tb is None:
@@ -112,11 +114,25 @@ def raised_by(exc: BaseException) -> str:
     frames = [entry.tb_frame for entry in entries]
     while len(frames) > 1 and _torch_check_helper(frames[-1]):
         frames.pop()
-    return "library" if _in_torch(frames[-1]) else "student"
+    return "library" if in_torch(frames[-1]) else "student"
+
+
+# Set by call_facts.start() in a worker: the index of the traced torch call
+# that raised an exception object (-1: none did).
+RAISED_AT: list = [None]
+
+
+def _raised_at(exc: BaseException) -> int:
+    link = RAISED_AT[0]
+    try:
+        return link(exc) if link is not None else -1
+    except Exception:
+        return -1
 
 
 def error_fields(exc: BaseException, in_student_file=None) -> dict:
-    """Type, message, the last frame inside the student's files, and who raised it."""
+    """Type, message, the last frame inside the student's files, who raised
+    it, and which traced torch call did (``raised_at``, -1 for none)."""
     import linecache
     import traceback
 
@@ -138,7 +154,7 @@ def error_fields(exc: BaseException, in_student_file=None) -> dict:
     except Exception:  # a traceback that cannot be read proves nothing
         who = "student"
     return {"$": "error", "type": type(exc).__name__, "message": message[:2000], "file": file, "line": line,
-            "code": code[:200], "raised_by": who}
+            "code": code[:200], "raised_by": who, "raised_at": _raised_at(exc)}
 
 
 def encode(obj: Any, in_student_file=None, _depth: int = 0, _budget: list | None = None) -> Any:

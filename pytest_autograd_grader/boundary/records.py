@@ -14,7 +14,7 @@ type name and repr do.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 MAX_DEPTH = 32
@@ -100,6 +100,12 @@ class ErrorRecord:
     # "student" (Python code outside torch: the submission, exec/eval strings)
     # or "nobody" (an exception object that was created but never raised).
     raised_by: str = "library"
+    # Which torch call of the student's raised this very exception object:
+    # an index into ``trace.errors`` (-1: none the trace recorded did).
+    raised_at: int = -1
+    # The trace of the student call that handed the error back (set by the
+    # grader when it reads the answer; ``tracing.Trace``).
+    trace: Any = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -344,6 +344,8 @@ def call(loader: Loader, module: str, function: str, payload: bytes, op: str = "
                 return wire.dumps({"stage": "no_function", "module": module, "function": function})
         # a numpy-only worker (the engine track) has no torch to trace
         rec = tracing.recorder() if "torch" in sys.modules else None
+        if rec is not None:
+            rec.watch(args)
         with (contextlib.redirect_stdout(output) if capture else contextlib.nullcontext()), \
                 (contextlib.redirect_stderr(output) if capture else contextlib.nullcontext()):
             if op == "vjp":

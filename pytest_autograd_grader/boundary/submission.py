@@ -306,19 +306,20 @@ class StudentFunction:
 
         def read():
             submission._note_place(outcome, limits)
+            trace = None
             if outcome["stage"] in ("ok", "raised"):
                 trace = tracing.read(outcome.get("trace"))
                 if submission._on_trace is not None:
                     submission._on_trace(trace)
             if capture and outcome["stage"] == "raised":
-                error = decode(outcome["error"], limits)
+                error = decode(outcome["error"], limits, trace)
                 if error.type != "NotImplementedError":
                     return error
                 # an untouched stub still says "not implemented yet"
             if outcome["stage"] != "ok":
                 raise failure_from(outcome, limits=limits, explain=submission._explain,
                                    directory=Path(submission._directory))
-            return decode(outcome["value"], limits)
+            return decode(outcome["value"], limits, trace)
 
         return submission._handed_back(submission._read(self._path, read))
 

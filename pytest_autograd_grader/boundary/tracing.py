@@ -21,8 +21,12 @@ loses its instruction's share.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import Any
+
+from . import call_facts
+from .call_facts import RaisedError
 
 MAX_OPS = 5000  # ops kept in order; later ones are only counted
 MAX_CALLS = 200  # backward / autograd.grad calls kept
@@ -39,7 +43,6 @@ _BACKWARD = {"backward": "backward", "grad": "autograd.grad"}  # call kind -> it
 # reached into the recording (its cheapest forgeries)
 TAMPERED = ("mode_removed", "entry_points", "recorder_patched", "engine_unseen")
 _ENTRY_POINTS: tuple = ()  # torch's backward and grad as the worker found them, before any student code
-_ENGINE_RUNS = [0]  # runs of torch's autograd engine through the counting stand-in
 _BACKWARD_NAMES = frozenset({"backward", "grad"})  # __name__ of Tensor.backward, autograd.backward/grad
 
 
@@ -67,6 +70,15 @@ class BackwardCall:
     gradient: bool  # a gradient / grad_outputs / grad_tensors argument was passed
     inputs: int | None  # tensors asked for (autograd.grad's inputs, backward's inputs=)
     raised: str = ""  # the exception's type name when the call raised
+    scalar: bool = True  # every tensor differentiated was real and had one element
+    no_graph: bool = False  # a tensor differentiated did not require grad
+    # per positional argument of the student function: the gradient this
+    # call added to that leaf's .grad (autograd.grad: returned for it), None
+    # where it added none (or the trace's budget for them ran out)
+    added: tuple = ()
+    # when it raised: whether a graph an earlier call freed (no retain_graph)
+    # shares a node with its own; None when that was too large to tell
+    through_freed: bool | None = None
 
     @property
     def keeps_graph(self) -> bool:
@@ -84,6 +96,7 @@ class Trace:
     dropped: int = 0  # ops past MAX_OPS, counted but not kept
     grad_mode_end: bool = True  # whether gradients were on when the function returned
     tampered: tuple[str, ...] = ()  # what the student's code changed of the recording (TAMPERED)
+    errors: tuple[RaisedError, ...] = ()  # torch calls that raised (ErrorRecord.raised_at points here)
 
     @property
     def backward_calls(self) -> tuple[BackwardCall, ...]:
@@ -175,9 +188,9 @@ def _count_tensors(value: Any) -> int:
     return sum(isinstance(t, torch.Tensor) for t in _flatten(value, []))
 
 
-def _backward_call(kind: str, args: tuple, kwargs: dict) -> dict:
+def _backward_call(kind: str, args: tuple, kwargs: dict) -> tuple[dict, dict]:
     """What a backward or autograd.grad call asked for, read from its
-    arguments as torch's own signatures name them."""
+    arguments as torch's own signatures name them; and those arguments."""
     if kind == "backward":  # Tensor.backward(self, gradient, retain_graph, create_graph, inputs)
         names = ("tensors", "grad_tensors", "retain_graph", "create_graph", "grad_variables", "inputs")
         if kwargs.get("gradient") is not None or ("gradient" in kwargs):
@@ -197,36 +210,7 @@ def _backward_call(kind: str, args: tuple, kwargs: dict) -> dict:
         "gradient": gradient is not None and any(g is not None for g in _flatten(gradient, [])),
         "inputs": None if inputs is None else _count_tensors(inputs),
         "raised": "",
-    }
-
-
-def _count_engine_runs(torch) -> type:
-    """Put a counter in front of torch's autograd engine. Every backward and
-    autograd.grad runs it through ``Variable._execution_engine``; a run the
-    recording mode never saw called (under ``torch._C.DisableTorchFunction``,
-    with the mode popped for a moment, from another thread, or by calling
-    the engine or a new ``torch._C._ImperativeEngine()`` directly) then shows
-    as more runs than recorded calls. Installed once, before student code."""
-    from torch.autograd import Variable, variable
-
-    engine_type = type(Variable._execution_engine)
-
-    class CountingEngine:
-        __slots__ = ("_CountingEngine__engine",)
-
-        def __init__(self, engine=None):
-            self.__engine = engine if engine is not None else engine_type()
-
-        def run_backward(self, *args, **kwargs):
-            _ENGINE_RUNS[0] += 1
-            return self.__engine.run_backward(*args, **kwargs)
-
-        def __getattr__(self, name):
-            return getattr(self.__engine, name)
-
-    Variable._execution_engine = CountingEngine(Variable._execution_engine)
-    torch._C._ImperativeEngine = variable.ImperativeEngine = CountingEngine
-    return CountingEngine
+    }, bound
 
 
 def recorder():
@@ -246,10 +230,11 @@ def recorder():
     global _ENTRY_POINTS
     if not _ENTRY_POINTS:
         # the zygote's warm-up makes the first recorder, before student code runs
-        counting = _count_engine_runs(torch)
+        counting = call_facts.count_engine_runs(torch)
         _ENTRY_POINTS = entry_points()
         assert _ENTRY_POINTS[3:] == (counting, counting)
     kinds = dict(zip(_ENTRY_POINTS, ("backward", "backward", "grad")))
+    engine_codes = frozenset({_ENTRY_POINTS[3].run_backward.__code__})
     tensor = torch.Tensor
     is_grad_enabled = torch.is_grad_enabled
     names: dict = {}
@@ -264,6 +249,12 @@ def recorder():
             self.left_stack = False  # set by student._traced: the recorder was gone at the end
             self.engine_runs = 0  # set by student._traced: the engine's runs during the call
             self.seen_runs = 0  # the engine's runs inside the backward and grad calls recorded
+            self.facts = call_facts.start()
+
+        def watch(self, args: tuple) -> None:
+            """The student function's positional arguments: what each
+            backward call adds to those that are leaves is kept."""
+            self.facts.watch(args)
 
         def __torch_function__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
@@ -283,7 +274,11 @@ def recorder():
             # a node is new unless an argument already had it (in-place ops
             # replace their tensor's grad_fn, views of views keep theirs)
             before = [a.grad_fn for a in args if isinstance(a, tensor)]
-            result = func(*args, **kwargs)
+            try:
+                result = func(*args, **kwargs)
+            except Exception as exc:
+                _safely(self.facts.raised, exc, name, args)
+                raise
             out = result
             if not isinstance(out, tensor) and isinstance(out, (tuple, list)) and out:
                 out = out[0]
@@ -296,21 +291,32 @@ def recorder():
             return result
 
         def _call(self, func, args, kwargs, kind, name, enabled):
-            call = _backward_call(kind, args, kwargs) if kind else None
+            call, bound = _backward_call(kind, args, kwargs) if kind else (None, None)
+            index = -1
             if call is not None:
+                index = len(self.calls) if len(self.calls) < MAX_CALLS else -1
                 self.calls.append(call)
                 name = _BACKWARD[kind]
-            runs = _ENGINE_RUNS[0]
+                state = _safely(self.facts.before, call, kind, bound.get("tensors", bound.get("outputs")))
+            runs = call_facts.ENGINE_RUNS[0]
             try:
-                return func(*args, **kwargs)
+                result = func(*args, **kwargs)
             except BaseException as exc:
                 if call is not None:
                     call["raised"] = type(exc).__name__
+                    if state is not None:
+                        call["through_freed"] = _safely(self.facts.through_freed, state[0])
+                if isinstance(exc, Exception):
+                    _safely(self.facts.raised, exc, name, args, index, sys._getframe(), engine_codes)
                 raise
             finally:
                 # with nested runs: a custom backward that calls grad runs while this mode is off
-                self.seen_runs += _ENGINE_RUNS[0] - runs
+                self.seen_runs += call_facts.ENGINE_RUNS[0] - runs
                 self._op(name, enabled, "")
+            if call is not None and state is not None:
+                keeps = bool(call["create_graph"] if call["retain_graph"] is None else call["retain_graph"])
+                _safely(self.facts.after, call, kind, state, bound.get("inputs"), result, keeps)
+            return result
 
         def _op(self, name: str, enabled: bool, node: str) -> None:
             size = self.size + len(name) + len(node) + 4
@@ -323,7 +329,8 @@ def recorder():
         def plain(self) -> dict:
             ops = "\n".join(f"{name[:64]}\t{int(enabled)}\t{node[:64]}" for name, enabled, node in self.ops)
             return {"ops": ops, "calls": self.calls[:MAX_CALLS], "dropped": self.dropped,
-                    "grad_mode_end": torch.is_grad_enabled(), "tampered": self.tampered()}
+                    "grad_mode_end": torch.is_grad_enabled(), "tampered": self.tampered(),
+                    "errors": self.facts.errors}
 
         def tampered(self) -> list[str]:
             """What the student's code changed of the recording: a cheap
@@ -346,10 +353,15 @@ def recorder():
     return Recorder()
 
 
-def engine_runs() -> int:
-    """How many times torch's autograd engine has run in this worker (since
-    the first recorder): ``student._traced`` takes the difference over a call."""
-    return _ENGINE_RUNS[0]
+def _safely(step, *args):
+    """A fact the recorder gathers for the grader never breaks the student's call."""
+    try:
+        return step(*args)
+    except Exception:
+        return None
+
+
+engine_runs = call_facts.engine_runs
 
 
 # -- the grader's side -------------------------------------------------------------
@@ -393,10 +405,15 @@ def read(tree: Any) -> Trace:
             gradient=_field(entry.get("gradient", False), (bool,), "gradient"),
             inputs=_field(inputs, (int, type(None)), "inputs"),
             raised=_field(entry.get("raised", ""), (str,), "raised")[:64],
+            scalar=_field(entry.get("scalar", True), (bool,), "scalar"),
+            no_graph=_field(entry.get("no_graph", False), (bool,), "no_graph"),
+            added=call_facts.read_added(entry.get("added", []), TraceError),
+            through_freed=_field(entry.get("through_freed"), (bool, type(None)), "through_freed"),
         ))
     tampered = _field(tree.get("tampered", []), (list,), "tampered")
     if any(how not in TAMPERED for how in tampered):
         raise TraceError("tampered")
     return Trace(ops=tuple(ops), calls=tuple(calls), dropped=_field(tree.get("dropped", 0), (int,), "dropped"),
                  grad_mode_end=_field(tree.get("grad_mode_end", True), (bool,), "grad_mode_end"),
-                 tampered=tuple(dict.fromkeys(tampered)))
+                 tampered=tuple(dict.fromkeys(tampered)),
+                 errors=call_facts.read_errors(tree.get("errors", []), TraceError))

@@ -28,6 +28,7 @@ from .diagnose import (
     torch_wording,
 )
 from .gradcheck import run_gradcheck
+from .provenance import ForgedError, calls_added, error_problem
 
 # the share of a check's points for instructions read from the student's own
 # trace, where its marker declares none (grade(instruction_share=...))
@@ -280,13 +281,22 @@ class Autograd:
             raise GradeFailure(text)
 
     def expect_error(self, name: str, produced: Any, *args: Any, what: str | None = None,
-                     hint: str | None = None) -> ErrorRecord:
+                     hint: str | None = None, trace: Trace | None = None) -> ErrorRecord:
         """``produced`` must be the autograd error ``name`` (see
         ``AUTOGRAD_ERRORS``): an ErrorRecord the student returned, or a student
         function to call with ``args`` that must raise it. ``hint`` (a
-        diagnosis) follows any complaint. Whether PyTorch really raised it
-        is the student process's word: it weighs the check's
-        ``instruction_share``, not its values."""
+        diagnosis) follows any complaint.
+
+        PyTorch must have raised it: in PyTorch's own words, from torch's
+        code, and out of a torch call in the trace of the student call that
+        handed it back (``trace``, by default the record's own) that raises
+        this error given what the trace recorded of it (``backward_twice``:
+        a backward or autograd.grad call through a graph an earlier call
+        freed; ``implicit_grad``: one given no gradient for a non-scalar;
+        ``inplace_leaf``: an in-place op on a leaf that requires grad; ...),
+        never from the student's own code that call ran (a hook, a custom
+        Function's backward). A made-up error ends the check with no
+        points, even inside ``part``."""
         if name not in AUTOGRAD_ERRORS:
             raise CheckError(f"expect_error: unknown error {name!r}; use one of {', '.join(AUTOGRAD_ERRORS)}")
         text = AUTOGRAD_ERRORS[name][0][0]
@@ -304,15 +314,31 @@ class Autograd:
                                    message=produced.message) + hint)
         if not torch_wording(name, produced.type, produced.message):
             # PyTorch's words inside other text (int(TEXT)): the grader reads that from the text itself
-            raise GradeFailure(msg("cmp.error_forged", what=what, type=produced.type,
-                                   how=msg("cmp.forged_quoted")) + hint)
-        # The text is PyTorch's, but was the error? Who raised it is the
-        # student process's own claim (encode.raised_by), which code that
-        # rewrites the grader's modules inside that process can forge.
-        how = "cmp.forged_never_raised" if produced.raised_by == "nobody" else "cmp.forged_student"
-        self.instruction(produced.raised_by == "library",
-                         msg("cmp.error_forged", what=what, type=produced.type, how=msg(how)) + hint)
+            raise ForgedError(msg("cmp.error_forged", what=what, type=produced.type,
+                                  how=msg("cmp.forged_quoted")) + hint)
+        # The text is PyTorch's, but was the error? Who raised it
+        # (encode.raised_by) and the torch call it came out of are the
+        # student process's own claims: each must agree with the trace.
+        if produced.raised_by != "library":
+            how = "cmp.forged_never_raised" if produced.raised_by == "nobody" else "cmp.forged_student"
+            raise ForgedError(msg("cmp.error_forged", what=what, type=produced.type, how=msg(how)) + hint)
+        why = error_problem(name, produced, trace if trace is not None else produced.trace)
+        if why is not None:
+            raise ForgedError(msg("cmp.error_not_from_call", what=what, type=produced.type, why=why) + hint)
+        self.instruction(True, "")
         return produced
+
+    def calls_added(self, trace: Trace, expected: Sequence, argument: int = 0, *, kind: str | None = None) -> bool:
+        """Whether each backward (and autograd.grad) call that completed in
+        ``trace`` did its share: exactly one call per entry of ``expected``
+        (the gradients the calls should add, e.g. one per micro-batch), each
+        adding its entry's gradient to positional argument ``argument``'s
+        ``.grad`` (an autograd.grad call: returning it), in any order, up to
+        one positive factor common to all calls. A dummy backward on a
+        throw-away graph adds nothing there and fails it. ``kind``:
+        "backward" or "grad" counts only those calls. For
+        ``autograd.instruction``."""
+        return calls_added(trace, expected, argument, kind=kind)
 
     def gradcheck(self, student_fn: Any, inputs: Sequence, what: str | None = None, *,
                   names: Sequence[str] | None = None, **kwargs: Any) -> None:
@@ -354,6 +380,8 @@ class Autograd:
         only this part, and the check earns the weight of the parts passed."""
         try:
             yield
+        except ForgedError:
+            raise  # a made-up error costs the whole check
         except GradeFailure as failure:
             self._credit.parts.append((weight, failure))
         else:

@@ -170,6 +170,16 @@ EN: dict[str, str] = {
     "cmp.wrong_error": "{what}: expected PyTorch's error '{text}', got {type}: {message}",
     "cmp.not_error": "{what}: expected the caught error '{text}', got {got}",
     "cmp.error_forged": "{what}: this {type} was {how}, not by PyTorch; make the mistake really happen and return the exception PyTorch raises",
+    "cmp.error_not_from_call": "{what}: this {type} did not come from the autograd call the exercise asks for ({why}), so it is not PyTorch's; make the mistake really happen and return the exception PyTorch raises",
+    # why an error did not come from the call (cmp.error_not_from_call's {why})
+    "cmp.from_call.none": "no torch call of your code raised this very exception",
+    "cmp.from_call.other_op": "it came out of {op}, which does not raise this error",
+    "cmp.from_call.own_code": "your own code that {op} ran, a hook or a custom Function's backward, raised it",
+    "cmp.from_call.not_freed": "no earlier backward or torch.autograd.grad call without retain_graph=True freed the graph this {op} went through",
+    "cmp.from_call.implicit": "this {op} call was given a gradient, or every tensor it differentiated has one element",
+    "cmp.from_call.no_gradient": "this {op} call was given no gradient argument",
+    "cmp.from_call.has_graph": "every tensor this {op} call differentiated requires grad",
+    "cmp.from_call.not_leaf": "{op} did not change a leaf that requires grad",
     "cmp.gradcheck": "{what}: gradcheck failed: the backward does not agree with finite differences of the forward\n{detail}",
     "cmp.parts": "{passed:g} of {total:g} parts right",
     "cmp.instruction_broken": "instruction not followed (costs {lost:g} of the {points:g} points; read from what your code's process reported about itself):",
@@ -277,6 +287,7 @@ EN: dict[str, str] = {
     # retain_graph: requirements and diagnoses
     "req.retain_graph.build_once": "backward_k_times must build L once and call backward on that same L {k} times, but your code built the graph {built} times (L was computed again before a backward call). Build L = (x * torch.exp(x)).sum() before the loop and pass retain_graph=True to every backward call but the last.",
     "req.retain_graph.k_calls": "backward_k_times must call backward {k} times on L and let x.grad add the results up, but your code made {calls} backward (or torch.autograd.grad) call(s). Multiplying one gradient by k gives the same numbers without what this exercise is about.",
+    "req.retain_graph.each_call": "backward_k_times must call backward {k} times on L, each adding dL/dx to x.grad, but not every one of your {k} backward (or torch.autograd.grad) calls went through L and added dL/dx: a backward on a throw-away graph, or one that adds several gradients at once, does not count.",
     "diag.retain_graph.call_count": "Likely mistake: your code called backward {calls} time(s), and x.grad holds the sum of those {calls} gradient(s); the task asks for k = {k} calls: for _ in range(k - 1): L.backward(retain_graph=True), then L.backward().",
     "diag.retain_graph.kept_graph": "Likely mistake: your first backward passed retain_graph=True, so the graph was kept and the second backward ran without error (and added its gradient into x.grad a second time). Call the first L.backward() without retain_graph: then the second one fails, and that error is the one to catch.",
     "diag.retain_graph.rebuilt": "Likely mistake: your second backward ran on a newly built L (the graph was built {built} times), whose saved tensors were fresh, so nothing failed. Call backward twice on the same L.",
@@ -309,6 +320,8 @@ EN: dict[str, str] = {
     "diag.vector_backward.l1_sum": "Likely mistake: L1's share is {k} times too large: L1 is the mean over the {k} rows of x, ((x @ w) ** 2).mean(), not the sum.",
     # -- topics accumulation, inplace, no_grad
     "req.accumulation.backward_count": "{what}: your code called backward {calls} time(s); the task asks for exactly {k} backward calls, one after each forward pass, so that .grad adds the {k} gradients up by itself. (torch.autograd.grad does not count: it returns gradients without adding them to .grad.)",
+    "req.accumulation.each_pass": "{what}: your {k} backward calls were not one per pass: each must go through its own forward pass of the loss and add that pass's gradient to {name}.grad; a backward on a graph that does not reach {name}, or one that adds several passes' gradients at once, does not count",
+    "req.accumulation.each_microbatch": "{what}: your {k} backward calls were not one per micro-batch: each must go through one micro-batch's loss (divided by k) and add that micro-batch's gradient to w.grad; a backward on a graph that does not reach w, or on more than one micro-batch at once, does not count",
     "req.accumulation.backward_per_pass": "{what}: your code called backward {calls} time(s); the task asks for one out.backward() per pass, {k} in all, each followed by a copy of x.grad. (torch.autograd.grad returns gradients without touching .grad, and .grad is what this task is about.)",
     "req.accumulation.fresh_forward": "{what}: build the graph anew before every backward call (a fresh forward pass each time); your code called backward again on a graph it had already used (retain_graph=True). The task is about separate passes adding up in .grad.",
     "diag.accumulation.saved_grad_alias": "Likely mistake: you saved {name}.grad itself, not a copy. It is one tensor that backward keeps adding into (and that zero_() clears in place), so every saved entry shows its latest value. Save {name}.grad.clone() instead.",

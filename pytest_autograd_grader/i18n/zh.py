@@ -170,6 +170,16 @@ ZH: dict[str, str] = {
     "cmp.wrong_error": "{what}：这里应该出现 PyTorch 的错误 '{text}'，实际得到的是 {type}: {message}",
     "cmp.not_error": "{what}：这里应该返回捕获到的错误 '{text}'，实际得到的是 {got}",
     "cmp.error_forged": "{what}：这个 {type} 不是 PyTorch 抛出的，而是{how}；请让这个错误真正发生，并返回 PyTorch 抛出的那个异常",
+    "cmp.error_not_from_call": "{what}：这个 {type} 并不是题目要求的那次 autograd 调用产生的（{why}），所以不是 PyTorch 的错误；请让这个错误真正发生，并返回 PyTorch 抛出的那个异常",
+    # 错误为什么不是那次调用产生的（cmp.error_not_from_call 的 {why}）
+    "cmp.from_call.none": "你的代码中没有任何一次 torch 调用抛出过这个异常对象",
+    "cmp.from_call.other_op": "它来自 {op}，而 {op} 不会抛出这种错误",
+    "cmp.from_call.own_code": "它是由 {op} 运行的你自己的代码（钩子或自定义 Function 的 backward）抛出的",
+    "cmp.from_call.not_freed": "在这次 {op} 之前，没有哪次不带 retain_graph=True 的 backward 或 torch.autograd.grad 调用释放过它所经过的计算图",
+    "cmp.from_call.implicit": "这次 {op} 调用传入了梯度参数，或者它求导的每个张量都只有一个元素",
+    "cmp.from_call.no_gradient": "这次 {op} 调用没有传入梯度参数",
+    "cmp.from_call.has_graph": "这次 {op} 调用求导的每个张量都需要梯度",
+    "cmp.from_call.not_leaf": "{op} 并没有修改一个需要梯度的叶子张量",
     "cmp.gradcheck": "{what}：gradcheck 没有通过：backward 的结果与对 forward 做有限差分得到的结果不一致\n{detail}",
     "cmp.parts": "共 {total:g} 个部分，答对了 {passed:g} 个",
     "cmp.instruction_broken": "没有按题目要求的做法完成（扣 {lost:g} 分，满分 {points:g}；依据是你的代码所在进程报告的运行记录）：",
@@ -277,6 +287,7 @@ ZH: dict[str, str] = {
     # retain_graph：要求与诊断
     "req.retain_graph.build_once": "backward_k_times 必须只构造一次 L，再对同一个 L 调用 {k} 次 backward，但你的代码构建了 {built} 次计算图（在某次 backward 之前又把 L 重新算了一遍）。请在循环之前构造 L = (x * torch.exp(x)).sum()，除了最后一次，每次调用 backward 都传入 retain_graph=True。",
     "req.retain_graph.k_calls": "backward_k_times 必须对 L 调用 {k} 次 backward，让 x.grad 把结果累加起来，但你的代码调用了 {calls} 次 backward（或 torch.autograd.grad）。把一次的梯度乘以 k 虽然能得到同样的数值，却绕开了这道题真正要练的东西。",
+    "req.retain_graph.each_call": "backward_k_times 必须对 L 调用 {k} 次 backward，每次都把 dL/dx 加到 x.grad 上，但你的 {k} 次 backward（或 torch.autograd.grad）调用并不是每次都经过 L 并加上 dL/dx：对一个用完即弃的计算图调用 backward，或者一次就加上好几份梯度，都不算数。",
     "diag.retain_graph.call_count": "可能的错误：你的代码调用了 {calls} 次 backward，x.grad 里是这 {calls} 次梯度之和；题目要求调用 k = {k} 次：for _ in range(k - 1): L.backward(retain_graph=True)，然后再 L.backward()。",
     "diag.retain_graph.kept_graph": "可能的错误：你的第一次 backward 传了 retain_graph=True，计算图被保留了下来，所以第二次 backward 没有报错（还把梯度又往 x.grad 里加了一遍）。第一次调用 L.backward() 时不要加 retain_graph：这样第二次就会失败，要捕获的正是那个错误。",
     "diag.retain_graph.rebuilt": "可能的错误：你的第二次 backward 是在一个新构造的 L 上运行的（计算图一共构建了 {built} 次），它保存的张量都是新的，所以什么错误也不会发生。请对同一个 L 调用两次 backward。",
@@ -309,6 +320,8 @@ ZH: dict[str, str] = {
     "diag.vector_backward.l1_sum": "可能的错误：L1 那部分梯度是正确值的 {k} 倍：L1 是对 x 的 {k} 行取平均，即 ((x @ w) ** 2).mean()，不是求和。",
     # -- 主题 accumulation、inplace、no_grad
     "req.accumulation.backward_count": "{what}：你的代码调用了 {calls} 次 backward；题目要求恰好 {k} 次，每次前向传播之后调用一次，让 .grad 自己把这 {k} 个梯度累加起来。（torch.autograd.grad 不算在内：它只返回梯度，不会累加到 .grad 上。）",
+    "req.accumulation.each_pass": "{what}：你的 {k} 次 backward 调用并不是每一轮一次：每次调用都必须经过它自己那一轮前向传播得到的损失，并把这一轮的梯度加到 {name}.grad 上；对不经过 {name} 的计算图调用 backward，或者一次就加上好几轮的梯度，都不算数",
+    "req.accumulation.each_microbatch": "{what}：你的 {k} 次 backward 调用并不是每个微批次一次：每次调用都必须经过一个微批次的损失（除以 k），并把这个微批次的梯度加到 w.grad 上；对不经过 w 的计算图调用 backward，或者一次处理多个微批次，都不算数",
     "req.accumulation.backward_per_pass": "{what}：你的代码调用了 {calls} 次 backward；题目要求每一轮调用一次 out.backward()，一共 {k} 次，每次之后都保存一份 x.grad 的副本。（torch.autograd.grad 返回梯度时不会碰 .grad，而这道题考的正是 .grad。）",
     "req.accumulation.fresh_forward": "{what}：每次调用 backward 之前都要重新构建计算图（每次都做一遍新的前向传播）；你的代码却在一个已经用过的计算图上又调用了 backward（retain_graph=True）。这道题考的是多次独立的前向、反向传播在 .grad 中累加。",
     "diag.accumulation.saved_grad_alias": "可能的错误：你保存的是 {name}.grad 本身，而不是它的副本。它始终是同一个张量，backward 会不断往里累加（zero_() 也是原位把它清零），所以保存下来的每一项显示的都是它最新的值。请改为保存 {name}.grad.clone()。",
