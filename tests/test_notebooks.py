@@ -54,9 +54,9 @@ def test_a_solved_notebook_grades_full_and_says_once_what_it_left_out(pytester):
     graded = _grade(pytester)
     assert graded.report["percent"] == 100.0, graded.text
     notes = graded.report["notes"]
-    assert notes == ["leaf.ipynb: IPython-only lines are not part of the graded module and were left out: "
+    assert notes == ["in leaf.ipynb, IPython-only lines are not part of the graded module and were left out: "
                      "%matplotlib inline, !pip install --quiet torch",
-                     "leaf.ipynb: cells tagged skip-grading were left out: 4"]
+                     "in leaf.ipynb, cells tagged skip-grading were left out: 4"]
     assert graded.text.count("IPython-only lines") == 1  # in the header, once
     # and on the platforms, once in the run's output
     from pytest_autograd_grader.reporters.github import step_summary
@@ -201,7 +201,7 @@ def test_a_module_handed_in_twice_is_graded_from_the_python_file_and_the_report_
     (student / "leaf.py").write_text(LEAF)
     graded = _grade(pytester)
     assert graded.report["percent"] == 100.0
-    assert graded.report["notes"] == ["leaf.py and leaf.ipynb are both in the submission: leaf.py was graded; "
+    assert graded.report["notes"] == ["both leaf.py and leaf.ipynb are in the submission: leaf.py was graded; "
                                       "remove the one you did not mean"]
 
 
