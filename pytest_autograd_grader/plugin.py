@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from . import hookspecs, i18n, options
-from .boundary.untrusted import FEEDBACK_LIMIT, shown
+from .boundary.untrusted import FEEDBACK_LIMIT, guarded, quoted, shown
 from .concepts import BUILTIN_CONCEPTS, Concept
 from .declarations import MARKER_HELP, concept_title, spec_of, title_of, topic_of
 from .fixtures import autograd, executor_for, grade_device, grade_rng, submission  # noqa: F401  (fixtures)
@@ -116,7 +116,21 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
 
         # each stronger mode once, with why it was not used and what would make it work
         lines += [msg("header.fallback", mode=f.mode, reason=describe(f)) for f in state.isolation.fallbacks]
-    return lines + submission_notes(state)
+    # a note names the student's files and lines: never at the start of a line
+    notes = [msg("header.note", note=note) for note in submission_notes(state)]
+    if _in_github_log(state):
+        from .reporters.github import defuse_commands
+
+        notes = [defuse_commands(note) for note in notes]
+    return lines + notes
+
+
+def _in_github_log(state: GradeState) -> bool:
+    """Whether what pytest prints lands in a GitHub Actions job's log: with
+    GitHub's outputs on, or on GitHub's runner even with them off."""
+    import os
+
+    return state.settings.github or os.environ.get("GITHUB_ACTIONS") == "true"
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -264,12 +278,14 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     elif report.failed and result.status in ("failed", "timeout", "crashed"):
         # The student needs the feedback once, not a traceback into the grader.
         report.longrepr = result.feedback
-    if isinstance(report.longrepr, str) and state_of(item.config).settings.github:
+    if _in_github_log(state_of(item.config)):
         from .reporters.github import defuse_commands
 
         # GitHub's runner reads workflow commands from the job's log: text the
         # student's code chose must not fake annotations or outputs there
-        report.longrepr = defuse_commands(report.longrepr)
+        if isinstance(report.longrepr, str):
+            report.longrepr = defuse_commands(report.longrepr)
+        report.sections = [(title, defuse_commands(content)) for title, content in report.sections]
     return report
 
 
@@ -281,8 +297,8 @@ def _plain_feedback(item: pytest.Item, call: pytest.CallInfo, report: pytest.Tes
         return
     spec = spec_of(item)
     title = concept_title(item.config, spec.concept)
-    report.longrepr = shown(msg("feedback.hidden", title=title) if spec.hidden else
-                            msg("feedback.header", title=title, what=exc.feedback))
+    report.longrepr = guarded(shown(msg("feedback.hidden", title=title) if spec.hidden else
+                                    msg("feedback.header", title=title, what=exc.feedback)))
 
 
 def _show_safely(result: CheckResult, report: pytest.TestReport) -> None:
@@ -290,11 +306,12 @@ def _show_safely(result: CheckResult, report: pytest.TestReport) -> None:
     check's own error or in captured output, reaches the reports and the
     terminal with its control characters escaped (boundary/untrusted.py).
     After redaction: the redacted strings are the student's raw ones."""
-    result.feedback = shown(result.feedback)
-    result.private_feedback = shown(result.private_feedback)
+    result.feedback = guarded(shown(result.feedback))
+    result.private_feedback = guarded(shown(result.private_feedback))
     if report.longrepr is not None and not isinstance(report.longrepr, tuple):
         text = str(report.longrepr)
-        safe = shown(text, limit=max(len(text), FEEDBACK_LIMIT))
+        safe = guarded(shown(text, limit=max(len(text), FEEDBACK_LIMIT)))
         if safe != text:
             report.longrepr = safe
-    report.sections = [(title, shown(content)) for title, content in report.sections]
+    # what was printed during the check, each line behind the gutter under pytest's "Captured ..." line
+    report.sections = [(title, quoted(shown(content), block=True)) for title, content in report.sections]

@@ -136,8 +136,9 @@ def test_graded_session_writes_summary_classroom_result_and_annotations(pytester
     hostile_line = next(line for line in annotations if "hostile" in line)
     assert hostile_line.startswith(
         "::error file=student/leaf.py,line=2,title=Computational graphs \u203a hostile%3A 0/2 (failed)::")
-    # the carriage return is shown as its escape (boundary/untrusted.py), the line feed encoded
-    assert "</b>%0A::set-output name=result::Zm9yZ2Vk%0A100%250A done\\x0d%0A##[error]fake" in hostile_line
+    # the carriage return is shown as its escape (boundary/untrusted.py), the line feed encoded, each
+    # line of the student's message after the first behind the gutter
+    assert "</b>%0A  | ::set-output name=result::Zm9yZ2Vk%0A  | 100%250A done\\x0d%0A  | ##[error]fake" in hostile_line
 
     # a hidden check's reason is nowhere a student looks
     everywhere = markdown + graded.text + json.dumps(result)

@@ -7,6 +7,7 @@ names the cell and the line in it."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -37,6 +38,21 @@ def _grade(pytester, *args: str, topics=("leaf",)):
     return run_grader(pytester, "checks", "--grade-submission=student", "--grade-seed", "5", *args)
 
 
+def _hostile(kind: str, size: int = 3 << 20) -> str:
+    """A notebook of a few MB that, parsed and validated as it is, makes the
+    process that reads it hold GBs: millions of tiny JSON values, brackets
+    nested deeper than Python's recursion, or tens of thousands of cells."""
+    cell = {"cell_type": "code", "execution_count": None, "id": "c", "metadata": {}, "outputs": [], "source": "x = 1"}
+    notebook = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [cell]}
+    text = json.dumps(notebook)
+    if kind == "dicts":
+        return text.replace('"metadata": {}, "outputs"', '"metadata": {"x": [' + ",".join(["{}"] * (size // 3)) + ']}, "outputs"')
+    if kind == "deep":
+        return text.replace('"metadata": {}, "outputs"', '"metadata": {"x": ' + "[" * 100_000 + "]" * 100_000 + '}, "outputs"')
+    cells = [dict(cell, id=f"c{i}") for i in range(size // 110)]
+    return json.dumps(dict(notebook, cells=cells))
+
+
 def _line_of(text: str, needle: str) -> int:
     return next(number for number, line in enumerate(text.splitlines(), 1) if needle in line)
 
@@ -54,9 +70,9 @@ def test_a_solved_notebook_grades_full_and_says_once_what_it_left_out(pytester):
     graded = _grade(pytester)
     assert graded.report["percent"] == 100.0, graded.text
     notes = graded.report["notes"]
-    assert notes == ["leaf.ipynb: IPython-only lines are not part of the graded module and were left out: "
+    assert notes == ["in leaf.ipynb, IPython-only lines are not part of the graded module and were left out: "
                      "%matplotlib inline, !pip install --quiet torch",
-                     "leaf.ipynb: cells tagged skip-grading were left out: 4"]
+                     "in leaf.ipynb, cells tagged skip-grading were left out: 4"]
     assert graded.text.count("IPython-only lines") == 1  # in the header, once
     # and on the platforms, once in the run's output
     from pytest_autograd_grader.reporters.github import step_summary
@@ -159,7 +175,11 @@ def test_a_notebook_run_in_a_real_kernel_and_saved_with_outputs_grades_the_same(
     (json.dumps({"nbformat": 99, "nbformat_minor": 0, "metadata": {}, "cells": []}),
      "leaf.ipynb was written in notebook format 99, which the grader does not read"),
     (json.dumps([1, 2]), "leaf.ipynb could not be read as a notebook"),
-])
+    # what would make the grader's own process hold GBs: a limit, named, and what to do
+    (_hostile("dicts"), "(over 5000 cells, over 400000 JSON values, or nested over 64 deep)"),
+    (_hostile("deep"), "(over 5000 cells, over 400000 JSON values, or nested over 64 deep)"),
+    (_hostile("cells"), "Kernel > Restart & Clear Output"),
+], ids=["truncated", "python", "format2", "format99", "list", "values", "nesting", "cells"])
 def test_a_notebook_that_cannot_be_read_costs_only_its_own_checks(pytester, content, expected):
     student = pytester.path / "student"
     student.mkdir()
@@ -170,6 +190,65 @@ def test_a_notebook_that_cannot_be_read_costs_only_its_own_checks(pytester, cont
     assert leaf and all(expected in c["feedback"] for c in leaf), [c["feedback"] for c in leaf]
     assert all(c["status"] == "passed" for c in graded.report["checks"] if c["concept"] != "leaf")
     assert graded.report["complete"] is True
+
+
+# the peak is VmHWM, the process's own: ru_maxrss would carry over the
+# pytest process's peak (torch loaded) from before the exec
+READ_ONE = """
+import re, sys
+from pathlib import Path
+from pytest_autograd_grader.boundary.notebooks import NotebookError, read_notebook
+try:
+    read_notebook(Path(sys.argv[1]))
+    print("read")
+except NotebookError as exc:
+    print(exc.key)
+print(int(re.search(r"VmHWM:\\s*(\\d+)", Path("/proc/self/status").read_text()).group(1)) >> 10)
+"""
+
+
+@pytest.mark.parametrize("kind", ["dicts", "outputs", "cells"])
+def test_reading_a_hostile_notebook_keeps_the_graders_memory_bounded(tmp_path, kind):
+    # read as the grader reads it, in a process of its own to measure its peak
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "leaf.ipynb"
+    if kind == "outputs":  # valid, and just under the limits: outputs are not what is graded
+        stream = {"output_type": "stream", "name": "stdout", "text": ""}
+        notebook = new_notebook(cells=[new_code_cell(LEAF)])
+        path.write_text(nbformat.writes(notebook).replace('"outputs": []', '"outputs": ' + json.dumps([stream] * 90_000)))
+    else:
+        path.write_text(_hostile(kind, size=8 << 20))
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+    done = subprocess.run([sys.executable, "-c", READ_ONE, str(path)], capture_output=True, text=True, env=env,
+                          timeout=300)
+    said, peak_mb = done.stdout.split()
+    assert said == ("read" if kind == "outputs" else "student.notebook_too_complex"), done.stderr
+    # python, nbformat and the file itself take some 60 MB; unbounded, this was GBs
+    assert int(peak_mb) < 200, peak_mb
+
+
+def test_a_notebook_over_the_size_limit_is_refused_unread_naming_the_limit(tmp_path):
+    from pytest_autograd_grader.boundary.failures import notebook_problem
+
+    path = tmp_path / "leaf.ipynb"
+    path.write_text(" " * (16 << 20) + "{}")
+    said = notebook_problem(path)
+    assert said.startswith("leaf.ipynb is larger than 16 MB") and "Kernel > Restart & Clear Output" in said, said
+
+
+def test_a_notebook_saved_with_its_plots_and_logs_still_grades(pytester):
+    import base64
+
+    from nbformat.v4 import new_output
+
+    png = base64.b64encode(os.urandom(3 << 20)).decode()  # a few big figures
+    cell = new_code_cell(LEAF, outputs=[new_output("display_data", data={"image/png": png, "text/plain": "<Figure>"}),
+                                        new_output("stream", name="stdout", text="epoch 1\n" * 20_000)])
+    _notebook(pytester.path / "student", "leaf", new_markdown_cell("# Leaf tensors"), cell)
+    assert _grade(pytester).report["percent"] == 100.0
 
 
 def test_a_notebook_of_format_3_is_converted_as_jupyter_converts_it(pytester):
@@ -201,7 +280,7 @@ def test_a_module_handed_in_twice_is_graded_from_the_python_file_and_the_report_
     (student / "leaf.py").write_text(LEAF)
     graded = _grade(pytester)
     assert graded.report["percent"] == 100.0
-    assert graded.report["notes"] == ["leaf.py and leaf.ipynb are both in the submission: leaf.py was graded; "
+    assert graded.report["notes"] == ["both leaf.py and leaf.ipynb are in the submission: leaf.py was graded; "
                                       "remove the one you did not mean"]
 
 

@@ -15,6 +15,7 @@ from .layout import module_path
 from .notebooks import NotebookError, cell_of, read_notebook
 from .records import ErrorRecord, Limits
 from .sources import function_at
+from .untrusted import quoted
 
 
 def _placed(key: str, directory: Path | None, file: str, line: Any, **fields: Any) -> str:
@@ -28,7 +29,7 @@ def _placed(key: str, directory: Path | None, file: str, line: Any, **fields: An
 
 def _where(error: dict | ErrorRecord, directory: Path | None) -> str:
     if isinstance(error, ErrorRecord) and error.file:
-        return _placed("student.where", directory, error.file, error.line, code=error.code)
+        return _placed("student.where", directory, quoted(error.file), error.line, code=quoted(error.code))
     return ""
 
 
@@ -63,8 +64,9 @@ def failure_from(outcome: dict, show_output: bool = True, limits: Limits | None 
     function when a grader function drove the module."""
     limits = limits if limits is not None else Limits()
     stage = outcome.get("stage")
-    module = outcome.get("module", "?")
-    function = outcome.get("function", "?")
+    # the worker's word: each text of it quoted where it may span lines
+    module = quoted(outcome.get("module", "?"))
+    function = quoted(outcome.get("function", "?"))
     status, error_type, message = "failed", "", ""
     if stage == "missing":
         text = msg("student.module_missing", module=module)
@@ -82,18 +84,18 @@ def failure_from(outcome: dict, show_output: bool = True, limits: Limits | None 
         else:
             # a notebook stops itself just before the deadline: the cell it was running
             text = _placed("student.import_timeout", directory, file, outcome.get("line"), module=module,
-                           seconds=outcome.get("seconds", 0), code=str(outcome.get("code") or "")[:200])
+                           seconds=outcome.get("seconds", 0), code=quoted(str(outcome.get("code") or "")[:200]))
     elif stage == "syntax":
         # the file may be one the student's module imports
         file = outcome.get("file") or f"{module}.py"
         if type(file) is not str:
             raise TypeError("a file name must be a string")
-        file = file[:300]
+        file = quoted(file[:300])
         text = _placed("student.syntax_error", directory, file, outcome.get("line"), module=module,
-                       message=outcome.get("message"), code=outcome.get("code", ""))
+                       message=quoted(outcome.get("message")), code=quoted(outcome.get("code", ""), block=True))
     elif stage == "import":
         error = decode(outcome["error"], limits)
-        text = msg("student.import_error", module=module, type=error.type, message=error.message,
+        text = msg("student.import_error", module=module, type=quoted(error.type), message=quoted(error.message),
                    where=_where(error, directory))
         error_type, message = error.type, error.message
     elif stage == "no_function":
@@ -105,21 +107,22 @@ def failure_from(outcome: dict, show_output: bool = True, limits: Limits | None 
             # a grader function drove the module: name the student's unwritten part by its function
             name = function_at(directory, error.file, error.line) if directory is not None and error.file else None
             key = "student.not_implemented_in" if name else "student.not_implemented_at"
-            text = _placed(key, directory, error.file, error.line, module=module, function=name, code=error.code)
+            text = _placed(key, directory, quoted(error.file), error.line, module=module, function=name,
+                           code=quoted(error.code))
         elif error.type == "NotImplementedError":
             text = msg("student.not_implemented", module=module, function=function)
         else:
-            text = msg("student.raised", module=module, function=function, type=error.type,
-                       message=error.message, where=_where(error, directory))
+            text = msg("student.raised", module=module, function=function, type=quoted(error.type),
+                       message=quoted(error.message), where=_where(error, directory))
             hint = explain(error.message) if explain is not None else None
             if hint:
                 text += "\n" + hint
     elif stage == "exit":
-        text = msg("student.exit", module=module, function=function, code=outcome.get("code"))
+        text = msg("student.exit", module=module, function=function, code=quoted(outcome.get("code")))
     elif stage == "interrupt":
         text = msg("student.interrupt", module=module, function=function)
     elif stage == "memory":
-        text = msg("student.memory", module=module, function=function, limit=outcome.get("limit", "?"))
+        text = msg("student.memory", module=module, function=function, limit=quoted(outcome.get("limit", "?")))
     elif stage == "too_large":  # the sandbox refused to read the answer at all
         text = msg("student.answer_too_large", module=module, function=function,
                    size=_megabytes(outcome["size"]), limit=_megabytes(outcome["limit"]))
@@ -127,7 +130,7 @@ def failure_from(outcome: dict, show_output: bool = True, limits: Limits | None 
         # the worker says it could not make the grader's own arguments; its
         # word is not proof, so the check stays the student's (README:
         # nothing from student code makes a check an error)
-        text = msg("sandbox.request", module=module, function=function, reason=str(outcome.get("reason", "?"))[:600])
+        text = msg("sandbox.request", module=module, function=function, reason=quoted(str(outcome.get("reason", "?"))[:600]))
     elif stage == "unstageable":  # the sandbox could not copy the submission
         text = str(outcome["reason"])
     elif stage == "timeout":
@@ -135,13 +138,13 @@ def failure_from(outcome: dict, show_output: bool = True, limits: Limits | None 
         text = msg("student.timeout", module=module, function=function, seconds=outcome.get("seconds", 0))
     elif stage == "crashed":
         status = "crashed"
-        text = msg("student.crashed", module=module, function=function, how=outcome.get("how", "unknown cause"))
+        text = msg("student.crashed", module=module, function=function, how=quoted(outcome.get("how", "unknown cause")))
     else:
         status = "crashed"
         text = msg("student.crashed", module=module, function=function, how=f"unexpected answer {stage!r}")
     output = outcome.get("output") or ""
     if show_output and output.strip():
-        text += msg("student.output", output=output.rstrip())
+        text += msg("student.output", output=quoted(output.rstrip(), block=True))
     return StudentFailure(text, status=status, error_type=error_type, message=message)
 
 

@@ -12,6 +12,14 @@ The notebook file is read with the Jupyter project's own ``nbformat``. Both
 sides use this: the worker builds the module it runs, the grader builds the
 same one from the original file to turn a line of the module into a cell
 and a line (it never takes that from the worker).
+
+The grader reads the student's file in its own process, so what it costs is
+bounded before any of it is parsed: the file's size, then the JSON values
+and the depth of nesting counted on the text itself (json.loads makes an
+object of every value: a few MB of ``{}`` are GBs of dicts, and nbformat's
+validation walks every one of them several times). Outputs are dropped
+before nbformat sees the notebook, and so is all metadata but the cells'
+tags: the module needs only the cells' sources and tags.
 """
 
 from __future__ import annotations
@@ -27,6 +35,12 @@ from pathlib import Path
 SKIP_TAG = "skip-grading"
 SUFFIX = ".ipynb"
 NOTEBOOK_LIMIT = 16 << 20  # bytes: a notebook saved with big outputs is still read; beyond this it is refused
+# JSON values and nesting: a notebook of a thousand cells with their outputs
+# (plots, long logs) holds some tens of thousands of values, nested less than
+# twenty deep; parsed, these limits cost the grader some tens of MB at most
+VALUES_LIMIT = 400_000
+DEPTH_LIMIT = 64
+CELLS_LIMIT = 5_000  # nbformat makes and validates an object per cell: 40,000 cells take seconds
 
 
 class NotebookError(Exception):
@@ -95,21 +109,83 @@ def _strip_magics(code: str) -> tuple[str, list[str]]:
     return _passed(lines, candidates), [lines[number - 1].strip() for number in sorted(candidates)]
 
 
+# a JSON string, escapes included (skipped: what is in it is no structure),
+# else a comma or a bracket; a string is a value or a key, so at most a few
+# come between two of the tokens counted
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|([,\[\]{}])')
+_LIMITS = {"values": VALUES_LIMIT, "depth": DEPTH_LIMIT, "cells": CELLS_LIMIT}
+
+
+def _measure(text: str) -> None:
+    """NotebookError unless ``text`` holds at most VALUES_LIMIT JSON values
+    nested at most DEPTH_LIMIT deep, counted without parsing it, in one pass
+    that stops at the first limit: outside strings, every value but the
+    first of a container follows a comma, and every container opens with a
+    bracket (so a container may count twice: the count errs on the safe side)."""
+    values = depth = 0
+    for match in _TOKEN.finditer(text):
+        token = match.group(1)
+        if token is None:
+            continue
+        if token in "]}":
+            depth -= 1
+            continue
+        values += 1
+        depth += token != ","
+        if values >= VALUES_LIMIT:
+            raise NotebookError("too many values", "student.notebook_too_complex", **_LIMITS)
+        if depth > DEPTH_LIMIT:
+            raise NotebookError("nested too deep", "student.notebook_too_complex", **_LIMITS)
+
+
+def _sources_only(notebook: dict) -> dict:
+    """``notebook`` with only what the module is made of: each cell's type,
+    source and tags (formats 1 to 3 keep their cells in worksheets). Outputs,
+    attachments and other metadata are never graded, and validating them is
+    most of what reading a notebook costs."""
+    def listed(value) -> list:
+        return value if isinstance(value, list) else []
+
+    cells = listed(notebook.get("cells"))
+    for sheet in listed(notebook.get("worksheets")):
+        cells = cells + (listed(sheet.get("cells")) if isinstance(sheet, dict) else [])
+    if len(cells) > CELLS_LIMIT:
+        raise NotebookError("too many cells", "student.notebook_too_complex", **_LIMITS)
+    for cell in cells:
+        if not isinstance(cell, dict):
+            continue
+        if "outputs" in cell:
+            cell["outputs"] = []
+        cell.pop("attachments", None)
+        metadata = cell.get("metadata")
+        if isinstance(metadata, dict):
+            cell["metadata"] = {"tags": metadata["tags"]} if "tags" in metadata else {}
+    if isinstance(notebook.get("metadata"), dict):
+        notebook["metadata"] = {}
+    return notebook
+
+
 def module_of(text: str) -> NotebookModule:
     """The module a notebook's JSON ``text`` stands for; NotebookError when
-    it is not a notebook nbformat can read."""
+    it is not a notebook nbformat can read, or holds more than a student's
+    notebook needs (VALUES_LIMIT, DEPTH_LIMIT, CELLS_LIMIT)."""
+    import json
+
     import nbformat
     from nbformat.reader import NotJSONError, get_version, parse_json
 
     def first_line(exc: BaseException) -> str:
         return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
 
+    _measure(text)
     try:
-        major = get_version(parse_json(text))[0]
+        data = parse_json(text)
+        major = get_version(data)[0]
     except NotJSONError as exc:
         raise NotebookError(first_line(exc), "student.notebook_not_json") from None
     except Exception as exc:  # JSON, but not a notebook's (a list, a number, no version)
         raise NotebookError(first_line(exc), "student.notebook_unreadable") from None
+    text = json.dumps(_sources_only(data))
     try:
         # formats 1 to 3 are converted, as Jupyter converts them when it opens one
         notebook = nbformat.reads(text, as_version=4)
@@ -162,13 +238,19 @@ def cell_trees(module: NotebookModule, filename: str = "<notebook>"):
 
 
 @functools.lru_cache(maxsize=64)
-def _read(path: str, mtime: float, size: int) -> NotebookModule:
-    data = Path(path).read_bytes()
+def _read(path: str, mtime: float, size: int) -> NotebookModule | tuple:
+    """The module, or why there is none (the arguments of a NotebookError):
+    a notebook refused is refused once, not again for each failed check."""
+    with open(path, "rb") as handle:
+        data = handle.read(NOTEBOOK_LIMIT + 1)  # the file may have grown since it was measured
+    if len(data) > NOTEBOOK_LIMIT:
+        return "too large", "student.notebook_too_large", {"mb": NOTEBOOK_LIMIT >> 20}
     try:
-        text = data.decode("utf-8")
+        return module_of(data.decode("utf-8"))
     except UnicodeDecodeError:
-        raise NotebookError("not UTF-8", "student.notebook_not_json") from None
-    return module_of(text)
+        return "not UTF-8", "student.notebook_not_json", {}
+    except NotebookError as exc:
+        return str(exc), exc.key, exc.fields
 
 
 def read_notebook(path: Path) -> NotebookModule:
@@ -182,7 +264,11 @@ def read_notebook(path: Path) -> NotebookModule:
         raise NotebookError("not a regular file", "student.notebook_unreadable")
     if info.st_size > NOTEBOOK_LIMIT:
         raise NotebookError("too large", "student.notebook_too_large", mb=NOTEBOOK_LIMIT >> 20)
-    return _read(str(path), info.st_mtime, info.st_size)
+    read = _read(str(path), info.st_mtime, info.st_size)
+    if isinstance(read, tuple):
+        reason, key, fields = read
+        raise NotebookError(reason, key, **fields)
+    return read
 
 
 def cell_of(directory: Path | None, file: str, line: int | None) -> tuple[int, int] | None:

@@ -31,8 +31,12 @@ def _parse(path: str, mtime: float, size: int) -> _Source | None:
         if not path.endswith(SUFFIX):
             text = Path(path).read_bytes()
             return _parse_python(text) if len(text) <= SHARED_LIMIT else _parse_python.__wrapped__(text)
-        # a notebook's lines are those of the module it stands for, its cells parsed one by one
-        body = [node for _, tree in cell_trees(read_notebook(Path(path))) for node in tree.body]
+        # a notebook's lines are those of the module it stands for, its cells parsed one by one; its
+        # code is held to a .py file's limit (the notebook's own allows for outputs)
+        module = read_notebook(Path(path))
+        if len(module.source) > SOURCE_LIMIT:
+            return None
+        body = [node for _, tree in cell_trees(module) for node in tree.body]
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError, NotebookError, ImportError):
         return None
     return _read_body(body)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from ..boundary.records import ErrorRecord, ObjectRecord, TensorRecord
+from ..boundary.untrusted import quoted
 from ..i18n import has_message, msg
 
 # torch.testing.assert_close's documented defaults, spelled out so feedback
@@ -57,7 +58,7 @@ def kind_of(value: Any) -> str:
     if isinstance(value, ErrorRecord):
         return msg("kind.error", type=value.type, message=value.message)
     if isinstance(value, ObjectRecord):
-        return msg("kind.object", type=value.type, repr=value.repr)
+        return msg("kind.object", type=quoted(value.type), repr=quoted(value.repr))
     if isinstance(value, TensorRecord):
         return msg("kind.tensor", shape=value.shape)
     return msg("kind.other", type=type(value).__name__)

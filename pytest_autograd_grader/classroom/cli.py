@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..boundary.layout import has_checks
-from ..boundary.untrusted import shown
+from ..boundary.untrusted import quoted, shown
 from ..i18n import LANGUAGES, msg
 from ..options import ISOLATIONS
 from ..reporters.files import write_json_atomic
@@ -196,7 +196,7 @@ def run(args) -> int:
                   folder=str(intake.graded)), file=sys.stderr)
     for told in intake.handed.values():
         for problem in told.problems:
-            print(msg("class.intake_problem", name=shown(told.name), problem=shown(problem)), file=sys.stderr)
+            print(msg("class.intake_problem", name=shown(told.name), problem=quoted(shown(problem))), file=sys.stderr)
     skipped: list[tuple[str, str]] = list(intake.skipped)
     students = find_students(intake.graded, skipped, intake.handed)
     for name, why in skipped:
@@ -266,7 +266,8 @@ def run(args) -> int:
               out=str(out)), file=sys.stderr)
     for outcome in outcomes:
         if outcome.status == "error":
-            print(msg("class.student_error", student=outcome.student, error=shown(outcome.error)), file=sys.stderr)
+            print(msg("class.student_error", student=outcome.student, error=quoted(shown(outcome.error))),
+                  file=sys.stderr)
     for warning in warnings:
         print(warning, file=sys.stderr)
     if interrupted:

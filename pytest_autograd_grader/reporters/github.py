@@ -86,6 +86,18 @@ def _cell(text: str) -> str:
     return html.escape(" ".join(_clean(text).split())).replace("|", "&#124;")
 
 
+def _literal(text: str) -> str:
+    """``text`` on one line as a Markdown code span, shown as it is written:
+    no link, image, emphasis or HTML in it is read. Its backticks are a run
+    longer than any inside it (GitHub's way of quoting backticks)."""
+    text = " ".join(_clean(text).split())
+    if not text:
+        return ""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{'`' * (longest + 1)}{pad}{text}{pad}{'`' * (longest + 1)}"
+
+
 def _fenced(text: str) -> list[str]:
     """``text`` in a fenced code block that no line of it can close: the
     fence is longer than the longest run of backticks inside."""
@@ -222,7 +234,8 @@ def step_summary(gradebook: Gradebook, submission: Path | None = None) -> str:
     not_passed = [item for item in shown if item.check.status in NOT_PASSED]
     if any(item.check.hidden for item in shown):
         out += ["", _cell(msg("github.hidden_note"))]
-    out += [line for note in gradebook.notes for line in ("", f"> {_cell(note)}")]  # a notebook's left-out lines
+    # a notebook's left-out lines and file names: the student's text, quoted
+    out += [line for note in gradebook.notes for line in ("", f"> {_literal(note)}")]
     if not_passed:
         out += ["", f"### {_cell(msg('github.not_passed', count=len(not_passed)))}", ""]
     size = sum(len(line.encode()) + 1 for line in out)
