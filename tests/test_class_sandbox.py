@@ -6,12 +6,17 @@ its own, however hard its code looks."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
+import zipfile
 from pathlib import Path
 
 import pytest
+from test_isolation import require_isolation
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox needs Linux")
 
@@ -28,6 +33,7 @@ def test_look(submission):
 NOSY = '''
 import glob
 import os
+import sys
 import time
 
 
@@ -42,9 +48,11 @@ def look():
     seen = sorted(path for place in places for path in glob.glob(place + "/**", recursive=True))
     stolen = []
     for path in seen:
+        if path.startswith(sys.prefix + "/"):
+            continue  # the Python we run on (a venv in /tmp), read-only
         try:
             if os.path.isfile(path):
-                with open(path) as handle:
+                with open(path, errors="replace") as handle:
                     stolen.append(handle.read(40))
         except OSError:
             pass
@@ -80,3 +88,101 @@ def test_students_graded_side_by_side_see_nothing_of_each_other(tmp_path):
     if any("-" in stage for stage in stages):
         # bubblewrap's sandbox was shared: both workers' students were in it
         assert {stage.split("-")[0] for stage in stages} == {"0", "1"}, stages
+
+
+THIEF = '''
+import os
+import re
+import sys
+
+from secret import SECRET  # noqa: F401  (what a classmate would be after)
+
+PLACES = {places!r}
+
+
+def look():
+    """Read every file within reach where a classmate's work or report may
+    lie, and tell every secret found."""
+    found, read = set(), 0
+    for place in PLACES:
+        for root, dirs, files in os.walk(place):
+            dirs[:] = [d for d in dirs if not os.path.join(root, d).startswith((sys.prefix, sys.base_prefix))]
+            for name in files:
+                read += 1
+                if read > 20000:
+                    break
+                try:
+                    with open(os.path.join(root, name), "rb") as handle:
+                        found.update(re.findall(rb"SECRET-[a-z]+-[0-9]+", handle.read(1 << 16)))
+                except OSError:
+                    pass
+    raise ValueError("FOUND " + repr(sorted(s.decode() for s in found)) + " END")
+'''
+
+
+def _class_in_the_open() -> Path:
+    """A folder every user may enter (an instructor's course folder) with
+    the class's export in it, private to the instructor: each student's
+    code looks for the other's files there, in the class's OUT (the reports,
+    the export unpacked in OUT/.intake) and in every staging place."""
+    place = Path(tempfile.mkdtemp(prefix="class-open-", dir="/tmp"))
+    place.chmod(0o755)
+    checks, subs, out = place / "checks", place / "subs", place / "out"
+    checks.mkdir()
+    (checks / "test_look.py").write_text(CHECKS.replace('"nosy"', '"thief"'))
+    (checks / "pytest.ini").write_text("[pytest]\n")
+    places = [str(subs), str(out), str(out / ".intake"), "/run/grader/stage", "/tmp", "/dev/shm", "/var/tmp"]
+    with zipfile.ZipFile(place / "export.zip", "w") as archive:
+        for number, name in enumerate(("alice", "bob")):
+            archive.writestr(f"{name}/secret.py", f'SECRET = "SECRET-{name}-{number}{os.getpid()}"\n')
+            archive.writestr(f"{name}/thief.py", THIEF.replace("{places!r}", repr(places)))
+    (place / "export.zip").chmod(0o600)
+    return place
+
+
+def _grade(place: Path, submissions: Path, mode: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pytest_autograd_grader", "class", "--checks", str(place / "checks"),
+                           "--submissions", str(submissions), "--out", str(place / "out"), "-j", "1",
+                           "--timeout=60", "--isolation", mode], capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "user"])
+def test_a_students_code_reads_nothing_of_a_classmates(mode: str):
+    # in user isolation each worker is another uid of the same machine: the
+    # grader's unpacked copies (OUT/.intake), the staged copies and the
+    # reports (with -j 1, the student graded second looks for the first
+    # one's report) must all be out of its reach
+    require_isolation(mode)
+    place = _class_in_the_open()
+    try:
+        out = place / "out"
+        done = _grade(place, place / "export.zip", mode)
+        assert done.returncode == 0, done.stderr
+        for name in ("alice", "bob"):
+            (check,) = json.loads((out / f"{name}.json").read_text())["checks"]
+            found = re.search(r"FOUND (.*) END", check["feedback"])
+            assert found, check["feedback"]
+            secrets = re.findall(r"SECRET-([a-z]+)-", found.group(1))
+            assert secrets == [name], (name, check["feedback"])  # its own staged copy, nothing else
+        assert out.stat().st_mode & 0o077 == 0 and (out / "alice.json").stat().st_mode & 0o077 == 0
+    finally:
+        shutil.rmtree(place, ignore_errors=True)
+
+
+def test_a_class_others_can_read_is_not_graded_in_place_under_user_isolation():
+    # graded where it is, the instructor's folder stays where every
+    # worker's uid could read it: each student is told what to do, none is graded
+    require_isolation("user")
+    place = _class_in_the_open()
+    try:
+        with zipfile.ZipFile(place / "export.zip") as archive:
+            archive.extractall(place / "subs")
+        for folder in [place / "subs", *(place / "subs").iterdir()]:
+            folder.chmod(0o755)
+        _grade(place, place / "subs", "user")
+        for name in ("alice", "bob"):
+            report = json.loads((place / "out" / f"{name}.json").read_text())
+            assert report["status"] == "error" and "chmod -R o-rwx" in report["error"], report
+            assert report["checks"] == []
+    finally:
+        shutil.rmtree(place, ignore_errors=True)

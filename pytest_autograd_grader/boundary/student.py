@@ -8,6 +8,7 @@ process in the unsafe inline mode) and never decides a verdict.
 from __future__ import annotations
 
 import contextlib
+import errno
 import importlib
 import importlib.util
 import io
@@ -285,6 +286,10 @@ def _vjp(fn, args, grad_outputs, rec):
 def _out_of_memory(exc: BaseException) -> bool:
     """torch's allocators report an exhausted memory limit as RuntimeError."""
     if isinstance(exc, MemoryError):
+        return True
+    if type(exc) is OSError and exc.errno in (errno.ENOMEM, errno.ENOSPC):
+        # a mapping past the address-space limit, a memory file or SysV
+        # segment (refused), or a full /tmp or /dev/shm (sandbox/memory.py)
         return True
     if not isinstance(exc, RuntimeError) or type(exc).__module__.split(".")[0] not in ("builtins", "torch"):
         return False

@@ -20,7 +20,7 @@ from ..i18n import LANGUAGES, msg
 from ..options import ISOLATIONS
 from ..reporters.files import write_json_atomic
 from .plots import preload as preload_plots
-from .pool import grade_all, usable_cpus
+from .pool import grade_all, make_private, usable_cpus
 from .runner import ClassSettings, Outcome, now_iso
 from .shards import ShardError, part_folder
 from .shards import from_environment as shard_from_environment
@@ -183,6 +183,7 @@ def run(args) -> int:
         except OutputsError as exc:
             return fail(str(exc))
     out.mkdir(parents=True, exist_ok=True)
+    make_private(out)  # a student's code must not read a classmate's files or report
 
     from .intake import IntakeError, gather
 

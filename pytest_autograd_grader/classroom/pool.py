@@ -16,6 +16,7 @@ import contextlib
 import multiprocessing
 import os
 import shutil
+import stat
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -67,6 +68,44 @@ def _scratch() -> Path:
     claim(scratch)
     os.chmod(scratch, 0o755)  # where the sandbox's own uid makes its folders (sandbox_parent)
     return scratch
+
+
+def make_private(out: Path) -> None:
+    """A class run's OUT, and everything written from here on, readable by
+    the grader's user only: in ``user`` isolation each student's code runs
+    as another uid, which must not read a classmate's unpacked files or
+    report. The sandbox opens what a worker needs of its own, by name."""
+    os.umask(0o077)
+    os.chmod(out, stat.S_IMODE(os.stat(out).st_mode) & 0o700)
+
+
+def readable_by_others(folder: Path) -> bool:
+    """Whether a uid with no groups can reach ``folder`` (pass through
+    every folder on the way and into it): it then reads whatever file of
+    it others may read, knowing the name."""
+    try:
+        return all(os.stat(part).st_mode & stat.S_IXOTH for part in [*reversed(folder.parents), folder])
+    except OSError:
+        return False
+
+
+def _refuse_readable(settings: ClassSettings, kits: list[Kit | None], work: list[tuple[Student, int]],
+                     on_done: Callable[[Outcome], None]) -> list[tuple[Student, int]]:
+    """Under ``user`` isolation, a class graded where it is whose folders
+    other uids can reach: each such student gets an error report saying
+    what to do, not a grading that would let every classmate's code read
+    their work (bubblewrap shows a worker none of it)."""
+    if not any(kit is not None and kit.isolation.mode == "user" for kit in kits):
+        return work
+    kept = []
+    for student, seed in work:
+        if student.has_modules and readable_by_others(student.modules):
+            error = msg("class.readable_by_others", folder=str(student.modules.parent))
+            write_report(settings.out, error_report(settings, student, seed, error))
+            on_done(Outcome(student.id, "error", 0.0, 0.0, error))
+        else:
+            kept.append((student, seed))
+    return kept
 
 
 def usable_cpus(cgroup: Path = Path("/sys/fs/cgroup")) -> int:
@@ -186,6 +225,7 @@ def grade_all(settings: ClassSettings, work: list[tuple[Student, int]], jobs: in
     scratches = [_scratch() for _ in range(min(jobs, len(work)))]
     cpus = _cpus(len(scratches))
     kits = _start_kits(settings, scratches, cpus)  # their torch imports overlap ours
+    work = _refuse_readable(settings, kits, work, on_done)
     warm_up()
     context = multiprocessing.get_context("fork")
     pending = list(reversed(work))

@@ -461,6 +461,7 @@ EN: dict[str, str] = {
     "class.student_overdue": "grading this submission took longer than {seconds:g} s (--student-timeout) and was stopped; a check of the course may hang: grade it again with --only",
     "class.report_unwritten": "the report could not be written to {out} ({error}): make room there or point --out elsewhere, then grade this student again with --only",
     "class.worker_died": "the grading process died (exit code {code}) while grading this submission; grade it again with --only",
+    "class.readable_by_others": "not graded: {folder} can be read by other users, and with --isolation user each student's code runs as another user, so it could read this work while a classmate is graded; make the submissions folder private (chmod -R o-rwx {folder}, or chmod o-x on a folder above it) or grade with --isolation bwrap, then grade again with --only",
     "class.bad_timeout": "--timeout {seconds}: give a positive number of seconds for each check, such as 10",
     "class.bad_student_timeout": "--student-timeout {seconds}: give a positive number of seconds, such as 1200",
     "class.skipped_link": "not graded: {name} is a symbolic link; copy the submission itself into the folder",

@@ -461,6 +461,7 @@ ZH: dict[str, str] = {
     "class.student_overdue": "为这份提交评分超过了 {seconds:g} 秒（--student-timeout），已被停止；可能是课程的某个检查卡住了：请用 --only 重新评分",
     "class.report_unwritten": "报告无法写入 {out}（{error}）：请在那里腾出空间或用 --out 指向别处，然后用 --only 重新评分这个学生",
     "class.worker_died": "为这份提交评分时，评分进程意外退出（退出码 {code}）；请用 --only 重新评分",
+    "class.readable_by_others": "未评分：其他用户可以读取 {folder}，而在 --isolation user 下每个学生的代码都以另一个用户的身份运行，给同学评分时就能读到这份作业；请把提交文件夹设为私有（chmod -R o-rwx {folder}，或对其上层文件夹执行 chmod o-x），或改用 --isolation bwrap 评分，然后用 --only 重新评分",
     "class.bad_timeout": "--timeout {seconds}：请给出每个检查的秒数（正数），例如 10",
     "class.bad_student_timeout": "--student-timeout {seconds}：请给出正的秒数，例如 1200",
     "class.skipped_link": "未评分：{name} 是符号链接；请把提交本身复制到这个文件夹中",

@@ -22,6 +22,7 @@ from ..outcomes import GraderError
 from . import isolation as iso
 from .framing import describe_status, recv_frame
 from .launch import SPAWN_TIMEOUT_S, sandbox_of
+from .memory import tmp_mb
 from .staging import StageError, stage
 from .worker_handle import OUTPUT_LIMIT, Output, WorkerHandle, close_fd
 
@@ -86,7 +87,7 @@ class SandboxExecutor:
             runs_as = owner if owner is not None else os.getuid()
             tasks = None if runs_as == 0 else iso.tasks_of_user(runs_as) if runs_as == os.getuid() else 0
             request = {"op": "spawn", "directory": inside, "private": str(private) if private else None,
-                       "memory_mb": self.memory_mb, "tmp_mb": iso.TMPFS_BYTES >> 20, "uid": uid,
+                       "memory_mb": self.memory_mb, "tmp_mb": tmp_mb(self.memory_mb), "uid": uid,
                        "numpy_only": numpy_only, "tasks": tasks, "cuda": self.cuda,
                        "no_torch": msg("student.numpy_only") if numpy_only else None,
                        # only its own staged submission in sight, on our CPUs

@@ -118,6 +118,7 @@ class _Sandbox:
         os.chmod(base, 0o711)
         for name in ("stage", "work", "lib"):
             (base / name).mkdir(mode=0o711)
+            os.chmod(base / name, 0o711)  # whatever the umask (a class run's is 077)
         pairs = [socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET) for _ in range(max(1, self.connections))]
         log = os.open(base / "zygote.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         # written only through this descriptor: a worker of our own uid that

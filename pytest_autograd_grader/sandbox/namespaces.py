@@ -26,6 +26,9 @@ MS_NOSUID = 0x2
 MS_NODEV = 0x4
 MS_NOEXEC = 0x8
 MS_RDONLY = 0x1
+MS_NOATIME = 0x400
+MS_NODIRATIME = 0x800
+MS_RELATIME = 1 << 21
 MS_REMOUNT = 0x20
 MS_BIND = 0x1000
 MS_REC = 0x4000
@@ -151,16 +154,35 @@ def _cover(folder: str, options: bytes, keep: tuple, read_only: tuple = ()) -> b
     for (path, fixed), fd in zip(back, fds):
         if bound:
             try:
-                os.makedirs(path, mode=0o711, exist_ok=True)
-                bound = lib.mount(f"/proc/self/fd/{fd}".encode(), path.encode(), None, MS_BIND, None) == 0
-                if bound and fixed:  # a new bind mount is writable, whatever its source
-                    bound = lib.mount(None, path.encode(), None, MS_REMOUNT | MS_BIND | MS_RDONLY, None) == 0
+                mask = os.umask(0)  # a class run's is 077: a worker's uid must pass to its own folder
+                try:
+                    os.makedirs(path, mode=0o711, exist_ok=True)
+                finally:
+                    os.umask(mask)
+                # with what is mounted inside (the empty folders over torch's in
+                # a numpy-only sandbox): a bind without them is refused in a
+                # user namespace, as it would show what they hide
+                bound = lib.mount(f"/proc/self/fd/{fd}".encode(), path.encode(), None, MS_BIND | MS_REC, None) == 0
+                if bound and fixed:  # a bind of a folder inside a writable mount is writable
+                    bound = lib.mount(None, path.encode(), None, _kept_flags(path) | MS_REMOUNT | MS_BIND | MS_RDONLY,
+                                      None) == 0
             except OSError:
                 bound = False
         os.close(fd)
     if mounted and not bound:
         lib.umount2(folder.encode(), MNT_DETACH)  # the worker must find its files: as before
     return bound
+
+
+def _kept_flags(path: str) -> int:
+    """The flags of the mount at ``path`` that a remount must repeat: in a
+    user namespace the kernel refuses (EPERM) a remount that would drop one
+    locked by whoever mounted it (bubblewrap's read-only binds are nosuid
+    and nodev), and a venv bound from bubblewrap's /tmp stayed hidden."""
+    pairs = ((os.ST_NOSUID, MS_NOSUID), (os.ST_NODEV, MS_NODEV), (os.ST_NOEXEC, MS_NOEXEC),
+             (os.ST_NOATIME, MS_NOATIME), (os.ST_NODIRATIME, MS_NODIRATIME), (os.ST_RELATIME, MS_RELATIME))
+    have = os.statvfs(path).f_flag
+    return sum(flag for st, flag in pairs if have & st)
 
 
 def own_proc_levels(most: int) -> int:

@@ -16,6 +16,7 @@ import sys
 import tempfile
 
 from .framing import frame, recv_frame
+from .memory import limit_address_space, refuse_unbounded_memory
 from .namespaces import libc
 
 FILE_SIZE_LIMIT = 64 << 20      # bytes a worker may write to one file
@@ -144,6 +145,12 @@ def worker_main(sock_fd: int, output_fd: int, request: dict) -> None:
             start_library_threads(request.get("cuda") is True)
         except Exception:
             pass  # CUDA that cannot start here: the checks that need it say so
+    # shared mappings and memory files count too (memory.py): measured now,
+    # with torch's own mappings made. Not where CUDA runs: how its driver
+    # maps memory after its start was never measured under RLIMIT_AS
+    if request.get("cuda") is not True:
+        limit_address_space(resource, memory_mb)
+    refuse_unbounded_memory()
     from ..boundary.student import Loader, call
     from ..boundary.wire import dumps
 

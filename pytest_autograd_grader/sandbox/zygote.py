@@ -65,6 +65,11 @@ def _python_dirs() -> tuple[str, ...]:
                            if path and os.path.isabs(path) and os.path.isdir(path)))
 
 
+def _tmp_devices() -> set[int]:
+    """The filesystems of /tmp and /dev/shm: a worker's own are new ones."""
+    return {os.stat(path).st_dev for path in ("/tmp", "/dev/shm") if os.path.isdir(path)}
+
+
 def _keeper(report_fd: int, sock_fd: int, output_fd: int, status_fd: int, request: dict) -> None:
     """Runs in a fork of the zygote; never returns."""
     # A worker that drops to a uid of its own must stay in our user namespace.
@@ -82,10 +87,16 @@ def _keeper(report_fd: int, sock_fd: int, output_fd: int, status_fd: int, reques
         # own): not with processes only
         if _IN_BWRAP or request.get("uid") is not None:
             cover = request.get("cover")
+            shared = _tmp_devices()
             fenced = mount_own_proc(own_tmp_mb=_tmp_mb(request),
                                     keep=tuple(str(p) for p in (request.get("directory"), request.get("private")) if p),
                                     cover=tuple(str(p) for p in cover) if type(cover) is list else (),
                                     read_only=_python_dirs())
+            if _tmp_devices() & shared:
+                # the next student on this sandbox would read what this one leaves
+                os.write(2, b"the sandbox could not give a worker a /tmp and /dev/shm of its own: no student code "
+                            b"runs where another student's could read what it leaves\n")
+                os._exit(72)
         else:
             mount_own_proc()
     else:
