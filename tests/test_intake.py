@@ -200,6 +200,7 @@ def test_a_canvas_download_is_graded_end_to_end_with_its_names_ids_and_late_mark
                for p in out.glob("*.json") if p.name != "class-run.json"}
     assert set(reports) == {decomposed, "smithbob"}
     assert reports[decomposed]["percent"] == 100.0 and reports[decomposed]["lms_id"] == "5678"
+    assert reports[decomposed]["submission_id"] == "901" and reports["smithbob"]["submission_id"] == "555"
     assert reports["smithbob"]["late"] is True and reports["smithbob"]["status"] == "not attempted"
     # Canvas's own ids came with the download: canvas.csv is importable without a roster
     rows = list(csv.reader(io.StringIO((out / "canvas.csv").read_text(encoding="utf-8"))))
