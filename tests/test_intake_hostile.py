@@ -144,6 +144,10 @@ def test_one_upload_does_not_change_how_the_export_is_read(tmp_path):
     })
     intake = gather(moodle, tmp_path / "out2")
     assert intake.export == "moodle" and set(intake.handed) == {"Alice Jones_111", "Bob Smith_222"}
+    # Gradescope's metadata that is no mapping of folders: refused with what is wrong, not read as plain folders
+    gradescope = make_zip(tmp_path / "gs.zip", {"submission_metadata.yml": "- a list\n", "submission_1/leaf.py": LEAF})
+    with pytest.raises(IntakeError, match="not a mapping of submission folders"):
+        gather(gradescope, tmp_path / "out-gs")
     # as many entries of one format as of another: refused, not guessed
     mixed = make_zip(tmp_path / "mixed.zip", {"alice_111_444_leaf.py": LEAF,
                                               "Bob Smith_222_assignsubmission_file_leaf.py": LEAF})

@@ -33,9 +33,11 @@ def _metadata(export: Export) -> dict[str, object]:
             if len(text) > MAX_METADATA:
                 raise ValueError(f"more than {MAX_METADATA >> 20} MB")
             data = yaml.safe_load(text.decode("utf-8"))
+            if not isinstance(data, dict):
+                raise ValueError("not a mapping of submission folders to their submitters")
         except (OSError, ValueError, yaml.YAMLError) as exc:
             raise IntakeError(msg("intake.bad_metadata", path=METADATA, reason=str(exc))) from None
-        export.cache[METADATA] = {str(k): v for k, v in data.items()} if isinstance(data, dict) else {}
+        export.cache[METADATA] = {str(k): v for k, v in data.items()}
     return export.cache[METADATA]
 
 
