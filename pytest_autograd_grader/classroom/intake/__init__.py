@@ -29,7 +29,7 @@ from typing import Protocol
 from ...i18n import msg
 from ...sandbox.staging import SKIP_DIRS
 from ..students import safe_folder
-from .export import Entry, Export, export_budget, read_zip
+from .export import READ_ERRORS, Entry, Export, export_budget, read_zip
 from .unpack import expand, free
 from .write import Budget, OverBudget, UnpackError, clean_parts, folder_in, private_dir, reason, write_new
 
@@ -194,7 +194,7 @@ def _place_one(export: Export, entry: Entry, name: str, folder: Path, handed: Ha
             handed.problems.append(msg("intake.unwritable", name=name, reason=reason(exc)))
         except OverBudget:
             raise
-        except (UnpackError, ValueError, EOFError, RuntimeError) as exc:  # a member the export cannot give
+        except (UnpackError, *READ_ERRORS) as exc:  # a member the export cannot give
             handed.problems.append(msg("intake.unwritable", name=name, reason=str(exc) or type(exc).__name__))
 
 
@@ -248,9 +248,10 @@ def _place_whole_zip(export: Export, name: str, folder: Path, student: Handed) -
         with export.open(export.entry(name)) as source:
             copy = write_new(folder.parent, (scratch.name,), source, budget)
         student.problems.extend(expand(copy, folder, budget))
-    except (UnpackError, OSError) as exc:
-        student.problems.append(msg("intake.student_zip", name=name,
-                                    reason=reason(exc) if isinstance(exc, OSError) else str(exc)))
+    except OSError as exc:
+        student.problems.append(msg("intake.student_zip", name=name, reason=reason(exc)))
+    except (UnpackError, *READ_ERRORS) as exc:
+        student.problems.append(msg("intake.student_zip", name=name, reason=str(exc) or type(exc).__name__))
     finally:
         scratch.unlink(missing_ok=True)
     if not folder.is_dir():

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import stat
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -16,6 +17,8 @@ from ...i18n import msg
 from ...sandbox.staging import MAX_BYTES, MAX_FILES, SKIP_DIRS
 from .write import Budget, UnpackError
 
+# what reading one member of a zip may raise (a bad CRC, a method zipfile lacks, a truncated stream)
+READ_ERRORS = (zipfile.BadZipFile, zlib.error, NotImplementedError, EOFError, ValueError, RuntimeError)
 # what an operating system adds to a zip or a folder: no one's upload
 JUNK = {"__MACOSX", ".DS_Store", "Thumbs.db", "desktop.ini"}
 BULK = 64           # a class's export may hold this many submissions' worth

@@ -9,15 +9,11 @@ from __future__ import annotations
 import itertools
 import os
 import shutil
-import zipfile
-import zlib
 from pathlib import Path
 
 from ...i18n import msg
-from .export import JUNK, Entry, Export, read_zip
+from .export import JUNK, READ_ERRORS, Entry, Export, read_zip
 from .write import Budget, OverBudget, UnpackError, clean_parts, folder_in, private_dir, reason, write_new
-
-_READ_ERRORS = (zipfile.BadZipFile, zlib.error, NotImplementedError, EOFError, ValueError, RuntimeError)
 
 
 def expand(archive: Path, dest: Path, budget: Budget, level: int = 1) -> list[str]:
@@ -82,7 +78,7 @@ def _write(export: Export, entry: Entry, into: Path, budget: Budget, problems: l
         problems.append(msg("intake.twice", name=name))
     except OSError as exc:
         problems.append(msg("intake.unwritable", name=name, reason=reason(exc)))
-    except _READ_ERRORS as exc:
+    except READ_ERRORS as exc:
         problems.append(msg("intake.unwritable", name=name, reason=str(exc) or type(exc).__name__))
     return None
 
