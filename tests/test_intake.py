@@ -21,7 +21,8 @@ import pytest
 from conftest import EXERCISES, SOLUTIONS
 
 from pytest_autograd_grader.classroom.intake import gather
-from pytest_autograd_grader.classroom.intake.unpack import UnpackError, unpack
+from pytest_autograd_grader.classroom.intake.unpack import expand
+from pytest_autograd_grader.classroom.intake.write import Budget, UnpackError
 from pytest_autograd_grader.sandbox.staging import MAX_BYTES, MAX_FILES
 
 LEAF = (SOLUTIONS / "leaf.py").read_text()
@@ -37,9 +38,7 @@ def make_zip(path: Path, files: dict[str, bytes | str]) -> Path:
 
 def zipped(files: dict[str, bytes | str]) -> bytes:
     buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as inner:
-        for name, data in files.items():
-            inner.writestr(name, data)
+    make_zip(buffer, files)
     return buffer.getvalue()
 
 
@@ -64,7 +63,8 @@ def test_a_canvas_download_gives_each_student_a_folder_with_their_canvas_id(tmp_
     assert export_name == "canvas"
     assert layout(graded / "garcíajosé") == {"leaf.py", "graph.py"}
     assert layout(graded / "smithbob") == {"leaf.py"}
-    assert layout(graded / "nguyễnan") == {"submission/hw/exercises/leaf.py"}
+    # the folders the zip wraps its contents in are stripped: find_modules looks one folder deep
+    assert layout(graded / "nguyễnan") == {"submission/leaf.py"}
     assert handed["smithbob"].late and not handed["garcíajosé"].late
     assert (handed["garcíajosé"].lms_id, handed["garcíajosé"].lms) == ("5678", "canvas")
 
@@ -138,7 +138,7 @@ def test_plain_folders_and_zips_per_student(tmp_path):
     assert export_name == "folders"
     assert layout(graded / "alice") == {"leaf.py"}
     assert layout(graded / "bob") == {"leaf.py"}
-    assert layout(graded / "cara") == {"submission/exercises/leaf.py"}
+    assert layout(graded / "cara") == {"submission/leaf.py"}
     assert layout(graded / "dan") == set() and "broken.zip could not be unpacked" in handed["dan"].problems[0]
     (subs / "notes.txt").write_text("not a submission")
     (subs / "eve").symlink_to(subs / "alice")  # a link could lead the grader to another student's work
@@ -159,8 +159,9 @@ def test_hostile_zips_write_nothing_outside_their_folder(tmp_path):
         link = zipfile.ZipInfo("ok/link.py")
         link.external_attr = (stat.S_IFLNK | 0o777) << 16
         zipped_.writestr(link, "/etc/passwd")
-    unpack(evil, into)
-    assert layout(into) == {"ok/leaf.py"} and not (tmp_path / "escaped.py").exists()
+    problems = expand(evil, into, Budget())
+    assert layout(into) == {"leaf.py"} and not (tmp_path / "escaped.py").exists()
+    assert len(problems) == 3 and "ok/link.py is a symbolic link" in problems[2]
     assert not any(p.is_symlink() for p in into.rglob("*"))
     # more bytes than the sandbox stages, whatever the zip declares: zeros compress a thousandfold
     bomb = tmp_path / "bomb.zip"
@@ -169,14 +170,14 @@ def test_hostile_zips_write_nothing_outside_their_folder(tmp_path):
             for _ in range((MAX_BYTES >> 20) + 1):
                 sink.write(bytes(1 << 20))
     with pytest.raises(UnpackError, match=f"more than {MAX_FILES} files or {MAX_BYTES >> 20} MB"):
-        unpack(bomb, tmp_path / "bombed")
+        expand(bomb, tmp_path / "bombed", Budget())
     many = make_zip(tmp_path / "many.zip", {f"f{i}.py": "" for i in range(MAX_FILES + 1)})
     with pytest.raises(UnpackError, match="more than"):
-        unpack(many, tmp_path / "many")
+        expand(many, tmp_path / "many", Budget())
     truncated = tmp_path / "not.zip"
     truncated.write_bytes(b"PK\x03\x04 truncated")
     with pytest.raises(UnpackError, match="not a zip that can be read"):
-        unpack(truncated, tmp_path / "x")
+        expand(truncated, tmp_path / "x", Budget())
 
 
 def test_a_canvas_download_is_graded_end_to_end_with_its_names_ids_and_late_marks(tmp_path):
@@ -199,6 +200,7 @@ def test_a_canvas_download_is_graded_end_to_end_with_its_names_ids_and_late_mark
                for p in out.glob("*.json") if p.name != "class-run.json"}
     assert set(reports) == {decomposed, "smithbob"}
     assert reports[decomposed]["percent"] == 100.0 and reports[decomposed]["lms_id"] == "5678"
+    assert reports[decomposed]["submission_id"] == "901" and reports["smithbob"]["submission_id"] == "555"
     assert reports["smithbob"]["late"] is True and reports["smithbob"]["status"] == "not attempted"
     # Canvas's own ids came with the download: canvas.csv is importable without a roster
     rows = list(csv.reader(io.StringIO((out / "canvas.csv").read_text(encoding="utf-8"))))

@@ -185,24 +185,10 @@ def run(args) -> int:
     out.mkdir(parents=True, exist_ok=True)
     make_private(out)  # a student's code must not read a classmate's files or report
 
-    from .intake import IntakeError, gather
-
-    try:
-        intake = gather(submissions, out)
-    except IntakeError as exc:
-        return fail(str(exc))
-    if intake.handed:
-        late = sum(h.late for h in intake.handed.values())
-        print(msg("class.intake", count=len(intake.handed), export=intake.export, late=late,
-                  folder=str(intake.graded)), file=sys.stderr)
-    for told in intake.handed.values():
-        for problem in told.problems:
-            print(msg("class.intake_problem", name=shown(told.name), problem=quoted(shown(problem))), file=sys.stderr)
-    skipped: list[tuple[str, str]] = list(intake.skipped)
-    students = find_students(intake.graded, skipped, intake.handed)
-    for name, why in skipped:
-        # a folder's name is the student's (or their LMS display name's) text
-        print(msg(f"class.skipped_{why}", name=shown(name)), file=sys.stderr)
+    found = _intake(checks, submissions, out)
+    if isinstance(found, int):
+        return found
+    students, intake_info = found
     everyone = students
     students = shard(students, args.shard)  # over the whole class: --only picks within the shard
     if args.only:
@@ -216,7 +202,7 @@ def run(args) -> int:
         students = [s for s in students if s.id in wanted or s.folder in wanted]
     previous = read_run(out)
     salt = args.salt or previous.get("salt") or secrets.token_hex(8)
-    sha = checks_sha256(checks)
+    sha = intake_info.pop("checks_sha256")
     # One seed for the class unless asked otherwise: every grading process then
     # draws the engine track's programs and torch's results once (bench_class.py)
     seeding = "per-student" if args.seed_per_student else "class"
@@ -231,7 +217,7 @@ def run(args) -> int:
                 "class_sha256": class_sha256(everyone), "class_size": len(everyone),
                 "assignment": args.assignment or previous.get("assignment") or "Autograd",
                 "students": sorted(set(previous.get("students") or []) | {s.id for s in students}),
-                "started": now_iso(), "finished": None}
+                "intake": intake_info, "started": now_iso(), "finished": None}
     write_json_atomic(out / RUN_FILE, run_info)
     print(msg("class.start", students=len(work), kept=kept, jobs=args.jobs, out=str(out), salt=salt), file=sys.stderr)
 
@@ -275,6 +261,39 @@ def run(args) -> int:
         print(msg("class.interrupted"), file=sys.stderr)
         return 130
     return 0
+
+
+def _intake(checks: Path, submissions: Path, out: Path) -> tuple[list[Student], dict] | int:
+    """The class laid out and found, what the intake could not take (told
+    now and kept in class-run.json), and the checks' hash; or the exit
+    code of a refusal. The checks must be what they were before: no upload
+    may ever reach them (belt and braces: the intake writes under OUT only)."""
+    from .intake import IntakeError, gather
+
+    before = checks_sha256(checks)
+    try:
+        intake = gather(submissions, out)
+    except IntakeError as exc:
+        return fail(str(exc))
+    if intake.handed:
+        late = sum(h.late for h in intake.handed.values())
+        print(msg("class.intake", count=len(intake.handed), export=intake.export, late=late,
+                  folder=str(intake.graded)), file=sys.stderr)
+    skipped: list[tuple[str, str]] = list(intake.skipped)
+    students = find_students(intake.graded, skipped, intake.handed)
+    after = checks_sha256(checks)
+    if after != before:
+        return fail(msg("class.checks_changed", path=str(checks)))
+    problems = {s.id: s.handed["intake_problems"] for s in students if s.handed.get("intake_problems")}
+    for student in students:
+        for problem in student.handed.get("intake_problems", []):
+            # names in them are the student's (or their LMS display name's) text
+            name = shown(student.handed.get("name", student.folder))
+            print(msg("class.intake_problem", name=name, problem=quoted(shown(problem))), file=sys.stderr)
+    for name, why in skipped:
+        print(msg(f"class.skipped_{why}", name=shown(name), export=intake.export), file=sys.stderr)
+    info = {"export": intake.export, "problems": problems, "skipped": [[name, why] for name, why in skipped]}
+    return students, {**info, "checks_sha256": after}
 
 
 def _interrupt(signum, frame) -> None:

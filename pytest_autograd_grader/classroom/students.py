@@ -11,13 +11,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..boundary.layout import find_modules, has_modules
+from ..i18n import msg
 from .shards import parse as parse_shard
 
 # files of the checks directory that decide a grade; caches are not part of it
 _SKIP = {"__pycache__", ".pytest_cache", ".git", ".hypothesis"}
 # names the run itself writes into OUT, which a student id must not take
 RESERVED = {"class-run", "gradebook", "canvas", "report"}
+# names Windows will not create a file of (a class's OUT may be copied there)
+_DEVICES = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))}
 _SAFE = re.compile(r"[^\w.@+-]")  # \w: letters and digits of any script, so names keep their accents
+# a folder the grader makes keeps the name but for separators, controls and what Windows refuses in a name
+_SAFE_FOLDER = re.compile(r'[\x00-\x1f\x7f-\x9f<>:"/\\|?*\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]')
+MAX_NAME = 100  # bytes of UTF-8: OUT/<id>.json and the sandbox's copy stay far below NAME_MAX
 
 
 @dataclass(frozen=True)
@@ -33,12 +39,36 @@ class Student:
 def safe_id(name: str, taken: set[str]) -> str:
     """The folder name where it is a safe file name, else with the unsafe
     characters replaced; never one of the run's own file names, never twice."""
-    base = _SAFE.sub("_", unicodedata.normalize("NFC", name)).strip(".") or "student"
-    base = base[:100]
+    return _unique(_clean(name, _SAFE), taken)
+
+
+def safe_folder(name: str, taken: set[str], qualifier: str = "") -> str:
+    """A student's folder the grader makes from a name an export gives
+    (data, never a path): no separator, at most ``MAX_NAME`` bytes, in NFC,
+    no device name, and unique in ``taken`` whatever the case or Unicode
+    form (so that a case-insensitive filesystem keeps two); where the name
+    is taken, ``{name}_{qualifier}`` (the LMS's id) first."""
+    base = _clean(name, _SAFE_FOLDER)
+    if qualifier and _key(base) in taken:
+        base = _clean(f"{name}_{qualifier}", _SAFE_FOLDER)
+    return _unique(base, taken)
+
+
+def _clean(name: str, unsafe: re.Pattern) -> str:
+    base = unsafe.sub("_", unicodedata.normalize("NFC", name)).strip(". ")
+    base = base.encode("utf-8")[:MAX_NAME].decode("utf-8", "ignore").rstrip(". ") or "student"
+    return f"_{base}" if base.split(".")[0].casefold() in _DEVICES else base
+
+
+def _key(name: str) -> str:
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", name).casefold())
+
+
+def _unique(base: str, taken: set[str]) -> str:
     candidate, number = base, 2
-    while candidate.lower() in taken or candidate.lower() in RESERVED:
+    while _key(candidate) in taken or _key(candidate) in RESERVED:
         candidate, number = f"{base}-{number}", number + 1
-    taken.add(candidate.lower())
+    taken.add(_key(candidate))
     return candidate
 
 
@@ -51,6 +81,8 @@ def find_students(submissions: Path, skipped: list[tuple[str, str]] | None = Non
     said of each folder (``intake.gather``), kept with the student."""
     taken: set[str] = set()
     students = []
+    # a filesystem may hand a folder's name back in another Unicode form (macOS: NFD) than it was made in
+    handed = {unicodedata.normalize("NFC", k): v for k, v in (handed or {}).items()}
     for folder in sorted(submissions.iterdir(), key=lambda p: p.name):
         if folder.name.startswith(".") or folder.name in _SKIP:
             continue
@@ -64,10 +96,29 @@ def find_students(submissions: Path, skipped: list[tuple[str, str]] | None = Non
                 skipped.append((folder.name, "file"))
             continue
         modules = find_modules(folder)
-        told = (handed or {}).get(folder.name)
-        extra = {"name": told.name, "late": told.late, "lms": told.lms, "lms_id": told.lms_id} if told else {}
-        students.append(Student(safe_id(folder.name, taken), folder.name, modules, has_modules(modules), extra))
+        found = has_modules(modules)
+        told = handed.get(folder.name) or handed.get(unicodedata.normalize("NFC", folder.name))
+        extra = {"name": told.name, "late": told.late, "lms": told.lms, "lms_id": told.lms_id,
+                 "submission_id": told.submission_id} if told else {}
+        problems = [*(told.problems if told else []), *([] if found else [_what_was_there(folder)])]
+        if problems:
+            extra["intake_problems"] = problems  # why a student is missing, or what of the upload is not graded
+        students.append(Student(safe_id(folder.name, taken), folder.name, modules, found, extra))
     return students
+
+
+def _what_was_there(folder: Path, most: int = 10) -> str:
+    """Why no module was found: the files the upload held (the first few)."""
+    held: list[str] = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP)
+        held += [(Path(root) / name).relative_to(folder).as_posix() for name in sorted(files)]
+        if len(held) > most:
+            break
+    if not held:
+        return msg("intake.held_nothing")
+    shown_files = ", ".join(held[:most]) + (", ..." if len(held) > most else "")
+    return msg("intake.no_modules", files=shown_files)
 
 
 def student_seed(salt: str, student: str) -> int:

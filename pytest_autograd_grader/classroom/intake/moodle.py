@@ -4,49 +4,56 @@ student and submission plugin, ``{full name}_{participant id}_assignsubmission_f
 with "Download submissions in folders" off, loose files named
 ``{full name}_{participant id}_assignsubmission_file_{file name}``. The
 participant id is the assignment's own (unique per student, anonymous
-under blind marking); only the file plugin's uploads are code."""
+under blind marking); only the file plugin's uploads are code. A loose
+file's own name may repeat the pattern (``Bob Smith_222_assignsubmission_file_leaf.py``
+uploaded by Alice): the participant is the FIRST match, and folders are
+keyed by the participant id, never by a name."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+from ..students import safe_folder
 from . import Handed, place
+from .export import Entry, Export
 
-FOLDER = re.compile(r"(?P<name>.+)_(?P<id>\d+)_assignsubmission_(?P<plugin>[a-z]+)_?")
-FILE = re.compile(r"(?P<name>.+)_(?P<id>\d+)_assignsubmission_(?P<plugin>[a-z]+)_(?P<file>.+)")
+FOLDER = re.compile(r"(?P<name>.+?)_(?P<id>\d+)_assignsubmission_(?P<plugin>[a-z]+)_?", re.DOTALL)
+FILE = re.compile(r"(?P<name>.+?)_(?P<id>\d+)_assignsubmission_(?P<plugin>[a-z]+)_(?P<file>.+)", re.DOTALL)
+
+
+def _match(name: str, kind: str) -> re.Match | None:
+    """A folder of Moodle's, or a loose file (a folder too where the file's name held a "/")."""
+    return (FOLDER.fullmatch(name) if kind == "dir" else None) or FILE.fullmatch(name)
 
 
 class Moodle:
     name = "moodle"
 
-    def detect(self, root: Path) -> bool:
-        return any((FOLDER if p.is_dir() else FILE).fullmatch(p.name) for p in root.iterdir())
+    def claim(self, export: Export, name: str, kind: str) -> int | None:
+        found = _match(name, kind)
+        return found.end("plugin") if found else None
 
-    def collect(self, root: Path, into: Path) -> tuple[Path, list[Handed]]:
+    def collect(self, export: Export, names: dict[str, str], into: Path) -> tuple[Path, list[Handed]]:
         handed: dict[str, Handed] = {}
-        uploads: dict[str, list[tuple[Path, str]]] = {}
-        for path in sorted(root.iterdir()):
-            found = (FOLDER if path.is_dir() else FILE).fullmatch(path.name)
-            if found is None:
-                continue
-            student = handed.setdefault(found.group("id"), Handed(name=found.group("name"), lms_id=found.group("id")))
-            files = uploads.setdefault(found.group("id"), [])
+        uploads: dict[str, list[tuple[Entry, str]]] = {}
+        for name, kind in names.items():
+            found = _match(name, kind)
+            key = found.group("id")
+            handed.setdefault(key, Handed(name=found.group("name"), lms_id=key, submission_id=key))
+            files = uploads.setdefault(key, [])
             if found.group("plugin") != "file":
                 continue  # online text, comments: not code
-            if path.is_dir():
-                files += [(f, str(f.relative_to(path))) for f in sorted(path.rglob("*")) if f.is_file()
-                          and not f.is_symlink()]
+            if kind == "dir":
+                inside = found.groupdict().get("file")  # a loose file's name that held a "/"
+                files += [(e, "/".join((inside, *e.parts) if inside else e.parts)) for e in export.under(name)]
             else:
-                files.append((path, found.group("file")))
+                files.append((export.entry(name), found.group("file")))
+        taken: set[str] = set()
         for key, student in handed.items():
-            student.folder = f"{student.name}_{key}"  # two students of one name keep folders of their own
-            place(uploads[key], into / student.folder, student)
+            student.folder = safe_folder(f"{student.name}_{key}", taken)  # two students of one name: two folders
+            place(export, uploads[key], into / student.folder, student)
         return into, list(handed.values())
-
-
-    def skipped(self, root: Path) -> list[tuple[str, str]]:
-        return []  # the export's own files: nothing a student handed in is left out
 
 
 FORMAT = Moodle()

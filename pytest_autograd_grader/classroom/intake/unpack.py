@@ -1,77 +1,102 @@
-"""Zips unpacked the way the sandbox stages a submission: a bounded
-number of files and bytes (counted as they are written, not as the zip
-declares them), no name that leaves the folder, no links, and zips inside
-a student's files unpacked in turn, within the same bounds."""
+"""A student's zip unpacked the way the sandbox stages a submission: every
+name taken as data (``write.py``), no link, zips inside unpacked in turn
+(``NESTED`` levels at most) within the one budget of that student, and the
+folders a zip merely wraps its contents in stripped (``myhw/``,
+``repo-main/``), so that the modules are where ``find_modules`` looks."""
 
 from __future__ import annotations
 
+import itertools
 import os
-import stat
-import zipfile
-from pathlib import Path, PurePosixPath
+import shutil
+from pathlib import Path
 
 from ...i18n import msg
-from ...sandbox.staging import MAX_BYTES, MAX_FILES
-
-BULK = 64          # a class's export may hold this many submissions' worth
-NESTED = 2         # zips inside a zip inside the export: unpacked this deep
+from .export import JUNK, READ_ERRORS, Entry, Export, read_zip
+from .write import Budget, OverBudget, UnpackError, clean_parts, folder_in, private_dir, reason, write_new
 
 
-class UnpackError(Exception):
-    """The zip cannot be unpacked; the message says why."""
-
-
-def unpack(archive: Path, into: Path, bulk: bool = False, depth: int = 0) -> None:
-    """Unpack ``archive`` into ``into`` (created). ``bulk``: a whole class's
-    export, allowed ``BULK`` times a submission's bounds."""
-    limit_files, limit_bytes = (MAX_FILES * BULK, MAX_BYTES * BULK) if bulk else (MAX_FILES, MAX_BYTES)
+def expand(archive: Path, dest: Path, budget: Budget, level: int = 1) -> list[str]:
+    """Unpack ``archive`` so that its contents (less wrapping folders) are
+    the new folder ``dest``; the problems with single entries, for the
+    instructor. Raises UnpackError where the zip cannot be read, nests
+    too deep or spends the budget: nothing of it is then left."""
+    if level > budget.depth + 1:
+        raise OverBudget(msg("intake.too_deep", levels=budget.depth))
+    scratch = free(dest.parent, f".unpack-{level}")
     try:
-        with zipfile.ZipFile(archive) as zipped:
-            members = zipped.infolist()
-            if len(members) > limit_files:
-                raise UnpackError(msg("intake.too_large", files=limit_files, mb=limit_bytes >> 20))
-            into.mkdir(parents=True, exist_ok=True)
-            written = 0
-            for member in members:
-                name = _safe_name(member.filename)
-                if name is None or stat.S_ISLNK(member.external_attr >> 16):
-                    continue  # a path leaving the folder, or a link: never written
-                target = into.joinpath(*name.parts)
-                if member.is_dir():
-                    target.mkdir(parents=True, exist_ok=True)
-                    continue
-                target.parent.mkdir(parents=True, exist_ok=True)
-                written += _copy(zipped, member, target, limit_bytes - written)
-                if written > limit_bytes:
-                    raise UnpackError(msg("intake.too_large", files=limit_files, mb=limit_bytes >> 20))
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError, ValueError) as exc:
-        raise UnpackError(msg("intake.bad_zip", reason=str(exc) or type(exc).__name__)) from None
+        problems = _unpack(archive, scratch, budget, level)
+        os.rename(_innermost(scratch), dest)
     except OSError as exc:
-        raise UnpackError(msg("intake.bad_zip", reason=exc.strerror or str(exc))) from None
-    if not bulk and depth < NESTED:
-        for inner in sorted(into.rglob("*.zip")):
-            if inner.is_file() and not inner.is_symlink():
-                unpack(inner, inner.with_suffix(""), depth=depth + 1)
-                inner.unlink()
+        raise UnpackError(msg("intake.bad_zip", reason=reason(exc))) from None
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return problems
 
 
-def _safe_name(name: str) -> PurePosixPath | None:
-    path = PurePosixPath(name.replace("\\", "/"))
-    parts = [p for p in path.parts if p not in ("", ".")]
-    if path.is_absolute() or ".." in parts or not parts or parts[0].startswith("__MACOSX"):
+def _unpack(archive: Path, into: Path, budget: Budget, level: int) -> list[str]:
+    # the student's whole budget bounds what the zip may even declare
+    export = read_zip(archive, Budget(budget.files, budget.size))
+    private_dir(into)
+    problems: list[str] = []
+    inner: list[Path] = []
+    try:
+        for entry in export.entries:
+            written = _write(export, entry, into, budget, problems)
+            if written is not None and written.suffix.lower() == ".zip":
+                inner.append(written)
+    finally:
+        export.close()
+    for path in inner:
+        try:
+            problems += expand(path, free(path.parent, path.stem), budget, level + 1)
+            path.unlink()
+        except OverBudget:
+            raise
+        except UnpackError as exc:  # a broken zip inside: the rest of the upload is still graded
+            problems.append(msg("intake.student_zip", name="/".join(path.relative_to(into).parts), reason=str(exc)))
+    return problems
+
+
+def _write(export: Export, entry: Entry, into: Path, budget: Budget, problems: list[str]) -> Path | None:
+    """Write one entry; a name that cannot be written costs only that entry."""
+    name = "/".join(entry.parts)
+    parts = clean_parts(name)
+    if entry.kind == "link":
+        problems.append(msg("intake.link", name=name))
         return None
-    return PurePosixPath(*parts)
+    if parts is None:
+        problems.append(msg("intake.bad_name", name=name))
+        return None
+    try:
+        if entry.kind == "dir":
+            folder_in(into, parts, budget)
+            return None
+        with export.open(entry) as source:
+            return write_new(into, parts, source, budget)
+    except FileExistsError:
+        problems.append(msg("intake.twice", name=name))
+    except OSError as exc:
+        problems.append(msg("intake.unwritable", name=name, reason=reason(exc)))
+    except READ_ERRORS as exc:
+        problems.append(msg("intake.unwritable", name=name, reason=str(exc) or type(exc).__name__))
+    return None
 
 
-def _copy(zipped: zipfile.ZipFile, member: zipfile.ZipInfo, target: Path, room: int) -> int:
-    """Bytes written, stopping one past ``room``: a zip's declared sizes can lie."""
-    written = 0
-    with zipped.open(member) as source:
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(fd, "wb") as sink:
-            while chunk := source.read(1 << 20):
-                written += len(chunk)
-                if written > room:
-                    return written
-                sink.write(chunk)
-    return written
+def _innermost(folder: Path) -> Path:
+    """The folder inside ``folder`` that holds everything, however many
+    single folders wrap it (``myhw/``, ``repo-main/``, ``hw/hw/``)."""
+    while True:
+        inside = [p for p in folder.iterdir() if p.name not in JUNK]
+        if len(inside) != 1 or inside[0].is_symlink() or not inside[0].is_dir():
+            return folder
+        folder = inside[0]
+
+
+def free(parent: Path, stem: str) -> Path:
+    """``parent/stem``, or ``stem-2``, ``stem-3``... where that is taken."""
+    for number in itertools.count(1):
+        path = parent / (stem if number == 1 else f"{stem}-{number}")
+        if not os.path.lexists(path):
+            return path
+    raise AssertionError  # unreachable: count() never ends
