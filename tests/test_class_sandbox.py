@@ -169,20 +169,27 @@ def test_a_students_code_reads_nothing_of_a_classmates(mode: str):
         shutil.rmtree(place, ignore_errors=True)
 
 
-def test_a_class_others_can_read_is_not_graded_in_place_under_user_isolation():
-    # graded where it is, the instructor's folder stays where every
-    # worker's uid could read it: each student is told what to do, none is graded
+@pytest.mark.parametrize("given", ["folder", "zip"])
+def test_a_class_others_can_read_is_not_graded_under_user_isolation(given: str):
+    # the instructor's folder graded where it is, or the export's zip
+    # itself, stays where every worker's uid could read it: each student is
+    # told what to do, none is graded
     require_isolation("user")
     place = _class_in_the_open()
     try:
-        with zipfile.ZipFile(place / "export.zip") as archive:
-            archive.extractall(place / "subs")
-        for folder in [place / "subs", *(place / "subs").iterdir()]:
-            folder.chmod(0o755)
-        _grade(place, place / "subs", "user")
+        submissions = place / "export.zip"
+        if given == "folder":
+            with zipfile.ZipFile(submissions) as archive:
+                archive.extractall(place / "subs")
+            submissions = place / "subs"
+            for folder in [submissions, *submissions.iterdir()]:
+                folder.chmod(0o755)
+        else:
+            submissions.chmod(0o644)
+        _grade(place, submissions, "user")
         for name in ("alice", "bob"):
             report = json.loads((place / "out" / f"{name}.json").read_text())
             assert report["status"] == "error" and "chmod -R o-rwx" in report["error"], report
-            assert report["checks"] == []
+            assert str(submissions) in report["error"] and report["checks"] == []
     finally:
         shutil.rmtree(place, ignore_errors=True)

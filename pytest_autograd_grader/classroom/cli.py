@@ -222,7 +222,8 @@ def run(args) -> int:
     print(msg("class.start", students=len(work), kept=kept, jobs=args.jobs, out=str(out), salt=salt), file=sys.stderr)
 
     settings = ClassSettings(checks=checks, out=out, checks_sha256=sha, timeout=args.timeout,
-                             isolation=args.isolation, lang=args.lang, student_timeout=args.student_timeout)
+                             isolation=args.isolation, lang=args.lang, student_timeout=args.student_timeout,
+                             submissions=submissions)
     outcomes: list[Outcome] = []
     progress = Progress(len(work))
     started = time.monotonic()

@@ -79,28 +79,35 @@ def make_private(out: Path) -> None:
     os.chmod(out, stat.S_IMODE(os.stat(out).st_mode) & 0o700)
 
 
-def readable_by_others(folder: Path) -> bool:
-    """Whether a uid with no groups can reach ``folder`` (pass through
-    every folder on the way and into it): it then reads whatever file of
-    it others may read, knowing the name."""
+def readable_by_others(path: Path) -> bool:
+    """Whether a uid with no groups can reach ``path`` (pass through every
+    folder on the way, and into it or read it): it then reads whatever
+    file of a folder others may read, knowing the name, or the export's
+    zip itself."""
     try:
-        return all(os.stat(part).st_mode & stat.S_IXOTH for part in [*reversed(folder.parents), folder])
+        wanted = stat.S_IROTH if path.is_file() else stat.S_IXOTH
+        return all(os.stat(part).st_mode & stat.S_IXOTH for part in reversed(path.parents)) and \
+            bool(os.stat(path).st_mode & wanted)
     except OSError:
         return False
 
 
 def _refuse_readable(settings: ClassSettings, kits: list[Kit | None], work: list[tuple[Student, int]],
                      on_done: Callable[[Outcome], None]) -> list[tuple[Student, int]]:
-    """Under ``user`` isolation, a class graded where it is whose folders
-    other uids can reach: each such student gets an error report saying
-    what to do, not a grading that would let every classmate's code read
-    their work (bubblewrap shows a worker none of it)."""
+    """Under ``user`` isolation, a class whose submissions other uids can
+    reach (the export as given, a zip or a folder, or a folder graded where
+    it is): each such student gets an error report saying what to do, not
+    a grading that would let every classmate's code read their work
+    (bubblewrap shows a worker none of it)."""
     if not any(kit is not None and kit.isolation.mode == "user" for kit in kits):
         return work
+    export = settings.submissions if settings.submissions and readable_by_others(settings.submissions) else None
     kept = []
     for student, seed in work:
-        if student.has_modules and readable_by_others(student.modules):
-            error = msg("class.readable_by_others", folder=str(student.modules.parent))
+        exposed = export or (student.modules.parent if student.has_modules and readable_by_others(student.modules)
+                             else None)
+        if exposed is not None:
+            error = msg("class.readable_by_others", folder=str(exposed))
             write_report(settings.out, error_report(settings, student, seed, error))
             on_done(Outcome(student.id, "error", 0.0, 0.0, error))
         else:

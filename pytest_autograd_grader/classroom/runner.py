@@ -42,6 +42,9 @@ class ClassSettings:
     # wall-clock seconds one student's whole session may take: student code is
     # bounded by the sandbox, this bounds the grader's own (a check that hangs)
     student_timeout: float = 1200.0
+    # the class's submissions as given (a zip or a folder): under user
+    # isolation no worker's uid may be able to read them
+    submissions: Path | None = None
 
 
 @dataclass
