@@ -137,7 +137,7 @@ def test_gradebook_csv_has_a_row_per_student_with_concept_scores_and_defused_tex
     warnings = build_outputs(out)
     rows = read_csv(out / "gradebook.csv")
     assert rows[0] == ["student", "folder", "status", "leaf", "accumulation", "total", "max_score", "percent",
-                       "seed", "started", "finished", "name", "late"]
+                       "seed", "started", "finished", "name", "late", "intake_problems"]
     by_id = {row[0]: dict(zip(rows[0], row)) for row in rows[1:]}
     assert [row[0] for row in rows[1:]] == ["HYPERLINK_x", "alice", "bob", "carol", "dave"]  # sorted by id
     alice = by_id["alice"]
@@ -282,7 +282,8 @@ def test_report_without_matplotlib_says_how_to_get_the_plots(out, monkeypatch):
 def test_no_students_still_writes_every_file(tmp_path):
     assert build_outputs(tmp_path) == [msg("classout.canvas_needs_roster")]
     assert read_csv(tmp_path / "gradebook.csv") == [["student", "folder", "status", "total", "max_score",
-                                                      "percent", "seed", "started", "finished", "name", "late"]]
+                                                      "percent", "seed", "started", "finished", "name", "late",
+                                                      "intake_problems"]]
     assert not (tmp_path / "canvas.csv").exists()  # no roster
     page = Page((tmp_path / "report.html").read_text(encoding="utf-8"))
     assert page.ids.get("no-students") == "p" and "gradebook-table" in page.tables
@@ -324,3 +325,24 @@ def test_frequent_mistakes_counts_distinct_students_in_both_languages_compiling_
     result = mistakes.frequent_mistakes(big)
     assert mistakes.patterns.cache_info().misses == compiled
     assert sum(m.students for found in result.values() for m in found) > 0
+
+
+def test_what_the_intake_could_not_take_is_in_the_gradebook_and_the_report(tmp_path):
+    # a student the intake found no module for is "missing": the instructor
+    # must see why (what the upload held) where they look for the student,
+    # with the upload's hostile names as text
+    out = tmp_path / "out"
+    out.mkdir()
+    problems = [f"no .py or .ipynb file found; the upload held: {HOSTILE}", "=cmd|' /C calc'!A0 was not unpacked"]
+    write(out / "erin.json", report("erin", status="missing", intake_problems=problems))
+    write(out / "fay.json", report("fay", scores={"leaf": 4.0, "accumulation": 3.0}))
+    build_outputs(out)
+    rows = {row[0]: row for row in read_csv(out / "gradebook.csv")}
+    assert rows["student"][-1] == "intake_problems"
+    assert rows["erin"][-1] == "; ".join(problems) and rows["fay"][-1] == ""
+    assert not rows["erin"][-1].startswith("=")
+    text = (out / "report.html").read_text(encoding="utf-8")
+    assert '<script>alert("pwned")' not in text and "<img src=x" not in text  # shown as text, never markup
+    page = Page(text)
+    shown = "".join(page.text)
+    assert msg("classout.intake_problems") in shown and f"the upload held: {HOSTILE}" in shown

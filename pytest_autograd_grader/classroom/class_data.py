@@ -200,3 +200,10 @@ def percent(report: dict[str, Any], data: ClassData) -> float | None:
         most = max_total(report, data)
         value = 100.0 * total(report) / most if most else None
     return value
+
+
+def intake_problems(report: dict[str, Any]) -> list[str]:
+    """What of a student's upload the intake could not take, or why it found
+    no module there (each a line of text; the upload's names in it)."""
+    problems = report.get("intake_problems")
+    return [str(p) for p in problems] if isinstance(problems, list) else []

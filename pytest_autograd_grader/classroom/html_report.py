@@ -23,7 +23,7 @@ from typing import Any
 from ..i18n import current_language, msg
 from ..i18n.en import EN
 from ..i18n.zh import ZH
-from .class_data import SCORED, ClassData, concept_scores, format_score, max_total, percent, total
+from .class_data import SCORED, ClassData, concept_scores, format_score, intake_problems, max_total, percent, total
 from .mistakes import Mistake, frequent_mistakes
 from .plots import plots as draw
 
@@ -196,10 +196,21 @@ def _students_html(data: ClassData, flagged: dict[str, dict[str, int]]) -> str:
         table = _table(f"checks-{_anchor(report)}", header, rows, classes)
         error = report.get("error")
         parts.append(f'<details id="{_e(_anchor(report))}"><summary>{summary}</summary>'
-                     + (f"<p>{_e(error)}</p>" if error else "") + _flag_html(flagged[report["student"]])
+                     + (f"<p>{_e(error)}</p>" if error else "") + _problems_html(report)
+                     + _flag_html(flagged[report["student"]])
                      + (table if rows else f'<p class="note">{_e(msg("classout.no_checks"))}</p>')
                      + "</details>")
     return '<section class="student">' + "".join(parts) + "</section>"
+
+
+def _problems_html(report: dict) -> str:
+    """What the intake could not take of the student's upload, or why it
+    found no module: told where the instructor looks for the student."""
+    problems = intake_problems(report)
+    if not problems:
+        return ""
+    items = "".join(f"<li>{_e(problem)}</li>" for problem in problems)
+    return f'<p class="note">{_e(msg("classout.intake_problems"))}</p><ul class="problems">{items}</ul>'
 
 
 def _status(status: str) -> str:

@@ -17,7 +17,8 @@ from typing import Any, Sequence
 
 from ..i18n import msg
 from ..reporters.files import ReportWriteError, write_text_atomic
-from .class_data import ClassData, OutputsError, concept_scores, format_score, load_class, max_total, percent, total
+from .class_data import (ClassData, OutputsError, concept_scores, format_score, intake_problems, load_class, max_total,
+                         percent, total)
 from .roster import Entry, folded, read_roster, reconcile, submission
 
 GRADEBOOK = "gradebook.csv"
@@ -50,7 +51,7 @@ def _csv(rows: list[list[str]]) -> str:
 def gradebook_rows(data: ClassData) -> list[list[str]]:
     # columns are only ever added at the end: an instructor's script keeps reading the others
     header = ["student", "folder", "status", *(c.id for c in data.concepts),
-              "total", "max_score", "percent", "seed", "started", "finished", "name", "late"]
+              "total", "max_score", "percent", "seed", "started", "finished", "name", "late", "intake_problems"]
     rows = [header]
     for report in data.students:
         scores = concept_scores(report)
@@ -62,6 +63,7 @@ def gradebook_rows(data: ClassData) -> list[list[str]]:
             format_score(percent(report, data), 2),
             "" if report["seed"] is None else str(report["seed"]), defuse(report["started"]), defuse(report["finished"]),
             defuse(report.get("name", "")), "late" if report.get("late") else "",
+            defuse("; ".join(intake_problems(report))),
         ])
     return rows
 

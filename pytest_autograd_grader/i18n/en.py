@@ -618,6 +618,7 @@ EN: dict[str, str] = {
     "classout.col.concept_id": "Concept",
     "classout.col.feedback": "Feedback (hidden checks' real reasons too)",
     "classout.hidden": "hidden",
+    "classout.intake_problems": "What the intake could not take of this upload:",
     "classout.no_checks": "no check was graded",
     "classout.col.concept": "Concept",
     "classout.col.points": "Points",

@@ -618,6 +618,7 @@ ZH: dict[str, str] = {
     "classout.col.concept_id": "知识点",
     "classout.col.feedback": "反馈（包括隐藏检查的真实原因）",
     "classout.hidden": "隐藏",
+    "classout.intake_problems": "整理提交时未能收下的内容：",
     "classout.no_checks": "没有评分的检查",
     "classout.col.concept": "知识点",
     "classout.col.points": "分值",
