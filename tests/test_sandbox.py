@@ -579,3 +579,23 @@ def test_the_zygote_warms_up_without_a_backward():
 
     done = subprocess.run([sys.executable, "-c", WARM_UP_WITHOUT_BACKWARD], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "warm", done.stderr[-2000:]
+
+
+def test_a_folder_too_deep_for_the_copy_is_left_out_not_a_crash(tmp_path):
+    # the staged copy's path is longer than the submission's: a folder that
+    # fits where the student put it can be too long where it is copied to.
+    # It is missing for the student's code, as an unreadable file is; the
+    # rest is copied and the grader goes on.
+    from pytest_autograd_grader.sandbox.staging import stage
+
+    source, dest = tmp_path / "s", tmp_path / ("d" * 200)
+    deep = source
+    while len(str(deep)) < 4000 - 251:
+        deep = deep / ("x" * 250)
+    deep = deep / ("y" * (4000 - len(str(deep)) - 1))  # 4,000 bytes: fits; 4,199 in the copy does not
+    deep.mkdir(parents=True)
+    (deep / "far.py").write_text("X = 1\n")
+    (source / "leaf.py").write_text("Y = 2\n")
+    stage(source, dest)
+    assert (dest / "leaf.py").read_text() == "Y = 2\n"
+    assert not any(path.name == "far.py" for path in dest.rglob("*"))
