@@ -350,7 +350,14 @@ def test_the_class_run_refuses_when_the_checks_change_during_intake(tmp_path, mo
         return real_gather(source, out)
 
     monkeypatch.setattr(intake_package, "gather", gather_that_plants)
-    code = main(["class", "--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "out")])
+    umask = os.umask(0o022)
+    try:
+        code = main(["class", "--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "out")])
+        # the run's own umask (077) ends with it: a caller's later files are not made private
+        assert os.umask(umask) == 0o022
+    finally:
+        os.umask(umask)
     assert code == 2
+    assert (tmp_path / "out").stat().st_mode & 0o077 == 0
     assert "changed while the submissions were laid out, so nothing is graded" in capsys.readouterr().err
     assert not (tmp_path / "out" / "gradebook.csv").exists()

@@ -130,6 +130,19 @@ class Progress:
 
 
 def run(args) -> int:
+    """Grade the class. Everything the run writes is the grader's alone
+    (``make_private``); the caller's umask is back when it returns (the run
+    may be called in-process, by a test or an instructor's script, whose
+    later files must not turn private)."""
+    umask = os.umask(0o077)
+    os.umask(umask)  # only read here: make_private sets the run's own
+    try:
+        return _run(args)
+    finally:
+        os.umask(umask)
+
+
+def _run(args) -> int:
     checks, submissions, out = Path(args.checks).resolve(), Path(args.submissions).resolve(), Path(args.out).resolve()
     if not checks.is_dir():
         return fail(msg("class.no_checks", path=args.checks))

@@ -72,9 +72,10 @@ def _scratch() -> Path:
 
 def make_private(out: Path) -> None:
     """A class run's OUT, and everything written from here on, readable by
-    the grader's user only: in ``user`` isolation each student's code runs
-    as another uid, which must not read a classmate's unpacked files or
-    report. The sandbox opens what a worker needs of its own, by name."""
+    the grader's user only (``cli.run`` gives its caller's umask back): in
+    ``user`` isolation each student's code runs as another uid, which must
+    not read a classmate's unpacked files or report. The sandbox opens what
+    a worker needs of its own, by name."""
     os.umask(0o077)
     os.chmod(out, stat.S_IMODE(os.stat(out).st_mode) & 0o700)
 
