@@ -1,5 +1,5 @@
 """What a check declares and how the grader reads it: the ``grade`` marker
-(concept, points, visibility, timeout), the concepts known to the run,
+(concept, points, visibility, timeout, input classes), the concepts known to the run,
 and a check's topic and title.
 """
 
@@ -9,16 +9,19 @@ import re
 
 import pytest
 
+from .checking.input_classes import INPUT_CLASSES, unknown_classes
 from .concepts import Concept, merge_concepts
 from .i18n import msg
 from .scoring import CheckSpec
 from .state import SPEC, state_of
 
 MARKER_HELP = (
-    "grade(concept, points=1, hidden=False, timeout=None, instruction_share=None): a graded check of an "
+    "grade(concept, points=1, hidden=False, timeout=None, instruction_share=None, inputs=()): a graded check of an "
     "autograd concept; hidden=True (or 'after_published', 'after_due_date') keeps its feedback from students; "
     "timeout overrides --grade-timeout; instruction_share (above 0, at most 0.5) is the share of the points "
     "for instructions checked from the student's own trace (autograd.instruction); "
+    "inputs=(...) names the input classes (rank 1, size-1 axis, one element, negative, zero, ...) the check "
+    "draws on every seed, and its report says which it did not; "
     "also usable as a module-level pytestmark"
 )
 MAX_INSTRUCTION_SHARE = 0.5
@@ -64,6 +67,9 @@ def spec_of(item: pytest.Item) -> CheckSpec:
     hidden = kwargs.get("hidden", False)
     timeout = kwargs.get("timeout", None)
     share = kwargs.get("instruction_share", None)
+    inputs = kwargs.get("inputs", ())
+    inputs = (inputs,) if isinstance(inputs, str) else inputs
+    valid_inputs = isinstance(inputs, (tuple, list)) and not unknown_classes(inputs)
     valid_share = share is None or (isinstance(share, (int, float)) and not isinstance(share, bool)
                                     and 0 < share <= MAX_INSTRUCTION_SHARE)
     valid_timeout = timeout is None or (isinstance(timeout, (int, float)) and not isinstance(timeout, bool)
@@ -81,12 +87,15 @@ def spec_of(item: pytest.Item) -> CheckSpec:
             problem = msg("marker.bad_timeout", where=where, timeout=timeout)
         elif not valid_share:
             problem = msg("marker.bad_instruction_share", where=where, share=share, most=MAX_INSTRUCTION_SHARE)
+        elif not valid_inputs:
+            problem = msg("marker.bad_inputs", where=where, inputs=inputs, known=", ".join(INPUT_CLASSES))
     valid_points = isinstance(points, (int, float)) and not isinstance(points, bool) and points > 0
     visibility = HIDDEN_VISIBILITY.get(hidden, "visible") if isinstance(hidden, (bool, str)) else "visible"
     spec = CheckSpec(concept=str(concept or ""), points=float(points) if valid_points else 0.0,
                      hidden=visibility != "visible", problem=problem, visibility=visibility,
                      timeout=float(timeout) if valid_timeout and timeout is not None else None,
-                     instruction_share=float(share) if valid_share and share is not None else None)
+                     instruction_share=float(share) if valid_share and share is not None else None,
+                     inputs=tuple(inputs) if valid_inputs else ())
     item.stash[SPEC] = spec
     return spec
 

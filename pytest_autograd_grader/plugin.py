@@ -217,6 +217,7 @@ def _result_for(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestRep
     if result.status != "skipped":
         # declared on the marker, or taken on by a check that looked at an instruction
         result.instruction = credit.instruction_part(result.score)
+        _note_inputs(item, spec, result)
     if result.feedback and result.status in ("failed", "timeout", "crashed"):
         title = concept_title(item.config, spec.concept)
         result.feedback = msg("feedback.header", title=title, what=result.feedback)
@@ -224,6 +225,18 @@ def _result_for(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestRep
             # the reason goes only where instructors read (see CheckResult.public)
             result.private_feedback, result.feedback = result.feedback, msg("feedback.hidden", title=title)
     return result
+
+
+def _note_inputs(item: pytest.Item, spec, result: CheckResult) -> None:
+    """The input classes the check drew, and those it declared and did not
+    draw (a check that failed early may not have drawn them all)."""
+    from .checking.input_classes import missing_classes, ordered
+
+    rng = getattr(item, "funcargs", {}).get("grade_rng")
+    drawn = getattr(rng, "drawn", None)
+    if isinstance(drawn, set) and (drawn or spec.inputs):
+        result.inputs = ordered(drawn)
+        result.inputs_missing = missing_classes(spec.inputs, drawn) if spec.inputs else None
 
 
 class _FeedbackReports:

@@ -34,6 +34,8 @@ class CheckSpec:
     # of how it worked (its trace, who raised an error): that account can be
     # forged, so it never carries more than a small part. None: nothing does.
     instruction_share: float | None = None
+    # the input classes (checking/input_classes.py) the check draws on every seed
+    inputs: tuple[str, ...] = ()
 
 
 @dataclass
@@ -62,6 +64,10 @@ class CheckResult:
     # only from the student's trace: {"share", "score", "max_score",
     # "followed"} (followed: true, false, or null when never looked at).
     instruction: dict[str, Any] | None = None
+    # The input classes the check drew on this seed (grade_rng's), and those
+    # its marker's inputs= declares but it never drew: a course author's gap
+    inputs: list[str] | None = None
+    inputs_missing: list[str] | None = None
 
     PRIVATE = ("private_feedback",)  # fields only instructors' reports carry
 

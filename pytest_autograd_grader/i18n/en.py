@@ -28,6 +28,7 @@ EN: dict[str, str] = {
     "marker.bad_hidden": "{where}: hidden must be True, False, 'after_published' or 'after_due_date', got {hidden!r}",
     "marker.bad_timeout": "{where}: timeout must be a positive number of seconds or None, got {timeout!r}",
     "marker.bad_instruction_share": "{where}: instruction_share must be a number above 0 and at most {most:g} (values the grader recomputes carry the rest of the points), got {share!r}",
+    "marker.bad_inputs": "{where}: inputs must be a tuple of input class names from: {known}; got {inputs!r}",
     "marker.positional": "{where}: use keyword arguments, as in @pytest.mark.grade(concept='leaf', points=2)",
     "collect.error": "could not load the checks in {path} ({cause}); none of them were graded:\n{detail}",
     # -- report lines ------------------------------------------------------

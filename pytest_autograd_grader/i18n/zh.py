@@ -28,6 +28,7 @@ ZH: dict[str, str] = {
     "marker.bad_hidden": "{where}：hidden 必须是 True、False、'after_published' 或 'after_due_date'，现在是 {hidden!r}",
     "marker.bad_timeout": "{where}：timeout 必须是正的秒数或 None，现在是 {timeout!r}",
     "marker.bad_instruction_share": "{where}：instruction_share 必须是大于 0、不超过 {most:g} 的数（其余的分数由评分器自己重新计算的数值决定），现在是 {share!r}",
+    "marker.bad_inputs": "{where}：inputs 必须是输入类别名称组成的元组，可选：{known}；现在是 {inputs!r}",
     "marker.positional": "{where}：请使用关键字参数，例如 @pytest.mark.grade(concept='leaf', points=2)",
     "collect.error": "无法加载 {path} 中的检查（{cause}），其中所有检查都没有评分：\n{detail}",
     # -- 报告中的行 ----------------------------------------------------------
