@@ -157,3 +157,16 @@ def test_the_new_notebook_messages_speak_chinese_too():
     assert len(keys) == 6
     for key in keys:
         assert key in ZH and ZH[key] != EN[key] and "单元格" in ZH[key], key
+
+
+def test_the_check_from_inside_a_notebook_calls_the_kernels_functions_this_notebook(tmp_path, monkeypatch):
+    # notebook.check writes the kernel's functions as leaf.py, a file the student never sees
+    from pytest_autograd_grader import notebook
+
+    monkeypatch.chdir(tmp_path)
+    kernel = {"__name__": "__main__"}
+    exec(compile(FIRST, "<cell 1>", "exec"), kernel)
+    graded = notebook.check("leaf", checks=EXERCISES, namespace=kernel, seed=4)
+    predict = next(c for c in graded.report["checks"] if "predict_leaves" in c["id"])
+    assert "this notebook has no function 'predict_leaves'" in predict["feedback"], predict
+    assert "leaf.py" not in str(graded) and "test_leaf.py" in predict["id"]

@@ -762,6 +762,7 @@ EN: dict[str, str] = {
     "notebook.needs_cloudpickle": "notebook.check sends the functions defined in this notebook to the grader with cloudpickle, which is not installed here: run %pip install cloudpickle (or pip install 'pytest-autograd-grader[notebook]') and check again",
     "notebook.unpicklable": "notebook.check could not send the functions defined in this notebook to the grader ({reason}): a function or class refers to something that cannot be copied (an open file, a running thread); define what it needs inside the function instead",
     "notebook.nothing_defined": "notebook.check found no function or class defined in this notebook: run the cells with your solutions first (Run all), then check again",
+    "notebook.this_notebook": "this notebook",
     "notebook.run_timeout": "the grading run took longer than {seconds:g} s and was stopped",
     "notebooks.needs_nbformat": "autograd-grader notebooks writes notebooks with nbformat, which is not installed: pip install 'pytest-autograd-grader[notebook]'",
     "notebooks.not_dir": "autograd-grader notebooks: {path} is not a folder; give the folder of the exercise stubs and their test_<topic>.py files",

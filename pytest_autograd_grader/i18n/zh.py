@@ -762,6 +762,7 @@ ZH: dict[str, str] = {
     "notebook.needs_cloudpickle": "notebook.check 用 cloudpickle 把这个笔记本里定义的函数交给评分器，但这里没有安装它：运行 %pip install cloudpickle（或 pip install 'pytest-autograd-grader[notebook]'）后再检查",
     "notebook.unpicklable": "notebook.check 无法把这个笔记本里定义的函数交给评分器（{reason}）：某个函数或类引用了无法复制的东西（打开的文件、正在运行的线程）；请把它需要的东西放到函数内部定义",
     "notebook.nothing_defined": "notebook.check 在这个笔记本里没有找到任何函数或类：请先运行写有答案的单元格（全部运行），然后再检查",
+    "notebook.this_notebook": "这个笔记本",
     "notebook.run_timeout": "评分运行超过了 {seconds:g} 秒，已被停止",
     "notebooks.needs_nbformat": "autograd-grader notebooks 用 nbformat 写笔记本，但它没有安装：pip install 'pytest-autograd-grader[notebook]'",
     "notebooks.not_dir": "autograd-grader notebooks：{path} 不是文件夹；请给出练习模板和 test_<topic>.py 文件所在的文件夹",
