@@ -90,7 +90,7 @@ def failure_from(outcome: dict, show_output: bool = True, limits: Limits | None 
                            seconds=outcome.get("seconds", 0), code=quoted(str(outcome.get("code") or "")[:200]))
     elif stage == "syntax":
         # the file may be one the student's module imports
-        file = outcome.get("file") or f"{module}.py"
+        file = outcome.get("file") or module_file(directory, module)
         if type(file) is not str:
             raise TypeError("a file name must be a string")
         file = quoted(file[:300])

@@ -18,7 +18,8 @@ from pathlib import Path
 
 from ..i18n import msg
 from .layout import module_path
-from .notebooks import SKIP_TAG, SUFFIX, NotebookError, NotebookModule, _magic, _passed, cell_trees, read_notebook
+from .notebooks import SKIP_TAG, SUFFIX, NotebookError, NotebookModule, cell_trees, read_notebook, without_ipython
+from .sources import SOURCE_LIMIT
 
 _NAME_ERROR = re.compile(r"name '([A-Za-z_][A-Za-z0-9_]{0,99})' is not defined")
 _DEFINES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -60,9 +61,10 @@ def _left_out_names(module: NotebookModule) -> tuple[tuple[int, str, dict[str, i
     """For each cell left out whole: (its number, why, the names it binds)."""
     out = []
     for number, why, source in module.left_out:
-        lines = source.split("\n")
+        if len(source) > SOURCE_LIMIT:
+            continue  # parsed by the grader in its own process: held to a .py file's limit
         try:  # its IPython lines (its cell magic too) neutralised, as the module's are
-            body = ast.parse(_passed(lines, {n for n, line in enumerate(lines, 1) if _magic(line)})).body
+            body = ast.parse(without_ipython(source)).body
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue  # a %%bash cell, or code that does not parse: it defines nothing here
         out.append((number, why, _bound(body)))
@@ -74,6 +76,8 @@ def _graded_definitions(module: NotebookModule) -> dict[str, tuple[int, ...]]:
     """Each function or class the graded cells define, with the cells that
     define it, top to bottom."""
     cells: dict[str, list[int]] = {}
+    if len(module.source) > SOURCE_LIMIT:
+        return {}
     try:
         for number, tree in cell_trees(module):
             for node in tree.body:

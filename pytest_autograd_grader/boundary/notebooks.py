@@ -96,6 +96,13 @@ def _passed(lines: list[str], numbers: set[int]) -> str:
                      for number, line in enumerate(lines, 1))
 
 
+def without_ipython(code: str) -> str:
+    """``code`` with every line IPython alone understands (a cell magic's
+    too) replaced by ``pass``: a cell left out, read for what it defines."""
+    lines = code.split("\n")
+    return _passed(lines, {number for number, line in enumerate(lines, 1) if _magic(line)})
+
+
 def cell_magic(code: str) -> tuple[str, int] | None:
     """The cell magic a cell opens with (``%%capture out``), after the blank
     lines IPython skips, and the number of its line; None for a plain cell."""
