@@ -153,8 +153,8 @@ def test_the_new_notebook_messages_speak_chinese_too():
     from pytest_autograd_grader.i18n.en import EN
     from pytest_autograd_grader.i18n.zh import ZH
 
-    keys = [k for k in EN if k.startswith("notebook.") and k.split(".")[1].startswith(("in_", "cell_f", "graded"))]
-    assert len(keys) == 6
+    keys = [k for k in EN if k.startswith("notebook.") and k.split(".")[1].startswith(("in_", "cell_", "graded"))]
+    assert len(keys) == 7
     for key in keys:
         assert key in ZH and ZH[key] != EN[key] and "单元格" in ZH[key], key
 
@@ -170,3 +170,24 @@ def test_the_check_from_inside_a_notebook_calls_the_kernels_functions_this_noteb
     predict = next(c for c in graded.report["checks"] if "predict_leaves" in c["id"])
     assert "this notebook has no function 'predict_leaves'" in predict["feedback"], predict
     assert "leaf.py" not in str(graded) and "test_leaf.py" in predict["id"]
+
+
+def test_a_load_that_runs_out_of_time_in_an_earlier_cells_function_names_the_cell_to_tag(tmp_path):
+    # the worker's side in this process: the notebook stops itself at 0.9 of its time
+    from pytest_autograd_grader.boundary.failures import failure_from
+    from pytest_autograd_grader.boundary.student import Loader, call
+    from pytest_autograd_grader.boundary.wire import loads
+
+    nbformat.write(new_notebook(cells=[new_code_cell(LEAF + "\n\ndef train():\n    while True:\n        pass"),
+                                       new_markdown_cell("Train it:"), new_code_cell("train()")]),
+                   tmp_path / "leaf.ipynb")
+    loader = Loader(str(tmp_path), unique_names=True)
+    loader.import_seconds = 0.5
+    outcome = loads(call(loader, "leaf", "", b"", op="load"))
+    assert outcome["stage"] == "import_timeout" and outcome["cell"] == 3, outcome
+    said = failure_from(outcome, directory=tmp_path).feedback
+    assert "it was still running cell 1, line" in said, said
+    assert ("\nIt was called from cell 3 of leaf.ipynb, the cell the grader was running: if that cell trains, "
+            "downloads or tries things out, tag it skip-grading so the grader leaves it out") in said, said
+    # the worker's word is taken only for a graded cell of the notebook the grader reads
+    assert "called from" not in failure_from({**outcome, "cell": 2}, directory=tmp_path).feedback

@@ -12,7 +12,7 @@ from ..i18n import msg
 from ..outcomes import StudentFailure
 from .decode import decode
 from .layout import module_path
-from .notebook_cells import load_failure_hint, missing_hint, name_error_hint
+from .notebook_cells import load_failure_hint, missing_hint, name_error_hint, slow_cell_hint
 from .notebooks import NotebookError, cell_of, read_notebook
 from .records import ErrorRecord, Limits
 from .sources import function_at
@@ -88,6 +88,8 @@ def failure_from(outcome: dict, show_output: bool = True, limits: Limits | None 
             # a notebook stops itself just before the deadline: the cell it was running
             text = _placed("student.import_timeout", directory, file, outcome.get("line"), module=module,
                            seconds=outcome.get("seconds", 0), code=quoted(str(outcome.get("code") or "")[:200]))
+            hint = slow_cell_hint(directory, module, outcome.get("cell"), outcome.get("line"))
+            text += "\n" + hint if hint else ""
     elif stage == "syntax":
         # the file may be one the student's module imports
         file = outcome.get("file") or module_file(directory, module)

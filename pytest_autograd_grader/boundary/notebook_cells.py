@@ -18,7 +18,8 @@ from pathlib import Path
 
 from ..i18n import msg
 from .layout import module_path
-from .notebooks import SKIP_TAG, SUFFIX, NotebookError, NotebookModule, cell_trees, read_notebook, without_ipython
+from .notebooks import (SKIP_TAG, SUFFIX, NotebookError, NotebookModule, cell_trees, read_notebook,
+                        without_ipython)
 from .sources import SOURCE_LIMIT
 
 _NAME_ERROR = re.compile(r"name '([A-Za-z_][A-Za-z0-9_]{0,99})' is not defined")
@@ -125,6 +126,19 @@ def load_failure_hint(directory: Path | None, module: str, cell: object) -> str 
     if found is None or type(cell) is not int or cell not in {number for _, number, _ in found[0].cells}:
         return None
     return msg("notebook.cell_failed", file=found[1], cell=cell, tag=SKIP_TAG)
+
+
+def slow_cell_hint(directory: Path | None, module: str, cell: object, line: object) -> str | None:
+    """The cell to tag when a notebook's load ran out of time in a function
+    an earlier cell defined: the one the grader was running (the worker's
+    word, taken only for a graded cell), when it is not the line's own."""
+    found = notebook_of(directory, module)
+    if found is None or type(cell) is not int or cell not in {number for _, number, _ in found[0].cells}:
+        return None
+    place = found[0].place(line) if type(line) is int else None
+    if place is not None and place[0] == cell:
+        return None  # the message names that cell already
+    return msg("notebook.cell_slow", file=found[1], cell=cell, tag=SKIP_TAG)
 
 
 def redefinition_remark(directory: Path | None, module: str, function: str) -> str | None:

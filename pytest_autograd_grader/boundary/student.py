@@ -106,9 +106,10 @@ class Loader:
         except _ImportTimeout as exc:
             sys.modules.pop(name, None)
             fields = encode(exc, self.in_student_file)
+            cell = {"cell": self.running_cell} if self.running_cell is not None else {}
             raise _StageError({"stage": "import_timeout", "module": module, "seconds": self.import_seconds,
                                "file": fields.get("file", ""), "line": fields.get("line", 0),
-                               "code": fields.get("code", "")}) from None
+                               "code": fields.get("code", ""), **cell}) from None
         except BaseException as exc:
             sys.modules.pop(name, None)
             # a notebook's cell that raised, though the line may be in a function an earlier cell defined

@@ -745,6 +745,7 @@ ZH: dict[str, str] = {
     "notebook.in_skipped_cell": "`{name}` 定义在 {file} 的第 {cell} 个单元格里，而这个单元格带有 {tag} 标签，所以评分程序不会运行它；请去掉那个单元格的标签（Jupyter Notebook：视图 > 单元格工具栏 > 标签；JupyterLab 和 Notebook 7：右侧齿轮图标的属性检查器，“单元格标签”一栏），把试验代码放在单独的单元格里",
     "notebook.in_magic_cell": "`{name}` 定义在 {file} 的第 {cell} 个单元格里，而这个单元格以 {magic} 开头：Jupyter 不会保留这种单元格定义的东西，评分程序也会跳过这个单元格；请把 `{name}` 移到一个不带 {magic} 的单元格里",
     "notebook.cell_failed": "评分程序像“全部运行”那样从上到下运行各单元格时，{file} 的第 {cell} 个单元格抛出了这个错误。如果它只是演示或试验，请给它加上 {tag} 标签，评分程序就会跳过它（Jupyter Notebook：视图 > 单元格工具栏 > 标签；JupyterLab 和 Notebook 7：右侧齿轮图标的属性检查器，“单元格标签”一栏）；如果它是你答案的一部分，请修正它",
+    "notebook.cell_slow": "那一行是从 {file} 的第 {cell} 个单元格调用的，评分程序当时正在运行这个单元格：如果这个单元格是在训练、下载或做试验，请给它加上 {tag} 标签，评分程序就会跳过它（Jupyter Notebook：视图 > 单元格工具栏 > 标签；JupyterLab 和 Notebook 7：右侧齿轮图标的属性检查器，“单元格标签”一栏）",
     "notebook.graded_definition": "评分的是 {file} 第 {cell} 个单元格里 `{name}` 的定义；第 {earlier} 个单元格里较早的定义被它取代了，就像在 Jupyter 里从上到下运行各单元格时一样",
     "notebook.graded_definitions": "评分的是 {file} 第 {cell} 个单元格里 `{name}` 的定义；第 {earlier} 个单元格里较早的定义都被它取代了，就像在 Jupyter 里从上到下运行各单元格时一样",
     "notebook.graded_not_skipped": "评分的是 {file} 第 {cell} 个单元格里 `{name}` 的定义；第 {skipped} 个单元格里较晚的那个定义带有 {tag} 标签，评分程序不会运行它：请去掉第 {skipped} 个单元格的标签，或者把你的最终版本放进第 {cell} 个单元格",
