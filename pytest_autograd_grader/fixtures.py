@@ -129,14 +129,15 @@ def submission(request: pytest.FixtureRequest):
     on_value = student_values(request.node).add if state is not None else None
 
     # where in the student's files the check looked: the report's file and line
-    on_place = request.node.stash.setdefault(PLACE, Place()).note if state is not None else None
+    place = request.node.stash.setdefault(PLACE, Place()) if state is not None else None
+    on_place = place.note if place is not None else None
 
     root = Path(directory).resolve()
 
     def load(module: str, on_trace=None, numpy_only: bool = False) -> Submission:
         return Submission(executor, root, module, budget, on_value=on_value, limits=limits,
                           on_trace=on_trace, numpy_only=numpy_only, on_place=on_place,
-                          explain=diagnose_error)
+                          explain=diagnose_error, on_remark=place.remark if place is not None else None)
 
     # a trace the student's code tampered with verifies no instruction: the check's share is lost
     credit = _credit_of(request.node)

@@ -219,6 +219,8 @@ def _result_for(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestRep
         result.instruction = credit.instruction_part(result.score)
         _note_inputs(item, spec, result)
     if result.feedback and result.status in ("failed", "timeout", "crashed"):
+        remarks = item.stash[PLACE].remarks if PLACE in item.stash else {}
+        result.feedback += "".join("\n" + remark for remark in remarks)
         title = concept_title(item.config, spec.concept)
         result.feedback = msg("feedback.header", title=title, what=result.feedback)
         if spec.hidden:

@@ -109,6 +109,11 @@ class Place:
     # (file, line, cell): in a notebook the line is counted in the cell
     called: tuple[str, int | None, int | None] | None = None
     raised: tuple[str, int | None, int | None] | None = None
+    # lines for the feedback, should the check fail: which of a notebook's definitions was graded
+    remarks: dict[str, None] = field(default_factory=dict)
+
+    def remark(self, text: str) -> None:
+        self.remarks[text] = None
 
     def note(self, file: str, line: int | None, raised: bool, cell: int | None = None) -> None:
         if raised:

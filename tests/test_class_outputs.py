@@ -248,7 +248,7 @@ def test_report_html_has_a_section_per_student_flags_and_every_diagnosis(out):
                                     checks=[check("leaf", "timeout", "[Leaf tensors] stopped after 3 s"),
                                             check("leaf", "crashed", "[Leaf tensors] the worker died"),
                                             check("accumulation", "failed",
-                                                  msg("student.import_error", module="accumulation", type="SyntaxError",
+                                                  msg("student.import_error", file="accumulation.py", type="SyntaxError",
                                                       message="invalid syntax", where=" (line 3)"))]))
     build_outputs(out)
     text = (out / "report.html").read_text(encoding="utf-8")

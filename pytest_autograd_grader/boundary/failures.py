@@ -12,6 +12,7 @@ from ..i18n import msg
 from ..outcomes import StudentFailure
 from .decode import decode
 from .layout import module_path
+from .notebook_cells import load_failure_hint, missing_hint, name_error_hint, slow_cell_hint
 from .notebooks import NotebookError, cell_of, read_notebook
 from .records import ErrorRecord, Limits
 from .sources import function_at
@@ -71,7 +72,9 @@ def failure_from(outcome: dict, show_output: bool = True, limits: Limits | None 
     if stage == "missing":
         text = msg("student.module_missing", module=module)
     elif stage == "empty":
-        text = msg("student.empty", module=module, file=module_file(directory, module), function=function)
+        # a notebook whose every definition sits in a skip-grading cell looks empty to the grader
+        text = missing_hint(directory, module, function) or \
+            msg("student.empty", module=module, file=module_file(directory, module), function=function)
     elif stage == "notebook":
         path = module_path(directory, module) if directory is not None else None
         text = (notebook_problem(path) if path is not None else None) or \
@@ -85,9 +88,11 @@ def failure_from(outcome: dict, show_output: bool = True, limits: Limits | None 
             # a notebook stops itself just before the deadline: the cell it was running
             text = _placed("student.import_timeout", directory, file, outcome.get("line"), module=module,
                            seconds=outcome.get("seconds", 0), code=quoted(str(outcome.get("code") or "")[:200]))
+            hint = slow_cell_hint(directory, module, outcome.get("cell"), outcome.get("line"))
+            text += "\n" + hint if hint else ""
     elif stage == "syntax":
         # the file may be one the student's module imports
-        file = outcome.get("file") or f"{module}.py"
+        file = outcome.get("file") or module_file(directory, module)
         if type(file) is not str:
             raise TypeError("a file name must be a string")
         file = quoted(file[:300])
@@ -95,11 +100,16 @@ def failure_from(outcome: dict, show_output: bool = True, limits: Limits | None 
                        message=quoted(outcome.get("message")), code=quoted(outcome.get("code", ""), block=True))
     elif stage == "import":
         error = decode(outcome["error"], limits)
-        text = msg("student.import_error", module=module, type=quoted(error.type), message=quoted(error.message),
-                   where=_where(error, directory))
+        text = msg("student.import_error", module=module, file=module_file(directory, module), type=quoted(error.type),
+                   message=quoted(error.message), where=_where(error, directory))
         error_type, message = error.type, error.message
+        # in a notebook: the name a cell left out defines, else the cell that raised and what to do about it
+        hint = (name_error_hint(directory, module, error.message) if error.type == "NameError" else None) or \
+            load_failure_hint(directory, module, outcome.get("cell"))
+        text += "\n" + hint if hint else ""
     elif stage == "no_function":
-        text = msg("student.no_function", module=module, function=function)
+        text = missing_hint(directory, module, function) or \
+            msg("student.no_function", module=module, file=module_file(directory, module), function=function)
     elif stage == "raised":
         error = decode(outcome["error"], limits)
         error_type, message = error.type, error.message
@@ -110,11 +120,16 @@ def failure_from(outcome: dict, show_output: bool = True, limits: Limits | None 
             text = _placed(key, directory, quoted(error.file), error.line, module=module, function=name,
                            code=quoted(error.code))
         elif error.type == "NotImplementedError":
-            text = msg("student.not_implemented", module=module, function=function)
+            # in a notebook, the cell and line of the stub's raise: a notebook has no line numbers to look up
+            cell = cell_of(directory, error.file, error.line) if error.file else None
+            text = msg("student.not_implemented_in_cell", module=module, function=function, file=quoted(error.file),
+                       cell=cell[0], line=cell[1]) if cell else \
+                msg("student.not_implemented", module=module, function=function)
         else:
             text = msg("student.raised", module=module, function=function, type=quoted(error.type),
                        message=quoted(error.message), where=_where(error, directory))
-            hint = explain(error.message) if explain is not None else None
+            hint = name_error_hint(directory, module, error.message) if error.type == "NameError" else None
+            hint = hint or (explain(error.message) if explain is not None else None)
             if hint:
                 text += "\n" + hint
     elif stage == "exit":

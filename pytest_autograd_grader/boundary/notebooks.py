@@ -3,8 +3,11 @@ where a check asks for the module ``leaf``.
 
 The module is the notebook's code cells in order. Cells tagged
 ``skip-grading`` are left out, and so are IPython-only lines (``%magic``,
-``!shell``, a whole ``%%cell magic`` cell), each replaced by ``pass`` so
-every other line keeps its number. Where each line of the module came from
+``!shell``), each replaced by ``pass`` so every other line keeps its number.
+A cell magic whose body Jupyter runs once as Python in the notebook's
+namespace (``%%time``, ``%%capture out``, ``%%prun``) keeps its body; any
+other (``%%bash``, ``%%writefile``, ``%%timeit``, whose body runs inside a
+timing function and defines nothing) leaves its whole cell out. Where each line of the module came from
 is kept, so feedback names "leaf.ipynb, cell 7, line 3" (cells counted from
 the top of the notebook, Markdown cells too, as a student counts them).
 
@@ -33,6 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SKIP_TAG = "skip-grading"
+# cell magics whose body IPython runs once, as a cell, in the notebook's own namespace
+RUNS_BODY = frozenset({"time", "capture", "prun"})
 SUFFIX = ".ipynb"
 NOTEBOOK_LIMIT = 16 << 20  # bytes: a notebook saved with big outputs is still read; beyond this it is refused
 # JSON values and nesting: a notebook of a thousand cells with their outputs
@@ -59,6 +64,8 @@ class NotebookModule:
     cells: tuple[tuple[int, int, int], ...]
     magics: tuple[str, ...]  # the IPython-only lines left out, as written
     skipped: tuple[int, ...]  # numbers of the cells tagged skip-grading
+    # every code cell left out whole: (its number, why: SKIP_TAG or its cell magic, its source)
+    left_out: tuple[tuple[int, str, str], ...] = ()
 
     def place(self, line: int) -> tuple[int, int] | None:
         """(cell number, line in that cell) of a line of ``source``."""
@@ -89,15 +96,43 @@ def _passed(lines: list[str], numbers: set[int]) -> str:
                      for number, line in enumerate(lines, 1))
 
 
-def _strip_magics(code: str) -> tuple[str, list[str]]:
-    """``code`` with every IPython-only line replaced by ``pass`` (indented as
-    it was); a line inside a string literal stays as it is."""
+def without_ipython(code: str) -> str:
+    """``code`` with every line IPython alone understands (a cell magic's
+    too) replaced by ``pass``: a cell left out, read for what it defines."""
     lines = code.split("\n")
-    if lines and lines[0].lstrip().startswith("%%"):
-        return "\n".join("" for _ in lines), [lines[0].strip()]
-    candidates = {number for number, line in enumerate(lines, 1) if _magic(line)}
+    return _passed(lines, {number for number, line in enumerate(lines, 1) if _magic(line)})
+
+
+def cell_magic(code: str) -> tuple[str, int] | None:
+    """The cell magic a cell opens with (``%%capture out``), after the blank
+    lines IPython skips, and the number of its line; None for a plain cell."""
+    for number, line in enumerate(code.split("\n"), 1):
+        if line.strip():
+            return (line.strip(), number) if line.lstrip().startswith("%%") else None
+    return None
+
+
+def _runs_as_python(magic: str) -> bool:
+    return magic[2:].split(maxsplit=1)[0] in RUNS_BODY if magic[2:].strip() else False
+
+
+def _strip_magics(code: str) -> tuple[str, list[str], str | None]:
+    """``code`` with every IPython-only line replaced by ``pass`` (indented as
+    it was); a line inside a string literal stays as it is. The third item is
+    the cell magic that leaves the whole cell out, if one does."""
+    lines = code.split("\n")
+    kept = set()  # the lines of cell magics whose body runs: nothing to tell the student
+    opened = cell_magic(code)
+    while opened is not None:
+        magic, number = opened
+        if not _runs_as_python(magic):
+            return "\n".join("" for _ in lines), [magic], magic
+        kept.add(number)  # ``%%capture`` runs its body as a cell, which may open with ``%%time``
+        opened = cell_magic("\n".join(lines[number:]))
+        opened = (opened[0], opened[1] + number) if opened else None
+    candidates = {number for number, line in enumerate(lines, 1) if _magic(line)} | kept
     if not candidates:
-        return code, []
+        return code, [], None
     try:
         inside = set()
         for token in tokenize.generate_tokens(io.StringIO(_passed(lines, candidates)).readline):
@@ -106,7 +141,8 @@ def _strip_magics(code: str) -> tuple[str, list[str]]:
         candidates -= inside
     except (tokenize.TokenError, SyntaxError, IndentationError):
         pass  # the cell does not parse anyway: its syntax error is reported as it is
-    return _passed(lines, candidates), [lines[number - 1].strip() for number in sorted(candidates)]
+    shown = [lines[number - 1].strip() for number in sorted(candidates - kept)]
+    return _passed(lines, candidates), shown, None
 
 
 # a JSON string, escapes included (skipped: what is in it is no structure),
@@ -197,24 +233,28 @@ def module_of(text: str) -> NotebookModule:
     cells = []
     magics: list[str] = []
     skipped = []
+    whole = []
     line = 1
     for number, cell in enumerate(notebook.cells, 1):
         if cell.get("cell_type") != "code":
             continue
-        tags = cell.get("metadata", {}).get("tags") or []
-        if SKIP_TAG in tags:
-            skipped.append(number)
-            continue
         source = cell.get("source") or ""
         if isinstance(source, list):  # nbformat joins these; a hand-edited file may not
             source = "".join(source)
-        code, left_out = _strip_magics(source.rstrip("\n"))
+        tags = cell.get("metadata", {}).get("tags") or []
+        if SKIP_TAG in tags:
+            skipped.append(number)
+            whole.append((number, SKIP_TAG, source))
+            continue
+        code, left_out, magic = _strip_magics(source.rstrip("\n"))
         magics += left_out
+        if magic is not None:
+            whole.append((number, magic, source))
         count = code.count("\n") + 1
         parts.append(code)
         cells.append((line, number, count))
         line += count
-    return NotebookModule("\n".join(parts) + "\n", tuple(cells), tuple(magics), tuple(skipped))
+    return NotebookModule("\n".join(parts) + "\n", tuple(cells), tuple(magics), tuple(skipped), tuple(whole))
 
 
 def cell_trees(module: NotebookModule, filename: str = "<notebook>"):

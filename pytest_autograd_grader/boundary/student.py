@@ -59,6 +59,7 @@ class Loader:
         self.unique_names = unique_names
         self.modules: dict[str, Any] = {}
         self.import_seconds = 0.0  # the grader's time for an import (a notebook stops itself just before)
+        self.running_cell: int | None = None  # the notebook cell being run at the top level, while one is
 
     def in_student_file(self, filename: str) -> str:
         """``filename`` relative to the submission ("leaf.py", "lib/util.py"),
@@ -105,13 +106,18 @@ class Loader:
         except _ImportTimeout as exc:
             sys.modules.pop(name, None)
             fields = encode(exc, self.in_student_file)
+            cell = {"cell": self.running_cell} if self.running_cell is not None else {}
             raise _StageError({"stage": "import_timeout", "module": module, "seconds": self.import_seconds,
                                "file": fields.get("file", ""), "line": fields.get("line", 0),
-                               "code": fields.get("code", "")}) from None
+                               "code": fields.get("code", ""), **cell}) from None
         except BaseException as exc:
             sys.modules.pop(name, None)
+            # a notebook's cell that raised, though the line may be in a function an earlier cell defined
+            cell = {"cell": self.running_cell} if self.running_cell is not None else {}
             raise _StageError({"stage": "import", "module": module,
-                               "error": encode(exc, self.in_student_file)}) from None
+                               "error": encode(exc, self.in_student_file), **cell}) from None
+        finally:
+            self.running_cell = None
 
     def _notebook(self, name: str, module: str, path: Path):
         """A notebook's code cells run as a module (notebooks.py), with its
@@ -136,7 +142,8 @@ class Loader:
 
         def run() -> None:
             with _stopped_after(self.import_seconds * 0.9 if self.import_seconds > 0.2 else 0.0):
-                for _, tree in notebooks.cell_trees(notebook, filename):
+                for number, tree in notebooks.cell_trees(notebook, filename):
+                    self.running_cell = number
                     exec(compile(tree, filename, "exec"), mod.__dict__)
 
         self._run(module, name, run)

@@ -20,6 +20,7 @@ from .decode import decode
 from .encode import encode_argument
 from .failures import failure_from
 from .layout import module_path
+from .notebook_cells import left_out_place, notebook_of, redefinition_remark
 from .notebooks import SUFFIX, cell_of
 from .records import BoundaryError, ErrorRecord, Limits
 from .sources import definition_line, read_source
@@ -101,7 +102,8 @@ class Submission:
                  limits: Limits | None = None, on_value: Callable[[Any], None] | None = None,
                  on_trace: Callable[[Trace], None] | None = None, numpy_only: bool = False,
                  on_place: Callable[..., None] | None = None,
-                 explain: Callable[[str], "str | None"] | None = None):
+                 explain: Callable[[str], "str | None"] | None = None,
+                 on_remark: Callable[[str], None] | None = None):
         self._executor = executor
         self._directory = str(directory)
         self._module = module
@@ -114,6 +116,7 @@ class Submission:
         self._numpy_only = numpy_only  # run in a worker that cannot import torch (sandbox only)
         self._on_place = on_place  # (file, line, raised[, cell]): where in the student's files a call went
         self._explain = explain  # an error's likely mistake, for its feedback (checking.diagnose)
+        self._on_remark = on_remark  # a line for the check's feedback should it fail (which definition was graded)
 
     def __getattr__(self, name: str) -> "StudentFunction":
         if name.startswith("__"):
@@ -204,6 +207,8 @@ class Submission:
             return
         stage = outcome["stage"]
         own_file = module_path(Path(self._directory), self._module).name
+        if own_file.endswith(SUFFIX) and self._notebook_place(outcome):
+            return
         if stage in ("raised", "import"):
             error = decode(outcome["error"], limits)
             if isinstance(error, ErrorRecord) and error.file:
@@ -216,6 +221,25 @@ class Submission:
         elif stage != "unstageable" and outcome.get("op") != "run":
             # read from the student's file here, not taken from the worker
             self._place(own_file, definition_line(Path(self._directory) / own_file, outcome["function"]), False)
+
+    def _notebook_place(self, outcome: dict) -> bool:
+        """For a notebook: a function it lacks is placed at the cell that was
+        left out with it (True: placed), and the check is told which of
+        several definitions of the function it called was graded."""
+        if outcome.get("op") == "run":
+            return False
+        function = outcome["function"]
+        if self._on_remark is not None:
+            remark = redefinition_remark(Path(self._directory), self._module, function)
+            if remark:
+                self._on_remark(remark)
+        found = notebook_of(Path(self._directory), self._module)
+        where = left_out_place(found[0], function.split(".")[0]) if found and \
+            outcome["stage"] in ("empty", "no_function") else None
+        if where is None:
+            return False
+        self._on_place(found[1], where[1], False, where[0])
+        return True
 
     def _place(self, file: Any, line: Any, raised: bool) -> None:
         if type(file) is not str or not 0 < len(file) <= 300 or not file.isprintable():

@@ -128,8 +128,9 @@ def _table(table_id: str, header: list[tuple[str, bool]], rows: list[list[tuple]
 
 
 # a check whose student module did not import says so with the catalogue's
-# words, in either language: the text between the module's name and the error's
-_NOT_IMPORTED = tuple(template.split("{module}", 1)[1].split("{type}", 1)[0]
+# words, in either language: the longer of the texts before the file's name
+# and between it and the error's ("could not be loaded: ", "无法加载 ")
+_NOT_IMPORTED = tuple(max(template.split("{type}", 1)[0].split("{file}", 1), key=len)
                       for template in (EN["student.import_error"], ZH["student.import_error"]))
 FLAGS = ("timeout", "crashed", "not_imported")
 
