@@ -57,8 +57,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from engine_given import (ERR_BACKWARD_TWICE, ERR_IMPLICIT_GRAD, ERR_NO_GRAD, ERR_RETAIN_NO_GRAD, ERR_SHAPE,  # noqa: F401
-                          NodeBase, TensorBase, is_grad_enabled, no_grad)
+# The given part (engine_given.py); no_grad and is_grad_enabled are imported
+# so that `from engine import no_grad` works, as `from torch import no_grad`.
+from engine_given import ERR_BACKWARD_TWICE, ERR_IMPLICIT_GRAD, ERR_NO_GRAD, ERR_RETAIN_NO_GRAD, ERR_SHAPE
+from engine_given import NodeBase, TensorBase, is_grad_enabled, no_grad  # noqa: F401
 
 
 # ===========================================================================
@@ -83,11 +85,12 @@ class Node(NodeBase):
       gradients in the output's shape: the engine sums them back to each
       operand's shape (see unbroadcast).
 
-    The given NodeBase (engine_given.py) sets for you: `seq`, a number that grows with every node made
-    (so a node made later has a larger seq), and `inputs`, one entry per
-    operand: the operand Tensor if it requires grad, else None (a constant,
-    or a tensor that needs no gradient; the engine skips those entries, but
-    backward still returns a value, any value, in their place). It also gives
+    The given NodeBase (engine_given.py) sets for you: `seq`, a number
+    that grows with every node made (so a node made later has a larger
+    seq), and `inputs`, one entry per operand: the operand Tensor if it
+    requires grad, else None (a constant, or a tensor that needs no
+    gradient; the engine skips those entries, but backward still returns a
+    value, any value, in their place). It also gives
     save_for_backward(*arrays), which keeps the arrays in self._saved; you
     write the two methods below that read and drop them (self._freed starts
     False).

@@ -148,7 +148,8 @@ def _node_type(cls: type, name: str) -> type:
     base = names[ALIASES[name]]
     alias = base.__dict__.get("_alias_" + name)
     if alias is None:
-        alias = type(name, (base,), {"__module__": base.__module__, "__doc__": f"PyTorch's name; {base.__name__}'s rule."})
+        doc = f"PyTorch's name; {base.__name__}'s rule."
+        alias = type(name, (base,), {"__module__": base.__module__, "__doc__": doc})
         setattr(base, "_alias_" + name, alias)
     return alias
 

@@ -14,8 +14,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from engine_given import (ERR_BACKWARD_TWICE, ERR_IMPLICIT_GRAD, ERR_NO_GRAD, ERR_RETAIN_NO_GRAD, ERR_SHAPE,  # noqa: F401
-                          NodeBase, TensorBase, is_grad_enabled, no_grad)
+# The given part (engine_given.py); no_grad and is_grad_enabled are imported
+# so that `from engine import no_grad` works, as `from torch import no_grad`.
+from engine_given import ERR_BACKWARD_TWICE, ERR_IMPLICIT_GRAD, ERR_NO_GRAD, ERR_RETAIN_NO_GRAD, ERR_SHAPE
+from engine_given import NodeBase, TensorBase, is_grad_enabled, no_grad  # noqa: F401
 
 
 # ===========================================================================
