@@ -40,7 +40,9 @@ stage, run its checks (from the folder above exercises/):
       forward and backward of each operation node, AddBackward0 first.
         pytest --grade exercises/test_engine.py -k op_derivatives
       Until your backward exists, this check runs the backward pass itself
-      and calls your nodes' backward, so it tests each local rule alone.
+      and calls your nodes' backward, so it tests each local rule alone
+      (the script its feedback shows calls .backward(): it runs on your
+      engine once stage 2 is done).
     Stage 2, the backward pass: unbroadcast, accumulate_grad, run_backward,
       backward, and Tensor.is_leaf.
         pytest --grade exercises/test_engine.py -k "graph_traversal or broadcasting or vector_backward"

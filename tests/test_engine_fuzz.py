@@ -34,6 +34,7 @@ from pytest_autograd_grader.engine_fuzz.differences import compare
 from pytest_autograd_grader.engine_fuzz.feedback import feedback
 from pytest_autograd_grader.engine_fuzz.fuzz import UNTESTABLE, Fuzzer
 from pytest_autograd_grader.engine_fuzz.interpret import run_engine_batch, run_torch
+from pytest_autograd_grader.engine_fuzz.staged import run_staged_batch
 from pytest_autograd_grader.i18n.en import EN
 
 # the check of each kind, as test_engine.py names it
@@ -52,8 +53,9 @@ class InProcess:
         exec(compile(source, f"{name}.py", "exec"), self.engine.__dict__)
         self.module = name
 
-    def run(self, function, programs_, staged=False):
-        return run_engine_batch(self.engine, programs_, staged)
+    def run(self, function, programs_):
+        run = run_staged_batch if function.qualname == "run_staged_batch" else run_engine_batch
+        return run(self.engine, programs_)
 
 
 def fuzzer(source: str, check: str, seed: int) -> Fuzzer:

@@ -284,22 +284,11 @@ def run_engine(module, program):
     return pack(_run_engine(module, program))
 
 
-def _run_engine(module, program, staged=False):
-    """``staged`` (the op check): where the student's engine has no
-    backward pass yet (NotImplementedError), the program runs again with
-    the grader's (``staged.Staged``); where its nodes are missing too, that run
-    raises NotImplementedError for them."""
+def _run_engine(module, program):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with np.errstate(all="ignore"):
-            try:
-                return _interpret(_Engine(module), program)
-            except NotImplementedError:
-                if not staged:
-                    raise
-            from .staged import Staged
-
-            return _interpret(Staged(module), program)
+            return _interpret(_Engine(module), program)
 
 
 def _packed_array(value):
@@ -315,7 +304,7 @@ def _packed_array(value):
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-def run_engine_batch(module, programs, staged=False):
+def run_engine_batch(module, programs):
     """Several programs in one worker call, given as one JSON text and each
     result as one JSON text: a string crosses the worker boundary in one
     piece where nested lists and dicts are encoded and checked node by node
@@ -325,7 +314,7 @@ def run_engine_batch(module, programs, staged=False):
 
     if isinstance(programs, str):
         programs = json.loads(programs)
-    return [json.dumps(_run_engine(module, p, staged), default=_packed_array) for p in programs]
+    return [json.dumps(_run_engine(module, p), default=_packed_array) for p in programs]
 
 
 def run_torch(program, device="cpu"):
