@@ -44,7 +44,7 @@ stage, run its checks (from the folder above exercises/):
       (the script its feedback shows calls .backward(): it runs on your
       engine once stage 2 is done).
     Stage 2, the backward pass: unbroadcast, accumulate_grad, run_backward,
-      backward, and Tensor.is_leaf.
+      backward, and Tensor.is_leaf (in the Tensor class, at the end).
         pytest --grade exercises/test_engine.py -k "graph_traversal or broadcasting or vector_backward"
     Stage 3, the rules around it: Tensor.retain_grad, Tensor.detach and
       Tensor.zero_grad.
