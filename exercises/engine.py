@@ -28,83 +28,48 @@ The idea in one example, the tutorials' y = (x + w) * (w + 1):
 3. The leaves that require grad keep the result in `.grad`, adding it to
    what is already there.
 
-What is given: the Tensor class with its data, shape, repr and operators,
-the grad mode and `no_grad()`, the Node base class and `_apply`, which runs
-an operation and records it. What you write is everything below that says
-`raise NotImplementedError`. A good order:
+What is given is in engine_given.py, beside this file: read it, do not
+edit it (the grader uses its own copy). It has the Tensor's data, shape,
+repr and operators, the grad mode and `no_grad()`, the Node base class,
+`_apply`, which runs an operation and records its node, and PyTorch's
+error texts. What you write is everything in THIS file that says
+`raise NotImplementedError`, in three stages, top to bottom; after each
+stage, run its checks (from the folder above exercises/):
 
-    a. Tensor.is_leaf, Tensor.detach, Tensor.zero_grad, Tensor.retain_grad
-    b. Node.saved_tensors and Node.free_saved
-    c. forward and backward of each operation node, AddBackward0 first
-    d. unbroadcast, accumulate_grad
-    e. run_backward (the traversal), then backward (the entry point)
+    Stage 1, the operations: Node.saved_tensors and Node.free_saved, then
+      forward and backward of each operation node, AddBackward0 first.
+        pytest --grade exercises/test_engine.py -k op_derivatives
+      Until your backward exists, this check runs the backward pass itself
+      and calls your nodes' backward, so it tests each local rule alone
+      (the script its feedback shows calls .backward(): it runs on your
+      engine once stage 2 is done).
+    Stage 2, the backward pass: unbroadcast, accumulate_grad, run_backward,
+      backward, and Tensor.is_leaf (in the Tensor class, at the end).
+        pytest --grade exercises/test_engine.py -k "graph_traversal or broadcasting or vector_backward"
+    Stage 3, the rules around it: Tensor.retain_grad, Tensor.detach and
+      Tensor.zero_grad.
+        pytest --grade exercises/test_engine.py -k "leaves or accumulation or retain_graph"
 
 Use numpy only: the grader runs this file where torch cannot be imported.
 """
 
 from __future__ import annotations
 
-import itertools
-import numbers
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-# PyTorch's messages, word for word: raise RuntimeError with these texts.
-ERR_BACKWARD_TWICE = (
-    "Trying to backward through the graph a second time (or directly access saved "
-    "tensors after they have already been freed). Saved intermediate values of the "
-    "graph are freed when you call .backward() or autograd.grad(). Specify "
-    "retain_graph=True if you need to backward through the graph a second time or "
-    "if you need to access saved tensors after calling backward."
-)
-ERR_IMPLICIT_GRAD = "grad can be implicitly created only for scalar outputs"
-ERR_NO_GRAD = "element {i} of tensors does not require grad and does not have a grad_fn"
-ERR_SHAPE = (
-    "Mismatch in shape: grad_output[{i}] has a shape of {grad_shape} and "
-    "output[{i}] has a shape of {out_shape}."
-)
-ERR_RETAIN_NO_GRAD = "can't retain_grad on Tensor that has requires_grad=False"
+# The given part (engine_given.py); no_grad and is_grad_enabled are imported
+# so that `from engine import no_grad` works, as `from torch import no_grad`.
+from engine_given import ERR_BACKWARD_TWICE, ERR_IMPLICIT_GRAD, ERR_NO_GRAD, ERR_RETAIN_NO_GRAD, ERR_SHAPE
+from engine_given import NodeBase, TensorBase, is_grad_enabled, no_grad  # noqa: F401
 
 
-# ---------------------------------------------------------------------------
-# Grad mode (given)
-# ---------------------------------------------------------------------------
+# ===========================================================================
+# Stage 1: the operations (check: -k op_derivatives)
+# ===========================================================================
 
-_grad_enabled = True
-
-
-def is_grad_enabled() -> bool:
-    """True unless inside a `with no_grad():` block."""
-    return _grad_enabled
-
-
-class no_grad:
-    """Context manager: operations inside it record no graph.
-
-    `with no_grad(): w2 = w - 0.1 * g` computes w2 without a node, so w2 is a
-    leaf with requires_grad=False, exactly like under torch.no_grad().
-    """
-
-    def __enter__(self) -> None:
-        global _grad_enabled
-        self._previous = _grad_enabled
-        _grad_enabled = False
-
-    def __exit__(self, *exc: Any) -> None:
-        global _grad_enabled
-        _grad_enabled = self._previous
-
-
-# ---------------------------------------------------------------------------
-# Nodes
-# ---------------------------------------------------------------------------
-
-# Every node gets the next number when it is made, like PyTorch's sequence_nr.
-_sequence = itertools.count()
-
-
-class Node:
+class Node(NodeBase):
     """One recorded operation: the `grad_fn` of the tensor it produced.
 
     Each operation is a subclass named as in PyTorch (AddBackward0,
@@ -122,22 +87,16 @@ class Node:
       gradients in the output's shape: the engine sums them back to each
       operand's shape (see unbroadcast).
 
-    Attributes set for you: `seq`, a number that grows with every node made
-    (so a node made later has a larger seq), and `inputs`, one entry per
-    operand: the operand Tensor if it requires grad, else None (a constant,
-    or a tensor that needs no gradient; the engine skips those entries, but
-    backward still returns a value, any value, in their place).
+    The given NodeBase (engine_given.py) sets for you: `seq`, a number
+    that grows with every node made (so a node made later has a larger
+    seq), and `inputs`, one entry per operand: the operand Tensor if it
+    requires grad, else None (a constant, or a tensor that needs no
+    gradient; the engine skips those entries, but backward still returns a
+    value, any value, in their place). It also gives
+    save_for_backward(*arrays), which keeps the arrays in self._saved; you
+    write the two methods below that read and drop them (self._freed starts
+    False).
     """
-
-    def __init__(self) -> None:
-        self.seq: int = next(_sequence)
-        self.inputs: tuple[Tensor | None, ...] = ()
-        self._saved: tuple[np.ndarray, ...] = ()  # what save_for_backward kept
-        self._freed = False                        # set once the saved values are dropped
-
-    def save_for_backward(self, *arrays: np.ndarray) -> None:
-        """Keep arrays for backward (read them back with self.saved_tensors)."""
-        self._saved = arrays
 
     @property
     def saved_tensors(self) -> tuple[np.ndarray, ...]:
@@ -162,12 +121,6 @@ class Node:
         L.backward(retain_graph=True) first, the second call works and
         x.grad adds up to 2 * 2x.
         """
-        raise NotImplementedError
-
-    def forward(self, *args: Any) -> np.ndarray:
-        raise NotImplementedError
-
-    def backward(self, grad: np.ndarray) -> tuple[np.ndarray, ...]:
         raise NotImplementedError
 
 
@@ -196,10 +149,6 @@ class SubBackward0(Node):
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray, ...]:
         """d(a - b)/da = 1 and d(a - b)/db = -1."""
         raise NotImplementedError
-
-
-class RsubBackward1(SubBackward0):
-    """PyTorch's name for `number - tensor`; the rule is SubBackward0's."""
 
 
 class MulBackward0(Node):
@@ -265,7 +214,8 @@ class MmBackward0(Node):
         """out = a @ b. Save a and b.
 
         MmBackward0 is PyTorch's name for 2-D @ 2-D; MvBackward0
-        (2-D @ 1-D) and DotBackward0 (1-D @ 1-D) below use this same code.
+        (2-D @ 1-D) and DotBackward0 (1-D @ 1-D) use this same code (the
+        given part makes them from this class).
         """
         raise NotImplementedError
 
@@ -286,14 +236,6 @@ class MmBackward0(Node):
         first).
         """
         raise NotImplementedError
-
-
-class MvBackward0(MmBackward0):
-    """PyTorch's name for matrix @ vector; the rule is MmBackward0's."""
-
-
-class DotBackward0(MmBackward0):
-    """PyTorch's name for vector @ vector; the rule is MmBackward0's."""
 
 
 class SumBackward0(Node):
@@ -322,10 +264,6 @@ class SumBackward0(Node):
         raise NotImplementedError
 
 
-class SumBackward1(SumBackward0):
-    """PyTorch's name for a sum over given axes; the rule is SumBackward0's."""
-
-
 class MeanBackward0(Node):
     def forward(self, a: np.ndarray, axis: tuple[int, ...] | None = None,
                 keepdims: bool = False) -> np.ndarray:
@@ -343,10 +281,6 @@ class MeanBackward0(Node):
         times too large).
         """
         raise NotImplementedError
-
-
-class MeanBackward1(MeanBackward0):
-    """PyTorch's name for a mean over given axes; the rule is MeanBackward0's."""
 
 
 class ExpBackward0(Node):
@@ -432,9 +366,9 @@ class TransposeBackward0(Node):
         raise NotImplementedError
 
 
-class PermuteBackward0(TransposeBackward0):
-    """PyTorch's name for `.T`; the rule is TransposeBackward0's."""
-
+# ===========================================================================
+# Stage 2: the backward pass (checks: -k "graph_traversal or broadcasting or vector_backward")
+# ===========================================================================
 
 def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """Sum grad back to `shape`, undoing numpy's broadcasting.
@@ -456,252 +390,6 @@ def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """
     raise NotImplementedError
 
-
-# ---------------------------------------------------------------------------
-# Making results (given)
-# ---------------------------------------------------------------------------
-
-def _as_tensor(value: Any) -> Tensor:
-    """Operands that are not tensors (numbers, arrays) become constants."""
-    return value if isinstance(value, Tensor) else Tensor(value)
-
-
-def _apply(node_type: type[Node], operands: Sequence[Any], **params: Any) -> Tensor:
-    """Run one operation and, when grad mode is on and an operand requires
-    grad, record it: the result gets a node of type node_type as grad_fn.
-
-    This is the whole forward side of the engine: the result requires grad
-    if and only if grad mode is on and some operand requires grad; then it
-    is not a leaf, and its node knows which operands to send gradients to.
-    """
-    tensors = [_as_tensor(o) for o in operands]
-    node = node_type()
-    with np.errstate(all="ignore"):  # nan and inf pass silently, as in PyTorch
-        out = node.forward(*(t.data for t in tensors), **params)
-    result = Tensor._wrap(out)
-    if is_grad_enabled() and any(t.requires_grad for t in tensors):
-        node.inputs = tuple(t if t.requires_grad else None for t in tensors)
-        result.grad_fn = node
-        result.requires_grad = True
-    return result
-
-
-def _axes(axis: int | Iterable[int] | None) -> tuple[int, ...] | None:
-    if axis is None:
-        return None
-    return (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
-
-
-# ---------------------------------------------------------------------------
-# Tensor
-# ---------------------------------------------------------------------------
-
-class Tensor:
-    """A float64 numpy array that can record the operations made with it.
-
-    Tensor(data, requires_grad=False) copies data into `self.data`. The
-    other attributes: `requires_grad`; `grad`, a numpy array or None (None
-    until a backward reaches it); `grad_fn`, None for a tensor you created,
-    else the Node that made it.
-    """
-
-    # numpy arrays on the left of an operator defer to Tensor's reflected ones.
-    __array_ufunc__ = None
-
-    def __init__(self, data: Any, requires_grad: bool = False) -> None:
-        if isinstance(data, Tensor):
-            data = data.data
-        # A copy, like torch.tensor: later changes to the caller's array do not
-        # reach this tensor.
-        self.data: np.ndarray = np.array(data, dtype=np.float64, order="C")
-        self.requires_grad: bool = bool(requires_grad)
-        self.grad: np.ndarray | None = None
-        self.grad_fn: Node | None = None
-        self._retains_grad = False
-
-    @classmethod
-    def _wrap(cls, array: Any) -> Tensor:
-        """A tensor around an operation's result, without copying it."""
-        t = cls.__new__(cls)
-        t.data = np.asarray(array, dtype=np.float64)
-        t.requires_grad, t.grad, t.grad_fn, t._retains_grad = False, None, None, False
-        return t
-
-    # -- plain facts --------------------------------------------------------
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return self.data.shape
-
-    @property
-    def ndim(self) -> int:
-        return self.data.ndim
-
-    def item(self) -> float:
-        return self.data.item()
-
-    def numpy(self) -> np.ndarray:
-        return self.data
-
-    def __repr__(self) -> str:
-        body = np.array2string(self.data, separator=", ", prefix="tensor(")
-        if self.grad_fn is not None:
-            return f"tensor({body}, grad_fn=<{type(self.grad_fn).__name__}>)"
-        if self.requires_grad:
-            return f"tensor({body}, requires_grad=True)"
-        return f"tensor({body})"
-
-    # -- leaves and gradients ------------------------------------------------
-    @property
-    def is_leaf(self) -> bool:
-        """PyTorch's rule: a tensor is a leaf when it does not require grad,
-        or when no recorded operation made it (grad_fn is None).
-
-        In y = (x + w) * (w + 1), w and x are leaves, a, b and y are not. A
-        result computed under no_grad(), or from tensors that do not require
-        grad, is a leaf too: nothing was recorded. Only leaves that require
-        grad keep a gradient in .grad after backward.
-        """
-        raise NotImplementedError
-
-    @property
-    def retains_grad(self) -> bool:
-        """True once retain_grad() was called on this non-leaf."""
-        return self._retains_grad
-
-    def retain_grad(self) -> None:
-        """Ask backward to keep this non-leaf's gradient in .grad.
-
-        Backward computes a gradient for every tensor on the way down but
-        keeps it only for leaves; after a.retain_grad(), a keeps it too (in
-        the example, a.grad = 2 and b.grad = 3 after b.retain_grad()).
-        Set self._retains_grad = True for a non-leaf. On a leaf that requires
-        grad, do nothing (PyTorch leaves retains_grad False there: the
-        leaf keeps its .grad anyway). On a tensor that does not require
-        grad, raise RuntimeError(ERR_RETAIN_NO_GRAD).
-        """
-        raise NotImplementedError
-
-    def detach(self) -> Tensor:
-        """A new tensor with the same data (shared, not copied) and no
-        history: requires_grad False, grad_fn None, so it is a leaf and
-        nothing computed from it sends gradients back. Tensor._wrap(array)
-        makes a tensor around an array without copying it.
-        """
-        raise NotImplementedError
-
-    def zero_grad(self) -> None:
-        """Clear the gradient: set .grad to None (not to zeros).
-
-        Backward adds into .grad (see accumulate_grad), so a second
-        backward doubles it unless you clear it in between: in a training
-        loop, zero the gradients in every step. None is PyTorch's rule too
-        (zero_grad(set_to_none=True) is its default): the next backward
-        then starts a new gradient instead of adding into zeros.
-        """
-        raise NotImplementedError
-
-    def backward(self, gradient: Any = None, retain_graph: bool = False) -> None:
-        """Backward from this tensor: see the module-level backward()."""
-        backward([self], None if gradient is None else [gradient], retain_graph)
-
-    # -- operations: each one records its node with _apply -------------------
-    def __add__(self, other: Any) -> Tensor:
-        return _apply(AddBackward0, (self, other))
-
-    def __radd__(self, other: Any) -> Tensor:
-        return _apply(AddBackward0, (other, self))
-
-    def __sub__(self, other: Any) -> Tensor:
-        return _apply(SubBackward0, (self, other))
-
-    def __rsub__(self, other: Any) -> Tensor:
-        # PyTorch computes number - tensor with its own op, rsub.
-        node = RsubBackward1 if isinstance(other, numbers.Real) else SubBackward0
-        return _apply(node, (other, self))
-
-    def __mul__(self, other: Any) -> Tensor:
-        return _apply(MulBackward0, (self, other))
-
-    def __rmul__(self, other: Any) -> Tensor:
-        return _apply(MulBackward0, (other, self))
-
-    def __truediv__(self, other: Any) -> Tensor:
-        return _apply(DivBackward0, (self, other))
-
-    def __rtruediv__(self, other: Any) -> Tensor:
-        if isinstance(other, numbers.Real):
-            # PyTorch computes number / tensor as tensor.reciprocal() * number,
-            # so the result's node is a MulBackward0.
-            return self ** -1 * other
-        return _apply(DivBackward0, (other, self))
-
-    def __neg__(self) -> Tensor:
-        return _apply(NegBackward0, (self,))
-
-    def __pow__(self, exponent: float) -> Tensor:
-        if not isinstance(exponent, numbers.Real):
-            return NotImplemented
-        return _apply(PowBackward0, (self,), exponent=exponent)
-
-    def __matmul__(self, other: Any) -> Tensor:
-        return _matmul(self, _as_tensor(other))
-
-    def __rmatmul__(self, other: Any) -> Tensor:
-        return _matmul(_as_tensor(other), self)
-
-    def sum(self, axis: int | Iterable[int] | None = None, keepdims: bool = False) -> Tensor:
-        axis = _axes(axis)
-        node = SumBackward0 if axis is None and not keepdims else SumBackward1
-        return _apply(node, (self,), axis=axis or None, keepdims=keepdims)
-
-    def mean(self, axis: int | Iterable[int] | None = None, keepdims: bool = False) -> Tensor:
-        axis = _axes(axis)
-        node = MeanBackward0 if axis is None and not keepdims else MeanBackward1
-        return _apply(node, (self,), axis=axis or None, keepdims=keepdims)
-
-    def exp(self) -> Tensor:
-        return _apply(ExpBackward0, (self,))
-
-    def log(self) -> Tensor:
-        return _apply(LogBackward0, (self,))
-
-    def tanh(self) -> Tensor:
-        return _apply(TanhBackward0, (self,))
-
-    def relu(self) -> Tensor:
-        return _apply(ReluBackward0, (self,))
-
-    def sigmoid(self) -> Tensor:
-        return _apply(SigmoidBackward0, (self,))
-
-    def reshape(self, *shape: int | Sequence[int]) -> Tensor:
-        if len(shape) == 1 and not isinstance(shape[0], numbers.Integral):
-            shape = tuple(shape[0])
-        return _apply(ViewBackward0, (self,), shape=shape)
-
-    @property
-    def T(self) -> Tensor:
-        return _apply(PermuteBackward0, (self,), axes=tuple(reversed(range(self.ndim))))
-
-    def transpose(self, dim0: int = 0, dim1: int = 1) -> Tensor:
-        axes = list(range(self.ndim))
-        axes[dim0], axes[dim1] = axes[dim1], axes[dim0]
-        return _apply(TransposeBackward0, (self,), axes=tuple(axes))
-
-
-def _matmul(a: Tensor, b: Tensor) -> Tensor:
-    # PyTorch's names: MmBackward0 for 2-D @ 2-D, MvBackward0 for 2-D @ 1-D,
-    # DotBackward0 for 1-D @ 1-D. (1-D @ 2-D becomes three nodes in PyTorch.)
-    node = {(2, 2): MmBackward0, (2, 1): MvBackward0, (1, 1): DotBackward0}.get((a.ndim, b.ndim))
-    if node is None:
-        raise ValueError(f"matmul supports 2-D @ 2-D, 2-D @ 1-D and 1-D @ 1-D, "
-                         f"not {a.ndim}-D @ {b.ndim}-D")
-    return _apply(node, (a, b))
-
-
-# ---------------------------------------------------------------------------
-# Backward
-# ---------------------------------------------------------------------------
 
 def accumulate_grad(t: Tensor, grad: np.ndarray) -> None:
     """Add grad into t.grad (PyTorch's AccumulateGrad).
@@ -791,3 +479,62 @@ def backward(tensors: Tensor | Sequence[Tensor], grad_tensors: Any = None,
     4. run_backward(tensors, grads, retain_graph).
     """
     raise NotImplementedError
+
+
+class Tensor(TensorBase):
+    """A float64 numpy array that can record the operations made with it.
+
+    The given TensorBase (engine_given.py) has the rest: Tensor(data,
+    requires_grad=False), .data, .shape, .requires_grad, .grad (None until
+    a backward reaches it), .grad_fn (None for a tensor you created, else
+    the Node that made it), .retains_grad, .backward() and the operators.
+    """
+
+    @property
+    def is_leaf(self) -> bool:
+        """PyTorch's rule: a tensor is a leaf when it does not require grad,
+        or when no recorded operation made it (grad_fn is None).
+
+        In y = (x + w) * (w + 1), w and x are leaves, a, b and y are not. A
+        result computed under no_grad(), or from tensors that do not require
+        grad, is a leaf too: nothing was recorded. Only leaves that require
+        grad keep a gradient in .grad after backward.
+        """
+        raise NotImplementedError
+
+    # =======================================================================
+    # Stage 3: the rules around backward
+    # (checks: -k "leaves or accumulation or retain_graph")
+    # =======================================================================
+
+    def retain_grad(self) -> None:
+        """Ask backward to keep this non-leaf's gradient in .grad.
+
+        Backward computes a gradient for every tensor on the way down but
+        keeps it only for leaves; after a.retain_grad(), a keeps it too (in
+        the example, a.grad = 2 and b.grad = 3 after b.retain_grad()).
+        Set self._retains_grad = True for a non-leaf. On a leaf that requires
+        grad, do nothing (PyTorch leaves retains_grad False there: the
+        leaf keeps its .grad anyway). On a tensor that does not require
+        grad, raise RuntimeError(ERR_RETAIN_NO_GRAD).
+        """
+        raise NotImplementedError
+
+    def detach(self) -> Tensor:
+        """A new tensor with the same data (shared, not copied) and no
+        history: requires_grad False, grad_fn None, so it is a leaf and
+        nothing computed from it sends gradients back. Tensor._wrap(array)
+        makes a tensor around an array without copying it.
+        """
+        raise NotImplementedError
+
+    def zero_grad(self) -> None:
+        """Clear the gradient: set .grad to None (not to zeros).
+
+        Backward adds into .grad (see accumulate_grad), so a second
+        backward doubles it unless you clear it in between: in a training
+        loop, zero the gradients in every step. None is PyTorch's rule too
+        (zero_grad(set_to_none=True) is its default): the next backward
+        then starts a new gradient instead of adding into zeros.
+        """
+        raise NotImplementedError

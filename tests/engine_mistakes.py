@@ -158,7 +158,7 @@ MISTAKES = {
                                "        if self._freed or Node._any_freed:\n            raise RuntimeError(ERR_BACKWARD_TWICE)"),
                               ("        self._saved = ()\n        self._freed = True",
                                "        self._saved = ()\n        self._freed = Node._any_freed = True"),
-                              ("    def save_for_backward(self", "    _any_freed = False\n\n    def save_for_backward(self")),
+                              ("    @property\n    def saved_tensors(self)", "    _any_freed = False\n\n    @property\n    def saved_tensors(self)")),
                       ALL, "diag.engine.free_per_node"),
     # leaves accumulated once the traversal is over: a backward that raises halfway gives them nothing
     "leaves_after_error": (planted(("                if inp.grad_fn is None and waiting[inp] == 0:\n"

@@ -25,6 +25,7 @@ from engine_mistakes import ALL, ALSO, MAX_OPS, MISTAKES, SOURCE, STYLES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pytest_autograd_grader.boundary import given as given_modules
 from pytest_autograd_grader.checking.seeding import check_seed
 from pytest_autograd_grader.engine_fuzz import behaviours, programs, reduce
 from pytest_autograd_grader.engine_fuzz import fuzz as fuzz_module
@@ -33,6 +34,7 @@ from pytest_autograd_grader.engine_fuzz.differences import compare
 from pytest_autograd_grader.engine_fuzz.feedback import feedback
 from pytest_autograd_grader.engine_fuzz.fuzz import UNTESTABLE, Fuzzer
 from pytest_autograd_grader.engine_fuzz.interpret import run_engine_batch, run_torch
+from pytest_autograd_grader.engine_fuzz.staged import run_staged_batch
 from pytest_autograd_grader.i18n.en import EN
 
 # the check of each kind, as test_engine.py names it
@@ -46,12 +48,14 @@ class InProcess:
     from source: each program batch runs as the worker would run it."""
 
     def __init__(self, source: str, name: str = "engine"):
+        given_modules.install()  # engine_given from the grader's curriculum, as a worker's loader does
         self.engine = types.ModuleType(name)
         exec(compile(source, f"{name}.py", "exec"), self.engine.__dict__)
         self.module = name
 
     def run(self, function, programs_):
-        return run_engine_batch(self.engine, programs_)
+        run = run_staged_batch if function.qualname == "run_staged_batch" else run_engine_batch
+        return run(self.engine, programs_)
 
 
 def fuzzer(source: str, check: str, seed: int) -> Fuzzer:

@@ -8,10 +8,11 @@ planted mistake on every seed, and the fuzzer itself, are tested
 in-process in test_engine_fuzz.py, where a grading costs no worker."""
 
 import re
+import shutil
 import subprocess
 import sys
 
-from conftest import SEEDS, grade_variants, pattern
+from conftest import EXERCISES, SEEDS, grade_variants, pattern
 from engine_mistakes import ALL, MAX_OPS, MISTAKES, SOURCE, planted
 
 from pytest_autograd_grader.i18n.en import EN
@@ -57,6 +58,7 @@ def test_reference_passes_and_each_mistake_fails_its_checks_on_each_seed(pyteste
         folder = pytester.path / f"run_{name}"
         folder.mkdir()
         (folder / f"engine_{name}.py").write_text(MISTAKES[name][0])
+        shutil.copy(EXERCISES / "engine_given.py", folder)  # a student's folder has it, beside engine.py
         (folder / "smallest.py").write_text(script)
         ran = subprocess.run([sys.executable, "smallest.py"], cwd=folder, capture_output=True, text=True, timeout=60)
         assert ran.returncode == 0, (script, ran.stderr)

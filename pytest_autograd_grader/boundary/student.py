@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from . import notebooks, tracing, wire
+from . import given, notebooks, tracing, wire
 from .encode import encode
 from .layout import module_path
 from .wire import loads
@@ -83,6 +83,7 @@ class Loader:
         name = f"_grade_submission_{abs(hash(self.directory))}_{module}" if self.unique_names else module
         if self.directory not in sys.path:
             sys.path.insert(0, self.directory)
+        given.install()  # the grader's given modules, never a file of the student's
         if path.suffix == notebooks.SUFFIX:
             mod = self._notebook(name, module, path)
         else:

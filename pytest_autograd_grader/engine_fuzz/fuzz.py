@@ -29,6 +29,7 @@ from .builder import RandomDraws, strategy
 from .differences import compare
 from .feedback import feedback
 from .interpret import run_engine_batch, run_torch, unpack, unpack_text
+from .staged import run_staged_batch
 
 BATCH = 12          # programs per worker call, at least (one per case, then random ones)
 MAX_EXAMPLES = 4    # batches tried when every program agrees
@@ -48,6 +49,7 @@ def _reference(function):
 
 
 RUN_ENGINE_BATCH = _reference(run_engine_batch)
+RUN_STAGED_BATCH = _reference(run_staged_batch)
 
 
 # What depends on the seed and the programs alone, never on the student:
@@ -120,7 +122,8 @@ class Fuzzer:
             start = time.perf_counter()
             request = batch.request if drawn and len(missing) == batch.unique else json.dumps(list(missing.values()))
             try:
-                produced = self.proxy.run(RUN_ENGINE_BATCH, request)
+                # the op check runs before the student's backward pass exists (staged tasks)
+                produced = self.proxy.run(RUN_STAGED_BATCH if self.kind == "ops" else RUN_ENGINE_BATCH, request)
             except Exception as failure:  # the proxy's StudentFailure: not implemented, hang, crash
                 raise _Abort(failure) from None
             self.calls += 1

@@ -244,10 +244,22 @@ def chmod_fix(blocked: dict[str, str]) -> str:
     return " && ".join(parts)
 
 
+def _curriculum_link() -> tuple[str, str] | None:
+    """(the folder, the link's target as written) where the package's
+    curriculum/ is a symbolic link (a source checkout: it links to
+    exercises/, whose given modules a worker loads, see boundary/given.py);
+    None where it is a folder (an installed wheel)."""
+    link = PACKAGE_DIR / "curriculum"
+    if not link.is_symlink():
+        return None
+    return os.path.realpath(link), os.readlink(link)
+
+
 def needed_paths() -> list[str]:
     """What a worker of another uid reads: the interpreter's files and the
-    grader's package."""
-    return python_paths() + [str(PACKAGE_DIR)]
+    grader's package (its curriculum too, where that is a link)."""
+    curriculum = _curriculum_link()
+    return python_paths() + [str(PACKAGE_DIR)] + ([curriculum[0]] if curriculum else [])
 
 
 def sandbox_parent(for_other_uids: bool) -> Path:
@@ -280,7 +292,12 @@ def sandbox_binds(stage_dir: str) -> list[tuple[str, str]]:
     """(host directory, where the sandbox sees it) for what bubblewrap binds
     read-only besides the system: the interpreter, the grader's package and
     the staged submissions."""
-    return [*python_binds(), (str(PACKAGE_DIR), f"{SANDBOX_LIB}/{PACKAGE_DIR.name}"), (stage_dir, SANDBOX_STAGE)]
+    package = f"{SANDBOX_LIB}/{PACKAGE_DIR.name}"
+    binds = [*python_binds(), (str(PACKAGE_DIR), package), (stage_dir, SANDBOX_STAGE)]
+    curriculum = _curriculum_link()
+    if curriculum:  # where the link points from the package's place in the sandbox
+        binds.append((curriculum[0], os.path.normpath(os.path.join(package, curriculum[1]))))
+    return binds
 
 
 def torch_dirs(binds: list[tuple[str, str]]) -> list[str]:

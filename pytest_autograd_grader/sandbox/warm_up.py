@@ -29,7 +29,7 @@ def _warm_up_numpy() -> None:
     # here once, not after the fork in every worker
     import traceback  # noqa: F401
 
-    from ..engine_fuzz import interpret  # noqa: F401
+    from ..engine_fuzz import interpret, staged  # noqa: F401
     _freeze()
 
 
