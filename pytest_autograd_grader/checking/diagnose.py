@@ -132,6 +132,9 @@ def divided_by(c: float, context: Context) -> str | None:
     made = context.calls_made()
     if made is not None and context.calls is not None and made != context.calls:
         return None
+    if context.calls and abs(c * context.calls - 1) < 1e-4 and context.trace is not None \
+            and context.trace.count("zero_", "grad="):
+        return None  # 1/calls with .grad cleared in between: the calls did not add up
     for divisor in context.divisors:
         for name, count in divisor.instead:
             if count and count != divisor.count and abs(c - divisor.count / count) <= 1e-4 * max(1.0, abs(c)):
@@ -274,7 +277,7 @@ COPIES_MEMORY = frozenset({"clone", "copy_", "tensor", "new_tensor", "__deepcopy
 def shared_memory(trace: Any, name: str) -> str | None:
     """For a kept ``.grad`` whose values show it changed after it was kept:
     when the student's code, after its first backward call, read ``.grad``
-    out only through ops that share its memory (``detach()``, ``.data``,
+    out only through ops that share its memory, applied to ``.grad`` itself (``detach()``, ``.data``,
     ``view``, ``[:]``, ``numpy()``, ...) and made no real copy, the
     diagnosis naming the op; else None."""
     if trace is None:
@@ -286,5 +289,6 @@ def shared_memory(trace: Any, name: str) -> str | None:
     after = ops[first + 1:]
     if any(op in COPIES_MEMORY for op in after):
         return None
-    used = next((op for op in after if op in SHARES_MEMORY), None)
+    # the op right after a .grad read: what the student applied to .grad itself
+    used = next((op for before, op in zip(after, after[1:]) if before == "grad" and op in SHARES_MEMORY), None)
     return None if used is None else msg("diag.accumulation.shares_memory", name=name, op=SHARES_MEMORY[used])

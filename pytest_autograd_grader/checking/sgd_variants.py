@@ -62,12 +62,18 @@ def sgd_variant(got: Any, start: Any, gradient: Callable, lr: float, steps: int,
     import torch
 
     got, start = got.double().cpu(), start.detach().double().cpu()
-    if got.shape != start.shape or not lr or not bool(torch.isfinite(got).all()):
+    # one number fits some coefficient of any variant: it tells nothing
+    if got.shape != start.shape or got.numel() < 2 or not lr or not bool(torch.isfinite(got).all()):
         return None
-    tries = [("diag.inplace.momentum", dict(momentum=1.0), 0.0, 1.0, False),
-             ("diag.inplace.momentum", dict(momentum=1.0, nesterov=True), 0.0, 1.0, False),
-             ("diag.inplace.weight_decay", dict(weight_decay=1.0), 1e-6, 10.0, True)]
-    for key, options, low, high, log in tries:
+    if torch.allclose(_replay(start, gradient, lr, steps), got, rtol=1e-6, atol=1e-9):
+        return None  # plain SGD: nothing to name
+    # (diagnosis, replay options, coefficient range, log scale, the least
+    # coefficient named: below it the variant is plain SGD up to rounding)
+    tries = [("diag.inplace.momentum", dict(momentum=1.0), 0.0, 1.0, False, 1e-3),
+             ("diag.inplace.momentum", dict(momentum=1.0, nesterov=True), 0.0, 1.0, False, 1e-3),
+             ("diag.inplace.weight_decay", dict(weight_decay=1.0), 1e-6, 1.0, True, 1e-5)]
+    found = []  # (error, diagnosis) of each variant that reproduces got
+    for key, options, low, high, log, least in tries:
         field = next(k for k in options if k != "nesterov")
         if field == "momentum" and steps < 2:
             continue  # the first step of momentum is plain SGD
@@ -75,10 +81,9 @@ def sgd_variant(got: Any, start: Any, gradient: Callable, lr: float, steps: int,
         def replay(value: float, options=options, field=field):
             return _replay(start, gradient, lr, steps, **{**options, field: value})
 
-        def error(value: float) -> float:
-            return float((replay(value) - got).abs().max())
-
-        value = _fit(error, low, high, log)
-        if torch.allclose(replay(value), got, rtol=1e-6, atol=1e-9):
-            return msg(key, name=name, value=value)
-    return None
+        value = _fit(lambda v: float((replay(v) - got).abs().max()), low, high, log)
+        fitted = replay(value)
+        if value >= least and torch.allclose(fitted, got, rtol=1e-6, atol=1e-9):
+            found.append((float((fitted - got).abs().max()), msg(key, name=name, value=value)))
+    # small effects of two variants may both fit: the closer one is named
+    return min(found)[1] if found else None
