@@ -44,8 +44,8 @@ def accumulated_grad(x: torch.Tensor, k: int):
 
 
 def zeroed_grads(x: torch.Tensor, scales: list):
-    """x is a float64 leaf tensor with requires_grad=True (x.grad is None);
-    scales is a list of k >= 2 Python floats.
+    """x is a float64 leaf tensor of any shape with requires_grad=True
+    (x.grad is None); scales is a list of k >= 2 Python floats.
 
     For each c in scales, in order: clear x.grad (x.grad = None), build
     out = c * ((x + 2) ** 2).mean(), call out.backward() and keep a copy of

@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from pytest_autograd_grader import diagnose_update, first_suspect, msg
+from pytest_autograd_grader import diagnose_update, first_suspect, msg, same, sgd_variant, values
 
 pytestmark = pytest.mark.grade(concept="inplace")
 
@@ -14,13 +14,23 @@ def x_softplus_x(x):
     return x * torch.nn.functional.softplus(x)
 
 
-def regression(grade_rng):
-    """A random least-squares problem and a learning rate."""
-    n, d = grade_rng.integers(3, 8), grade_rng.integers(1, 5)
-    w = grade_rng.randn(d, requires_grad=True)
-    x, y = grade_rng.randn(n, d), grade_rng.randn(n)
+# w of d >= 2 elements and of one (x then a single column)
+SGD_INPUTS = ("rank 1", "rank 2", "size-1 axis", "one element", "negative", "positive")
+
+
+def regression(grade_rng, d):
+    """A random least-squares problem with d features and a learning rate."""
+    n = grade_rng.integers(3, 8)
+    w = grade_rng.randn(d, requires_grad=True, mixed=True)
+    x, y = grade_rng.randn(n, d, mixed=True), grade_rng.randn(n, mixed=True)
     lr = round(float(grade_rng.numpy.uniform(0.01, 0.2)), 3)
     return w, x, y, lr
+
+
+def mse_gradient(x, y):
+    """The gradient of the loss at w, for replaying a training loop."""
+    x, y = x.double().cpu(), y.double().cpu()
+    return lambda i, w: 2 * x.T @ (x @ w - y) / y.shape[0]
 
 
 def descend(autograd, w, x, y, lr, steps, accumulate=False):
@@ -47,8 +57,8 @@ def suspects(autograd, w, x, y, lr, steps):
 
 # -- what the trace and the values tell ------------------------------------------
 
-def check_sgd(submission, autograd, grade_rng, steps):
-    w, x, y, lr = regression(grade_rng)
+def check_sgd(submission, autograd, grade_rng, steps, d):
+    w, x, y, lr = regression(grade_rng, d)
     what = msg("label.w_after_steps", k=steps) if steps > 1 else msg("label.w_after_one_step")
     sgd = submission("inplace").sgd
     got = autograd.call_update(sgd, (w, x, y, lr, 1) if steps > 1 else None, "w",
@@ -57,6 +67,10 @@ def check_sgd(submission, autograd, grade_rng, steps):
     autograd.assert_meta(got, what, is_leaf=True, requires_grad=True, hint=diagnose_update(got, "w", trace))
     expected = descend(autograd, w, x, y, lr, steps)
     hint = first_suspect(got, expected, lambda: suspects(autograd, w, x, y, lr, steps))
+    moved = values(got)
+    if not hint and moved is not None and moved.shape == expected.shape and not same(moved, expected):
+        # momentum or weight decay where plain gradient descent is asked
+        hint = sgd_variant(moved, w, mse_gradient(x, y), lr, steps)
     with_lr = msg("label.inplace.with_lr", what=what, lr=lr)
     if hint:
         autograd.fail_with(with_lr, got, expected, hint)
@@ -67,21 +81,38 @@ def check_sgd(submission, autograd, grade_rng, steps):
 
 # -- checks ----------------------------------------------------------------------
 
-@pytest.mark.grade(points=3, instruction_share=0.25)
+@pytest.mark.grade(points=3, instruction_share=0.25, inputs=SGD_INPUTS)
 def test_sgd_step_keeps_leaf(submission, autograd, grade_rng, grade_device):
-    check_sgd(submission, autograd, grade_rng, 1)
+    for d in (grade_rng.integers(2, 5), 1):
+        check_sgd(submission, autograd, grade_rng, 1, d)
 
 
-@pytest.mark.grade(points=3, instruction_share=0.25)
+@pytest.mark.grade(points=3, instruction_share=0.25, inputs=SGD_INPUTS)
 def test_sgd_steps(submission, autograd, grade_rng, grade_device):
-    check_sgd(submission, autograd, grade_rng, grade_rng.integers(2, 5))
+    steps = grade_rng.integers(2, 5)
+    for d in (grade_rng.integers(2, 5), 1):
+        check_sgd(submission, autograd, grade_rng, steps, d)
 
 
-@pytest.mark.grade(points=3)
+@pytest.mark.grade(points=3, inputs=("rank 0", "rank 1", "rank 2", "rank 3", "size-1 axis", "one element",
+                                     "negative", "positive"))
 def test_repaired(submission, autograd, grade_rng, grade_device):
-    shape = grade_rng.shape(ndim=grade_rng.integers(1, 2))
-    x = grade_rng.randn(*shape, requires_grad=True)
-    v = grade_rng.randn(*shape)
+    # x of any shape: each rank 1 to 3, a size-1 axis, a single element, then 0-D
+    for shape in grade_rng.shapes(ranks=(1, 2, 3)) + [()]:
+        check_repaired(submission, autograd, grade_rng, shape)
+
+
+def draw(grade_rng, shape, **kwargs):
+    if shape:
+        return grade_rng.randn(*shape, mixed=True, **kwargs)
+    scalar = grade_rng.randn(1).reshape(()).requires_grad_(kwargs.get("requires_grad", False))
+    grade_rng.note(scalar)
+    return scalar
+
+
+def check_repaired(submission, autograd, grade_rng, shape):
+    x = draw(grade_rng, shape, requires_grad=True)
+    v = draw(grade_rng, shape)
     repaired = submission("inplace").repaired
     out = repaired(x)
     with autograd.part(1):

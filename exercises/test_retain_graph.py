@@ -1,7 +1,6 @@
-import numpy
 import pytest
 
-from pytest_autograd_grader import ErrorRecord, TensorRecord, error_name, msg, same, values
+from pytest_autograd_grader import Divisor, ErrorRecord, TensorRecord, error_name, msg, same, shared_memory, values
 
 pytestmark = pytest.mark.grade(concept="retain_graph")
 
@@ -35,22 +34,25 @@ def require_backward(autograd, grad, what, trace):
         autograd.require(False, "\n".join([msg("cmp.none", what=what), msg("diag.dynamic_graph.no_backward")]))
 
 
-def shape_of_at_least_2(grade_rng):
-    """A 1-D or 2-D shape with at least 2 elements (a mean and a sum differ)."""
-    while True:
-        shape = grade_rng.shape(ndim=grade_rng.integers(1, 2))
-        if int(numpy.prod(shape)) >= 2:
-            return shape
+# x 1-D or 2-D of any shape: each rank, a size-1 axis and a single element
+ANY_SHAPE = ("rank 1", "rank 2", "size-1 axis", "one element", "negative", "positive")
+
+
+def sum_divisors(x):
+    """L is a sum over x's elements: a mean over them is a likely slip."""
+    return (Divisor(msg("label.divisor.sum"), 1, ((msg("label.divisor.elements", n=x.numel()), x.numel()),)),)
 
 
 # -- backward_k_times --------------------------------------------------------------------
 
-@pytest.mark.grade(points=3, instruction_share=0.25)
+@pytest.mark.grade(points=3, instruction_share=0.25, inputs=ANY_SHAPE)
 def test_backward_k_times(submission, autograd, grade_rng, grade_device):
-    # Two calls with different k on every run, so no fixed count passes.
+    # Two different k on every run, so no fixed count passes.
     k_first = grade_rng.integers(2, 3)
-    for k in (k_first, grade_rng.integers(k_first + 1, 5)):
-        x = grade_rng.randn(*grade_rng.shape(ndim=grade_rng.integers(1, 2)), requires_grad=True)
+    ks = (k_first, grade_rng.integers(k_first + 1, 5))
+    for i, shape in enumerate(grade_rng.shapes(ranks=(1, 2))):
+        k = ks[i % 2]
+        x = grade_rng.randn(*shape, requires_grad=True, mixed=True)
         got = submission("retain_graph").backward_k_times(x, k)
         trace = submission.trace
         # The forward's nodes: one exp and one multiplication when L is built once.
@@ -63,7 +65,8 @@ def test_backward_k_times(submission, autograd, grade_rng, grade_device):
         produced = values(got)
         if calls != k and 1 <= calls <= 8 and not same(produced, k * grad) and same(produced, calls * grad):
             autograd.fail_with(what, produced, k * grad, msg("diag.retain_graph.call_count", calls=calls, k=k))
-        autograd.check_grad(got, exp_loss, (x,), scale=k, calls=k, names=(what,), trace=trace)
+        autograd.check_grad(got, exp_loss, (x,), scale=k, calls=k, names=(what,), trace=trace,
+                            divisors=sum_divisors(x))
         autograd.instruction(calls == k, "req.retain_graph.k_calls", calls=calls, k=k)
         # each call judged by what it added: not one real call and k - 1 on throw-away graphs
         autograd.instruction(calls != k or autograd.calls_added(trace, [grad] * k, 0), "req.retain_graph.each_call",
@@ -72,9 +75,13 @@ def test_backward_k_times(submission, autograd, grade_rng, grade_device):
 
 # -- caught_error ------------------------------------------------------------------------
 
-@pytest.mark.grade(points=3, instruction_share=0.5)
+@pytest.mark.grade(points=3, instruction_share=0.5, inputs=ANY_SHAPE)
 def test_caught_error(submission, autograd, grade_rng, grade_device):
-    x = grade_rng.randn(*grade_rng.shape(ndim=grade_rng.integers(1, 2)), requires_grad=True)
+    for shape in grade_rng.shapes(ranks=(1, 2)):
+        check_caught(submission, autograd, grade_rng.randn(*shape, requires_grad=True, mixed=True))
+
+
+def check_caught(submission, autograd, x):
     caught_error = submission("retain_graph").caught_error
     result = caught_error.capture(x)
     trace = submission.trace
@@ -114,9 +121,10 @@ def test_caught_error(submission, autograd, grade_rng, grade_device):
 
 # -- two_losses --------------------------------------------------------------------------
 
-# ops that copy a gradient (or read it out) into a tensor of its own
-COPIES = frozenset({"clone", "detach", "copy_", "tensor", "as_tensor", "mul", "add", "sub", "div", "numpy",
-                    "tolist", "__deepcopy__", "__reduce_ex__", "contiguous", "to", "new_tensor", "cat", "stack"})
+# ops that copy a gradient (or read it out) into a tensor of its own; detach,
+# .data, views, numpy() and the like share its memory and are no copy
+COPIES = frozenset({"clone", "copy_", "tensor", "mul", "add", "sub", "div", "tolist", "__deepcopy__",
+                    "__reduce_ex__", "new_tensor", "cat", "stack"})
 
 
 def copy_diagnosis(trace):
@@ -127,6 +135,9 @@ def copy_diagnosis(trace):
     backwards = [i for i, op in enumerate(ops) if op.name in ("backward", "autograd.grad")]
     if not backwards:
         return None
+    shared = shared_memory(trace, "w")
+    if shared:
+        return shared  # kept through detach() or a view: a copy in name only
     # a copy of a gradient records no graph node (unlike computing L2 from h)
     copies = [i for i, op in enumerate(ops) if op.name in COPIES and not op.node and i > backwards[0]]
     if not copies:
@@ -136,11 +147,16 @@ def copy_diagnosis(trace):
     return None
 
 
-@pytest.mark.grade(points=3, instruction_share=0.25)
+@pytest.mark.grade(points=3, instruction_share=0.25,
+                   inputs=("rank 1", "rank 2", "size-1 axis", "negative", "positive"))
 def test_two_losses(submission, autograd, grade_rng, grade_device):
-    shape = shape_of_at_least_2(grade_rng)
-    x = grade_rng.randn(*shape)
-    w = grade_rng.randn(*shape, requires_grad=True)
+    # at least 2 elements (the docstring's; a mean and a sum differ): each rank and a size-1 axis
+    for shape in grade_rng.shapes(ranks=(1, 2), one_element=False):
+        check_two_losses(submission, autograd, grade_rng.randn(*shape, mixed=True),
+                         grade_rng.randn(*shape, requires_grad=True, mixed=True))
+
+
+def check_two_losses(submission, autograd, x, w):
     result = submission("retain_graph").two_losses(x, w)
     trace = submission.trace
     built = trace.nodes_named("TanhBackward0")

@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from pytest_autograd_grader import TensorRecord, msg, same, values
+from pytest_autograd_grader import TensorRecord, msg, same, shared_memory, values
 
 pytestmark = pytest.mark.grade(concept="vector_backward")
 
@@ -16,6 +16,10 @@ def two_losses(w, x):
 
 def two_losses_l1_summed(w, x):
     return ((x @ w) ** 2).sum(), w.exp().sum()
+
+
+def two_losses_l2_mean(w, x):
+    return ((x @ w) ** 2).mean(), w.exp().mean()
 
 
 # -- reading answers and traces --------------------------------------------------------
@@ -36,9 +40,9 @@ def ones_diagnosis(trace):
 
 
 MATMUL_NODES = ("MmBackward0", "MvBackward0", "BmmBackward0", "DotBackward0")
-# ops that copy a gradient (or read it out) into a tensor of its own
-COPIES = ("clone", "detach", "copy_", "tensor", "as_tensor", "numpy", "tolist", "__deepcopy__", "__reduce_ex__",
-          "contiguous", "new_tensor")
+# ops that copy a gradient (or read it out) into a tensor of its own; detach,
+# .data, view, [:], numpy() and the like share its memory and are no copy
+COPIES = ("clone", "copy_", "tensor", "tolist", "__deepcopy__", "__reduce_ex__", "new_tensor")
 
 
 # -- jacobian_rows -----------------------------------------------------------------------
@@ -50,6 +54,10 @@ def rows_diagnosis(got, rows, trace):
     if got is None or got.shape != rows.shape or m < 2 or same(got, rows):
         return None
     total = rows.sum(dim=0, keepdim=True).expand_as(rows)
+    aliased = (not same(total, rows) and same(got, total)) or bool((got == 0).all())
+    shared = shared_memory(trace, "x") if aliased else None
+    if shared:
+        return shared  # kept through detach() or a view: a copy in name only
     if not same(total, rows) and same(got, total):
         if trace.completed_calls >= m and not trace.count(*COPIES):
             # one call per row and no copy: every row is the same tensor
@@ -62,13 +70,15 @@ def rows_diagnosis(got, rows, trace):
     return None
 
 
-@pytest.mark.grade(points=3, instruction_share=0.25)
+@pytest.mark.grade(points=3, instruction_share=0.25,
+                   inputs=("rank 2", "size-1 axis", "one element", "negative", "positive"))
 def test_jacobian_rows(submission, autograd, grade_rng, grade_device):
-    n, m = grade_rng.shape(ndim=2, low=1, high=5)
     tutorial = (torch.tensor([[1.0, 2.0]], dtype=torch.float64, device=grade_device),
                 torch.tensor([[3.0, 4.0], [5.0, 6.0]], dtype=torch.float64, device=grade_device))
-    # Random values with at least 2 columns (2 rows to find), then the tutorial's.
-    cases = [(grade_rng.randn(1, n), grade_rng.randn(n, max(m, 2))), tutorial]
+    # x of shape (1, n) for n >= 2 and n = 1 (a single element; Y then has one
+    # row), each with at least 2 columns (2 rows to find), then the tutorial's
+    cases = [(grade_rng.randn(1, n, mixed=True), grade_rng.randn(n, grade_rng.integers(2, 4), mixed=True))
+             for n in (grade_rng.integers(2, 4), 1)] + [tutorial]
     for x, Y in cases:
         got = submission("vector_backward").jacobian_rows(x.requires_grad_(True), Y)
         trace = submission.trace
@@ -114,12 +124,18 @@ def scale_of(got, expected):
     return c
 
 
-@pytest.mark.grade(points=3, instruction_share=0.25)
+@pytest.mark.grade(points=3, instruction_share=0.25,
+                   inputs=("rank 2", "size-1 axis", "one element", "negative", "positive"))
 def test_vjp_matmul(submission, autograd, grade_rng, grade_device):
-    b, n, m = grade_rng.shape(ndim=3, low=1, high=4)
-    x = grade_rng.randn(b, n, requires_grad=True)
-    Y = grade_rng.randn(n, m, requires_grad=True)
-    v = grade_rng.randn(b, m)
+    # (b, n, m) of sizes 2 to 4, then one of them 1, then all 1 (every tensor a single element)
+    for b, n, m in grade_rng.shapes(ranks=(3,)):
+        check_vjp(submission, autograd, grade_rng, b, n, m)
+
+
+def check_vjp(submission, autograd, grade_rng, b, n, m):
+    x = grade_rng.randn(b, n, requires_grad=True, mixed=True)
+    Y = grade_rng.randn(n, m, requires_grad=True, mixed=True)
+    v = grade_rng.randn(b, m, mixed=True)
     got = submission("vector_backward").vjp_matmul(x, Y, v)
     trace = submission.trace
     names = (f"x.grad (x: {b}x{n}, Y: {n}x{m})", f"Y.grad (x: {b}x{n}, Y: {n}x{m})")
@@ -143,11 +159,17 @@ def test_vjp_matmul(submission, autograd, grade_rng, grade_device):
 
 # -- weighted_losses ---------------------------------------------------------------------
 
-@pytest.mark.grade(points=3, instruction_share=0.25)
+@pytest.mark.grade(points=3, instruction_share=0.25,
+                   inputs=("rank 1", "rank 2", "size-1 axis", "one element", "negative", "positive"))
 def test_weighted_losses(submission, autograd, grade_rng, grade_device):
-    b, n = grade_rng.integers(2, 5), grade_rng.integers(1, 5)
-    w = grade_rng.randn(n, requires_grad=True)
-    x = grade_rng.randn(b, n)
+    # w of n >= 2 elements, then of one (x then has a single column)
+    for n in (grade_rng.integers(2, 4), 1):
+        check_weighted(submission, autograd, grade_rng, grade_device, grade_rng.integers(2, 5), n)
+
+
+def check_weighted(submission, autograd, grade_rng, grade_device, b, n):
+    w = grade_rng.randn(n, requires_grad=True, mixed=True)
+    x = grade_rng.randn(b, n, mixed=True)
     # Two different weights, neither near 1, in a random order: swapped,
     # squared or missing weights all give other gradients.
     small, large = grade_rng.numpy.uniform(0.2, 0.8), grade_rng.numpy.uniform(1.3, 3.0)
@@ -165,10 +187,11 @@ def test_weighted_losses(submission, autograd, grade_rng, grade_device):
                 ("diag.vector_backward.unweighted", two_losses, (one, one)),
                 ("diag.vector_backward.weights_swapped", two_losses, (weights[1], weights[0])),
                 ("diag.vector_backward.weights_twice", two_losses, (weights[0] ** 2, weights[1] ** 2)),
-                ("diag.vector_backward.l1_sum", two_losses_l1_summed, (weights[0], weights[1]))):
+                ("diag.vector_backward.l1_sum", two_losses_l1_summed, (weights[0], weights[1])),
+                ("diag.vector_backward.l2_mean", two_losses_l2_mean, (weights[0], weights[1]))):
             (wrong,) = autograd.grad(fn, (w, x), grads, wrt=(0,))
             if same(produced, wrong):
-                autograd.fail_with(what, produced, expected, msg(key, k=b))
+                autograd.fail_with(what, produced, expected, msg(key, k=b, n=n))
     autograd.check_grad(got, two_losses, (w, x), grad_outputs=(weights[0], weights[1]), wrt=(0,), names=(what,),
                         trace=trace)
     calls = trace.completed_calls

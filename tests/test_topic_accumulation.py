@@ -317,6 +317,135 @@ def microbatch_grad(w, xs, ys):
     return w.grad
 """,
     },
+    {  # 12: a mean over one axis where the mean runs over every element; .grad kept through
+        # detach() and zeroed in place; momentum; micro-batch losses divided by b instead of k
+        "accumulated_grad": """
+def accumulated_grad(x, k):
+    for _ in range(k):
+        ((x + 2) ** 2).sum(dim=-1).mean().backward()
+    return x.grad
+""",
+        "zeroed_grads": """
+def zeroed_grads(x, scales):
+    grads = []
+    for c in scales:
+        if x.grad is not None:
+            x.grad.zero_()
+        (c * ((x + 2) ** 2).mean()).backward()
+        grads.append(x.grad.detach())
+    return grads
+""",
+        "train_loop": """
+def train_loop(w, xs, ys, lr):
+    opt = torch.optim.SGD([w], lr=lr, momentum=0.9)
+    grads = []
+    for x, y in zip(xs, ys):
+        opt.zero_grad()
+        ((x @ w - y) ** 2).mean().backward()
+        grads.append(w.grad.clone())
+        opt.step()
+    return w, grads
+""",
+        "microbatch_grad": """
+def microbatch_grad(w, xs, ys):
+    for x, y in zip(xs, ys):
+        (((x @ w - y) ** 2).mean() / x.shape[0]).backward()
+    return w.grad
+""",
+    },
+    {  # 13: a mean over the batch rows of x; a squeeze that drops a size-1 axis;
+        # weight decay; w.grad kept through .data and zeroed in place
+        "accumulated_grad": """
+def accumulated_grad(x, k):
+    for _ in range(k):
+        ((x + 2) ** 2).mean(dim=0).sum().backward()
+    return x.grad
+""",
+        "zeroed_grads": """
+def zeroed_grads(x, scales):
+    grads = []
+    for c in scales:
+        x.grad = None
+        (c * ((x + 2) ** 2).mean()).backward()
+        grads.append(x.grad.squeeze().clone())
+    return grads
+""",
+        "train_loop": """
+def train_loop(w, xs, ys, lr):
+    opt = torch.optim.SGD([w], lr=lr, weight_decay=0.01)
+    grads = []
+    for x, y in zip(xs, ys):
+        opt.zero_grad()
+        ((x @ w - y) ** 2).mean().backward()
+        grads.append(w.grad.clone())
+        opt.step()
+    return w, grads
+""",
+    },
+    {  # 14: a velocity kept across steps by hand; w.grad kept through .data and zeroed in place
+        "train_loop": """
+def train_loop(w, xs, ys, lr):
+    grads, velocity = [], torch.zeros_like(w)
+    for x, y in zip(xs, ys):
+        ((x @ w - y) ** 2).mean().backward()
+        grads.append(w.grad.clone())
+        with torch.no_grad():
+            velocity = 0.5 * velocity + w.grad
+            w -= lr * velocity
+        w.grad = None
+    return w, grads
+""",
+    },
+    {  # 15: .grad kept through .data, zeroed in place
+        "train_loop": """
+def train_loop(w, xs, ys, lr):
+    grads = []
+    for x, y in zip(xs, ys):
+        if w.grad is not None:
+            w.grad.zero_()
+        ((x @ w - y) ** 2).mean().backward()
+        grads.append(w.grad.data)
+        with torch.no_grad():
+            w -= lr * w.grad
+    return w, grads
+""",
+    },
+    {  # 16: correct: detach() is a copy enough where .grad is set to None before the next
+        # backward; a mean written as a sum over numel; micro-batch losses scaled by 1 / k
+        "zeroed_grads": """
+def zeroed_grads(x, scales):
+    grads = []
+    for c in scales:
+        x.grad = None
+        (c * ((x + 2) ** 2).sum() / x.numel()).backward()
+        grads.append(x.grad.detach())
+    return grads
+""",
+        "accumulated_grad": """
+def accumulated_grad(x, k):
+    for _ in range(k):
+        ((x + 2) ** 2).sum().div(x.numel()).backward()
+    return x.grad
+""",
+        "train_loop": """
+def train_loop(w, xs, ys, lr):
+    grads = []
+    for i in range(xs.shape[0]):
+        ((xs[i] @ w - ys[i]) ** 2).mean().backward()
+        grads.append(w.grad.detach())
+        with torch.no_grad():
+            w.sub_(w.grad, alpha=lr)
+        w.grad = None
+    return w, grads
+""",
+        "microbatch_grad": """
+def microbatch_grad(w, xs, ys):
+    k = xs.shape[0]
+    for i in range(k):
+        ((xs[i] @ w - ys[i]).pow(2).mean() * (1 / k)).backward()
+    return w.grad
+""",
+    },
 ]
 
 
@@ -401,3 +530,26 @@ def test_mistakes_fail_on_every_seed_with_their_diagnosis(pytester):
         fails_everywhere(v[variant]["test_accumulated_grad"], "were not one per pass", score=instruction_only(2))
         fails_everywhere(v[variant]["test_microbatch_grad"], "were not one per micro-batch",
                          score=instruction_only(2))
+
+    # 12, 13: which reduction a factor-of-k diagnosis found
+    one_axis = msg("diag.divided_by", ratio="2", got=msg("label.divisor.one_axis", n=2),
+                   want=msg("label.divisor.elements", n=4))
+    fails_everywhere(v[12]["test_accumulated_grad"], one_axis, absent=["a constant factor in your derivative"])
+    fails_everywhere(v[13]["test_accumulated_grad"], one_axis, absent=["a constant factor in your derivative"])
+    for run in v[12]["test_microbatch_grad"]:
+        k, b = (int(run["feedback"].split(sep)[1].split(" ")[0]) for sep in ("accumulated over ", " micro-batches of "))
+        fails_everywhere([run], "you divided by the micro-batch size b=%d instead of the number of micro-batches k=%d"
+                         % (b, k), absent=[LAST])
+    # .grad kept through a view of it
+    fails_everywhere(v[12]["test_zeroed_grads"], msg("diag.accumulation.shares_memory", name="x", op=".detach()"),
+                     absent=[ALIAS_X])
+    fails_everywhere(v[15]["test_train_loop"], msg("diag.accumulation.shares_memory", name="w", op=".data"),
+                     absent=[ALIAS_W])
+    # a size-1 axis squeezed away
+    fails_everywhere(v[13]["test_zeroed_grads"], "an axis of size 1 was dropped")
+    # an SGD variant where plain SGD is asked
+    for variant in (12, 14):
+        fails_everywhere(v[variant]["test_train_loop"], "w followed SGD with momentum", absent=[RUNNING_SUM])
+    fails_everywhere(v[13]["test_train_loop"], "w followed SGD with weight decay", absent=[RUNNING_SUM])
+    for name in CHECKS:
+        passes_everywhere(v[16][name])

@@ -130,6 +130,48 @@ def sgd(w, x, y, lr, steps):
     return w
 """,
     },
+    {  # 11: momentum where plain gradient descent is asked; f squeezed (a size-1 axis lost)
+        "sgd": """
+def sgd(w, x, y, lr, steps):
+    opt = torch.optim.SGD([w], lr=lr, momentum=0.9)
+    for _ in range(steps):
+        opt.zero_grad()
+        ((x @ w - y) ** 2).mean().backward()
+        opt.step()
+    return w
+""",
+        "repaired": """
+def repaired(x):
+    return (torch.log1p(x.exp()) * x).squeeze()
+""",
+        "only": ("test_sgd_steps", "test_repaired"),
+    },
+    {  # 12: weight decay where plain gradient descent is asked
+        "sgd": """
+def sgd(w, x, y, lr, steps):
+    opt = torch.optim.SGD([w], lr=lr, weight_decay=0.05)
+    for _ in range(steps):
+        opt.zero_grad()
+        ((x @ w - y) ** 2).mean().backward()
+        opt.step()
+    return w
+""",
+    },
+    {  # 13: Nesterov momentum, written by hand with a velocity kept across steps
+        "sgd": """
+def sgd(w, x, y, lr, steps):
+    velocity = None
+    for _ in range(steps):
+        ((x @ w - y) ** 2).mean().backward()
+        with torch.no_grad():
+            g = w.grad
+            velocity = g.clone() if velocity is None else 0.8 * velocity + g
+            w -= lr * (g + 0.8 * velocity)
+        w.grad = None
+    return w
+""",
+        "only": ("test_sgd_steps",),
+    },
 ]
 
 
@@ -201,3 +243,11 @@ def test_mistakes_fail_on_every_seed_with_their_diagnosis(pytester):
     # 9: the update was right, what came back is a copy of w
     fails_everywhere(v[9]["test_sgd_step_keeps_leaf"], "w after 1 step: expected requires_grad = True, got False",
                      msg("diag.accumulation.returned_copy", name="w"), absent=[REBOUND])
+
+    # 11-13: an SGD variant where plain SGD is asked, named; a squeezed f
+    for variant in (11, 13):
+        fails_everywhere(v[variant]["test_sgd_steps"], "w followed SGD with momentum",
+                         absent=[msg("diag.inplace.grad_not_cleared")])
+    for name in FUNCTION_CHECKS["sgd"]:
+        fails_everywhere(v[12][name], "w followed SGD with weight decay")
+    fails_everywhere(v[11]["test_repaired"], "an axis of size 1 was dropped")

@@ -228,6 +228,53 @@ def backward_k_times(x, k):
     return x.grad
 """,
     },
+    # right for some shapes only: x.grad squeezed (a size-1 axis lost), a mean where L
+    # is a sum (equal for one element); w.grad kept through detach() (shares its memory)
+    "squeezed_mean_detached": {
+        "backward_k_times": """
+def backward_k_times(x, k):
+    loss = (x * torch.exp(x)).mean()
+    for _ in range(k - 1):
+        loss.backward(retain_graph=True)
+    loss.backward()
+    return x.grad
+""",
+        "caught_error": """
+def caught_error(x):
+    loss = (x ** 3).sum()
+    loss.backward()
+    try:
+        loss.backward()
+    except RuntimeError as error:
+        return error, x.grad.squeeze()
+""",
+        "two_losses": """
+def two_losses(x, w):
+    h = torch.tanh(x * w)
+    h.sum().backward(retain_graph=True)
+    first = w.grad.detach()
+    (h ** 2).mean().backward()
+    return first, w.grad
+""",
+    },
+    "squeezed_view": {
+        "backward_k_times": """
+def backward_k_times(x, k):
+    loss = (x * torch.exp(x)).sum()
+    for _ in range(k - 1):
+        loss.backward(retain_graph=True)
+    loss.backward()
+    return x.grad.squeeze()
+""",
+        "two_losses": """
+def two_losses(x, w):
+    h = torch.tanh(x * w)
+    h.sum().backward(retain_graph=True)
+    first = w.grad.view_as(w)
+    (h ** 2).mean().backward()
+    return first, w.grad
+""",
+    },
 }
 
 RIGHT = {
@@ -354,6 +401,15 @@ EXPECT = {
     },
     "one_real_call_k_minus_1_dummies": {
         "test_backward_k_times": ["req.retain_graph.each_call"],
+    },
+    "squeezed_mean_detached": {
+        "test_backward_k_times": ["diag.divided_by", "you divided by the number of elements"],
+        "test_caught_error": ["diag.squeezed"],
+        "test_two_losses": [("diag.accumulation.shares_memory", {"name": "w", "op": ".detach()"})],
+    },
+    "squeezed_view": {
+        "test_backward_k_times": ["diag.squeezed"],
+        "test_two_losses": [("diag.accumulation.shares_memory", {"name": "w", "op": ".view_as(...)"})],
     },
     "grad_not_stored_three_calls": {
         "test_backward_k_times": ["diag.dynamic_graph.no_backward"],

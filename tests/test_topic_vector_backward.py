@@ -186,6 +186,63 @@ def weighted_losses(w, x, weights):
     return w.grad
 """,
     },
+    # right for n >= 2 only: .squeeze() drops the size-1 axis of x (1, 1), v.squeeze() that of v
+    "squeezed_l2_mean": {
+        "jacobian_rows": """
+def jacobian_rows(x, Y):
+    loss = x @ Y
+    rows = []
+    for j in range(loss.shape[1]):
+        e = torch.zeros_like(loss)
+        e[0, j] = 1.0
+        loss.backward(gradient=e, retain_graph=True)
+        rows.append(x.grad.squeeze().clone())
+        x.grad.zero_()
+    return torch.stack(rows)
+""",
+        "vjp_matmul": """
+def vjp_matmul(x, Y, v):
+    loss = x @ Y
+    loss.backward(gradient=v.squeeze())
+    return x.grad, Y.grad
+""",
+        # the mean equals the sum when w has one element
+        "weighted_losses": """
+def weighted_losses(w, x, weights):
+    loss1 = ((x @ w) ** 2).mean()
+    loss2 = torch.exp(w).mean()
+    torch.autograd.backward([loss1, loss2], grad_tensors=[weights[0], weights[1]])
+    return w.grad
+""",
+    },
+    # "copies" that share x.grad's memory, zeroed in place afterwards
+    "detach_copy": {
+        "jacobian_rows": """
+def jacobian_rows(x, Y):
+    loss = x @ Y
+    rows = []
+    for j in range(loss.shape[1]):
+        e = torch.zeros_like(loss)
+        e[0, j] = 1.0
+        loss.backward(gradient=e, retain_graph=True)
+        rows.append(x.grad.detach())
+        x.grad.zero_()
+    return torch.cat(rows)
+""",
+    },
+    "slice_copy_never_zeroed": {
+        "jacobian_rows": """
+def jacobian_rows(x, Y):
+    loss = x @ Y
+    rows = []
+    for j in range(loss.shape[1]):
+        e = torch.zeros_like(loss)
+        e[0, j] = 1.0
+        loss.backward(gradient=e, retain_graph=True)
+        rows.append(x.grad[:])
+    return torch.cat(rows)
+""",
+    },
 }
 
 RIGHT = {
@@ -211,6 +268,28 @@ def weighted_losses(w, x, weights):
     total = weights[0] * ((x @ w) ** 2).mean() + weights[1] * torch.exp(w).sum()
     total.backward()
     return w.grad
+""",
+    },
+    # detach() where x.grad = None makes the next gradient a new tensor; a
+    # detached clone; a one-hot by indexing
+    "detach_then_none": {
+        "jacobian_rows": """
+def jacobian_rows(x, Y):
+    L = x @ Y
+    out = []
+    for j in range(L.shape[-1]):
+        e = torch.zeros_like(L)
+        e[..., j] = 1
+        L.backward(e, retain_graph=True)
+        out.append(x.grad.detach())
+        x.grad = None
+    return torch.cat(out)
+""",
+        "vjp_matmul": """
+def vjp_matmul(x, Y, v):
+    L = x @ Y
+    L.backward(v)
+    return x.grad.detach().clone(), Y.grad.reshape(Y.shape)
 """,
     },
     # backward of one element per row, (L * v).sum(), positional grad_tensors, lists
@@ -275,6 +354,17 @@ EXPECT = {
         "test_jacobian_rows": [VB + "stacked"],
         "test_vjp_matmul": [(VB + "scaled_v", {"k": 2})],
         "test_weighted_losses": [("req.vector_backward.weighted_one_call", {"calls": 0})],
+    },
+    "squeezed_l2_mean": {
+        "test_jacobian_rows": ["diag.squeezed"],
+        "test_vjp_matmul": ["Mismatch in shape", "diag.shape_mismatch"],
+        "test_weighted_losses": [VB + "l2_mean"],
+    },
+    "detach_copy": {
+        "test_jacobian_rows": [("diag.accumulation.shares_memory", {"name": "x", "op": ".detach()"})],
+    },
+    "slice_copy_never_zeroed": {
+        "test_jacobian_rows": [("diag.accumulation.shares_memory", {"name": "x", "op": "[:]"})],
     },
     "read_off_swapped_grad_not_stored": {
         "test_jacobian_rows": ["req.vector_backward.rows_calls"],

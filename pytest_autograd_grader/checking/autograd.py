@@ -151,7 +151,7 @@ class Autograd:
                    wrt: Sequence[int] | None = None, order: int = 1, names: Sequence[str] | None = None,
                    mean_over: int | None = None, calls: int | None = None, holders: Sequence | None = None,
                    role: str | None = None, scale: float = 1.0, previous: Sequence = (),
-                   trace: Trace | None = None, grad_of: str = "x") -> None:
+                   trace: Trace | None = None, grad_of: str = "x", divisors: Sequence = ()) -> None:
         """The student's gradient(s) of ``fn`` at ``inputs`` against
         torch.autograd's. ``produced`` is one gradient or a sequence aligned
         with ``wrt``; ``scale`` multiplies the reference (e.g. k backward
@@ -159,7 +159,8 @@ class Autograd:
         gradients of a loop's earlier steps, to recognise a running sum;
         ``trace`` (``submission.trace``) lets diagnoses count the backward
         calls the student really made; ``grad_of`` names the tensor whose
-        ``.grad`` it is in advice ("zero w.grad")."""
+        ``.grad`` it is in advice ("zero w.grad"); ``divisors`` (``Divisor``
+        entries) name the reductions the task divides by and likely slips."""
         expected = self.grad(fn, inputs, grad_outputs, wrt=wrt, order=order)
         ones = None
         if grad_outputs is not None:
@@ -177,7 +178,7 @@ class Autograd:
             holder = holders[i] if holders else None
             context = Context(holder=holder, role=role, ones_vjp=None if ones is None else ones[i] * scale,
                               mean_over=mean_over, calls=calls, order=order, previous=tuple(previous), trace=trace,
-                              grad_of=grad_of)
+                              grad_of=grad_of, divisors=tuple(divisors))
             self.assert_grad(got, want * scale, what, context=context)
 
     def assert_equal(self, produced: Any, expected: Any, what: str, *, labels: Sequence[str] | None = None,

@@ -62,6 +62,21 @@ def diagnose_error(message: str, context: "Context | None" = None) -> str | None
     return msg(AUTOGRAD_ERRORS[name][1]) if name else None
 
 
+@dataclass(frozen=True)
+class Divisor:
+    """A number the task divides a loss by, as feedback names it, and the
+    numbers a student may divide by instead: ``Divisor(msg(...elements...),
+    12, ((msg(...rows...), 3),))`` says the mean runs over 12 elements and a
+    mean over the 3 batch rows is a likely slip. A gradient that is
+    ``count / other`` times the right one is diagnosed as that swap, naming
+    both (a check passes them to ``check_grad(divisors=...)`` or
+    ``Context(divisors=...)``)."""
+
+    name: str  # what the task divides by, e.g. "the number of elements (12)"
+    count: int
+    instead: tuple = ()  # (name, count) pairs a student may divide by instead
+
+
 @dataclass
 class Context:
     """What a check knows that helps name a mistake."""
@@ -76,6 +91,7 @@ class Context:
     previous: tuple = ()  # expected gradients of the earlier steps of a loop
     trace: Any = None  # tracing.Trace of the student's call, when the check passed it
     grad_of: str = "x"  # the tensor whose .grad it is, as advice names it ("zero x.grad")
+    divisors: tuple = ()  # Divisor entries: the reductions the task asks for, and likely slips
 
     def calls_made(self) -> int | None:
         """Backward and autograd.grad calls the student's code completed."""
@@ -101,6 +117,51 @@ def _near_int(x: float, tol: float = 1e-3) -> int | None:
     return k if abs(x - k) <= tol * max(1.0, abs(k)) else None
 
 
+def _ratio_text(numerator: int, denominator: int) -> str:
+    from fractions import Fraction
+
+    ratio = Fraction(numerator, denominator)
+    return str(ratio.numerator) if ratio.denominator == 1 else f"{ratio.numerator}/{ratio.denominator}"
+
+
+def divided_by(c: float, context: Context) -> str | None:
+    """The check's own reductions (``Context.divisors``) that explain a
+    gradient ``c`` times the right one: dividing by one count where the
+    task divides by another. Not when the student made a different number
+    of backward calls than asked (that explains a factor better)."""
+    made = context.calls_made()
+    if made is not None and context.calls is not None and made != context.calls:
+        return None
+    if context.calls and abs(c * context.calls - 1) < 1e-4 and context.trace is not None \
+            and context.trace.count("zero_", "grad="):
+        return None  # 1/calls with .grad cleared in between: the calls did not add up
+    for divisor in context.divisors:
+        for name, count in divisor.instead:
+            if count and count != divisor.count and abs(c - divisor.count / count) <= 1e-4 * max(1.0, abs(c)):
+                return msg("diag.divided_by", ratio=_ratio_text(divisor.count, count), got=name, want=divisor.name)
+    return None
+
+
+def squeezed(produced, expected) -> str | None:
+    """Right values with the size-1 axes of the expected shape dropped
+    (``.squeeze()``, ``[0]``, ``.view(-1)``)."""
+    import torch
+
+    if produced.dim() >= expected.dim() or produced.numel() != expected.numel():
+        return None
+    left = list(produced.shape)
+    for size in expected.shape:  # the produced shape is the expected one less some size-1 axes
+        if left and left[0] == size:
+            left.pop(0)
+        elif size != 1:
+            return None
+    if left:
+        return None
+    if not torch.allclose(produced.reshape(expected.shape), expected, rtol=1e-5, atol=1e-8):
+        return None
+    return msg("diag.squeezed", got=tuple(produced.shape), expected=tuple(expected.shape))
+
+
 def diagnose_none(context: Context) -> str:
     holder = context.holder
     if context.order >= 2:
@@ -119,6 +180,9 @@ def diagnose_values(produced, expected, context: Context) -> str | None:
     import torch
 
     if produced.shape != expected.shape:
+        lost = squeezed(produced, expected)
+        if lost:
+            return lost
         if context.parameter_shape is not None or produced.numel() > expected.numel():
             try:
                 if torch.broadcast_shapes(produced.shape, expected.shape) == produced.shape:
@@ -140,6 +204,9 @@ def diagnose_values(produced, expected, context: Context) -> str | None:
         steps = msg("diag.steps_two") if step == 2 else msg("diag.steps_range", step=step)
         return msg("diag.running_sum", step=step, steps=steps, name=context.grad_of)
     c = _constant_ratio(produced, expected)
+    found = divided_by(c, context) if c is not None and context.divisors else None
+    if found:
+        return found
     if c is not None:
         k = _near_int(c)
         if k == -1:
@@ -192,3 +259,36 @@ def diagnose_zero_none(failure: Any, name: str) -> str | None:
     if failure.error_type == "AttributeError" and "'NoneType' object has no attribute 'zero_'" in failure.message:
         return failure.feedback.split("\n")[0] + "\n" + msg("diag.accumulation.zero_none", name=name)
     return None
+
+
+# Ops that hand back a tensor sharing its input's memory (torch.as_tensor,
+# .to() and .contiguous() return the tensor itself when nothing needs to
+# change): a .grad kept through one of them changes when .grad is zeroed in
+# place or accumulated into. Named as the student wrote them.
+SHARES_MEMORY = {"detach": ".detach()", "data": ".data", "view": ".view(...)", "view_as": ".view_as(...)",
+                 "reshape": ".reshape(...)", "reshape_as": ".reshape_as(...)", "__getitem__": "[:]",
+                 "numpy": ".numpy()", "__array__": " (numpy.asarray)", "as_tensor": " (torch.as_tensor)",
+                 "contiguous": ".contiguous()", "to": ".to(...)", "flatten": ".flatten()", "squeeze": ".squeeze()",
+                 "unsqueeze": ".unsqueeze(...)", "expand": ".expand(...)", "ravel": ".ravel()"}
+# ops that always make a tensor (or plain data) of its own
+COPIES_MEMORY = frozenset({"clone", "copy_", "tensor", "new_tensor", "__deepcopy__", "__reduce_ex__", "tolist"})
+
+
+def shared_memory(trace: Any, name: str) -> str | None:
+    """For a kept ``.grad`` whose values show it changed after it was kept:
+    when the student's code, after its first backward call, read ``.grad``
+    out only through ops that share its memory, applied to ``.grad`` itself (``detach()``, ``.data``,
+    ``view``, ``[:]``, ``numpy()``, ...) and made no real copy, the
+    diagnosis naming the op; else None."""
+    if trace is None:
+        return None
+    ops = [op.name for op in trace.ops]
+    first = next((i for i, op in enumerate(ops) if op in ("backward", "autograd.grad")), None)
+    if first is None:
+        return None
+    after = ops[first + 1:]
+    if any(op in COPIES_MEMORY for op in after):
+        return None
+    # the op right after a .grad read: what the student applied to .grad itself
+    used = next((op for before, op in zip(after, after[1:]) if before == "grad" and op in SHARES_MEMORY), None)
+    return None if used is None else msg("diag.accumulation.shares_memory", name=name, op=SHARES_MEMORY[used])

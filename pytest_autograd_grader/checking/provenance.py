@@ -128,16 +128,17 @@ def calls_added(trace: Any, expected: Sequence, argument: int = 0, *, kind: str 
     added = [c.added[argument] if argument < len(c.added) else None for c in calls]
     if any(a is None for a in added):
         return False
+    atol = _slack(added)
+    # the common factor, read off the first call against each entry it may
+    # stand for: with one-element gradients any entry gives some factor
+    factors = {_factor(added[0], want) for want in expected} - {None}
+    return any(_all_matched(added, expected, factor, atol) for factor in factors)
+
+
+def _all_matched(added: Sequence, expected: Sequence, factor: float, atol: float) -> bool:
     left = list(range(len(expected)))
-    factor, atol = None, _slack(added)
     for got in added:
-        match = None
-        for i in left:
-            want = expected[i]
-            scale = _factor(got, want) if factor is None else factor
-            if scale is not None and _same(got, want * scale, atol):
-                match, factor = i, scale
-                break
+        match = next((i for i in left if _same(got, expected[i] * factor, atol)), None)
         if match is None:
             return False
         left.remove(match)
