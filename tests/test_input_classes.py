@@ -68,3 +68,9 @@ def test_draws_without_the_new_options_keep_their_values():
     torch_gen = torch.Generator()
     torch_gen.manual_seed(7)
     assert torch.equal(GradeRng.create(7).randn(3, 2), torch.randn(3, 2, generator=torch_gen, dtype=torch.float64))
+
+
+def test_a_zero_dimensional_draw_is_a_rank_0_single_element():
+    rng = GradeRng.create(3)
+    x = rng.randn()
+    assert x.shape == () and {"rank 0", "one element"} <= rng.drawn

@@ -61,7 +61,7 @@ class GradeRng:
         random places) to exactly 0, for a kink or a branch at 0."""
         import torch
 
-        t = torch.randn(*shape, generator=self.torch, dtype=dtype or torch.float64)
+        t = torch.randn(tuple(shape), generator=self.torch, dtype=dtype or torch.float64)  # () gives 0-D
         if low is not None:
             t = t.abs() + low
         if mixed or zeros:
