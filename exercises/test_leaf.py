@@ -22,16 +22,19 @@ def dot(w, x):
     return (w * x).sum()
 
 
-def inputs(rng, device, requires_grad):
-    """x and w of one random shape (1-D with 4 to 7 elements, or 2-D with
-    2 to 4 per side), float64, holding FIXED_X/FIXED_W and random values."""
-    if rng.integers(1, 2) == 1:
-        shape = (rng.integers(4, 7),)
-    else:
-        shape = (rng.integers(2, 4), rng.integers(2, 4))
+def shapes_of(rng):
+    """The shapes x and w take, one call each: 1-D (4 to 7 elements), 2-D
+    (2 to 4 per side) and 2-D with an axis of size 1 (4 to 6 elements)."""
+    line = rng.integers(4, 6)
+    return [(rng.integers(4, 7),), (rng.integers(2, 4), rng.integers(2, 4)), rng.choice([(1, line), (line, 1)])]
+
+
+def inputs(rng, device, requires_grad, shape):
+    """x and w of ``shape``, float64, holding FIXED_X/FIXED_W and random values."""
     x, w = rng.randn(*shape, device="cpu"), rng.randn(*shape, device="cpu")
     x.view(-1)[:4] = torch.tensor(FIXED_X, dtype=x.dtype)
     w.view(-1)[:4] = torch.tensor(FIXED_W, dtype=w.dtype)
+    rng.note(x, w)
     return x.to(device).requires_grad_(requires_grad), w.to(device).requires_grad_(requires_grad)
 
 
@@ -206,11 +209,15 @@ def compare_predictions(autograd, got, want, what, nodes, hints):
 
 # -- checks ----------------------------------------------------------------------
 
-@pytest.mark.grade(points=2)
+@pytest.mark.grade(points=2, inputs=("rank 1", "rank 2", "size-1 axis", "negative", "positive"))
 def test_tutorial_graph(submission, autograd, grade_rng, grade_device):
-    x, w = inputs(grade_rng, grade_device, requires_grad=True)
-    result = submission("leaf").tutorial_graph(x, w)
-    trace = submission.trace
+    for shape in shapes_of(grade_rng):
+        x, w = inputs(grade_rng, grade_device, True, shape)
+        result = submission("leaf").tutorial_graph(x, w)
+        check_tutorial(autograd, submission.trace, result, x, w)
+
+
+def check_tutorial(autograd, trace, result, x, w):
     records = autograd.unpack(result, 5, msg("label.returned", what="(w, x, a, b, y)"))
     w_rec, x_rec, a, b, y = records
     xd, wd = x.detach(), w.detach()
@@ -229,13 +236,16 @@ def test_tutorial_graph(submission, autograd, grade_rng, grade_device):
         autograd.assert_meta(record, name, has_grad=False, hint="diag.nonleaf_grad_kept")
 
 
-@pytest.mark.grade(points=3)
+@pytest.mark.grade(points=3, inputs=("rank 1", "rank 2", "rank 3", "size-1 axis", "negative", "positive"))
 def test_init_parameter(submission, autograd, grade_rng, grade_device):
-    shape = grade_rng.shape(ndim=grade_rng.integers(1, 3), low=2, high=4)
-    data, x = grade_rng.randn(*shape), grade_rng.randn(*shape)
-    scale = float(grade_rng.numpy.uniform(0.01, 0.5))
-    w = submission("leaf").init_parameter(data, scale, x)
-    trace = submission.trace
+    for shape in grade_rng.shapes(ranks=(1, 2, 3), low=2, high=4, one_element=False):
+        data, x = grade_rng.randn(*shape, mixed=True), grade_rng.randn(*shape, mixed=True)
+        scale = float(grade_rng.numpy.uniform(0.01, 0.5))
+        w = submission("leaf").init_parameter(data, scale, x)
+        check_parameter(autograd, submission.trace, w, data, scale, x)
+
+
+def check_parameter(autograd, trace, w, data, scale, x):
     if isinstance(w, TensorRecord) and w.grad_fn is not None:
         autograd.assert_meta(w, "w", is_leaf=True, hint=msg("diag.leaf.scale_first", grad_fn=w.grad_fn))
     autograd.assert_meta(w, "w", is_leaf=True, requires_grad=True)

@@ -189,66 +189,98 @@ def test_predict_requires_grad(submission, autograd, grade_rng):
     check_prediction(submission, autograd, random_graph(grade_rng), msg("label.no_grad.graph", n=2))
 
 
-@pytest.mark.grade(points=3, instruction_share=0.25)
+def layer_sizes(rng):
+    """(N, D, H, C) of each call: all 2 or 3 (a sum and a mean of the
+    squared outputs differ), then one of them 1 (an axis of size 1), then
+    all 1 (every tensor a single element)."""
+    sizes = [rng.integers(2, 3) for _ in range(4)]
+    axis = rng.integers(0, 3)
+    return [tuple(sizes), tuple(1 if i == axis else s for i, s in enumerate(sizes)), (1, 1, 1, 1)]
+
+
+@pytest.mark.grade(points=3, instruction_share=0.25,
+                   inputs=("rank 2", "size-1 axis", "one element", "negative", "positive"))
 def test_frozen_features(submission, autograd, grade_rng, grade_device):
-    # n * c >= 2: a sum and a mean of the squared outputs differ
-    n, d, h, c = grade_rng.integers(2, 4), grade_rng.integers(1, 3), grade_rng.integers(1, 3), grade_rng.integers(1, 3)
-    x = grade_rng.randn(n, d)
-    W1 = grade_rng.randn(d, h, requires_grad=True)
-    W2 = grade_rng.randn(h, c, requires_grad=True)
-    try:
-        result = submission("no_grad").frozen_features(x, W1, W2)
-    except StudentFailure as failure:
+    cases = []
+    for n, d, h, c in layer_sizes(grade_rng):
+        x = grade_rng.randn(n, d, mixed=True)
+        W1 = grade_rng.randn(d, h, requires_grad=True, mixed=True)
+        W2 = grade_rng.randn(h, c, requires_grad=True, mixed=True)
+        try:
+            result = submission("no_grad").frozen_features(x, W1, W2)
+        except StudentFailure as failure:
+            trace = submission.trace
+            generic = diagnose_error(failure.message)
+            if error_name(failure.message) == "no_grad_fn" and trace.ops_without_grad and not trace.nodes and generic:
+                # every op ran with gradients off, the loss included
+                raise GradeFailure(failure.feedback.replace(generic, msg("diag.no_grad.loss_under_no_grad"))) from None
+            raise
         trace = submission.trace
-        generic = diagnose_error(failure.message)
-        if error_name(failure.message) == "no_grad_fn" and trace.ops_without_grad and not trace.nodes and generic:
-            # every op ran with gradients off, the loss included
-            raise GradeFailure(failure.feedback.replace(generic, msg("diag.no_grad.loss_under_no_grad"))) from None
-        raise
-    trace = submission.trace
-    autograd.instruction(bool(trace.ops_without_grad) or trace.count("detach", "detach_") > 0,
-                         "req.no_grad.frozen_no_grad")
-    autograd.instruction(trace.count("detach", "detach_") == 0, "req.no_grad.frozen_detach")
-    node = recorded_features(trace)
-    autograd.instruction(node is None, "req.no_grad.frozen_partly", node=node)
-    h_rec, W1_grad, W2_grad = autograd.unpack(result, 3, msg("label.returned", what="(h, W1.grad, W2.grad)"))
-    hv = torch.tanh(x @ W1.detach())
+        autograd.instruction(bool(trace.ops_without_grad) or trace.count("detach", "detach_") > 0,
+                             "req.no_grad.frozen_no_grad")
+        autograd.instruction(trace.count("detach", "detach_") == 0, "req.no_grad.frozen_detach")
+        node = recorded_features(trace)
+        autograd.instruction(node is None, "req.no_grad.frozen_partly", node=node)
+        cases.append((autograd.unpack(result, 3, msg("label.returned", what="(h, W1.grad, W2.grad)")), x, W1, W2))
+    # each part is right only when it is right for every size
     with autograd.part(1):
-        autograd.assert_meta(h_rec, "h", requires_grad=False, grad_fn=None)
-        autograd.assert_close(h_rec, hv, "h")
+        for (h_rec, _, _), x, W1, _ in cases:
+            autograd.assert_meta(h_rec, "h", requires_grad=False, grad_fn=None)
+            autograd.assert_close(h_rec, torch.tanh(x @ W1.detach()), "h")
     with autograd.part(1):
-        autograd.assert_equal(W1_grad, None, msg("label.no_grad.frozen"))
+        for (_, W1_grad, _), *_ in cases:
+            autograd.assert_equal(W1_grad, None, msg("label.no_grad.frozen"))
     with autograd.part(1):
-        autograd.check_grad(W2_grad, second_layer_loss, (hv, W2), wrt=(1,), names=("W2.grad",),
-                            mean_over=n * c)
+        for (_, _, W2_grad), x, W1, W2 in cases:
+            autograd.check_grad(W2_grad, second_layer_loss, (torch.tanh(x @ W1.detach()), W2), wrt=(1,),
+                                names=("W2.grad",), mean_over=x.shape[0] * W2.shape[1])
 
 
-@pytest.mark.grade(points=3)
+def td_sizes(rng):
+    """(N, D) of each call: both 2 or more, then D = 1 (w a single element,
+    x an axis of size 1), then N = 1 (r a single element; a sum and a mean
+    agree there, so it comes last)."""
+    return [(rng.integers(2, 5), rng.integers(2, 3)), (rng.integers(2, 5), 1), (1, rng.integers(2, 3))]
+
+
+@pytest.mark.grade(points=3, inputs=("rank 1", "rank 2", "size-1 axis", "one element", "negative", "positive"))
 def test_td_grad(submission, autograd, grade_rng, grade_device):
-    # n >= 2: a sum and a mean of the squared errors differ
-    n, d = grade_rng.integers(2, 5), grade_rng.integers(1, 3)
-    w = grade_rng.randn(d, requires_grad=True)
-    x, x_next = grade_rng.randn(n, d), grade_rng.randn(n, d)
-    r = grade_rng.randn(n)
-    gamma = float(grade_rng.numpy.uniform(0.5, 0.99))
-    result = submission("no_grad").td_grad(w, x, x_next, r, gamma)
-    detached = submission.trace.count("detach", "detach_") > 0
-    target, grad = autograd.unpack(result, 2, msg("label.returned", what="(target, w.grad)"))
-    target_value = r + gamma * (x_next @ w.detach())
-    (expected,) = autograd.grad(td_loss, (w, x, target_value), wrt=(0,))
-    inputs = (w, x, x_next, r, gamma)
-    # the gradient tells which part stayed in the graph
+    cases = []
+    for n, d in td_sizes(grade_rng):
+        w = grade_rng.randn(d, requires_grad=True, mixed=True)
+        x, x_next = grade_rng.randn(n, d, mixed=True), grade_rng.randn(n, d, mixed=True)
+        r = grade_rng.randn(n, mixed=True)
+        gamma = float(grade_rng.numpy.uniform(0.5, 0.99))
+        result = submission("no_grad").td_grad(w, x, x_next, r, gamma)
+        detached = submission.trace.count("detach", "detach_") > 0
+        cases.append((autograd.unpack(result, 2, msg("label.returned", what="(target, w.grad)")), detached,
+                      (w, x, x_next, r, gamma)))
+    judged = [td_expectations(autograd, grad, detached, inputs) for (_, grad), detached, inputs in cases]
+    # each part is right only when it is right for every size
+    with autograd.part(1):
+        for ((target, _), detached, inputs), (_, hint, wrong_grad) in zip(cases, judged):
+            # the diagnosis is told once, with w.grad, when the gradient shows it
+            autograd.assert_meta(target, "target", requires_grad=False, grad_fn=None,
+                                 hint=None if hint or detached or not wrong_grad else "diag.no_grad.target_not_cut")
+            w, _, x_next, r, gamma = inputs
+            autograd.assert_close(target, r + gamma * (x_next @ w.detach()), "target")
+    with autograd.part(2):
+        for ((_, grad), _, inputs), (expected, hint, _) in zip(cases, judged):
+            if hint:
+                autograd.fail_with("w.grad", grad, expected, hint)
+            w, x, x_next, r, gamma = inputs
+            autograd.check_grad(grad, td_loss, (w, x, r + gamma * (x_next @ w.detach())), wrt=(0,),
+                                names=("w.grad",), mean_over=x.shape[0])
+
+
+def td_expectations(autograd, grad, detached, inputs):
+    """The expected w.grad, the diagnosis its value supports (None: none)
+    and whether the student's is wrong: the gradient tells which part
+    stayed in the graph."""
+    w, x, x_next, r, gamma = inputs
+    (expected,) = autograd.grad(td_loss, (w, x, r + gamma * (x_next @ w.detach())), wrt=(0,))
     unused = msg("diag.no_grad.detach_unused" if detached else "diag.no_grad.target_not_cut")
     hint = first_suspect(grad, expected, lambda: [
         (autograd.grad(td_loss_through_target, inputs, wrt=(0,))[0], unused),
         (autograd.grad(td_loss_through_target_only, inputs, wrt=(0,))[0], msg("diag.no_grad.wrong_side"))])
-    with autograd.part(1):
-        # the diagnosis is told once, with w.grad, when the gradient shows it
-        wrong_grad = not same(values(grad), expected)
-        autograd.assert_meta(target, "target", requires_grad=False, grad_fn=None,
-                             hint=None if hint or detached or not wrong_grad else "diag.no_grad.target_not_cut")
-        autograd.assert_close(target, target_value, "target")
-    with autograd.part(2):
-        if hint:
-            autograd.fail_with("w.grad", grad, expected, hint)
-        autograd.check_grad(grad, td_loss, (w, x, target_value), wrt=(0,), names=("w.grad",), mean_over=n)
+    return expected, hint, not same(values(grad), expected)

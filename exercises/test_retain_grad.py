@@ -27,17 +27,20 @@ def mean_square(out):
     return (out ** 2).mean()
 
 
-def inputs(rng, device):
-    """x and w (leaves that require grad) and v of one random shape (1-D
-    with 4 to 7 elements, or 2-D with 2 to 4 per side), float64, x and w
-    holding FIXED_X/FIXED_W beside random values."""
-    if rng.integers(1, 2) == 1:
-        shape = (rng.integers(4, 7),)
-    else:
-        shape = (rng.integers(2, 4), rng.integers(2, 4))
+def shapes_of(rng):
+    """The shapes x and w take, one call each: 1-D (4 to 7 elements), 2-D
+    (2 to 4 per side) and 2-D with an axis of size 1 (4 to 6 elements)."""
+    line = rng.integers(4, 6)
+    return [(rng.integers(4, 7),), (rng.integers(2, 4), rng.integers(2, 4)), rng.choice([(1, line), (line, 1)])]
+
+
+def inputs(rng, device, shape):
+    """x and w (leaves that require grad) and v of ``shape``, float64, x and
+    w holding FIXED_X/FIXED_W beside random values."""
     x, w = rng.randn(*shape, device="cpu"), rng.randn(*shape, device="cpu")
     x.view(-1)[:4] = torch.tensor(FIXED_X, dtype=x.dtype)
     w.view(-1)[:4] = torch.tensor(FIXED_W, dtype=w.dtype)
+    rng.note(x, w)
     return x.to(device).requires_grad_(True), w.to(device).requires_grad_(True), rng.randn(*shape)
 
 
@@ -90,11 +93,15 @@ def require_retained(autograd, records, names, nodes, trace):
                 autograd.require(False, msg("cmp.none", what=f"{name}.grad") + "\n" + reason)
 
 
-@pytest.mark.grade(points=3)
+@pytest.mark.grade(points=3, inputs=("rank 1", "rank 2", "size-1 axis", "negative", "positive"))
 def test_intermediate_grads(submission, autograd, grade_rng, grade_device):
-    x, w, v = inputs(grade_rng, grade_device)
-    result = submission("retain_grad").intermediate_grads(x, w, v)
-    trace = submission.trace
+    for shape in shapes_of(grade_rng):
+        x, w, v = inputs(grade_rng, grade_device, shape)
+        result = submission("retain_grad").intermediate_grads(x, w, v)
+        check_intermediate(autograd, submission.trace, result, x, w, v)
+
+
+def check_intermediate(autograd, trace, result, x, w, v):
     records = autograd.unpack(result, 3, msg("label.returned", what="(a, b, y)"))
     a, b, y = records
     av, bv = x.detach() + w.detach(), w.detach() + 1
@@ -112,16 +119,26 @@ def test_intermediate_grads(submission, autograd, grade_rng, grade_device):
                         role="intermediate", trace=trace)
 
 
-@pytest.mark.grade(points=3)
+def layer_sizes(rng):
+    """(N, D, H, C) of each call: all 2 or 3 (out has 4 or more elements,
+    so a sum where the task takes the mean shows), then one of them 1 (an
+    axis of size 1), then all 1 (every tensor a single element)."""
+    sizes = [rng.integers(2, 3) for _ in range(4)]
+    axis = rng.integers(0, 3)
+    return [tuple(sizes), tuple(1 if i == axis else s for i, s in enumerate(sizes)), (1, 1, 1, 1)]
+
+
+@pytest.mark.grade(points=3, inputs=("rank 2", "size-1 axis", "one element", "negative", "positive"))
 def test_hidden_grads(submission, autograd, grade_rng, grade_device):
-    # At least 2 rows and 2 outputs: out has 4 or more elements, so a sum
-    # where the task takes the mean always shows.
-    n, d, h, c = grade_rng.integers(2, 4), grade_rng.integers(1, 3), grade_rng.integers(1, 3), grade_rng.integers(2, 3)
-    x = grade_rng.randn(n, d)
-    W1 = grade_rng.randn(d, h, requires_grad=True)
-    W2 = grade_rng.randn(h, c, requires_grad=True)
-    result = submission("retain_grad").hidden_grads(x, W1, W2)
-    trace = submission.trace
+    for n, d, h, c in layer_sizes(grade_rng):
+        x = grade_rng.randn(n, d, mixed=True)
+        W1 = grade_rng.randn(d, h, requires_grad=True, mixed=True)
+        W2 = grade_rng.randn(h, c, requires_grad=True, mixed=True)
+        result = submission("retain_grad").hidden_grads(x, W1, W2)
+        check_hidden(autograd, submission.trace, result, x, W1, W2)
+
+
+def check_hidden(autograd, trace, result, x, W1, W2):
     h_rec, out_rec = autograd.unpack(result, 2, msg("label.returned", what="(h, out)"))
     hv = torch.tanh(x @ W1.detach())
     outv = hv @ W2.detach()
@@ -143,32 +160,35 @@ def chain_coefficients(rng, steps):
     return c
 
 
-@pytest.mark.grade(points=3)
+@pytest.mark.grade(points=3, inputs=("rank 1", "rank 2", "size-1 axis", "negative", "positive"))
 def test_chain_grads(submission, autograd, grade_rng, grade_device):
-    shape = grade_rng.shape(ndim=grade_rng.integers(1, 2), low=2, high=4)
-    # A random number of steps, and the edge case of a single step.
-    for steps in (grade_rng.integers(2, 5), 1):
-        x = grade_rng.randn(*shape, requires_grad=True)
+    shapes = grade_rng.shapes(ranks=(1, 2), low=2, high=4, one_element=False)
+    # a random number of steps, the edge case of a single step, then a random number again
+    for shape, steps in zip(shapes, (grade_rng.integers(2, 5), 1, grade_rng.integers(2, 4))):
+        x = grade_rng.randn(*shape, requires_grad=True, mixed=True)
         c = chain_coefficients(grade_rng, steps).to(grade_device)
         result = submission("retain_grad").chain_grads(x, c)
-        trace = submission.trace
-        names = tuple(f"z_{k}" for k in range(1, steps + 1))
-        records = autograd.unpack(result, len(names), msg("label.returned", what="[" + ", ".join(names) + "]"))
+        check_chain(autograd, submission.trace, result, x, c, steps)
 
-        def tail(k):
-            def loss_from(z):
-                for j in range(k, steps):
-                    z = torch.tanh(c[j] * z)
-                return z.sum()
-            return loss_from
 
-        z = x.detach()
-        expected = []
-        for k, (record, name) in enumerate(zip(records, names), start=1):
-            z = torch.tanh(c[k - 1] * z)
-            expected.append(z)
-            autograd.assert_close(record, z, name)
-        require_retained(autograd, records, names, [None] * steps, trace)
-        for k, (record, name, value) in enumerate(zip(records, names, expected), start=1):
-            autograd.check_grad(record.grad, tail(k), (value,), names=(f"{name}.grad",), holders=(record,),
-                                role="intermediate", trace=trace)
+def check_chain(autograd, trace, result, x, c, steps):
+    names = tuple(f"z_{k}" for k in range(1, steps + 1))
+    records = autograd.unpack(result, len(names), msg("label.returned", what="[" + ", ".join(names) + "]"))
+
+    def tail(k):
+        def loss_from(z):
+            for j in range(k, steps):
+                z = torch.tanh(c[j] * z)
+            return z.sum()
+        return loss_from
+
+    z = x.detach()
+    expected = []
+    for k, (record, name) in enumerate(zip(records, names), start=1):
+        z = torch.tanh(c[k - 1] * z)
+        expected.append(z)
+        autograd.assert_close(record, z, name)
+    require_retained(autograd, records, names, [None] * steps, trace)
+    for k, (record, name, value) in enumerate(zip(records, names, expected), start=1):
+        autograd.check_grad(record.grad, tail(k), (value,), names=(f"{name}.grad",), holders=(record,),
+                            role="intermediate", trace=trace)
