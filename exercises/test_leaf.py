@@ -2,7 +2,7 @@ import numpy
 import pytest
 import torch
 
-from pytest_autograd_grader import TensorRecord, msg, same, values
+from pytest_autograd_grader import StudentFailure, TensorRecord, diagnose_error, msg, same, values
 
 pytestmark = pytest.mark.grade(concept="leaf")
 
@@ -66,6 +66,26 @@ def require_sum(autograd, got, expected, what):
     k = expected[0].numel()
     if k >= 2 and all(same(g, e / k) for g, e in zip(got, expected)):
         autograd.fail_with(what, got[0], expected[0], msg("diag.graph.sum_not_mean", k=k))
+
+
+# torch functions that multiply matrices: the sum of w * x only for 1-D tensors
+MATMULS = ("__matmul__", "__rmatmul__", "matmul", "dot", "vdot", "inner", "mm", "mv", "bmm", "tensordot")
+
+
+def matmul_loss(trace, shape):
+    """The diagnosis of a loss written as a matrix product (w @ x), right
+    for 1-D inputs only; None for 1-D inputs or without one."""
+    # an op that raised is among the trace's errors, not its ops
+    ops = [name for name in [op.name for op in trace.ops] + [e.op for e in trace.errors] if name in MATMULS]
+    return msg("diag.leaf.matmul_loss", op=ops[0]) if ops and len(shape) >= 2 else None
+
+
+def with_diagnosis(failure, hint):
+    """The student's error with ``hint`` in place of the generic diagnosis."""
+    generic = diagnose_error(failure.message)
+    feedback = failure.feedback.replace(generic, hint) if generic else f"{failure.feedback}\n{hint}"
+    return StudentFailure(feedback, status=failure.grade_status, error_type=failure.error_type,
+                          message=failure.message)
 
 
 def copy_hint(record, what):
@@ -241,17 +261,28 @@ def test_init_parameter(submission, autograd, grade_rng, grade_device):
     for shape in grade_rng.shapes(ranks=(1, 2, 3), low=2, high=4, one_element=False):
         data, x = grade_rng.randn(*shape, mixed=True), grade_rng.randn(*shape, mixed=True)
         scale = float(grade_rng.numpy.uniform(0.01, 0.5))
-        w = submission("leaf").init_parameter(data, scale, x)
+        try:
+            w = submission("leaf").init_parameter(data, scale, x)
+        except StudentFailure as failure:
+            hint = matmul_loss(submission.trace, shape)
+            if hint is None:
+                raise
+            raise with_diagnosis(failure, hint) from None
         check_parameter(autograd, submission.trace, w, data, scale, x)
 
 
 def check_parameter(autograd, trace, w, data, scale, x):
+    if isinstance(w, TensorRecord) and not w.requires_grad and same(w, x) and not same(w, data * scale):
+        autograd.require(False, "diag.leaf.returned_grad")
     if isinstance(w, TensorRecord) and w.grad_fn is not None:
         autograd.assert_meta(w, "w", is_leaf=True, hint=msg("diag.leaf.scale_first", grad_fn=w.grad_fn))
     autograd.assert_meta(w, "w", is_leaf=True, requires_grad=True)
     autograd.assert_close(w, data * scale, msg("label.leaf.scaled"))
     require_backward(autograd, (w,), ("w",), trace)
     require_sum(autograd, grads_of((w,)), (x,), "w.grad")
+    hint = matmul_loss(trace, tuple(x.shape))
+    if hint and not same(grads_of((w,))[0], x):
+        autograd.fail_with("w.grad", w.grad, x, hint)
     autograd.check_grad(w.grad, dot, (data * scale, x), wrt=(0,), names=("w.grad",), holders=(w,), role="leaf",
                         trace=trace)
 
