@@ -60,6 +60,21 @@ def require_backward(autograd, records, names, trace):
                              msg("diag.leaf.grad_not_stored" if grad_call else "diag.leaf.no_backward"))
 
 
+def require_path(autograd, leaves, trace, wd, xd):
+    """Leaves backward did not reach, or reached by one path of two, where
+    the trace shows part of the graph computed without recording (.data,
+    .detach(), torch.no_grad())."""
+    if not (trace.count("data", "detach") or trace.ops_without_grad):
+        return
+    for record, name in zip(leaves, "wx"):
+        if isinstance(record, TensorRecord) and record.grad is None:
+            autograd.require(False, msg("cmp.none", what=f"{name}.grad") + "\n" + msg("diag.leaf.cut_off", what=name))
+    got, expected = grads_of(leaves[:1])[0], 2 * wd + xd + 1
+    for part, value in (("a", xd + wd), ("b", wd + 1)):
+        if same(got, value) and not same(value, expected):
+            autograd.fail_with("w.grad", got, expected, msg("diag.leaf.path_cut", what=part))
+
+
 def require_sum(autograd, got, expected, what):
     """Gradients that are the expected ones divided by the number of
     elements: a mean where the task sums."""
@@ -247,6 +262,7 @@ def check_tutorial(autograd, trace, result, x, w):
         autograd.assert_close(record, value, name)
         autograd.assert_meta(record, name, requires_grad=True, is_leaf=True, hint=copy_hint(record, name))
     require_backward(autograd, (w_rec, x_rec), ("w", "x"), trace)
+    require_path(autograd, (w_rec, x_rec), trace, wd, xd)
     require_sum(autograd, grads_of((w_rec, x_rec)), (2 * wd + xd + 1, wd + 1), "w.grad")
     autograd.check_grad((w_rec.grad, x_rec.grad), y_of, (x, w), wrt=(1, 0), names=("w.grad", "x.grad"),
                         holders=(w_rec, x_rec), role="leaf", trace=trace)

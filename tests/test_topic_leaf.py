@@ -16,6 +16,7 @@ COPIES = ("diag.leaf.made_copy", "diag.leaf.detached_copy")
 # The ids each check may answer with; a planted mistake must get its own and none of the others.
 SPECIFIC = {
     "test_tutorial_graph": COPIES + ("diag.leaf.no_backward", "diag.leaf.grad_not_stored", "diag.graph.sum_not_mean",
+                                     "diag.leaf.cut_off", "diag.leaf.path_cut",
                                      "diag.nonleaf_grad_kept", "diag.multiple_calls", "diag.graph.order",
                                      "diag.none_leaf", "diag.none_not_leaf"),
     "test_init_parameter": ("diag.leaf.scale_first", "diag.none_not_leaf", "diag.leaf.no_backward",
@@ -102,6 +103,23 @@ MISTAKES = [
     y.sum().backward()
     return w, x, a, b, y
 """, "diag.multiple_calls", (msg("diag.multiple_calls", k=2, calls=2, name="x"),)),
+    Mistake("tutorial_graph", "x.data used in a = x + w: x cut off from the graph", """
+def tutorial_graph(x, w):
+    a = x.data + w
+    b = w + 1
+    y = a * b
+    y.sum().backward()
+    return w, x, a, b, y
+""", "diag.leaf.cut_off", ("x.grad: expected a gradient, got None", msg("diag.leaf.cut_off", what="x"))),
+    Mistake("tutorial_graph", "b computed under torch.no_grad(): w.grad misses the path through b", """
+def tutorial_graph(x, w):
+    a = x + w
+    with torch.no_grad():
+        b = w + 1
+    y = a * b
+    y.sum().backward()
+    return w, x, a, b, y
+""", "diag.leaf.path_cut", (msg("diag.leaf.path_cut", what="b"),)),
     Mistake("init_parameter", "the classic: requires_grad first, then scaled", """
 def init_parameter(data, scale, x):
     w = data.requires_grad_(True) * scale

@@ -254,6 +254,8 @@ ZH: dict[str, str] = {
     "diag.leaf.grad_not_stored": "可能的错误：torch.autograd.grad 会返回梯度，但不会把它存进 .grad；这道题读取的是 .grad，所以请改用 loss.backward()。",
     "diag.leaf.detached_copy": "可能的错误：{what} 是一个分离出来的副本（它不需要梯度，就像 .detach() 或 .data 的结果），而不是那个张量本身。请返回计算中实际用到的张量：副本有它自己的 is_leaf、grad_fn 和 .grad。",
     "diag.leaf.made_copy": "可能的错误：{what} 是由运算（{grad_fn}）得到的，所以它是一个新张量（比如 .clone() 得到的副本，或者重新算出来的结果），而不是那个张量本身。请返回计算中实际用到的张量：副本有它自己的 is_leaf、grad_fn 和 .grad。",
+    "diag.leaf.cut_off": "可能的错误：{what} 没有得到梯度，因为本该用 {what} 本身的地方，你的代码用的是它从计算图上切下来的副本（{what}.data、{what}.detach()，或者在 torch.no_grad() 下的计算）。请直接用 {what} 本身来计算 a、b 和 y。",
+    "diag.leaf.path_cut": "可能的错误：w.grad 少了经过 {what} 的那条路径：{what} 是在不记录计算图的情况下算出来的（在 torch.no_grad() 下，或者由 .detach()、.data 得到），所以 backward 无法经由它到达 w。请在记录计算图的情况下，直接由 w 计算 {what}。",
     "diag.leaf.scale_first": "可能的错误：w 是对一个已经需要梯度的张量做运算（{grad_fn}）得到的，所以 w 不是叶子节点，backward 之后它的 .grad 仍然是空的。先把数值算好，最后再要求梯度：w = (data * scale).requires_grad_()。",
     "diag.leaf.matmul_loss": "可能的错误：你的损失用了矩阵乘法（{op}），它只有对一维张量才等于 w * x 的和；对二维、三维张量它做的是矩阵相乘（或者直接报错）。请写成 (w * x).sum()，它对任何形状都成立。",
     "diag.leaf.returned_grad": "可能的错误：你返回的是 w.grad（数值等于 x），而不是 w。请返回参数 w 本身：评分程序会读取它的 .grad。",
