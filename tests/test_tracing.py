@@ -163,6 +163,20 @@ def test_the_trace_says_which_tensors_retain_grad_was_called_on(student):
     assert len(student.trace.retained) == MAX_RETAINED
 
 
+
+def test_what_retain_grad_concerned_is_read_one_level_deep():
+    from pytest_autograd_grader.boundary.call_facts import Facts
+
+    facts = Facts()
+    h = torch.randn(2, requires_grad=True) * 2
+    facts.retain((h,))
+    nest = [h]
+    for _ in range(12):
+        nest = [nest] * 64  # 64 ** 12 paths to h: a walk would never end
+    assert facts.retained_on((h, nest)) == [{"arg": -1, "returned": 0, "node": "MulBackward0", "source": -1,
+                                              "feeds": -1}]
+
+
 def test_student_code_that_pops_the_recorder_leaves_torch_as_it_was(student):
     depth = torch._C._len_torch_function_stack()
     student("graph").hides(torch.randn(2))

@@ -187,14 +187,20 @@ class Facts:
     def retained_on(self, value: Any) -> list:
         """Plain ``Retained`` entries of the tensors retain_grad() was called
         on, told apart by what the student function returned (``value``)."""
-        returned = flat_tensors(value)[:MAX_ARGS]
+        if not self.retained:
+            return []  # the returned value is not looked at without a reason
+        import torch
+
+        # one level only: the positions the check names (a nested value is not walked)
+        returned = list(value[:MAX_ARGS]) if isinstance(value, (tuple, list)) else [value]
+        nodes = [r.grad_fn if isinstance(r, torch.Tensor) else None for r in returned]
         found = []
         for t in self.retained:
             node = t.grad_fn
             found.append({"arg": _position(self.args, t), "returned": _position(returned, t),
                           "node": type(node).__name__[:64] if node is not None else "",
-                          "source": _next_to(node, [r.grad_fn for r in returned], upstream=True),
-                          "feeds": _next_to(node, [r.grad_fn for r in returned], upstream=False)})
+                          "source": _next_to(node, nodes, upstream=True),
+                          "feeds": _next_to(node, nodes, upstream=False)})
         return found
 
     # -- an error a torch call raised -----------------------------------------
