@@ -14,7 +14,7 @@ TOPIC = "retain_grad"
 
 COMMON = ("diag.none_intermediate", "diag.retain_grad.too_late", "diag.retain_grad.cloned",
           "diag.retain_grad.detached", "diag.retain_grad.other_tensor", "diag.retain_grad.elsewhere",
-          "diag.retain_grad.off_path", "diag.leaf.no_backward", "diag.multiple_calls", "diag.factor", "diag.multiple",
+          "diag.retain_grad.off_path", "diag.retain_grad.returns_none", "diag.leaf.no_backward", "diag.multiple_calls", "diag.factor", "diag.multiple",
           "diag.running_sum", "diag.implicit_grad")
 # The ids each check may answer with; a planted mistake must get its own and none of the others.
 SPECIFIC = {
@@ -259,6 +259,22 @@ MISTAKES += [
     z.sum().backward()
     return zs
 """, "diag.retain_grad.other_tensor", (msg("label.retain_grad.made_from", what="z_1", grad_fn="CloneBackward0"),)),
+    chain("z = (...).retain_grad(): the None it returns used as the next step", """
+    zs = []
+    z = x
+    for k in range(c.shape[0]):
+        z = torch.tanh(c[k] * z).retain_grad()
+        zs.append(z)
+    z.sum().backward()
+    return zs
+""", "diag.retain_grad.returns_none", ("NoneType",)),
+    hidden("out = (h @ W2).retain_grad(): out is None", """
+    h = torch.tanh(x @ W1)
+    h.retain_grad()
+    out = (h @ W2).retain_grad()
+    (out ** 2).mean().backward()
+    return h, out
+""", "diag.retain_grad.returns_none"),
     chain("a mean where the loss is a sum", """
     zs = []
     z = x

@@ -273,6 +273,7 @@ ZH: dict[str, str] = {
     "diag.retain_grad.other_tensor": "可能的错误：你的代码对 {other} 调用了 retain_grad()，而不是对 {what}；只有对那个张量本身调用 retain_grad()，它才会保留梯度。算出 {what} 之后马上调用 {what}.retain_grad()，一定要在 backward 之前。",
     "diag.retain_grad.elsewhere": "可能的错误：你的代码调用了 retain_grad()，但调用的对象不是作为 {what} 返回的那个张量；只有对那个张量本身调用 retain_grad()，它才会保留梯度。算出 {what} 之后马上调用 {what}.retain_grad()，一定要在 backward 之前。",
     "diag.retain_grad.off_path": "可能的错误：{what} 保留了梯度，但 backward 根本没有到达它：损失并不是由这个张量本身算出来的（是不是在通往损失的路上又重新算了一遍，或者用了它的副本？）。请直接用 {what} 本身来计算损失。",
+    "diag.retain_grad.returns_none": "可能的错误：retain_grad() 的返回值是 None（它修改的是被调用的那个张量，本身什么也不返回），所以像 a = (x + w).retain_grad() 这样把它的结果赋给变量，变量里存的是 None。先算出张量，再单独用一条语句对它调用 retain_grad()：a = x + w，然后 a.retain_grad()。",
     "diag.retain_grad.weights": "可能的错误：这些是 y.sum() 的梯度，没有乘上权重 v。损失是 (v * y).sum()，所以 dloss/dy = v：求和之前先乘以 v。",
     "diag.retain_grad.matmul_loss": "可能的错误：你的损失用了矩阵乘法（{op}），它只有对一维张量才等于 v * y 的和；对二维张量它做的是矩阵相乘（或者直接报错）。请写成 (v * y).sum()，它对任何形状都成立。",
     "diag.retain_grad.mean_one_axis": "可能的错误：梯度大了 {k} 倍，而 {k} 正是 out 另一个维度的大小：你的损失只在 out 的 {axis} 维上取平均（先在一个维度上求和，再在另一个维度上取平均，或者用了 .mean(dim=...)）。题目要的是对 out 全部 {n} 个元素取平均：(out ** 2).mean()。",
