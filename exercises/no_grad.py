@@ -58,6 +58,7 @@ def predict_requires_grad(nodes: list):
     and leaves t0 as it was.
 
     Return a list of bools (True/False), one per node: t_k.requires_grad.
+    A 1-D numpy array of bools is accepted in place of a list.
     """
     raise NotImplementedError
 

@@ -240,6 +240,20 @@ def td_grad(w, x, x_next, r, gamma):
 """,
     },
     {  # 12: correct in other styles
+        "predict_requires_grad": """
+import numpy
+
+def predict_requires_grad(nodes):
+    out = []
+    for node in nodes:
+        if node[0] == "input":
+            out.append(bool(node[1]))
+        elif node[0] == "detach" or node[-1] == "no_grad":
+            out.append(False)
+        else:
+            out.append(any(out[i] for i in node[1:] if type(i) is int))
+    return numpy.array(out)
+""",
         "frozen_features": """
 def frozen_features(x, W1, W2):
     h = torch.no_grad()(lambda: torch.tanh(x @ W1))()
@@ -311,3 +325,4 @@ def test_mistakes_fail_on_every_seed_with_their_diagnosis(pytester):
     for i in (11, 12):
         passes_everywhere(v[i]["test_frozen_features"])
         passes_everywhere(v[i]["test_td_grad"])
+    passes_everywhere(v[12]["test_predict_requires_grad"])
