@@ -58,6 +58,7 @@ def predict_requires_grad(nodes: list):
     and leaves t0 as it was.
 
     Return a list of bools (True/False), one per node: t_k.requires_grad.
+    A 1-D numpy array of bools is accepted in place of a list.
     """
     raise NotImplementedError
 
@@ -66,6 +67,7 @@ def frozen_features(x: torch.Tensor, W1: torch.Tensor, W2: torch.Tensor):
     """A frozen feature extractor followed by a trained layer. x is a float64
     tensor of shape (N, D) that does not require grad; W1 (D, H) and W2
     (H, C) are float64 leaves with requires_grad=True and no gradient yet.
+    Any of N, D, H and C may be 1.
 
     W1 is frozen: compute the features h = torch.tanh(x @ W1) with gradient
     recording switched off, inside `with torch.no_grad():` (the switch
@@ -87,7 +89,7 @@ def td_grad(w: torch.Tensor, x: torch.Tensor, x_next: torch.Tensor, r: torch.Ten
     """A temporal-difference step, as in Q-learning with a linear model.
     w is a float64 leaf of shape (D,) with requires_grad=True and no
     gradient yet; x and x_next have shape (N, D) and r shape (N,), none of
-    them requires grad; gamma is a Python float.
+    them requires grad (N and D may be 1); gamma is a Python float.
 
     The prediction is q = x @ w. The target r + gamma * (x_next @ w) is
     computed from the same w but must count as a constant: no gradient may

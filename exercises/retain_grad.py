@@ -49,7 +49,8 @@ def hidden_grads(x: torch.Tensor, W1: torch.Tensor, W2: torch.Tensor):
     """The gradient arriving at the hidden layer of a two-layer network.
 
     Inputs: float64 tensors x of shape (N, D) (no grad), W1 of shape (D, H)
-    and W2 of shape (H, C), both leaves with requires_grad=True.
+    and W2 of shape (H, C), both leaves with requires_grad=True; any of N,
+    D, H and C may be 1.
 
     Compute h = torch.tanh(x @ W1), out = h @ W2 and
     loss = (out ** 2).mean() (a mean over all N * C elements), make h and

@@ -2,7 +2,7 @@ import numpy
 import pytest
 import torch
 
-from pytest_autograd_grader import TensorRecord, msg, same, values
+from pytest_autograd_grader import StudentFailure, TensorRecord, diagnose_error, msg, same, values
 
 pytestmark = pytest.mark.grade(concept="leaf")
 
@@ -22,16 +22,19 @@ def dot(w, x):
     return (w * x).sum()
 
 
-def inputs(rng, device, requires_grad):
-    """x and w of one random shape (1-D with 4 to 7 elements, or 2-D with
-    2 to 4 per side), float64, holding FIXED_X/FIXED_W and random values."""
-    if rng.integers(1, 2) == 1:
-        shape = (rng.integers(4, 7),)
-    else:
-        shape = (rng.integers(2, 4), rng.integers(2, 4))
+def shapes_of(rng):
+    """The shapes x and w take, one call each: 1-D (4 to 7 elements), 2-D
+    (2 to 4 per side) and 2-D with an axis of size 1 (4 to 6 elements)."""
+    line = rng.integers(4, 6)
+    return [(rng.integers(4, 7),), (rng.integers(2, 4), rng.integers(2, 4)), rng.choice([(1, line), (line, 1)])]
+
+
+def inputs(rng, device, requires_grad, shape):
+    """x and w of ``shape``, float64, holding FIXED_X/FIXED_W and random values."""
     x, w = rng.randn(*shape, device="cpu"), rng.randn(*shape, device="cpu")
     x.view(-1)[:4] = torch.tensor(FIXED_X, dtype=x.dtype)
     w.view(-1)[:4] = torch.tensor(FIXED_W, dtype=w.dtype)
+    rng.note(x, w)
     return x.to(device).requires_grad_(requires_grad), w.to(device).requires_grad_(requires_grad)
 
 
@@ -57,12 +60,47 @@ def require_backward(autograd, records, names, trace):
                              msg("diag.leaf.grad_not_stored" if grad_call else "diag.leaf.no_backward"))
 
 
+def require_path(autograd, leaves, trace, wd, xd):
+    """Leaves backward did not reach, or reached by one path of two, where
+    the trace shows part of the graph computed without recording (.data,
+    .detach(), torch.no_grad())."""
+    if not (trace.count("data", "detach") or trace.ops_without_grad):
+        return
+    for record, name in zip(leaves, "wx"):
+        if isinstance(record, TensorRecord) and record.grad is None:
+            autograd.require(False, msg("cmp.none", what=f"{name}.grad") + "\n" + msg("diag.leaf.cut_off", what=name))
+    got, expected = grads_of(leaves[:1])[0], 2 * wd + xd + 1
+    for part, value in (("a", xd + wd), ("b", wd + 1)):
+        if same(got, value) and not same(value, expected):
+            autograd.fail_with("w.grad", got, expected, msg("diag.leaf.path_cut", what=part))
+
+
 def require_sum(autograd, got, expected, what):
     """Gradients that are the expected ones divided by the number of
     elements: a mean where the task sums."""
     k = expected[0].numel()
     if k >= 2 and all(same(g, e / k) for g, e in zip(got, expected)):
         autograd.fail_with(what, got[0], expected[0], msg("diag.graph.sum_not_mean", k=k))
+
+
+# torch functions that multiply matrices: the sum of w * x only for 1-D tensors
+MATMULS = ("__matmul__", "__rmatmul__", "matmul", "dot", "vdot", "inner", "mm", "mv", "bmm", "tensordot")
+
+
+def matmul_loss(trace, shape):
+    """The diagnosis of a loss written as a matrix product (w @ x), right
+    for 1-D inputs only; None for 1-D inputs or without one."""
+    # an op that raised is among the trace's errors, not its ops
+    ops = [name for name in [op.name for op in trace.ops] + [e.op for e in trace.errors] if name in MATMULS]
+    return msg("diag.leaf.matmul_loss", op=ops[0]) if ops and len(shape) >= 2 else None
+
+
+def with_diagnosis(failure, hint):
+    """The student's error with ``hint`` in place of the generic diagnosis."""
+    generic = diagnose_error(failure.message)
+    feedback = failure.feedback.replace(generic, hint) if generic else f"{failure.feedback}\n{hint}"
+    return StudentFailure(feedback, status=failure.grade_status, error_type=failure.error_type,
+                          message=failure.message)
 
 
 def copy_hint(record, what):
@@ -206,11 +244,15 @@ def compare_predictions(autograd, got, want, what, nodes, hints):
 
 # -- checks ----------------------------------------------------------------------
 
-@pytest.mark.grade(points=2)
+@pytest.mark.grade(points=2, inputs=("rank 1", "rank 2", "size-1 axis", "negative", "positive"))
 def test_tutorial_graph(submission, autograd, grade_rng, grade_device):
-    x, w = inputs(grade_rng, grade_device, requires_grad=True)
-    result = submission("leaf").tutorial_graph(x, w)
-    trace = submission.trace
+    for shape in shapes_of(grade_rng):
+        x, w = inputs(grade_rng, grade_device, True, shape)
+        result = submission("leaf").tutorial_graph(x, w)
+        check_tutorial(autograd, submission.trace, result, x, w)
+
+
+def check_tutorial(autograd, trace, result, x, w):
     records = autograd.unpack(result, 5, msg("label.returned", what="(w, x, a, b, y)"))
     w_rec, x_rec, a, b, y = records
     xd, wd = x.detach(), w.detach()
@@ -220,6 +262,7 @@ def test_tutorial_graph(submission, autograd, grade_rng, grade_device):
         autograd.assert_close(record, value, name)
         autograd.assert_meta(record, name, requires_grad=True, is_leaf=True, hint=copy_hint(record, name))
     require_backward(autograd, (w_rec, x_rec), ("w", "x"), trace)
+    require_path(autograd, (w_rec, x_rec), trace, wd, xd)
     require_sum(autograd, grads_of((w_rec, x_rec)), (2 * wd + xd + 1, wd + 1), "w.grad")
     autograd.check_grad((w_rec.grad, x_rec.grad), y_of, (x, w), wrt=(1, 0), names=("w.grad", "x.grad"),
                         holders=(w_rec, x_rec), role="leaf", trace=trace)
@@ -229,19 +272,33 @@ def test_tutorial_graph(submission, autograd, grade_rng, grade_device):
         autograd.assert_meta(record, name, has_grad=False, hint="diag.nonleaf_grad_kept")
 
 
-@pytest.mark.grade(points=3)
+@pytest.mark.grade(points=3, inputs=("rank 1", "rank 2", "rank 3", "size-1 axis", "negative", "positive"))
 def test_init_parameter(submission, autograd, grade_rng, grade_device):
-    shape = grade_rng.shape(ndim=grade_rng.integers(1, 3), low=2, high=4)
-    data, x = grade_rng.randn(*shape), grade_rng.randn(*shape)
-    scale = float(grade_rng.numpy.uniform(0.01, 0.5))
-    w = submission("leaf").init_parameter(data, scale, x)
-    trace = submission.trace
+    for shape in grade_rng.shapes(ranks=(1, 2, 3), low=2, high=4, one_element=False):
+        data, x = grade_rng.randn(*shape, mixed=True), grade_rng.randn(*shape, mixed=True)
+        scale = float(grade_rng.numpy.uniform(0.01, 0.5))
+        try:
+            w = submission("leaf").init_parameter(data, scale, x)
+        except StudentFailure as failure:
+            hint = matmul_loss(submission.trace, shape)
+            if hint is None:
+                raise
+            raise with_diagnosis(failure, hint) from None
+        check_parameter(autograd, submission.trace, w, data, scale, x)
+
+
+def check_parameter(autograd, trace, w, data, scale, x):
+    if isinstance(w, TensorRecord) and not w.requires_grad and same(w, x) and not same(w, data * scale):
+        autograd.require(False, "diag.leaf.returned_grad")
     if isinstance(w, TensorRecord) and w.grad_fn is not None:
         autograd.assert_meta(w, "w", is_leaf=True, hint=msg("diag.leaf.scale_first", grad_fn=w.grad_fn))
     autograd.assert_meta(w, "w", is_leaf=True, requires_grad=True)
     autograd.assert_close(w, data * scale, msg("label.leaf.scaled"))
     require_backward(autograd, (w,), ("w",), trace)
     require_sum(autograd, grads_of((w,)), (x,), "w.grad")
+    hint = matmul_loss(trace, tuple(x.shape))
+    if hint and not same(grads_of((w,))[0], x):
+        autograd.fail_with("w.grad", w.grad, x, hint)
     autograd.check_grad(w.grad, dot, (data * scale, x), wrt=(0,), names=("w.grad",), holders=(w,), role="leaf",
                         trace=trace)
 

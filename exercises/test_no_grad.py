@@ -1,9 +1,11 @@
+import numpy
 import pytest
 import torch
 
 from pytest_autograd_grader import (
     GradeFailure,
     StudentFailure,
+    TensorRecord,
     diagnose_error,
     error_name,
     first_suspect,
@@ -162,6 +164,8 @@ def explain_prediction(nodes, got, expected):
 def check_prediction(submission, autograd, nodes, what):
     expected = [bool(t.requires_grad) for t in build(nodes)]
     got = submission("no_grad").predict_requires_grad(nodes)
+    if isinstance(got, numpy.ndarray) and got.ndim == 1 and got.dtype == bool:
+        got = got.tolist()  # accepted in place of a list, as predict_leaves accepts it
     ops = [op.name for op in submission.trace.tensor_ops]
     autograd.instruction(not ops, "req.no_grad.predict_no_tensors", what=what, ops=", ".join(dict.fromkeys(ops[:20])))
     autograd.assert_equal(got, expected, what, labels=[msg("label.no_grad.requires_grad_of", graph=what,
@@ -189,66 +193,152 @@ def test_predict_requires_grad(submission, autograd, grade_rng):
     check_prediction(submission, autograd, random_graph(grade_rng), msg("label.no_grad.graph", n=2))
 
 
-@pytest.mark.grade(points=3, instruction_share=0.25)
+def layer_sizes(rng):
+    """(N, D, H, C) of each call: all 2 or 3, N and C different (a sum and
+    a mean of the squared outputs differ, and so does a mean over one axis
+    only), then one of them 1 (an axis of size 1), then all 1 (every tensor
+    a single element)."""
+    n = rng.integers(2, 3)
+    sizes = [n, rng.integers(2, 3), rng.integers(2, 3), 5 - n]
+    axis = rng.integers(0, 3)
+    return [tuple(sizes), tuple(1 if i == axis else s for i, s in enumerate(sizes)), (1, 1, 1, 1)]
+
+
+@pytest.mark.grade(points=3, instruction_share=0.25,
+                   inputs=("rank 2", "size-1 axis", "one element", "negative", "positive"))
 def test_frozen_features(submission, autograd, grade_rng, grade_device):
-    # n * c >= 2: a sum and a mean of the squared outputs differ
-    n, d, h, c = grade_rng.integers(2, 4), grade_rng.integers(1, 3), grade_rng.integers(1, 3), grade_rng.integers(1, 3)
-    x = grade_rng.randn(n, d)
-    W1 = grade_rng.randn(d, h, requires_grad=True)
-    W2 = grade_rng.randn(h, c, requires_grad=True)
+    cases = []
+    for n, d, h, c in layer_sizes(grade_rng):
+        x = grade_rng.randn(n, d, mixed=True)
+        W1 = grade_rng.randn(d, h, requires_grad=True, mixed=True)
+        W2 = grade_rng.randn(h, c, requires_grad=True, mixed=True)
+        result = frozen_call(submission, x, W1, W2)
+        trace = submission.trace
+        autograd.instruction(bool(trace.ops_without_grad) or trace.count("detach", "detach_") > 0,
+                             "req.no_grad.frozen_no_grad")
+        autograd.instruction(trace.count("detach", "detach_") == 0, "req.no_grad.frozen_detach")
+        node = recorded_features(trace)
+        autograd.instruction(node is None, "req.no_grad.frozen_partly", node=node)
+        records = autograd.unpack(result, 3, msg("label.returned", what="(h, W1.grad, W2.grad)"))
+        cases.append((records, (x, W1, W2), squeezed(trace, x, W1, W2)))
+    # each part is right only when it is right for every size
+    with autograd.part(1):
+        for (h_rec, _, _), (x, W1, _), squeeze in cases:
+            autograd.assert_meta(h_rec, "h", requires_grad=False, grad_fn=None)
+            shape = (x.shape[0], W1.shape[1])
+            if squeeze and isinstance(h_rec, TensorRecord) and tuple(h_rec.shape) != shape:
+                autograd.require(False, msg("cmp.shape", what="h", expected=shape, got=tuple(h_rec.shape)) + "\n"
+                                 + squeeze)
+            autograd.assert_close(h_rec, torch.tanh(x @ W1.detach()), "h")
+    with autograd.part(1):
+        for (_, W1_grad, _), _, _ in cases:
+            autograd.assert_equal(W1_grad, None, msg("label.no_grad.frozen"))
+    with autograd.part(1):
+        for (_, _, W2_grad), (x, W1, W2), _ in cases:
+            hv = torch.tanh(x @ W1.detach())
+            require_mean_of_all(autograd, W2_grad, autograd.grad(second_layer_loss, (hv, W2), wrt=(1,))[0],
+                                (x.shape[0], W2.shape[1]))
+            autograd.check_grad(W2_grad, second_layer_loss, (hv, W2), wrt=(1,), names=("W2.grad",),
+                                mean_over=x.shape[0] * W2.shape[1])
+
+
+def frozen_call(submission, x, W1, W2):
+    """frozen_features(x, W1, W2), its error explained where the trace can."""
     try:
-        result = submission("no_grad").frozen_features(x, W1, W2)
+        return submission("no_grad").frozen_features(x, W1, W2)
     except StudentFailure as failure:
         trace = submission.trace
         generic = diagnose_error(failure.message)
         if error_name(failure.message) == "no_grad_fn" and trace.ops_without_grad and not trace.nodes and generic:
             # every op ran with gradients off, the loss included
             raise GradeFailure(failure.feedback.replace(generic, msg("diag.no_grad.loss_under_no_grad"))) from None
-        raise
-    trace = submission.trace
-    autograd.instruction(bool(trace.ops_without_grad) or trace.count("detach", "detach_") > 0,
-                         "req.no_grad.frozen_no_grad")
-    autograd.instruction(trace.count("detach", "detach_") == 0, "req.no_grad.frozen_detach")
-    node = recorded_features(trace)
-    autograd.instruction(node is None, "req.no_grad.frozen_partly", node=node)
-    h_rec, W1_grad, W2_grad = autograd.unpack(result, 3, msg("label.returned", what="(h, W1.grad, W2.grad)"))
-    hv = torch.tanh(x @ W1.detach())
-    with autograd.part(1):
-        autograd.assert_meta(h_rec, "h", requires_grad=False, grad_fn=None)
-        autograd.assert_close(h_rec, hv, "h")
-    with autograd.part(1):
-        autograd.assert_equal(W1_grad, None, msg("label.no_grad.frozen"))
-    with autograd.part(1):
-        autograd.check_grad(W2_grad, second_layer_loss, (hv, W2), wrt=(1,), names=("W2.grad",),
-                            mean_over=n * c)
+        hint = squeezed(trace, x, W1, W2)
+        if hint is None:
+            raise
+        raise with_diagnosis(failure, hint) from None
 
 
-@pytest.mark.grade(points=3)
+def squeezed(trace, *tensors):
+    """The diagnosis of a .squeeze() that removed an axis of size 1 (None
+    without a squeeze, or where no axis has size 1)."""
+    sizes = [size for t in tensors for size in t.shape]
+    if 1 in sizes and trace.count("squeeze", "squeeze_"):
+        return msg("diag.no_grad.squeeze")
+    return None
+
+
+def with_diagnosis(failure, hint):
+    """The student's error with ``hint`` in place of the generic diagnosis."""
+    generic = diagnose_error(failure.message)
+    feedback = failure.feedback.replace(generic, hint) if generic else f"{failure.feedback}\n{hint}"
+    return StudentFailure(feedback, status=failure.grade_status, error_type=failure.error_type,
+                          message=failure.message)
+
+
+def require_mean_of_all(autograd, produced, expected, out_shape):
+    """A W2.grad that is k times too large, k the size of one axis of the
+    output: the loss averages over the other axis only."""
+    n, c = out_shape
+    got = values(produced)
+    for k, axis in ((c, "N"), (n, "C")):
+        if got is not None and 2 <= k < n * c and same(got, expected * k):
+            autograd.fail_with("W2.grad", got, expected, msg("diag.no_grad.mean_one_axis", k=k, axis=axis, n=n * c))
+
+
+def td_sizes(rng):
+    """(N, D) of each call: N of 4 or more and D of 2 or 3 (never equal, so
+    a mean over D is not one over N), then D = 1 (w a single element, x an
+    axis of size 1), then N = 1 (r a single element; a sum and a mean agree
+    there, so it comes last)."""
+    return [(rng.integers(4, 6), rng.integers(2, 3)), (rng.integers(2, 5), 1), (1, rng.integers(2, 3))]
+
+
+@pytest.mark.grade(points=3, inputs=("rank 1", "rank 2", "size-1 axis", "one element", "negative", "positive"))
 def test_td_grad(submission, autograd, grade_rng, grade_device):
-    # n >= 2: a sum and a mean of the squared errors differ
-    n, d = grade_rng.integers(2, 5), grade_rng.integers(1, 3)
-    w = grade_rng.randn(d, requires_grad=True)
-    x, x_next = grade_rng.randn(n, d), grade_rng.randn(n, d)
-    r = grade_rng.randn(n)
-    gamma = float(grade_rng.numpy.uniform(0.5, 0.99))
-    result = submission("no_grad").td_grad(w, x, x_next, r, gamma)
-    detached = submission.trace.count("detach", "detach_") > 0
-    target, grad = autograd.unpack(result, 2, msg("label.returned", what="(target, w.grad)"))
-    target_value = r + gamma * (x_next @ w.detach())
-    (expected,) = autograd.grad(td_loss, (w, x, target_value), wrt=(0,))
-    inputs = (w, x, x_next, r, gamma)
-    # the gradient tells which part stayed in the graph
+    cases = []
+    for n, d in td_sizes(grade_rng):
+        w = grade_rng.randn(d, requires_grad=True, mixed=True)
+        x, x_next = grade_rng.randn(n, d, mixed=True), grade_rng.randn(n, d, mixed=True)
+        r = grade_rng.randn(n, mixed=True)
+        gamma = float(grade_rng.numpy.uniform(0.5, 0.99))
+        try:
+            result = submission("no_grad").td_grad(w, x, x_next, r, gamma)
+        except StudentFailure as failure:
+            hint = squeezed(submission.trace, w, x)
+            if hint is None:
+                raise
+            raise with_diagnosis(failure, hint) from None
+        detached = submission.trace.count("detach", "detach_") > 0
+        cases.append((autograd.unpack(result, 2, msg("label.returned", what="(target, w.grad)")), detached,
+                      (w, x, x_next, r, gamma)))
+    judged = [td_expectations(autograd, grad, detached, inputs) for (_, grad), detached, inputs in cases]
+    # each part is right only when it is right for every size
+    with autograd.part(1):
+        for ((target, _), detached, inputs), (_, hint, wrong_grad) in zip(cases, judged):
+            # the diagnosis is told once, with w.grad, when the gradient shows it
+            autograd.assert_meta(target, "target", requires_grad=False, grad_fn=None,
+                                 hint=None if hint or detached or not wrong_grad else "diag.no_grad.target_not_cut")
+            w, _, x_next, r, gamma = inputs
+            autograd.assert_close(target, r + gamma * (x_next @ w.detach()), "target")
+    with autograd.part(2):
+        for ((_, grad), _, inputs), (expected, hint, _) in zip(cases, judged):
+            if hint:
+                autograd.fail_with("w.grad", grad, expected, hint)
+            w, x, x_next, r, gamma = inputs
+            autograd.check_grad(grad, td_loss, (w, x, r + gamma * (x_next @ w.detach())), wrt=(0,),
+                                names=("w.grad",), mean_over=x.shape[0])
+
+
+def td_expectations(autograd, grad, detached, inputs):
+    """The expected w.grad, the diagnosis its value supports (None: none)
+    and whether the student's is wrong: the gradient tells which part
+    stayed in the graph."""
+    w, x, x_next, r, gamma = inputs
+    (expected,) = autograd.grad(td_loss, (w, x, r + gamma * (x_next @ w.detach())), wrt=(0,))
     unused = msg("diag.no_grad.detach_unused" if detached else "diag.no_grad.target_not_cut")
     hint = first_suspect(grad, expected, lambda: [
         (autograd.grad(td_loss_through_target, inputs, wrt=(0,))[0], unused),
-        (autograd.grad(td_loss_through_target_only, inputs, wrt=(0,))[0], msg("diag.no_grad.wrong_side"))])
-    with autograd.part(1):
-        # the diagnosis is told once, with w.grad, when the gradient shows it
-        wrong_grad = not same(values(grad), expected)
-        autograd.assert_meta(target, "target", requires_grad=False, grad_fn=None,
-                             hint=None if hint or detached or not wrong_grad else "diag.no_grad.target_not_cut")
-        autograd.assert_close(target, target_value, "target")
-    with autograd.part(2):
-        if hint:
-            autograd.fail_with("w.grad", grad, expected, hint)
-        autograd.check_grad(grad, td_loss, (w, x, target_value), wrt=(0,), names=("w.grad",), mean_over=n)
+        (autograd.grad(td_loss_through_target_only, inputs, wrt=(0,))[0], msg("diag.no_grad.wrong_side")),
+        (expected / 2, msg("diag.no_grad.halved")),
+        (expected * x.shape[0] / w.shape[0], msg("diag.no_grad.mean_over_d", d=w.shape[0], n=x.shape[0]))])
+    return expected, hint, not same(values(grad), expected)

@@ -19,7 +19,7 @@ __version__ = "0.1.0"
 # name -> the module that defines it
 _PUBLIC = {
     "TensorRecord": "boundary.records", "ErrorRecord": "boundary.records", "ObjectRecord": "boundary.records",
-    "Trace": "boundary.tracing", "RaisedError": "boundary.call_facts",
+    "Trace": "boundary.tracing", "RaisedError": "boundary.call_facts", "Retained": "boundary.call_facts",
     "same": "checking.compare", "values": "checking.compare", "first_suspect": "checking.compare",
     "Context": "checking.diagnose", "diagnose_error": "checking.diagnose", "diagnose_update": "checking.diagnose",
     "diagnose_values": "checking.diagnose", "error_name": "checking.diagnose",

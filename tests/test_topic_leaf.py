@@ -16,10 +16,12 @@ COPIES = ("diag.leaf.made_copy", "diag.leaf.detached_copy")
 # The ids each check may answer with; a planted mistake must get its own and none of the others.
 SPECIFIC = {
     "test_tutorial_graph": COPIES + ("diag.leaf.no_backward", "diag.leaf.grad_not_stored", "diag.graph.sum_not_mean",
+                                     "diag.leaf.cut_off", "diag.leaf.path_cut",
                                      "diag.nonleaf_grad_kept", "diag.multiple_calls", "diag.graph.order",
                                      "diag.none_leaf", "diag.none_not_leaf"),
     "test_init_parameter": ("diag.leaf.scale_first", "diag.none_not_leaf", "diag.leaf.no_backward",
-                            "diag.leaf.grad_not_stored", "diag.graph.sum_not_mean", "diag.none_leaf"),
+                            "diag.leaf.grad_not_stored", "diag.graph.sum_not_mean", "diag.none_leaf",
+                            "diag.leaf.matmul_loss", "diag.leaf.returned_grad", "diag.implicit_grad"),
     "test_predict_leaves": ("req.leaf.no_tensors", "diag.leaf.created_leaf", "diag.leaf.op_without_grad",
                             "diag.leaf.any_input", "diag.leaf.recorded_op", "diag.leaf.no_requires_grad",
                             "diag.leaf.unreached", "diag.leaf.reached", "diag.leaf.nonleaf_no_grad", "diag.leaf.bools"),
@@ -101,6 +103,23 @@ MISTAKES = [
     y.sum().backward()
     return w, x, a, b, y
 """, "diag.multiple_calls", (msg("diag.multiple_calls", k=2, calls=2, name="x"),)),
+    Mistake("tutorial_graph", "x.data used in a = x + w: x cut off from the graph", """
+def tutorial_graph(x, w):
+    a = x.data + w
+    b = w + 1
+    y = a * b
+    y.sum().backward()
+    return w, x, a, b, y
+""", "diag.leaf.cut_off", ("x.grad: expected a gradient, got None", msg("diag.leaf.cut_off", what="x"))),
+    Mistake("tutorial_graph", "b computed under torch.no_grad(): w.grad misses the path through b", """
+def tutorial_graph(x, w):
+    a = x + w
+    with torch.no_grad():
+        b = w + 1
+    y = a * b
+    y.sum().backward()
+    return w, x, a, b, y
+""", "diag.leaf.path_cut", (msg("diag.leaf.path_cut", what="b"),)),
     Mistake("init_parameter", "the classic: requires_grad first, then scaled", """
 def init_parameter(data, scale, x):
     w = data.requires_grad_(True) * scale
@@ -126,6 +145,24 @@ def init_parameter(data, scale, x):
     torch.autograd.grad((w * x).sum(), w)
     return w
 """, "diag.leaf.grad_not_stored", ("w.grad: expected a gradient, got None",)),
+    Mistake("init_parameter", "the loss as (w @ x).sum(): a dot product for 1-D tensors only", """
+def init_parameter(data, scale, x):
+    w = (data * scale).requires_grad_(True)
+    (w @ x).sum().backward()
+    return w
+""", "diag.leaf.matmul_loss"),
+    Mistake("init_parameter", "the loss as torch.dot(w, x): 1-D tensors only", """
+def init_parameter(data, scale, x):
+    w = (data * scale).requires_grad_(True)
+    torch.dot(w, x).backward()
+    return w
+""", "diag.leaf.matmul_loss"),
+    Mistake("init_parameter", "w.grad returned instead of w", """
+def init_parameter(data, scale, x):
+    w = (data * scale).requires_grad_(True)
+    (w * x).sum().backward()
+    return w.grad
+""", "diag.leaf.returned_grad"),
     predicting("an unused input (or one the loss does not depend on) given a gradient", """
     requires, parents, is_leaf = parts(nodes)
     return is_leaf, [leaf and r for leaf, r in zip(is_leaf, requires)]
@@ -234,7 +271,42 @@ def init_parameter(data, scale, x):
     return w
 """}
 
-CORRECT = {"styles": OTHER_STYLES, "parameter": PARAMETER}
+# Correct again: method calls and autograd.backward; a parameter filled in
+# place under no_grad, or rebuilt from a Python list, or detached first.
+MORE_STYLES = {
+    "tutorial_graph": """
+def tutorial_graph(x, w):
+    a = w.add(x)
+    b = w.add(1.0)
+    y = a.mul(b)
+    torch.autograd.backward([y], [torch.ones_like(y)])
+    return (w, x, a, b, y)
+""",
+    "init_parameter": """
+def init_parameter(data, scale, x):
+    w = torch.empty_like(data)
+    with torch.no_grad():
+        w.copy_(data).mul_(scale)
+    w.requires_grad_()
+    torch.einsum('...,...->', w, x).backward()
+    return w
+""",
+}
+FROM_LIST = {"init_parameter": """
+def init_parameter(data, scale, x):
+    w = torch.tensor((data * scale).tolist(), dtype=torch.float64, requires_grad=True)
+    (w * x).sum().backward()
+    return w
+"""}
+DETACHED_FIRST = {"init_parameter": """
+def init_parameter(data, scale, x):
+    w = (data * scale).detach().requires_grad_()
+    w.mul(x).sum().backward()
+    return w
+"""}
+
+CORRECT = {"styles": OTHER_STYLES, "parameter": PARAMETER, "more": MORE_STYLES, "from_list": FROM_LIST,
+           "detached_first": DETACHED_FIRST}
 
 
 def test_planted_mistakes_fail_and_other_styles_pass_on_every_seed(pytester):

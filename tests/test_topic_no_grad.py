@@ -196,6 +196,82 @@ def frozen_features(x, W1, W2):
 ]
 
 
+VARIANTS += [
+    {  # 8
+        # a mean over the batch rows only
+        "frozen_features": FROZEN.format(features="    with torch.no_grad():\n        h = torch.tanh(x @ W1)",
+                                         reduce="sum(dim=1).mean"),
+        # the half squared error
+        "td_grad": TD.format(target="    target = (r + gamma * (x_next @ w)).detach()",
+                             reduce="mean").replace("loss.backward()", "(loss / 2).backward()"),
+    },
+    {  # 9
+        # .squeeze() on h: wrong wherever N or H is 1
+        "frozen_features": FROZEN.format(
+            features="    with torch.no_grad():\n        h = torch.tanh(x @ W1).squeeze()", reduce="mean"),
+        # divided by the length of w instead of the number of samples
+        "td_grad": TD.format(target="    target = (r + gamma * (x_next @ w)).detach()",
+                             reduce="sum").replace("loss.backward()", "(loss / len(w)).backward()"),
+    },
+    {  # 10
+        # a mean over the outputs only
+        "frozen_features": FROZEN.format(features="    with torch.no_grad():\n        h = torch.tanh(x @ W1)",
+                                         reduce="mean(dim=1).sum"),
+        # x.squeeze(): wrong where D is 1
+        "td_grad": TD.format(target="    target = (r + gamma * (x_next.squeeze() @ w)).detach()",
+                             reduce="mean").replace("q = x @ w", "q = x.squeeze() @ w"),
+    },
+    {  # 11: correct in other styles
+        "frozen_features": """
+def frozen_features(x, W1, W2):
+    torch.set_grad_enabled(False)
+    h = torch.tanh(torch.matmul(x, W1))
+    torch.set_grad_enabled(True)
+    torch.mean(torch.square(torch.mm(h, W2))).backward()
+    return h, W1.grad, W2.grad
+""",
+        "td_grad": """
+def td_grad(w, x, x_next, r, gamma):
+    q = (x * w).sum(1)
+    target = (r + gamma * (x_next * w).sum(1)).detach()
+    loss = torch.nn.functional.mse_loss(q, target)
+    w.grad = torch.autograd.grad(loss, w)[0]
+    return target, w.grad
+""",
+    },
+    {  # 12: correct in other styles
+        "predict_requires_grad": """
+import numpy
+
+def predict_requires_grad(nodes):
+    out = []
+    for node in nodes:
+        if node[0] == "input":
+            out.append(bool(node[1]))
+        elif node[0] == "detach" or node[-1] == "no_grad":
+            out.append(False)
+        else:
+            out.append(any(out[i] for i in node[1:] if type(i) is int))
+    return numpy.array(out)
+""",
+        "frozen_features": """
+def frozen_features(x, W1, W2):
+    h = torch.no_grad()(lambda: torch.tanh(x @ W1))()
+    ((h @ W2) ** 2).mean().backward()
+    return h, W1.grad, W2.grad
+""",
+        "td_grad": """
+def td_grad(w, x, x_next, r, gamma):
+    q = torch.stack([torch.dot(row, w) for row in x])
+    with torch.no_grad():
+        target = r + gamma * torch.mv(x_next, w)
+    ((q - target) ** 2).mean().backward()
+    return target, w.grad
+""",
+    },
+]
+
+
 def test_mistakes_fail_on_every_seed_with_their_diagnosis(pytester):
     v = grade_planted(pytester, TOPIC, VARIANTS, FUNCTION_CHECKS)
 
@@ -236,3 +312,17 @@ def test_mistakes_fail_on_every_seed_with_their_diagnosis(pytester):
                      absent=[target_not_cut])
     for i in (4, 5):
         passes_everywhere(v[i]["test_td_grad"])
+
+    # input-dependent mistakes and misnamed reductions, named on every seed
+    fails_everywhere(v[8]["test_frozen_features"], "averages over the N axis only",
+                     absent=[".grad adds up over backward calls"])
+    fails_everywhere(v[10]["test_frozen_features"], "averages over the C axis only",
+                     absent=[".grad adds up over backward calls"])
+    fails_everywhere(v[9]["test_frozen_features"], msg("diag.no_grad.squeeze"))
+    fails_everywhere(v[8]["test_td_grad"], msg("diag.no_grad.halved"), absent=["accumulate with +="])
+    fails_everywhere(v[9]["test_td_grad"], "instead of", "the number of samples (the rows of x)")
+    fails_everywhere(v[10]["test_td_grad"], msg("diag.no_grad.squeeze"))
+    for i in (11, 12):
+        passes_everywhere(v[i]["test_frozen_features"])
+        passes_everywhere(v[i]["test_td_grad"])
+    passes_everywhere(v[12]["test_predict_requires_grad"])

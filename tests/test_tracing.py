@@ -53,6 +53,23 @@ def many_errors(x):
         except RuntimeError:
             pass
 
+def retains(x, W):
+    x.retain_grad()  # an argument (a leaf: it changes nothing)
+    z = x @ W
+    z.retain_grad()  # what h is made from
+    h = torch.tanh(z)
+    kept = h.clone()
+    kept.retain_grad()  # a copy made from h
+    out = h * 2
+    out.retain_grad()
+    out.retain_grad()  # the same tensor again: one entry
+    (out ** 2).sum().backward()
+    return h, out
+
+def many_retains(x):
+    for _ in range(100):
+        (x * 2).retain_grad()
+
 def hides(x):
     # a student's own mode, and one that pops the grader's off the stack
     torch._C._pop_torch_function_stack()
@@ -135,6 +152,31 @@ def test_what_calls_added_and_raised_stays_bounded(student):
     assert student.trace.errors[0].op == "add_" and student.trace.errors[0].call == -1
 
 
+def test_the_trace_says_which_tensors_retain_grad_was_called_on(student):
+    from pytest_autograd_grader.boundary.call_facts import MAX_RETAINED, Retained
+
+    student("graph").retains(torch.randn(2, 3, requires_grad=True), torch.randn(3, 2, requires_grad=True))
+    assert student.trace.retained == (Retained(arg=0), Retained(node="MmBackward0", feeds=0),
+                                      Retained(node="CloneBackward0", source=0),
+                                      Retained(returned=1, node="MulBackward0", source=0))
+    student("graph").many_retains(torch.randn(2, requires_grad=True))
+    assert len(student.trace.retained) == MAX_RETAINED
+
+
+
+def test_what_retain_grad_concerned_is_read_one_level_deep():
+    from pytest_autograd_grader.boundary.call_facts import Facts
+
+    facts = Facts()
+    h = torch.randn(2, requires_grad=True) * 2
+    facts.retain((h,))
+    nest = [h]
+    for _ in range(12):
+        nest = [nest] * 64  # 64 ** 12 paths to h: a walk would never end
+    assert facts.retained_on((h, nest)) == [{"arg": -1, "returned": 0, "node": "MulBackward0", "source": -1,
+                                              "feeds": -1}]
+
+
 def test_student_code_that_pops_the_recorder_leaves_torch_as_it_was(student):
     depth = torch._C._len_torch_function_stack()
     student("graph").hides(torch.randn(2))
@@ -159,7 +201,8 @@ class Forged:
     {"calls": [{"kind": "grad", "retain_graph": "yes"}]}, {"dropped": "many"},
     {"calls": [{"kind": "grad", "added": ["w"]}]}, {"calls": [{"kind": "grad", "added": [__import__("torch").ones(2, dtype=__import__("torch").long)]}]},
     {"calls": [{"kind": "grad", "through_freed": 1}]}, {"errors": [{"op": 1, "type": "RuntimeError"}]},
-    {"errors": {"op": "backward"}},
+    {"errors": {"op": "backward"}}, {"retained": "all"}, {"retained": [{"arg": "x"}]}, {"retained": [{"feeds": 10**9}]},
+    {"retained": [{"node": 7}]},
 ])
 def test_a_forged_trace_fails_the_students_check(tmp_path, trace):
     from pytest_autograd_grader.outcomes import StudentFailure

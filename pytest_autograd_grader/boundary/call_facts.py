@@ -1,7 +1,8 @@
 """What each autograd call of the student's did, beyond the arguments it
 was given: the gradient it added to each of the student function's leaves,
-whether it ran into a graph an earlier call had freed, and which torch call
-raised an error the student hands back.
+whether it ran into a graph an earlier call had freed, which torch call
+raised an error the student hands back, and which tensors retain_grad() was
+called on (an argument, a returned tensor, or one made next to one).
 
 Gathered in the worker beside ``tracing``'s recorder (``Facts``) and read
 on the grader's side into ``BackwardCall`` fields and ``RaisedError``
@@ -27,6 +28,7 @@ MAX_ADDED = 100_000  # elements of added gradients one trace carries
 MAX_WALK = 20_000  # graph nodes visited, over all calls, to tell whether a graph was freed
 MAX_FREED = 200  # graphs freed by earlier calls that are remembered
 MAX_ARGS = 64  # positional arguments of the student function watched
+MAX_RETAINED = 64  # tensors retain_grad() was called on, described per student call
 # a custom Function's backward that reads its saved tensors after they were
 # freed: PyTorch's own error, raised in the student's frame
 _SAVED = frozenset({"saved_tensors", "saved_variables"})
@@ -49,6 +51,22 @@ class RaisedError:
     leaf: bool = False
 
 
+@dataclass(frozen=True)
+class Retained:
+    """A tensor the student's code called retain_grad() on, as it stood when
+    the function returned: its position among the function's positional
+    arguments and among the tensors it returned (-1: not there, by
+    identity), its grad_fn's class name ("" for a leaf), and the returned
+    tensor it was made from by one op (``source``: a copy of it, say) or
+    that one op made from it (``feeds``: h = tanh(z) for the z retained)."""
+
+    arg: int = -1
+    returned: int = -1
+    node: str = ""
+    source: int = -1
+    feeds: int = -1
+
+
 # -- the worker's side ----------------------------------------------------------
 
 def flat_tensors(value: Any) -> list:
@@ -67,6 +85,8 @@ class Facts:
     def __init__(self) -> None:
         self.watched: tuple = ()  # (position, tensor): the function's leaves that require grad
         self.positions = 0
+        self.args: tuple = ()  # the function's positional arguments
+        self.retained: list = []  # the tensors retain_grad() was called on, first call first
         self.freed: list = []  # root nodes of the graphs completed calls freed
         self.errors: list = []  # plain RaisedError entries
         self.exceptions: dict = {}  # id(exception) -> (exception, index in errors)
@@ -78,6 +98,7 @@ class Facts:
 
         args = tuple(args)[:MAX_ARGS]
         self.positions = len(args)
+        self.args = args
         self.watched = tuple((i, a) for i, a in enumerate(args)
                              if isinstance(a, torch.Tensor) and a.is_leaf and a.requires_grad)
 
@@ -154,6 +175,34 @@ class Facts:
             stack.extend(n for n, _ in getattr(node, "next_functions", ()) if n is not None)
         return seen
 
+    # -- retain_grad() -----------------------------------------------------------
+    def retain(self, args: tuple) -> None:
+        """A retain_grad() call: its tensor is held until the call's end."""
+        import torch
+
+        t = args[0] if args else None
+        if isinstance(t, torch.Tensor) and len(self.retained) < MAX_RETAINED and all(t is not r for r in self.retained):
+            self.retained.append(t)
+
+    def retained_on(self, value: Any) -> list:
+        """Plain ``Retained`` entries of the tensors retain_grad() was called
+        on, told apart by what the student function returned (``value``)."""
+        if not self.retained:
+            return []  # the returned value is not looked at without a reason
+        import torch
+
+        # one level only: the positions the check names (a nested value is not walked)
+        returned = list(value[:MAX_ARGS]) if isinstance(value, (tuple, list)) else [value]
+        nodes = [r.grad_fn if isinstance(r, torch.Tensor) else None for r in returned]
+        found = []
+        for t in self.retained:
+            node = t.grad_fn
+            found.append({"arg": _position(self.args, t), "returned": _position(returned, t),
+                          "node": type(node).__name__[:64] if node is not None else "",
+                          "source": _next_to(node, nodes, upstream=True),
+                          "feeds": _next_to(node, nodes, upstream=False)})
+        return found
+
     # -- an error a torch call raised -----------------------------------------
     def raised(self, exc: BaseException, name: str, args: tuple, call: int = -1, frame=None,
                engine_codes: frozenset = frozenset()) -> None:
@@ -176,6 +225,24 @@ class Facts:
         very object), else -1."""
         found = self.exceptions.get(id(exc))
         return found[1] if found is not None and found[0] is exc else -1
+
+
+def _position(tensors, t) -> int:
+    return next((i for i, other in enumerate(tensors) if other is t), -1)
+
+
+def _next_to(node, nodes: list, upstream: bool) -> int:
+    """The position in ``nodes`` of the node one edge from ``node``: one of
+    its inputs (``upstream``) or one it is an input of; -1 if none."""
+    if node is None:
+        return -1
+    for i, other in enumerate(nodes):
+        if other is None or other is node:
+            continue
+        below, above = (node, other) if upstream else (other, node)
+        if any(n is above for n, _ in getattr(below, "next_functions", ())):
+            return i
+    return -1
 
 
 def own_code_raised(exc: BaseException, frame, engine_codes: frozenset) -> bool:
@@ -273,6 +340,18 @@ def read_errors(entries: Any, error: type) -> tuple[RaisedError, ...]:
                                  call=_typed(entry.get("call", -1), (int,), "call", error),
                                  own_code=_typed(entry.get("own_code", False), (bool,), "own_code", error),
                                  leaf=_typed(entry.get("leaf", False), (bool,), "leaf", error)))
+    return tuple(found)
+
+
+def read_retained(entries: Any, error: type) -> tuple[Retained, ...]:
+    """``Retained`` records from the worker's plain entries, checked for form."""
+    found = []
+    for entry in _typed(entries, (list,), "retained", error)[:MAX_RETAINED]:
+        _typed(entry, (dict,), "retained", error)
+        positions = {key: _typed(entry.get(key, -1), (int,), key, error) for key in ("arg", "returned", "source", "feeds")}
+        if any(not -1 <= p < MAX_ARGS for p in positions.values()):
+            raise error("retained")
+        found.append(Retained(node=_typed(entry.get("node", ""), (str,), "node", error)[:64], **positions))
     return tuple(found)
 
 

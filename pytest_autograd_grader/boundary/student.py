@@ -327,8 +327,8 @@ def call(loader: Loader, module: str, function: str, payload: bytes, op: str = "
     output = _CappedText()
     rec = None
 
-    def trace() -> dict:
-        return {"trace": rec.plain()} if rec is not None else {}
+    def trace(value=None) -> dict:
+        return {"trace": rec.plain(value)} if rec is not None else {}
 
     try:
         mod = loader.load(module)
@@ -367,7 +367,7 @@ def call(loader: Loader, module: str, function: str, payload: bytes, op: str = "
                 with _traced(rec):
                     value = target(*args, **kwargs)
         return wire.dumps({"stage": "ok", "value": encode(value, loader.in_student_file), "output": output.getvalue(),
-                              **trace()})
+                              **trace(value)})
     except _StageError as exc:
         return wire.dumps({**exc.outcome, "output": output.getvalue()})
     except SystemExit as exc:

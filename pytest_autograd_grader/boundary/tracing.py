@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import call_facts
-from .call_facts import RaisedError
+from .call_facts import RaisedError, Retained
 
 MAX_OPS = 5000  # ops kept in order; later ones are only counted
 MAX_CALLS = 200  # backward / autograd.grad calls kept
@@ -97,6 +97,7 @@ class Trace:
     grad_mode_end: bool = True  # whether gradients were on when the function returned
     tampered: tuple[str, ...] = ()  # what the student's code changed of the recording (TAMPERED)
     errors: tuple[RaisedError, ...] = ()  # torch calls that raised (ErrorRecord.raised_at points here)
+    retained: tuple[Retained, ...] = ()  # what retain_grad() was called on, one entry per tensor
 
     @property
     def backward_calls(self) -> tuple[BackwardCall, ...]:
@@ -291,6 +292,8 @@ def recorder():
             return result
 
         def _call(self, func, args, kwargs, kind, name, enabled):
+            if name == "retain_grad":
+                _safely(self.facts.retain, args)
             call, bound = _backward_call(kind, args, kwargs) if kind else (None, None)
             index = -1
             if call is not None:
@@ -326,11 +329,11 @@ def recorder():
             else:
                 self.dropped += 1
 
-        def plain(self) -> dict:
+        def plain(self, value: Any = None) -> dict:  # value: what the student function returned
             ops = "\n".join(f"{name[:64]}\t{int(enabled)}\t{node[:64]}" for name, enabled, node in self.ops)
             return {"ops": ops, "calls": self.calls[:MAX_CALLS], "dropped": self.dropped,
                     "grad_mode_end": torch.is_grad_enabled(), "tampered": self.tampered(),
-                    "errors": self.facts.errors}
+                    "errors": self.facts.errors, "retained": _safely(self.facts.retained_on, value) or []}
 
         def tampered(self) -> list[str]:
             """What the student's code changed of the recording: a cheap
@@ -371,9 +374,7 @@ class TraceError(ValueError):
 
 
 def _field(value: Any, kinds: tuple, what: str) -> Any:
-    if type(value) not in kinds:
-        raise TraceError(what)
-    return value
+    return call_facts._typed(value, kinds, what, TraceError)
 
 
 def read(tree: Any) -> Trace:
@@ -396,14 +397,13 @@ def read(tree: Any) -> Trace:
         kind = _field(entry.get("kind"), (str,), "kind")
         if kind not in _BACKWARD:
             raise TraceError("kind")
-        inputs = entry.get("inputs")
         calls.append(BackwardCall(
             kind=kind,
             retain_graph=_field(entry.get("retain_graph"), (bool, type(None)), "retain_graph"),
             create_graph=_field(entry.get("create_graph", False), (bool,), "create_graph"),
             outputs=_field(entry.get("outputs", 0), (int,), "outputs"),
             gradient=_field(entry.get("gradient", False), (bool,), "gradient"),
-            inputs=_field(inputs, (int, type(None)), "inputs"),
+            inputs=_field(entry.get("inputs"), (int, type(None)), "inputs"),
             raised=_field(entry.get("raised", ""), (str,), "raised")[:64],
             scalar=_field(entry.get("scalar", True), (bool,), "scalar"),
             no_graph=_field(entry.get("no_graph", False), (bool,), "no_graph"),
@@ -416,4 +416,5 @@ def read(tree: Any) -> Trace:
     return Trace(ops=tuple(ops), calls=tuple(calls), dropped=_field(tree.get("dropped", 0), (int,), "dropped"),
                  grad_mode_end=_field(tree.get("grad_mode_end", True), (bool,), "grad_mode_end"),
                  tampered=tuple(dict.fromkeys(tampered)),
-                 errors=call_facts.read_errors(tree.get("errors", []), TraceError))
+                 errors=call_facts.read_errors(tree.get("errors", []), TraceError),
+                 retained=call_facts.read_retained(tree.get("retained", []), TraceError))
