@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..i18n import msg
+from . import unbroadcast
 from .builder import Builder, numel
 from .differences import OP_TEXT, close_enough, compare, error_key
 from .render import op_names, shapes_of
@@ -81,18 +82,6 @@ def _after_free(fresh):
 # (the diagnosis, what torch does that the engine got wrong) for each probe
 FREEING = {"never_freed": _twice(("mul",)), "free_per_node": _after_free(False),
            "free_per_node_fresh": _after_free(True), "nothing_saved_raises": _twice(("add", "add_c"))}
-
-
-def _broadcast(small):
-    def build(b):
-        x, c = _leaf(b, [[0.5, -1.5, 2.0], [1.25, 0.3, -0.4]]), _leaf(b, np.full(small, 0.8).tolist(), small)
-        h = b.op("add", [x, c])
-        w = _leaf(b, [[1.5, -0.5, 2.0], [0.25, -1.25, 1.5]], requires_grad=False)
-        b.backward(b.op("sum", [b.op("mul", [h, w])], axis=None))
-    return _program(build)
-
-
-UNBROADCAST = {"unbroadcast_leading": _broadcast((3,)), "unbroadcast_ones": _broadcast((2, 1))}
 
 
 def _accumulate(shared):
@@ -206,13 +195,6 @@ def backward_broken(fuzzer) -> bool:
     return _order(fuzzer) or _freeing(fuzzer) is not None
 
 
-def _unbroadcast(fuzzer) -> str:
-    fails = _fails(fuzzer, list(UNBROADCAST.values())) or [True, True]
-    if fails.count(True) == 1:
-        return msg(f"diag.engine.{list(UNBROADCAST)[fails.index(True)]}")
-    return msg("diag.engine.no_unbroadcast")
-
-
 def _op_mistake(wrong) -> str:
     """The message for the ops whose derivative the probes found wrong."""
     for step, (_, expected, produced) in wrong:
@@ -222,6 +204,8 @@ def _op_mistake(wrong) -> str:
             return msg("diag.engine.matmul_vector" if one_d else "diag.engine.matmul_transposed")
         if op == "pow" and step.get("const") == 0:
             return msg("diag.engine.pow_zero")
+        if op == "relu" and _wrong_at_zero_only(expected, produced):
+            return msg("diag.engine.relu_zero")
         if op in ("sum", "mean") and (step.get("axis") is not None or step.get("keepdims")):
             if op == "mean" and _scaled_by_count(step, expected, produced):
                 return msg("diag.engine.mean_count")
@@ -230,6 +214,17 @@ def _op_mistake(wrong) -> str:
     if len(named) == 1:
         return msg("diag.engine.wrong_derivative", op=OP_TEXT.get(named[0], named[0]))
     return msg("diag.engine.wrong_derivative_of", ops=", ".join(OP_TEXT.get(o, o) for o in named))
+
+
+def _wrong_at_zero_only(expected, produced) -> bool:
+    """An op alone (``alone``) whose input's gradient is wrong exactly where
+    the input is 0: the slope at a kink."""
+    x, e, p = expected["values"][0]["data"], expected["steps"][-1]["grads"][0], produced["steps"][-1]["grads"][0]
+    if e is None or p is None or isinstance(p, str) or np.shape(e) != np.shape(p):
+        return False
+    zero = np.asarray(x) == 0
+    off = ~np.isclose(np.asarray(e, dtype=np.float64), np.asarray(p, dtype=np.float64))
+    return bool(off.any()) and not (off & ~zero).any()
 
 
 def _scaled_by_count(step, expected, produced) -> bool:
@@ -354,7 +349,7 @@ def _backward_mistake(kind, program, expected, fuzzer) -> str | None:
     if _order(fuzzer):
         return msg("diag.engine.order")
     if kind == "broadcasting" and _broadcasts(program):
-        return _unbroadcast(fuzzer)
+        return unbroadcast.mistake(fuzzer)
     wrong = wrong_ops(fuzzer, program, expected)
     if wrong:
         return _op_mistake(wrong)
