@@ -351,3 +351,31 @@ def run_backward(roots, grads, retain_graph=False):
             send_on(t)
 '''),
 }
+
+
+# Right unbroadcasts and relu backwards in other styles than the reference's:
+# each must keep full marks on the checks that broadcast along several axes
+# and meet relu's kink.
+_UNBROADCAST = ("    # Axes of length 1 that broadcasting stretched.\n"
+                "    for axis, size in enumerate(shape):\n        if size == 1 and grad.shape[axis] != 1:\n"
+                "            grad = grad.sum(axis=axis, keepdims=True)\n    return grad")
+_RELU = ("        self.save_for_backward(out)\n        return out\n\n"
+         "    def backward(self, grad: np.ndarray) -> tuple[np.ndarray, ...]:\n        (out,) = self.saved_tensors\n"
+         "        # where, not grad * mask: PyTorch passes 0, not nan, where out is 0.\n"
+         "        return (np.where(out > 0, grad, 0.0),)")
+KINK_STYLES = {
+    # from the last axis down, without keepdims: no index shifts, reshaped at the end
+    "unbroadcast_last_first": planted((_UNBROADCAST,
+                                       "    for axis in reversed(range(len(shape))):\n"
+                                       "        if shape[axis] == 1 and grad.shape[axis] != 1:\n"
+                                       "            grad = grad.sum(axis=axis)\n    return grad.reshape(shape)")),
+    # every stretched axis in one sum
+    "unbroadcast_one_sum": planted((_UNBROADCAST,
+                                    "    axes = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)\n"
+                                    "    return grad.sum(axis=axes, keepdims=True) if axes else grad")),
+    # a mask on the saved input
+    "relu_mask": planted((_RELU, "        self.save_for_backward(a)\n        return out\n\n"
+                                 "    def backward(self, grad: np.ndarray) -> tuple[np.ndarray, ...]:\n"
+                                 "        (a,) = self.saved_tensors\n        return (grad * (a > 0),)")),
+}
+
