@@ -94,6 +94,10 @@ MISTAKES = {
                        ("test_op_derivatives",), "diag.engine.reduction_axis"),
     "keepdims_expanded": (planted(("    if not keepdims:\n        axes = range", "    if True:\n        axes = range")),
                           ("test_op_derivatives",), "diag.engine.reduction_axis"),
+    # the reduced axis always put back last, as a 2-D row sum's: a 3-D tensor's middle axis lands at the end
+    "reduction_last_axis": (planted(("        grad = np.expand_dims(grad, tuple(ax % len(shape) for ax in axes))\n",
+                                     "        grad = grad[..., None] if axis is not None else grad\n")),
+                            ("test_op_derivatives",), "diag.engine.reduction_axis"),
     "mean_count": (planted(("        self.count = a.size // max(np.size(out), 1)", "        self.count = a.size")),
                    ("test_op_derivatives",), "diag.engine.mean_count"),
     "pow_zero": (planted(("        if self.exponent == 0:\n", "        if False:\n")),

@@ -149,6 +149,15 @@ def _verdict(source: str, check: str, seed: int):
     return feedback(KINDS[check], *result[:4], "cpu", found), found.drawn
 
 
+def test_an_unbroadcast_diagnosis_names_the_shapes_of_the_program_it_shows():
+    # not a fixed example's (1, 3, 1): the operand the student's own script makes
+    for name in ("unbroadcast_first", "unbroadcast_ends", "unbroadcast_shifted"):
+        for seed in SEEDS[:3]:
+            text, _ = _verdict(MISTAKES[name][0], "test_broadcasting", seed)
+            shape, out = re.search(r"an input of shape (\([\d, ]+\)) used against (\([\d, ]+\))", text).groups()
+            assert f".reshape{shape}" in text and f".reshape{out}" in text, (name, seed, text)
+
+
 def test_what_one_process_keeps_between_students_changes_no_verdict():
     # a class graded with one seed keeps the batches drawn and torch's results
     # in the grading process: a student graded after others gets the programs

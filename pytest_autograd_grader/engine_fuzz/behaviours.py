@@ -188,9 +188,10 @@ BEHAVIOURS: dict[str, dict[str, tuple[str, B]]] = {
                             _ops("pow", lambda g, s: s["const"] == 0 and 0.0 in g.leaf_values(s["args"][0]))),
         "relu at x = 0": ("an exact 0 on the kink: the derivative 0, as PyTorch's, not 1",
                           _ops("relu", lambda g, s: 0.0 in g.leaf_values(s["args"][0]))),
-        "a middle axis of a 3-D tensor": ("sum or mean over axis 1 (or -2) of a 3-D tensor", lambda g: any(
-            s["op"] in ("sum", "mean") and len(g.shapes[s["args"][0]]) == 3 and s.get("axis") is not None
-            and s["axis"] % 3 == 1 for s in g.ops)),
+        "a middle axis of a 3-D tensor": ("sum or mean over axis 1 (or -2) of a 3-D tensor: put back in the middle",
+                                          lambda g: any(s["op"] in ("sum", "mean") and len(g.shapes[s["args"][0]]) == 3
+                                                        and s.get("axis") is not None and s["axis"] % 3 == 1
+                                                        and not s.get("keepdims") for s in g.ops)),
     },
     "broadcasting": {
         **{f"{name} broadcast": (f"{name} between tensors of different shapes", _ops(

@@ -349,7 +349,7 @@ def _backward_mistake(kind, program, expected, fuzzer) -> str | None:
     if _order(fuzzer):
         return msg("diag.engine.order")
     if kind == "broadcasting" and _broadcasts(program):
-        return unbroadcast.mistake(fuzzer)
+        return unbroadcast.mistake(fuzzer, program)
     wrong = wrong_ops(fuzzer, program, expected)
     if wrong:
         return _op_mistake(wrong)

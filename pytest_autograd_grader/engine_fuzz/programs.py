@@ -57,8 +57,9 @@ def op_programs(d: Draws, case=None):
         # the last axis, without keepdims: the axis a forgotten expand_dims misplaces
         x = b.op(name[:-5], [b.leaf(d, (d.choice(WIDE), d.choice(WIDE)))], axis=-1 if name == "sum_axis" else 1)
     elif name == "sum_middle":
-        x = b.op(d.choice(("sum", "mean")), [b.leaf(d, tuple(d.choice(WIDE) for _ in range(3)))], axis=d.choice((1, -2)),
-                 keepdims=d.boolean())
+        # without keepdims: the axis put back in the middle, not at the end as a 2-D row sum's would be
+        x = b.op(d.choice(("sum", "mean")), [b.leaf(d, tuple(d.choice(WIDE) for _ in range(3)))],
+                 axis=d.choice((1, -2)))
     elif name.endswith("_keepdims"):
         x = b.op(name[:-9], [b.leaf(d, (d.choice(WIDE), d.choice(WIDE)))], axis=d.choice((0, 1, -1, -2)),
                  keepdims=True)

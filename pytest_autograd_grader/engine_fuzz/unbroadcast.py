@@ -55,8 +55,48 @@ def _outcomes(fuzzer) -> dict[str, str] | None:
     return outcomes
 
 
-def mistake(fuzzer) -> str:
-    """The diagnosis (catalogue text) of a broadcast that went wrong."""
+def _example(program, probe: str, wanted) -> dict:
+    """An operand of ``program`` stretched along the axes ``wanted``
+    accepts (the axes of length 1 in it that the result stretched, in its
+    own numbering, as unbroadcast goes through them after the leading ones),
+    as the message's shapes and axes; else the probe's own."""
+    shapes = Builder.of(program).shapes if program is not None else []
+    n_leaves = len(program["leaves"]) if program is not None else 0
+    ops = [s for s in program["steps"] if s["kind"] == "op"] if program is not None else []
+    for value, step in enumerate(ops, start=n_leaves):
+        if step["op"] not in ("add", "sub", "mul", "div"):
+            continue
+        out = shapes[value]
+        for arg in step["args"]:
+            shape = shapes[arg]
+            added = len(out) - len(shape)
+            axes = tuple(i for i, n in enumerate(shape) if n == 1 < out[added + i])
+            if shape and wanted(shape, axes):
+                return {"shape": shape, "out": out, "axes": axes}
+    step = PROBES[probe]
+    shape, out = (tuple(leaf["shape"]) for leaf in reversed(step["leaves"][:2]))
+    return {"shape": shape, "out": out, "axes": tuple(i for i, n in enumerate(shape) if n == 1)}
+
+
+def _several(shape, axes):
+    return len(axes) >= 2
+
+
+def _inner(shape, axes):
+    return any(0 < a < len(shape) - 1 for a in axes)
+
+
+def _text(key: str, program, wanted) -> str:
+    found = _example(program, key, wanted)
+    axes = found["axes"]
+    return msg(f"diag.engine.{key}", shape=found["shape"], out=found["out"],
+               axes=" and ".join(str(a) for a in axes),
+               axis=next((a for a in axes if 0 < a < len(found["shape"]) - 1), axes[0] if axes else 1))
+
+
+def mistake(fuzzer, program=None) -> str:
+    """The diagnosis (catalogue text) of a broadcast that went wrong in
+    ``program``, whose shapes the message names where they show it."""
     how = _outcomes(fuzzer)
     if how is None or how["unbroadcast_leading"] != "right" and how["unbroadcast_ones"] != "right":
         return msg("diag.engine.no_unbroadcast")
@@ -65,9 +105,9 @@ def mistake(fuzzer) -> str:
     if how["unbroadcast_ones"] != "right":
         return msg("diag.engine.unbroadcast_ones")
     if how["unbroadcast_ends"] != "right":
-        return msg("diag.engine.unbroadcast_ends")
+        return _text("unbroadcast_ends", program, _inner)
     if how["unbroadcast_first"] == "raises":
-        return msg("diag.engine.unbroadcast_shifted")
+        return _text("unbroadcast_shifted", program, _several)
     if how["unbroadcast_first"] == "wrong":
-        return msg("diag.engine.unbroadcast_first")
+        return _text("unbroadcast_first", program, _several)
     return msg("diag.engine.no_unbroadcast")
