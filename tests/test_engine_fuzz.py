@@ -234,3 +234,14 @@ def test_results_cross_the_worker_boundary_as_the_same_text_whatever_the_arrays_
         pack(broken)
     with pytest.raises(ValueError):  # as it did after pack
         json.dumps({"x": broken}, default=_packed_array)
+
+
+def test_the_kink_diagnosis_reads_any_gradient_an_engine_gives_without_failing():
+    from pytest_autograd_grader.engine_fuzz.differences import wrong_only_at_zeros
+
+    x, torch_grad = [0.0, 0.5, -1.5], [0.0, 1.0, 0.0]
+    assert wrong_only_at_zeros(x, torch_grad, [1.0, 1.0, 0.0])  # x >= 0: off at the 0 only
+    assert not wrong_only_at_zeros(x, torch_grad, [1.0, 1.0, 1.0])  # off at -1.5 too: another mistake
+    assert not wrong_only_at_zeros(x, torch_grad, torch_grad)
+    for odd in (None, "<ValueError>", [[1.0], [1.0, 2.0]], [1.0, 1.0], {"a": 1}, [1 + 2j, 0, 0]):
+        assert wrong_only_at_zeros(x, torch_grad, odd) in (True, False)

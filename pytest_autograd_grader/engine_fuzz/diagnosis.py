@@ -16,7 +16,7 @@ import numpy as np
 from ..i18n import msg
 from . import unbroadcast
 from .builder import Builder, numel
-from .differences import OP_TEXT, close_enough, compare, error_key
+from .differences import OP_TEXT, close_enough, compare, error_key, wrong_only_at_zeros
 from .render import op_names, shapes_of
 
 
@@ -204,7 +204,8 @@ def _op_mistake(wrong) -> str:
             return msg("diag.engine.matmul_vector" if one_d else "diag.engine.matmul_transposed")
         if op == "pow" and step.get("const") == 0:
             return msg("diag.engine.pow_zero")
-        if op == "relu" and _wrong_at_zero_only(expected, produced):
+        if op == "relu" and wrong_only_at_zeros(expected["values"][0]["data"], expected["steps"][-1]["grads"][0],
+                                                produced["steps"][-1]["grads"][0]):
             return msg("diag.engine.relu_zero")
         if op in ("sum", "mean") and (step.get("axis") is not None or step.get("keepdims")):
             if op == "mean" and _scaled_by_count(step, expected, produced):
@@ -214,17 +215,6 @@ def _op_mistake(wrong) -> str:
     if len(named) == 1:
         return msg("diag.engine.wrong_derivative", op=OP_TEXT.get(named[0], named[0]))
     return msg("diag.engine.wrong_derivative_of", ops=", ".join(OP_TEXT.get(o, o) for o in named))
-
-
-def _wrong_at_zero_only(expected, produced) -> bool:
-    """An op alone (``alone``) whose input's gradient is wrong exactly where
-    the input is 0: the slope at a kink."""
-    x, e, p = expected["values"][0]["data"], expected["steps"][-1]["grads"][0], produced["steps"][-1]["grads"][0]
-    if e is None or p is None or isinstance(p, str) or np.shape(e) != np.shape(p):
-        return False
-    zero = np.asarray(x) == 0
-    off = ~np.isclose(np.asarray(e, dtype=np.float64), np.asarray(p, dtype=np.float64))
-    return bool(off.any()) and not (off & ~zero).any()
 
 
 def _scaled_by_count(step, expected, produced) -> bool:
