@@ -32,7 +32,7 @@ def op_programs(d: Draws, case=None):
     ``case`` fixes the first op (a sweep draws one program per case)."""
     b = Builder()
     name = case or d.choice(OPS)
-    shape = shapes(d, 1, 3)
+    shape = shapes(d)
     if name in ("matmul", "mv", "dot"):
         m, k, n = d.choice(SIZES), d.choice(WIDE), d.choice(SIZES)
         left = b.leaf(d, (k,) if name == "dot" else (m, k))
