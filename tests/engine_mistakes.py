@@ -94,10 +94,21 @@ MISTAKES = {
                        ("test_op_derivatives",), "diag.engine.reduction_axis"),
     "keepdims_expanded": (planted(("    if not keepdims:\n        axes = range", "    if True:\n        axes = range")),
                           ("test_op_derivatives",), "diag.engine.reduction_axis"),
+    # the reduced axis always put back last, as a 2-D row sum's: a 3-D tensor's middle axis lands at the end
+    "reduction_last_axis": (planted(("        grad = np.expand_dims(grad, tuple(ax % len(shape) for ax in axes))\n",
+                                     "        grad = grad[..., None] if axis is not None else grad\n")),
+                            ("test_op_derivatives",), "diag.engine.reduction_axis"),
     "mean_count": (planted(("        self.count = a.size // max(np.size(out), 1)", "        self.count = a.size")),
                    ("test_op_derivatives",), "diag.engine.mean_count"),
     "pow_zero": (planted(("        if self.exponent == 0:\n", "        if False:\n")),
                  ("test_op_derivatives",), "diag.engine.pow_zero"),
+    # relu's slope taken as 1 at 0: the input saved and tested with >=
+    "relu_zero": (planted(("        out = np.where(a < 0, 0.0, a)  # keeps -0.0 and nan, as PyTorch does\n"
+                           "        self.save_for_backward(out)\n",
+                           "        out = np.where(a < 0, 0.0, a)  # keeps -0.0 and nan, as PyTorch does\n"
+                           "        self.save_for_backward(a)\n"),
+                          ("        return (np.where(out > 0, grad, 0.0),)", "        return (np.where(out >= 0, grad, 0.0),)")),
+                  ("test_op_derivatives",), "diag.engine.relu_zero"),
     "matmul_vector": (planted(("        a2 = a.reshape(1, -1) if a.ndim == 1 else a\n"
                                "        b2 = b.reshape(-1, 1) if b.ndim == 1 else b\n"
                                "        g2 = np.reshape(grad, (a2.shape[0], b2.shape[1]))\n"
@@ -112,6 +123,18 @@ MISTAKES = {
     "unbroadcast_ones": (planted(("    for axis, size in enumerate(shape):\n        if size == 1 and grad.shape[axis] != 1:\n"
                                   "            grad = grad.sum(axis=axis, keepdims=True)\n", "")),
                          ("test_broadcasting",), "diag.engine.unbroadcast_ones"),
+    # an unbroadcast that stops at the first stretched axis: (1, 3, 1) against (2, 3, 4) keeps axis 2
+    "unbroadcast_first": (planted(("            grad = grad.sum(axis=axis, keepdims=True)\n    return grad",
+                                   "            grad = grad.sum(axis=axis, keepdims=True)\n            break\n    return grad")),
+                          ("test_broadcasting",), "diag.engine.unbroadcast_first"),
+    # rows or columns, as in 2-D: only axes 0 and -1 are looked at, a middle axis stays stretched
+    "unbroadcast_ends": (planted(("    for axis, size in enumerate(shape):\n        if size == 1 and grad.shape[axis] != 1:\n",
+                                  "    for axis in (0, -1) if shape else ():\n        if shape[axis] == 1 and grad.shape[axis] != 1:\n")),
+                         ("test_broadcasting",), "diag.engine.unbroadcast_ends"),
+    # sums without keepdims, reshaped at the end: after one sum the next axis's index is off by one
+    "unbroadcast_shifted": (planted(("            grad = grad.sum(axis=axis, keepdims=True)\n    return grad",
+                                     "            grad = grad.sum(axis=axis)\n    return grad.reshape(shape)")),
+                            ("test_broadcasting",), "diag.engine.unbroadcast_shifted"),
     # nodes run oldest first: the first one's gradient has not arrived yet
     "reversed_order": (planted(("for t in sorted(non_leaves, key=lambda t: t.grad_fn.seq, reverse=True):",
                                 "for t in sorted(non_leaves, key=lambda t: t.grad_fn.seq):")),
@@ -332,3 +355,31 @@ def run_backward(roots, grads, retain_graph=False):
             send_on(t)
 '''),
 }
+
+
+# Right unbroadcasts and relu backwards in other styles than the reference's:
+# each must keep full marks on the checks that broadcast along several axes
+# and meet relu's kink.
+_UNBROADCAST = ("    # Axes of length 1 that broadcasting stretched.\n"
+                "    for axis, size in enumerate(shape):\n        if size == 1 and grad.shape[axis] != 1:\n"
+                "            grad = grad.sum(axis=axis, keepdims=True)\n    return grad")
+_RELU = ("        self.save_for_backward(out)\n        return out\n\n"
+         "    def backward(self, grad: np.ndarray) -> tuple[np.ndarray, ...]:\n        (out,) = self.saved_tensors\n"
+         "        # where, not grad * mask: PyTorch passes 0, not nan, where out is 0.\n"
+         "        return (np.where(out > 0, grad, 0.0),)")
+KINK_STYLES = {
+    # from the last axis down, without keepdims: no index shifts, reshaped at the end
+    "unbroadcast_last_first": planted((_UNBROADCAST,
+                                       "    for axis in reversed(range(len(shape))):\n"
+                                       "        if shape[axis] == 1 and grad.shape[axis] != 1:\n"
+                                       "            grad = grad.sum(axis=axis)\n    return grad.reshape(shape)")),
+    # every stretched axis in one sum
+    "unbroadcast_one_sum": planted((_UNBROADCAST,
+                                    "    axes = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)\n"
+                                    "    return grad.sum(axis=axes, keepdims=True) if axes else grad")),
+    # a mask on the saved input
+    "relu_mask": planted((_RELU, "        self.save_for_backward(a)\n        return out\n\n"
+                                 "    def backward(self, grad: np.ndarray) -> tuple[np.ndarray, ...]:\n"
+                                 "        (a,) = self.saved_tensors\n        return (grad * (a > 0),)")),
+}
+

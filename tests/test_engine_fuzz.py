@@ -9,7 +9,7 @@ verdicts; test_topic_engine.py grades through the sandbox):
   other, and the program shown is 1-minimal: taking away any op or step
   makes the disagreement go away;
 - the programs mean what their strategies meant (leaves numbered first)
-  and never meet relu's kink."""
+  and never meet relu's kink by rounding (only as a leaf's exact 0)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ import warnings
 import numpy as np
 import pytest
 from conftest import SEEDS, pattern
-from engine_mistakes import ALL, ALSO, MAX_OPS, MISTAKES, SOURCE, STYLES
+from engine_mistakes import ALL, ALSO, KINK_STYLES, MAX_OPS, MISTAKES, SOURCE, STYLES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -80,6 +80,15 @@ def test_a_right_engine_in_another_style_keeps_full_marks(style):
         for seed in SEEDS[:6]:
             found = fuzzer(STYLES[style], check, seed)
             assert found.run() is None, (style, check, seed)
+
+
+@pytest.mark.parametrize("style", list(KINK_STYLES))
+def test_a_right_unbroadcast_or_relu_in_another_style_keeps_full_marks_on_every_seed(style):
+    # several axes of one operand stretched, relu at an exact 0: the right
+    # answers the new draws meet must not lose a point on any seed
+    for check in ("test_op_derivatives", "test_broadcasting"):
+        for seed in SEEDS:
+            assert fuzzer(KINK_STYLES[style], check, seed).run() is None, (style, check, seed)
 
 
 def test_no_behaviour_holds_for_every_program():
@@ -144,6 +153,15 @@ def _verdict(source: str, check: str, seed: int):
     return feedback(KINDS[check], *result[:4], "cpu", found), found.drawn
 
 
+def test_an_unbroadcast_diagnosis_names_the_shapes_of_the_program_it_shows():
+    # not a fixed example's (1, 3, 1): the operand the student's own script makes
+    for name in ("unbroadcast_first", "unbroadcast_ends", "unbroadcast_shifted"):
+        for seed in SEEDS[:3]:
+            text, _ = _verdict(MISTAKES[name][0], "test_broadcasting", seed)
+            shape, out = re.search(r"an input of shape (\([\d, ]+\)) used against (\([\d, ]+\))", text).groups()
+            assert f".reshape{shape}" in text and f".reshape{out}" in text, (name, seed, text)
+
+
 def test_what_one_process_keeps_between_students_changes_no_verdict():
     # a class graded with one seed keeps the batches drawn and torch's results
     # in the grading process: a student graded after others gets the programs
@@ -185,7 +203,7 @@ def test_the_builder_numbers_leaves_first_as_the_interpreter_does():
 @settings(max_examples=150, database=None, deadline=None, suppress_health_check=list(HealthCheck),
           derandomize=True)
 @given(st.sampled_from(sorted(programs.GENERATORS)).flatmap(lambda kind: strategy(programs.GENERATORS[kind])))
-def test_every_program_means_what_its_builder_built_and_relu_never_meets_its_kink(program):
+def test_every_program_means_what_its_builder_built_and_relu_meets_its_kink_only_exactly(program):
     shapes = Builder.of(program).shapes
     result = run_torch(program)
     value = len(program["leaves"])
@@ -196,9 +214,11 @@ def test_every_program_means_what_its_builder_built_and_relu_never_meets_its_kin
         if made is not None:
             assert tuple(np.shape(made["data"])) == shapes[value], (program, step)
             if step["op"] == "relu":
-                # a sum that cancels to about 0 rounds to either side of the kink
+                # a sum that cancels to about 0 rounds to either side of the kink;
+                # an exact 0 (a leaf's, drawn on purpose) lies on it
                 inputs = np.asarray(result["values"][step["args"][0]]["data"])
-                assert np.all(np.abs(inputs) > 1e-6), program
+                exact = step["args"][0] < len(program["leaves"])
+                assert np.all((np.abs(inputs) > 1e-6) | exact & (inputs == 0)), program
         value += 1
     json.dumps(program)  # plain data, as it crosses to the worker
 
@@ -218,3 +238,14 @@ def test_results_cross_the_worker_boundary_as_the_same_text_whatever_the_arrays_
         pack(broken)
     with pytest.raises(ValueError):  # as it did after pack
         json.dumps({"x": broken}, default=_packed_array)
+
+
+def test_the_kink_diagnosis_reads_any_gradient_an_engine_gives_without_failing():
+    from pytest_autograd_grader.engine_fuzz.differences import wrong_only_at_zeros
+
+    x, torch_grad = [0.0, 0.5, -1.5], [0.0, 1.0, 0.0]
+    assert wrong_only_at_zeros(x, torch_grad, [1.0, 1.0, 0.0])  # x >= 0: off at the 0 only
+    assert not wrong_only_at_zeros(x, torch_grad, [1.0, 1.0, 1.0])  # off at -1.5 too: another mistake
+    assert not wrong_only_at_zeros(x, torch_grad, torch_grad)
+    for odd in (None, "<ValueError>", [[1.0], [1.0, 2.0]], [1.0, 1.0], {"a": 1}, [1 + 2j, 0, 0]):
+        assert wrong_only_at_zeros(x, torch_grad, odd) in (True, False)

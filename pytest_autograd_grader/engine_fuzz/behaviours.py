@@ -92,6 +92,22 @@ def _stretched_ones(shape, out):
     return len(shape) == len(out) and any(n == 1 < m for n, m in zip(shape, out))
 
 
+def _stretched(shapes, out, rule) -> bool:
+    """An operand of a 3-D result whose stretched axes (of length 1 in it,
+    longer in the result; numbered as the result's) are ``rule``'s, and
+    which has ``rule``'s number of axes added in front."""
+    for shape in shapes:
+        added = len(out) - len(shape)
+        axes = tuple(added + i for i, n in enumerate(shape) if n == 1 < out[added + i])
+        if len(out) == 3 and shape != () and rule(added, axes):
+            return True
+    return False
+
+
+def _several(rule):
+    return _broadcast(lambda g, s, shapes, out: _stretched(shapes, out, rule))
+
+
 def _unequal_paths(g: Graph) -> bool:
     """A value reached from a backward's root along paths of two lengths."""
     for _, _, roots, _ in g.backwards():
@@ -170,6 +186,12 @@ BEHAVIOURS: dict[str, dict[str, tuple[str, B]]] = {
                             lambda g: any(s["op"] in ("sum", "mean") and (s.get("axis") or 0) < 0 for s in g.ops)),
         "x ** 0 at x = 0": ("the derivative 0, not p * x ** (p - 1) = nan",
                             _ops("pow", lambda g, s: s["const"] == 0 and 0.0 in g.leaf_values(s["args"][0]))),
+        "relu at x = 0": ("an exact 0 on the kink: the derivative 0, as PyTorch's, not 1",
+                          _ops("relu", lambda g, s: 0.0 in g.leaf_values(s["args"][0]))),
+        "a middle axis of a 3-D tensor": ("sum or mean over axis 1 (or -2) of a 3-D tensor: put back in the middle",
+                                          lambda g: any(s["op"] in ("sum", "mean") and len(g.shapes[s["args"][0]]) == 3
+                                                        and s.get("axis") is not None and s["axis"] % 3 == 1
+                                                        and not s.get("keepdims") for s in g.ops)),
     },
     "broadcasting": {
         **{f"{name} broadcast": (f"{name} between tensors of different shapes", _ops(
@@ -182,6 +204,16 @@ BEHAVIOURS: dict[str, dict[str, tuple[str, B]]] = {
                           _broadcast(lambda g, s, shapes, out: () in shapes and out != ())),
         "both operands": ("(2, 1) against (1, 3): each stretched along its own axis",
                           _broadcast(lambda g, s, shapes, out: all(x != out for x in shapes))),
+        "a middle axis": ("(2, 1, 4) against (2, 3, 4): neither the first axis nor the last",
+                          _several(lambda added, axes: not added and axes == (1,))),
+        "the first and the last axis": ("(1, 3, 1) against (2, 3, 4): two axes of one operand, apart",
+                                        _several(lambda added, axes: not added and axes == (0, 2))),
+        "the leading two axes": ("(1, 1, 4) against (2, 3, 4): two axes of one operand, side by side",
+                                 _several(lambda added, axes: not added and axes == (0, 1))),
+        "the trailing two axes": ("(2, 1, 1) against (2, 3, 4): the middle one and the last",
+                                  _several(lambda added, axes: not added and axes == (1, 2))),
+        "an axis added and one stretched": ("(3, 1) against (2, 3, 4): summed over axis 0, then axis 1 keepdims",
+                                            _several(lambda added, axes: added == 1 and axes == (2,))),
     },
     "traversal": {
         "a leaf used twice": ("fan-out of a leaf: the gradients of its uses add up",

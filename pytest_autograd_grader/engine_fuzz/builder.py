@@ -25,7 +25,8 @@ The strategies keep values away from the singularities of log, div and
 fractional powers (those only ever see values known to be positive) and
 from relu's kink: relu only ever sees values known to lie away from 0
 (``safe``), since a sum that cancels to about 0 may round to either side
-of it, differently in numpy and in torch.
+of it, differently in numpy and in torch; or a leaf's exact values, whose
+exact zeros (drawn on purpose, never by rounding) lie on the kink.
 
 The builder numbers values as they are built; ``program()`` numbers them
 as the interpreter and the renderer do, leaves first, so a leaf made after

@@ -14,8 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..i18n import msg
+from . import unbroadcast
 from .builder import Builder, numel
-from .differences import OP_TEXT, close_enough, compare, error_key
+from .differences import OP_TEXT, close_enough, compare, error_key, wrong_only_at_zeros
 from .render import op_names, shapes_of
 
 
@@ -81,18 +82,6 @@ def _after_free(fresh):
 # (the diagnosis, what torch does that the engine got wrong) for each probe
 FREEING = {"never_freed": _twice(("mul",)), "free_per_node": _after_free(False),
            "free_per_node_fresh": _after_free(True), "nothing_saved_raises": _twice(("add", "add_c"))}
-
-
-def _broadcast(small):
-    def build(b):
-        x, c = _leaf(b, [[0.5, -1.5, 2.0], [1.25, 0.3, -0.4]]), _leaf(b, np.full(small, 0.8).tolist(), small)
-        h = b.op("add", [x, c])
-        w = _leaf(b, [[1.5, -0.5, 2.0], [0.25, -1.25, 1.5]], requires_grad=False)
-        b.backward(b.op("sum", [b.op("mul", [h, w])], axis=None))
-    return _program(build)
-
-
-UNBROADCAST = {"unbroadcast_leading": _broadcast((3,)), "unbroadcast_ones": _broadcast((2, 1))}
 
 
 def _accumulate(shared):
@@ -206,13 +195,6 @@ def backward_broken(fuzzer) -> bool:
     return _order(fuzzer) or _freeing(fuzzer) is not None
 
 
-def _unbroadcast(fuzzer) -> str:
-    fails = _fails(fuzzer, list(UNBROADCAST.values())) or [True, True]
-    if fails.count(True) == 1:
-        return msg(f"diag.engine.{list(UNBROADCAST)[fails.index(True)]}")
-    return msg("diag.engine.no_unbroadcast")
-
-
 def _op_mistake(wrong) -> str:
     """The message for the ops whose derivative the probes found wrong."""
     for step, (_, expected, produced) in wrong:
@@ -222,6 +204,9 @@ def _op_mistake(wrong) -> str:
             return msg("diag.engine.matmul_vector" if one_d else "diag.engine.matmul_transposed")
         if op == "pow" and step.get("const") == 0:
             return msg("diag.engine.pow_zero")
+        if op == "relu" and wrong_only_at_zeros(expected["values"][0]["data"], expected["steps"][-1]["grads"][0],
+                                                produced["steps"][-1]["grads"][0]):
+            return msg("diag.engine.relu_zero")
         if op in ("sum", "mean") and (step.get("axis") is not None or step.get("keepdims")):
             if op == "mean" and _scaled_by_count(step, expected, produced):
                 return msg("diag.engine.mean_count")
@@ -354,7 +339,7 @@ def _backward_mistake(kind, program, expected, fuzzer) -> str | None:
     if _order(fuzzer):
         return msg("diag.engine.order")
     if kind == "broadcasting" and _broadcasts(program):
-        return _unbroadcast(fuzzer)
+        return unbroadcast.mistake(fuzzer, program)
     wrong = wrong_ops(fuzzer, program, expected)
     if wrong:
         return _op_mistake(wrong)

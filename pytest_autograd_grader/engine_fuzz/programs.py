@@ -19,9 +19,11 @@ from .rules import (ACCUMULATION_CASES, LEAF_CASES, RETAIN_GRAPH_CASES, VECTOR_C
 OPS = ("add", "sub", "mul", "div", "neg", "exp", "log", "tanh", "relu", "sigmoid", "add_c", "mul_c", "rsub_c",
        "pow", "sum", "mean", "reshape", "T", "matmul")
 # beside one program per op: reductions over one axis (the last one, named
-# by a negative or a positive index; keepdims), products with 1-D operands,
-# and x ** 0 at x = 0, where p * x ** (p - 1) is nan
-OP_CASES = OPS + ("sum_axis", "mean_axis", "sum_keepdims", "mean_keepdims", "mv", "dot", "pow0")
+# by a negative or a positive index; keepdims; the middle one of a 3-D
+# tensor), products with 1-D operands, x ** 0 at x = 0, where
+# p * x ** (p - 1) is nan, and relu at an exact 0, where its slope is 0
+OP_CASES = OPS + ("sum_axis", "mean_axis", "sum_keepdims", "mean_keepdims", "sum_middle", "mv", "dot", "pow0",
+                  "relu0")
 
 
 def op_programs(d: Draws, case=None):
@@ -41,6 +43,11 @@ def op_programs(d: Draws, case=None):
     elif name == "pow0":
         values = [0.0] + [d.choice((0.5, -1.5, 2.0)) for _ in range(numel(shape) - 1)]
         x = b.op("pow", [b.leaf(d, shape, values=values)], const=0)
+    elif name == "relu0":
+        # exact zeros, straight from a leaf: a value that only rounds to about
+        # 0 may land on either side of the kink, an exact one lands on it
+        values = [0.0] + [d.choice((0.5, -1.5, 0.0, 2.0)) for _ in range(numel(shape) - 1)]
+        x = b.op("relu", [b.leaf(d, shape, values=values)])
     elif name in UNARY or name in CONST:
         x = unary(d, b, b.leaf(d, shape, positive=name == "log" or (name == "pow" and d.boolean())),
                    (name,))
@@ -49,6 +56,10 @@ def op_programs(d: Draws, case=None):
     elif name.endswith("_axis"):
         # the last axis, without keepdims: the axis a forgotten expand_dims misplaces
         x = b.op(name[:-5], [b.leaf(d, (d.choice(WIDE), d.choice(WIDE)))], axis=-1 if name == "sum_axis" else 1)
+    elif name == "sum_middle":
+        # without keepdims: the axis put back in the middle, not at the end as a 2-D row sum's would be
+        x = b.op(d.choice(("sum", "mean")), [b.leaf(d, tuple(d.choice(WIDE) for _ in range(3)))],
+                 axis=d.choice((1, -2)))
     elif name.endswith("_keepdims"):
         x = b.op(name[:-9], [b.leaf(d, (d.choice(WIDE), d.choice(WIDE)))], axis=d.choice((0, 1, -1, -2)),
                  keepdims=True)
@@ -75,8 +86,14 @@ def _reshapes(shape):
 BROADCAST_OPS = ("add", "sub", "mul", "div")
 # the ways a shape broadcasts: axes added in front ((3,) against (2, 3)),
 # an axis of length 1 stretched ((2, 1) against (2, 3)), a 0-d scalar, and
-# both operands stretched at once ((2, 1) against (1, 3))
-BROADCAST_CASES = ("leading", "ones", "scalar", "both")
+# both operands stretched at once ((2, 1) against (1, 3)); then, in 3-D,
+# several axes of one operand: a middle one alone, the first and the last,
+# the leading two, the trailing two, and an axis added in front beside a
+# stretched one ((3, 1) against (2, 3, 4)). Each stretched axis a mistaken
+# unbroadcast may skip (only the first, only axes 0 and -1, one whose index
+# shifted after a sum without keepdims) is one of these.
+STRETCHED = {"middle": (1,), "outer": (0, 2), "front": (0, 1), "back": (1, 2), "added": (2,)}
+BROADCAST_CASES = ("leading", "ones", "scalar", "both") + tuple(STRETCHED)
 
 
 def broadcast_programs(d: Draws, case=None, ops=BROADCAST_OPS):
@@ -98,8 +115,12 @@ def broadcast_programs(d: Draws, case=None, ops=BROADCAST_OPS):
         big, small = shapes(d), ()
     elif form == "both":
         big, small = (d.choice(WIDE), 1), (1, d.choice(WIDE))
+    elif form in STRETCHED:
+        big = tuple(d.choice(WIDE) for _ in range(3))
+        small = tuple(1 if i in STRETCHED[form] else n for i, n in enumerate(big))
+        small = small[1:] if form == "added" else small
     else:
-        big = shapes(d, 2, 2) if d.boolean() else shapes(d, 1, 1)
+        big = shapes(d, 1, 3)
         small = _smaller(d, big)
     first = b.leaf(d, big)
     other = b.leaf(d, small, positive=name == "div")
@@ -114,11 +135,12 @@ def broadcast_programs(d: Draws, case=None, ops=BROADCAST_OPS):
 
 
 def _smaller(d: Draws, shape):
-    """A shape that broadcasts to ``shape`` and differs from it."""
-    options = [()] + [tuple(shape[i:]) for i in range(1, len(shape))]
-    options += [tuple(1 if i == j else n for i, n in enumerate(shape)) for j in range(len(shape)) if shape[j] > 1]
-    options = [o for o in options if tuple(o) != tuple(shape)] or [()]
-    return d.choice(options)
+    """A shape that broadcasts to ``shape`` and differs from it: axes
+    dropped in front, then any of the rest set to length 1."""
+    kept = shape[d.integer(0, len(shape)):] if shape else ()
+    ones = d.integer(0, (1 << len(kept)) - 1) if kept else 0
+    small = tuple(1 if ones >> i & 1 else n for i, n in enumerate(kept))
+    return small if small != tuple(shape) else ()
 
 
 def broadcast_sweep(d: Draws, ops=BROADCAST_OPS):

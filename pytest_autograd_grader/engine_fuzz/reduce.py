@@ -8,7 +8,8 @@ nothing uses. The fuzzer keeps the smallest candidate that still
 disagrees, until none does: the program it shows is 1-minimal.
 
 A candidate keeps the strategies' promises (log, division and fractional
-powers see positive values, relu values away from 0), so that a rounding
+powers see positive values, relu values away from 0 or a leaf's exact
+values), so that a rounding
 difference at a kink or a pole never passes for the student's mistake."""
 
 from __future__ import annotations
@@ -84,7 +85,8 @@ def _valid(program) -> bool:
         if op == "matmul" and (not all(1 <= len(s) <= 2 for s in shapes) or len(shapes[0]) < len(shapes[1])
                                or shapes[0][-1] != shapes[1][0]):
             return False
-        if op == "relu" and not b.safe[args[0]] or op == "log" and not b.positive[args[0]]:
+        # relu: away from 0, or a leaf's exact values (an exact 0 is on the kink, not about it)
+        if op == "relu" and not (b.safe[args[0]] or b.given[args[0]]) or op == "log" and not b.positive[args[0]]:
             return False
         if op == "div" and not b.positive[args[1]]:
             return False
