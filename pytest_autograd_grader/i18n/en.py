@@ -247,6 +247,7 @@ EN: dict[str, str] = {
     "diag.graph.none_type": "Likely mistake: {count} of the names are 'NoneType': those tensors have grad_fn None because nothing recorded how they were made. x and w already require grad, so a, b and y computed from them directly get a grad_fn; do not use .detach(), .data or torch.no_grad() here.",
     "diag.graph.repr": "Likely mistake: these are the printed forms of the grad_fn objects (str(t.grad_fn)); return only the class name: type(t.grad_fn).__name__ (or t.grad_fn.name()).",
     "diag.graph.sum_not_mean": "Likely mistake: the gradients are 1/{k} of the expected ones, and {k} is the number of elements: the loss is a sum (.sum()), but you took a mean (.mean()).",
+    "diag.graph.mean_axis": "Likely mistake: the gradients are 1/{k} of the expected ones, and {k} is the size of axis {axis} of x: you averaged over that axis (as .sum(dim={other}).mean() or .mean(dim={axis}) do) where the loss sums every element (.sum()).",
     "diag.graph.returned_inputs": "Likely mistake: you returned the tensors {names} themselves; return their gradients {grads}, which backward filled in.",
     "req.leaf.no_tensors": "predict_leaves must predict from the node list alone, without building tensors, but your code called torch {count} time(s) (first: {first}). Reason with the rules instead: every tensor you create is a leaf; an operation gives a non-leaf when any of its inputs requires grad; backward stores .grad only in leaves that require grad and that the loss depends on.",
     "leaf.graph_nodes": "(graph: nodes = {nodes})",

@@ -247,6 +247,7 @@ ZH: dict[str, str] = {
     "diag.graph.none_type": "可能的错误：有 {count} 个名字是 'NoneType'：这些张量的 grad_fn 是 None，因为没有任何记录说明它们是怎么算出来的。x 和 w 已经需要梯度，直接由它们算出的 a、b、y 自然就有 grad_fn；这里不要用 .detach()、.data 或 torch.no_grad()。",
     "diag.graph.repr": "可能的错误：这些是 grad_fn 对象打印出来的样子（str(t.grad_fn)）；只需要返回类名：type(t.grad_fn).__name__（或 t.grad_fn.name()）。",
     "diag.graph.sum_not_mean": "可能的错误：梯度只有正确值的 1/{k}，而 {k} 正好是元素个数：损失是求和（.sum()），你却取了平均（.mean()）。",
+    "diag.graph.mean_axis": "可能的错误：梯度是期望值的 1/{k}，而 {k} 是 x 第 {axis} 维的大小：你在这一维上取了平均（例如 .sum(dim={other}).mean() 或 .mean(dim={axis})），而损失应当把所有元素加起来（.sum()）。",
     "diag.graph.returned_inputs": "可能的错误：你返回的是张量 {names} 本身；应该返回 backward 填好的梯度 {grads}。",
     "req.leaf.no_tensors": "predict_leaves 必须只根据节点列表做出预测，不能构造张量，但你的代码调用了 {count} 次 torch（第一次是：{first}）。请用规则来推理：你创建的每个张量都是叶子节点；只要运算的某个输入需要梯度，结果就是非叶子节点；backward 只会把 .grad 存进那些需要梯度、并且损失依赖于它们的叶子节点。",
     "leaf.graph_nodes": "（计算图：nodes = {nodes}）",
