@@ -381,6 +381,8 @@ ZH: dict[str, str] = {
     "diag.higher_order.sum_then_v": "可能的错误：这是 (H @ ones) * v：你先对 gradient.sum() 求导，之后才乘以 v。要在求导之前乘以 v：对 (gradient * v).sum() 求梯度。",
     "diag.higher_order.no_v": "可能的错误：这是 H @ ones，也就是 gradient.sum() 的导数：漏掉了 v。请对 (gradient * v).sum() 求梯度。",
     "diag.higher_order.first_gradient": "可能的错误：这是 f 的梯度，不是 H @ v：还要再求一次导，即求 (gradient * v).sum() 的梯度，其中一阶梯度要用 create_graph=True 来求。",
+    "diag.higher_order.polyval_order": "可能的错误：你的多项式把系数的顺序读反了：这里 c[0] 是常数项，而 numpy.polyval 要求最高次项的系数在前。这里 p(x) = c[0] + c[1] * x + ... + c[m] * x**m：请用 c[k] * x**k，或者让 Horner 法则从 c[m] 算到 c[0]（for coef in reversed(c): out = out * x + coef）。",
+    "diag.higher_order.mean_not_sum": "可能的错误：{what}是期望值的 1/{factor}，而 x 有 {n} 个元素（{factor} = {n}**{calls}）：你有 {calls} 次求梯度的调用对平均值（.mean()）求导，而题目要求对求和（.sum()）求导。对平均值求梯度会把每个元素的导数除以元素个数；请对 .sum() 求梯度（或者传入 grad_outputs=torch.ones_like(...)）。",
     # custom_function：诊断
     "diag.custom_function.ignores_grad_output": "可能的错误：你的 backward 忽略了 grad_output：它只返回了局部导数。请把局部导数乘以 grad_output（链式法则：dL/dx = dL/dy * dy/dx）。",
     "diag.custom_function.gradient_count": "可能的错误：backward 必须为 forward 的每个输入各返回一个梯度，按 forward 的参数顺序放在一个 tuple 里：return dL/dx, dL/dy（一个 list 只算一个值；不需要梯度的输入，对应位置返回 None）。",
