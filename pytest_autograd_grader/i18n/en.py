@@ -389,6 +389,7 @@ EN: dict[str, str] = {
     "diag.custom_function.gradcheck_requires_grad": "Likely mistake: gradcheck tests the gradients of the inputs that require grad only (and refuses to run when none does): call .requires_grad_() on the new tensor.",
     "diag.custom_function.gradient_count": "Likely mistake: backward must return one gradient per input of forward, as a tuple in forward's order: return dL/dx, dL/dy (a list counts as one value; an input that needs no gradient gets None).",
     "diag.custom_function.sigmoid_only": "Likely mistake: your backward returns the derivative of sigmoid alone, sigmoid(x) * (1 - sigmoid(x)). swish(x) = x * sigmoid(x) is a product: by the product rule its derivative is sigmoid(x) + x * sigmoid(x) * (1 - sigmoid(x)).",
+    "diag.custom_function.lost_sign": "Likely mistake: your backward is right where {name} > 0 and wrong where {name} < 0: it loses the sign of negative inputs. abs({name}), {name}.abs() and sqrt({name}**2) equal {name} only for {name} >= 0 (for negative {name} they give -{name}): where the derivative has {name} itself, write {name}, not its absolute value.",
     # -- topic engine
     "engine.header": "Your engine disagrees with torch.autograd. The smallest program that shows it ({ops} ops), as a script to run beside your engine (it prints what your engine computes, torch's answer in the comment):",
     "engine.shape": "(shape {shape})",

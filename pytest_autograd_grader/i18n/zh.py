@@ -389,6 +389,7 @@ ZH: dict[str, str] = {
     "diag.custom_function.product_rule": "可能的错误：乘积法则少了一项：d(x * sigmoid(x))/dx = sigmoid(x) + x * sigmoid(x) * (1 - sigmoid(x))，而你的 backward 只返回了其中一项。",
     "diag.custom_function.gradcheck_requires_grad": "可能的错误：gradcheck 只检验那些需要梯度的输入的梯度（一个都没有时它会拒绝运行）：请对新张量调用 .requires_grad_()。",
     "diag.custom_function.sigmoid_only": "可能的错误：你的 backward 只返回了 sigmoid 的导数 sigmoid(x) * (1 - sigmoid(x))。swish(x) = x * sigmoid(x) 是一个乘积：按乘积法则，它的导数是 sigmoid(x) + x * sigmoid(x) * (1 - sigmoid(x))。",
+    "diag.custom_function.lost_sign": "可能的错误：你的 backward 在 {name} > 0 处正确，在 {name} < 0 处出错：负输入的符号丢失了。abs({name})、{name}.abs() 和 sqrt({name}**2) 只在 {name} >= 0 时等于 {name}（{name} 为负时它们得到 -{name}）：导数里出现 {name} 本身的地方，请写 {name}，不要写它的绝对值。",
     # -- topic engine
     "engine.header": "你的引擎和 torch.autograd 的结果不一致。能说明问题的最小程序（{ops} 个运算）如下，可以放在你的引擎旁边直接运行（它会打印你的引擎算出的结果，注释里是 torch 的答案）：",
     "engine.shape": "（形状 {shape}）",
