@@ -144,7 +144,8 @@ def gradcheck_input(x):
     "sqrt_y": planted("grad_output.mean() * (s + x * s * (1 - s))",
                       "grad_output * x / r, grad_output * torch.sqrt(y ** 2) / r", RIGHT_INPUT),
     # a local derivative reduced and broadcast; the Jacobian as a matrix (torch.diag: right for 1-D only)
-    "reduced": planted("grad_output @ torch.diag(s + x * s * (1 - s))", "grad_output * (x / r).mean(), grad_output * y / r",
+    "reduced": planted("grad_output @ torch.diag(s + x * s * (1 - s))",
+                       "grad_output * (x / r).mean(), grad_output * y / r",
                        "x.double().flatten().detach().requires_grad_(True)"),
 }
 
