@@ -148,12 +148,16 @@ def took_other_branch(x, loss):
     return recognised(values(loss), expected, [("", other)]) is not None
 
 
-@pytest.mark.grade(points=3)
+@pytest.mark.grade(points=3, inputs=("rank 1", "one element", "negative", "positive"))
 def test_branch_grad(submission, autograd, grade_rng, grade_device):
     # Built on every run, of random lengths and values: a positive sum with
     # x[0] < 0, a negative sum with x[0] > 0 and a sum of exactly 0, each with
-    # elements of both signs.
+    # elements of both signs, and a single element.
     inputs = [mixed_input(grade_rng, s, grade_device) for s in (1, -1, 0)]
+    # and a single element (the docstring allows 1 to 6), of either sign
+    inputs.append(torch.tensor([eighths(grade_rng, 1)[0] * grade_rng.choice((1, -1))], dtype=torch.float64,
+                               device=grade_device))
+    grade_rng.note(*inputs)
     answers = []
     for x in inputs:
         x.requires_grad_(True)
@@ -201,16 +205,17 @@ def whole_norm_input(rng, device):
 
 def loop_cases(rng, device):
     """(x, c, limit) of every loop-count case, built on every run: no step
-    (the limit below |x|, and exactly |x|), one step after which the norm
-    equals the limit exactly, and 3 to 7 steps with random values."""
-    x, c = rng.randn(rng.integers(1, 4)), float(rng.numpy.uniform(1.2, 1.8))
+    (the limit below |x|, x a single element; and exactly |x|), one step
+    after which the norm equals the limit exactly, and 3 to 7 steps with
+    random values of both signs."""
+    x, c = rng.randn(1), float(rng.numpy.uniform(1.2, 1.8))  # a single element
     cases = [(x, c, float(x.norm()) * c ** -float(rng.numpy.uniform(0.2, 2.8)))]  # no step: |x| past the limit
     x, norm = whole_norm_input(rng, device)
     cases.append((x, rng.choice(EXACT_FACTORS), norm))  # no step: the norm equals the limit
     x, norm = whole_norm_input(rng, device)
     c = rng.choice(EXACT_FACTORS)
     cases.append((x, c, norm * c))  # one step, and then the norm equals the limit
-    x, c = rng.randn(rng.integers(1, 4)), float(rng.numpy.uniform(1.2, 1.8))
+    x, c = rng.randn(rng.integers(2, 3), mixed=True), float(rng.numpy.uniform(1.2, 1.8))  # both signs
     cases.append((x, c, float(x.norm()) * c ** (rng.integers(2, 6) + float(rng.numpy.uniform(0.2, 0.8)))))
     return cases
 
@@ -229,7 +234,7 @@ def steps_diagnosis(got, expected, norm, limit, trace):
     return None
 
 
-@pytest.mark.grade(points=3, instruction_share=0.25)
+@pytest.mark.grade(points=3, instruction_share=0.25, inputs=("rank 1", "one element", "negative", "positive"))
 def test_loop_grad(submission, autograd, grade_rng, grade_device):
     for x, c, limit in loop_cases(grade_rng, grade_device):
         x = x.to(grade_device).requires_grad_(True)
@@ -266,14 +271,15 @@ def test_loop_grad(submission, autograd, grade_rng, grade_device):
 
 # -- rnn_grad ------------------------------------------------------------------------
 
-@pytest.mark.grade(points=3)
+@pytest.mark.grade(points=3, inputs=("rank 1", "rank 2", "size-1 axis", "one element", "negative", "positive"))
 def test_rnn_grad(submission, autograd, grade_rng, grade_device):
-    # A sequence of length 1 and one of length 3 to 6 on every run (the same
-    # code must follow each length), the longer one with at least 2 features.
-    for steps, n in ((1, grade_rng.integers(1, 3)), (grade_rng.integers(3, 6), grade_rng.integers(2, 4))):
-        xs = grade_rng.randn(steps, n)
-        w = grade_rng.randn(n, requires_grad=True)
-        h0 = grade_rng.randn(n, requires_grad=True)
+    # Sequences of length 1 (one feature, and 2 or 3) and one of length 3 to
+    # 6 with 2 to 4 features on every run: the same code must follow each
+    # length and width.
+    for steps, n in ((1, 1), (1, grade_rng.integers(2, 3)), (grade_rng.integers(3, 6), grade_rng.integers(2, 4))):
+        xs = grade_rng.randn(steps, n, mixed=True)
+        w = grade_rng.randn(n, requires_grad=True, mixed=True)
+        h0 = grade_rng.randn(n, requires_grad=True, mixed=True)
         result = submission("dynamic_graph").rnn_grad(xs, w, h0)
         trace = submission.trace
         w_grad, h0_grad = autograd.unpack(result, 2, msg("label.returned", what="(w.grad, h0.grad)"))

@@ -5,6 +5,9 @@ from pytest_autograd_grader import msg, same, values
 
 pytestmark = pytest.mark.grade(concept="graph")
 
+# The shapes the docstrings allow, each drawn on every run, with values of both signs.
+INPUTS = ("rank 1", "rank 2", "size-1 axis", "negative", "positive")
+
 # Written into x and w on every run, beside random values: the tutorial's
 # point (x = 2, w = 1) and one element for each sign pattern of a = x + w and
 # b = w + 1 (and of dy/dw = a + b), so a mistake that depends on a sign
@@ -17,17 +20,31 @@ def y_of(x, w):
     return ((x + w) * (w + 1)).sum()
 
 
-def inputs(rng, device, requires_grad):
-    """x and w of one random shape (1-D with 4 to 7 elements, or 2-D with
-    2 to 4 per side), float64, holding FIXED_X/FIXED_W and random values."""
-    if rng.integers(1, 2) == 1:
-        shape = (rng.integers(4, 7),)
-    else:
-        shape = (rng.integers(2, 4), rng.integers(2, 4))
+def shapes(rng, ranks=(1, 2)):
+    """One shape of each rank in ``ranks`` (1-D with 4 to 7 elements, 2-D
+    with 2 to 4 per side) and a 2-D one with an axis of size 1 (4 to 6
+    elements): each shape the docstrings allow (at least 4 elements), on
+    every run."""
+    found = []
+    if 1 in ranks:
+        found.append((rng.integers(4, 7),))
+    found.append((rng.integers(2, 4), rng.integers(2, 4)))
+    n = rng.integers(4, 6)
+    found.append(rng.choice(((1, n), (n, 1))))
+    return found
+
+
+def inputs(rng, device, requires_grad, shape):
+    """x and w of ``shape``, float64, holding FIXED_X/FIXED_W and random values."""
     x, w = rng.randn(*shape, device="cpu"), rng.randn(*shape, device="cpu")
     x.view(-1)[:4] = torch.tensor(FIXED_X, dtype=x.dtype)
     w.view(-1)[:4] = torch.tensor(FIXED_W, dtype=w.dtype)
+    rng.note(x, w)
     return x.to(device).requires_grad_(requires_grad), w.to(device).requires_grad_(requires_grad)
+
+
+def cases(rng, device, requires_grad, ranks=(1, 2)):
+    return [inputs(rng, device, requires_grad, shape) for shape in shapes(rng, ranks)]
 
 
 def check_order(autograd, got, expected, order):
@@ -37,18 +54,28 @@ def check_order(autograd, got, expected, order):
         autograd.require(False, "diag.graph.order", expected=order)
 
 
-def mean_ratio(got, expected):
-    """k when every produced gradient is the expected one divided by k >= 2,
-    the number of elements (a mean where the task sums)."""
+def mean_diagnosis(got, expected):
+    """The diagnosis when every produced gradient is the expected one divided
+    by k >= 2, where k is what a mean divides by: the number of elements (a
+    mean where the task sums), or the size of one axis (a mean over the rows
+    or the columns of x); None otherwise."""
+    shape = expected[0].shape
     k = expected[0].numel()
     if k >= 2 and all(same(g, e / k) for g, e in zip(got, expected)):
-        return k
+        return msg("diag.graph.sum_not_mean", k=k)
+    for axis, size in enumerate(shape):
+        if 2 <= size < k and all(same(g, e / size) for g, e in zip(got, expected)):
+            return msg("diag.graph.mean_axis", k=size, axis=axis, other=1 - axis)
     return None
 
 
-@pytest.mark.grade(points=2, instruction_share=0.25)
+@pytest.mark.grade(points=2, instruction_share=0.25, inputs=INPUTS)
 def test_build_graph(submission, autograd, grade_rng, grade_device):
-    x, w = inputs(grade_rng, grade_device, requires_grad=True)
+    for x, w in cases(grade_rng, grade_device, requires_grad=True):
+        build_graph_case(submission, autograd, x, w)
+
+
+def build_graph_case(submission, autograd, x, w):
     result = submission("graph").build_graph(x, w)
     trace = submission.trace
     a, b, y = autograd.unpack(result, 3, msg("label.graph.build_graph"))
@@ -64,9 +91,13 @@ def test_build_graph(submission, autograd, grade_rng, grade_device):
     autograd.instruction(adds <= 2, "req.graph.y_from_a_b", adds=adds)
 
 
-@pytest.mark.grade(points=2, instruction_share=0.25)
+@pytest.mark.grade(points=2, instruction_share=0.25, inputs=INPUTS)
 def test_grad_fn_names(submission, autograd, grade_rng, grade_device):
-    x, w = inputs(grade_rng, grade_device, requires_grad=True)
+    for x, w in cases(grade_rng, grade_device, requires_grad=True):
+        grad_fn_names_case(submission, autograd, x, w)
+
+
+def grad_fn_names_case(submission, autograd, x, w):
     names = submission("graph").grad_fn_names(x, w)
     trace = submission.trace
     hint = None
@@ -82,9 +113,13 @@ def test_grad_fn_names(submission, autograd, grade_rng, grade_device):
     autograd.instruction(nodes >= 3 and reads >= 1, "req.graph.read_grad_fn", nodes=nodes, reads=reads)
 
 
-@pytest.mark.grade(points=3, instruction_share=0.25)
+@pytest.mark.grade(points=3, instruction_share=0.25, inputs=INPUTS)
 def test_hand_gradients(submission, autograd, grade_rng, grade_device):
-    x, w = inputs(grade_rng, grade_device, requires_grad=False)
+    for x, w in cases(grade_rng, grade_device, requires_grad=False):
+        hand_gradients_case(submission, autograd, x, w)
+
+
+def hand_gradients_case(submission, autograd, x, w):
     got = submission("graph").hand_gradients(x, w)
     trace = submission.trace
     made = sum(not call.raised for call in trace.calls)
@@ -116,9 +151,13 @@ def test_hand_gradients(submission, autograd, grade_rng, grade_device):
     autograd.check_grad(got, y_of, (x, w), wrt=(1, 0), names=("dy/dw", "dy/dx"), trace=trace)
 
 
-@pytest.mark.grade(points=3, instruction_share=0.25)
+@pytest.mark.grade(points=3, instruction_share=0.25, inputs=("rank 2", "size-1 axis", "negative", "positive"))
 def test_autograd_gradients(submission, autograd, grade_rng, grade_device):
-    x, w = inputs(grade_rng, grade_device, requires_grad=True)
+    for x, w in cases(grade_rng, grade_device, requires_grad=True, ranks=(2,)):
+        autograd_gradients_case(submission, autograd, x, w)
+
+
+def autograd_gradients_case(submission, autograd, x, w):
     got = submission("graph").autograd_gradients(x, w)
     trace = submission.trace
     autograd.instruction(any(not call.raised for call in trace.calls), "req.graph.use_autograd")
@@ -129,7 +168,7 @@ def test_autograd_gradients(submission, autograd, grade_rng, grade_device):
     check_order(autograd, produced, expected, "(w.grad, x.grad)")
     if same(produced[0], wd) and same(produced[1], xd):
         autograd.require(False, "diag.graph.returned_inputs", names="(w, x)", grads="(w.grad, x.grad)")
-    k = mean_ratio(produced, expected)
-    if k is not None:
-        autograd.fail_with("w.grad", produced[0], expected[0], msg("diag.graph.sum_not_mean", k=k))
+    hint = mean_diagnosis(produced, expected)
+    if hint is not None:
+        autograd.fail_with("w.grad", produced[0], expected[0], hint)
     autograd.check_grad(got, y_of, (x, w), wrt=(1, 0), names=("w.grad", "x.grad"), trace=trace)

@@ -136,6 +136,17 @@ def gradcheck_input(x):
     "second_term": planted("grad_output * x * s * (1 - s)", "[grad_output * x / r, grad_output * y / r]",
                            RIGHT_INPUT),
     "copy_paste": planted("-(" + RIGHT_SWISH + ")", "grad_output * x / r, grad_output * x / r", RIGHT_INPUT),
+    # -- mistakes right for some inputs only: each input class on every seed ------
+    # |x| where x belongs: right for x >= 0 only
+    "abs_x": planted("grad_output * (s + x.abs() * s * (1 - s))", "grad_output * x.abs() / r, grad_output * y / r",
+                     "x.detach().squeeze().double().requires_grad_(True)"),
+    # sqrt(y**2) "simplified": right for y > 0 only; a mean over grad_output (equal for one element)
+    "sqrt_y": planted("grad_output.mean() * (s + x * s * (1 - s))",
+                      "grad_output * x / r, grad_output * torch.sqrt(y ** 2) / r", RIGHT_INPUT),
+    # a local derivative reduced and broadcast; the Jacobian as a matrix (torch.diag: right for 1-D only)
+    "reduced": planted("grad_output @ torch.diag(s + x * s * (1 - s))",
+                       "grad_output * (x / r).mean(), grad_output * y / r",
+                       "x.double().flatten().detach().requires_grad_(True)"),
 }
 
 _graded: dict = {}
@@ -169,6 +180,15 @@ RAW_MATRICES = ("numerical:", "analytical:", "tensor(")
 def test_correct_answers_in_other_styles_pass_on_every_seed(graded, variant):
     for check in CHECKS:
         passing(graded, variant, check)
+
+
+def test_every_declared_input_class_is_drawn_on_every_seed(graded):
+    # each rank the docstrings allow, a size-1 axis, a single element, both
+    # signs (and exact zeros where declared): on each of the 20 seeds
+    for check in CHECKS:
+        for run in graded("styles_a", check):
+            assert run["inputs_missing"] == [], (check, run["inputs"], run["inputs_missing"])
+            assert {"rank 2", "size-1 axis", "negative", "positive"} <= set(run["inputs"]), (check, run["inputs"])
 
 
 def test_a_backward_that_ignores_grad_output(graded):
@@ -224,6 +244,41 @@ def test_a_backward_that_mixes_elements(graded):
     failing_with(graded, "mixing", "test_swish_backward", mixes)
     failing_with(graded, "mixing", "test_swish_gradcheck", mixes, absent=(msg("diag.gradcheck_grad_output"),))
     failing_with(graded, "grad_output", "test_swish_gradcheck", absent=(mixes,))
+
+
+def test_a_sign_lost_for_negative_inputs(graded):
+    for variant, check, name in (("abs_x", "test_swish_backward", "x"), ("abs_x", "test_hypot", "x"),
+                                 ("sqrt_y", "test_hypot", "y")):
+        failing_with(graded, variant, check, "values differ", msg("diag.custom_function.lost_sign", name=name),
+                     absent=(msg("diag.gradcheck_mixes"), msg("diag.sign"), msg("diag.factor", k=2)),
+                     score=0.5 if check == "test_hypot" else 0.0)
+    # gradcheck alone (finite differences entry by entry) is told the same
+    failing_with(graded, "abs_x", "test_swish_gradcheck", "gradcheck failed",
+                 msg("diag.custom_function.lost_sign", name="x"), absent=RAW_MATRICES)
+    # wrong everywhere (every sign flipped, a factor of 2): no lost sign
+    for variant, check in (("copy_paste", "test_swish_backward"), ("product", "test_hypot"),
+                           ("copy_paste", "test_swish_gradcheck")):
+        failing_with(graded, variant, check, absent=(msg("diag.custom_function.lost_sign", name="x"),),
+                     score=0.5 if check == "test_hypot" else 0.0)
+
+
+def test_a_backward_that_is_not_elementwise(graded):
+    mixes = msg("diag.gradcheck_mixes")
+    # grad_output.mean(): right for one element only; a local derivative reduced, then broadcast
+    failing_with(graded, "sqrt_y", "test_swish_backward", "values differ", mixes,
+                 absent=(msg("diag.custom_function.lost_sign", name="x"),))
+    failing_with(graded, "reduced", "test_hypot", "dL/dx from Hypot.backward: values differ", mixes,
+                 absent=(msg("diag.custom_function.lost_sign", name="x"),), score=0.5)
+    failing_with(graded, "sqrt_y", "test_swish_gradcheck", "gradcheck failed", mixes, absent=RAW_MATRICES)
+    # torch.diag builds the Jacobian of a 1-D x only: a matrix x (drawn on every seed) is refused
+    for check in ("test_swish_backward", "test_swish_gradcheck"):
+        failing_with(graded, "reduced", check, "Swish.apply raised RuntimeError")
+
+
+def test_shapes_a_vector_answer_gets_wrong(graded):
+    # a size-1 axis squeezed away, a matrix flattened: drawn on every seed
+    failing_with(graded, "abs_x", "test_gradcheck_input", "expected shape")
+    failing_with(graded, "reduced", "test_gradcheck_input", "expected shape")
 
 
 def test_gradcheck_inputs(graded):

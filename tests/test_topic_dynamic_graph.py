@@ -206,6 +206,18 @@ def rnn_grad(xs, w, h0):
     return w.grad, h0.grad
 """,
     },
+    "squeezed_sequence": {
+        # xs.squeeze() to "drop the batch axis": a sequence of one step (drawn
+        # on every seed, with one feature and with several) loses its time axis
+        "rnn_grad": """
+def rnn_grad(xs, w, h0):
+    h = h0
+    for x_t in xs.squeeze():
+        h = torch.tanh(w * h + x_t)
+    h.sum().backward()
+    return w.grad, h0.grad
+""",
+    },
 }
 
 RIGHT = {
@@ -313,6 +325,9 @@ EXPECT = {
                            "diag.requires_grad"],
         "test_rnn_grad": [DG + "rnn_no_grad"],
     },
+    "squeezed_sequence": {
+        "test_rnn_grad": ["rnn_grad raised TypeError: iteration over a 0-d tensor"],
+    },
 }
 
 
@@ -333,3 +348,8 @@ def test_mistakes_fail_on_every_seed_and_correct_styles_pass(pytester):
 
     for variant in RIGHT:
         assert_all_pass(results, variant)
+        # every input class a check declares (a single element, both signs,
+        # each rank and a size-1 axis for the RNN) is drawn on each seed
+        for check, runs in results[variant].items():
+            for run in runs:
+                assert run["inputs_missing"] == [], (variant, check, run["inputs"], run["inputs_missing"])

@@ -20,7 +20,8 @@ SPECIFIC = {
     "test_hand_gradients": ("req.graph.by_hand", "diag.graph.hand_none", "diag.graph.order", "diag.graph.one_path", "diag.graph.local_swap",
                             "diag.graph.sign_some", "diag.sign"),
     "test_autograd_gradients": ("req.graph.use_autograd", "diag.graph.order", "diag.graph.returned_inputs",
-                                "diag.graph.sum_not_mean", "diag.multiple_calls", "diag.multiple", "diag.factor"),
+                                "diag.graph.sum_not_mean", "diag.graph.mean_axis", "diag.multiple_calls",
+                                "diag.multiple", "diag.factor", "diag.too_small"),
 }
 
 
@@ -103,6 +104,20 @@ def hand_gradients(x, w):
 def hand_gradients(x, w):
     return -(2 * w + x + 1), w + 1
 """, "diag.sign", ("dy/dw: values differ",)),
+    Mistake("hand_gradients", "a size-1 axis squeezed away (drawn on every seed)", """
+def hand_gradients(x, w):
+    return (2 * w + x + 1).squeeze(), (w + 1).squeeze()
+""", None, ("dy/dw: expected shape (",)),
+    Mistake("hand_gradients", "an element loop that handles a vector only (a matrix is drawn on every seed)", """
+def hand_gradients(x, w):
+    dw = torch.tensor([2 * w[i] + x[i] + 1 for i in range(len(x))], dtype=x.dtype)
+    return dw, torch.tensor([w[i] + 1 for i in range(len(w))], dtype=x.dtype)
+""", None, ("hand_gradients raised ValueError: only one element tensors can be converted",)),
+    Mistake("autograd_gradients", "a mean over the rows: each row summed, then averaged (equal for a single row)", """
+def autograd_gradients(x, w):
+    ((x + w) * (w + 1)).sum(dim=1).mean().backward()
+    return w.grad, x.grad
+""", "diag.graph.mean_axis", ("w.grad: values differ", "is the size of axis 0 of x")),
     Mistake("autograd_gradients", "the two gradients swapped", """
 def autograd_gradients(x, w):
     ((x + w) * (w + 1)).sum().backward()
@@ -163,3 +178,14 @@ CORRECT = {"styles": OTHER_STYLES}
 
 def test_planted_mistakes_fail_and_other_styles_pass_on_every_seed(pytester):
     assert_planted(pytester, TOPIC, MISTAKES, CORRECT, SPECIFIC)
+
+
+def test_every_declared_input_class_is_drawn_on_every_seed(grade_seeds):
+    # a vector, a matrix, a matrix with an axis of size 1, both signs: each
+    # check draws every class it declares on each of the 20 seeds
+    graded = grade_seeds([TOPIC])
+    assert len(graded.report["checks"]) == 4 * 20
+    for check in graded.report["checks"]:
+        assert check["status"] == "passed", check["feedback"]
+        assert check["inputs_missing"] == [], (check["id"], check["inputs"], check["inputs_missing"])
+        assert {"rank 2", "size-1 axis", "negative", "positive"} <= set(check["inputs"]), check["id"]

@@ -10,6 +10,8 @@ gives the real one, for each of the 20 seeds of SEEDS."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from conftest import fails_everywhere, grade_variants, instruction_only, passes_everywhere
 
@@ -249,6 +251,77 @@ def hessian_vector_product(a, x, v):
     g.requires_grad_(True)
     return torch.autograd.grad((g * v).sum(), x, allow_unused=True, materialize_grads=True)[0]
 ''',
+    # -- mistakes right for some inputs only, or a sum read as a mean -----------
+    "polyval": '''import torch
+
+
+def _p(c, x):   # Horner's rule in numpy.polyval's order: c[0] taken as the highest power
+    out = torch.zeros_like(x)
+    for coef in c:
+        out = out * x + coef
+    return out
+
+
+def first_derivative(coeffs, x):
+    (g,) = torch.autograd.grad(_p(coeffs, x).sum(), x, create_graph=True)
+    return g
+
+
+def derivatives(coeffs, x, n):
+    result, current = [], _p(coeffs, x)
+    for _ in range(n):
+        (current,) = torch.autograd.grad(current.sum(), x, create_graph=True)
+        result.append(current)
+    return result
+
+
+def hessian_vector_product(a, x, v):   # a mean where the task sums: equal for d = 1
+    (g,) = torch.autograd.grad(torch.logsumexp(a @ x, dim=0), x, create_graph=True)
+    return torch.autograd.grad((g * v).mean(), x)[0]
+''',
+    "mean": POLY + '''
+
+def first_derivative(coeffs, x):   # p'(x) / N: equal for one element
+    (g,) = torch.autograd.grad(_p(coeffs, x).mean(), x, create_graph=True)
+    return g
+
+
+def derivatives(coeffs, x, n):   # a mean in every call: p^(k) / N**k
+    result, current = [], _p(coeffs, x)
+    for _ in range(n):
+        (current,) = torch.autograd.grad(current.mean(), x, create_graph=True)
+        result.append(current)
+    return result
+
+
+def hessian_vector_product(a, x, v):   # squeezed: a single element loses its axis
+    (g,) = torch.autograd.grad(torch.logsumexp(a @ x, dim=0), x, create_graph=True)
+    return torch.autograd.grad((g * v).sum(), x)[0].squeeze()
+''',
+    "vector_only": '''import torch
+
+
+def _p(c, x):   # powers along a new last axis of a vector: a matrix x breaks it
+    return (c * x[:, None] ** torch.arange(len(c), dtype=x.dtype, device=x.device)).sum(1)
+
+
+def first_derivative(coeffs, x):
+    (g,) = torch.autograd.grad(_p(coeffs, x).sum(), x, create_graph=True)
+    return g
+
+
+def derivatives(coeffs, x, n):   # a mean in the first call only: p^(k) / N
+    result, current = [], _p(coeffs, x.reshape(-1)).reshape(x.shape)
+    for i in range(n):
+        (current,) = torch.autograd.grad(current.mean() if i == 0 else current.sum(), x, create_graph=True)
+        result.append(current)
+    return result
+
+
+def hessian_vector_product(a, x, v):
+    (g,) = torch.autograd.grad(torch.logsumexp(a @ x, dim=0), x, create_graph=True)
+    return torch.autograd.grad((g * v).sum(), x)[0]
+''',
 }
 
 _graded: dict = {}
@@ -283,6 +356,16 @@ CHECKS = ("test_first_derivative", "test_first_derivative_is_differentiable", "t
 def test_correct_answers_in_other_styles_pass_on_every_seed(graded, variant):
     for check in CHECKS:
         passing(graded, variant, check)
+
+
+def test_every_declared_input_class_is_drawn_on_every_seed(graded):
+    # each rank the docstrings allow, a size-1 axis, a single element, both
+    # signs (and exact zeros where declared): on each of the 20 seeds
+    for check in CHECKS:
+        for run in graded("styles_a", check):
+            assert run["inputs_missing"] == [], (check, run["inputs"], run["inputs_missing"])
+            assert {"rank 1", "rank 2", "size-1 axis", "one element", "negative", "positive"} <= set(run["inputs"]), \
+                (check, run["inputs"])
 
 
 def test_backward_instead_of_autograd_grad(graded):
@@ -364,6 +447,37 @@ def test_wrong_derivative_lists(graded):
     # a different wrong list does not get the x.grad diagnosis: no backward call
     for variant in ("mixups", "repeats", "zeros"):
         failing_with(graded, variant, "test_derivatives", absent=("x.grad still held",))
+
+
+def test_coefficients_read_in_numpy_polyval_order(graded):
+    order = msg("diag.higher_order.polyval_order")
+    failing_with(graded, "polyval", "test_first_derivative", "p'(x): values differ", order,
+                 absent=(msg("diag.too_small", k=2),))
+    failing_with(graded, "polyval", "test_first_derivative_is_differentiable", "values differ", order)
+    failing_with(graded, "polyval", "test_derivatives", "derivative 1 of p (n=1)", order)
+
+
+def test_a_mean_where_the_task_sums_is_not_called_accumulation(graded):
+    # the factor found is said, with the number of elements it comes from;
+    # one element (drawn on every seed too) hides it, the others show it
+    accumulate = "accumulate with +="
+    for variant, check in (("mean", "test_first_derivative"), ("mean", "test_first_derivative_is_differentiable"),
+                           ("mean", "test_derivatives"), ("vector_only", "test_derivatives"),
+                           ("polyval", "test_hessian_vector_product")):
+        feedback = failing_with(graded, variant, check, "values differ", absent=(accumulate,))
+        assert re.search(r"is 1/(\d+) of the expected value, and x has (\d+) elements \(\1 = \2\*\*1\)", feedback), \
+            (variant, check, feedback)
+        assert "differentiated a mean (.mean()) where the task differentiates a sum" in feedback
+    # a mean in every call of derivatives: derivative k is 1/N**k of its value
+    for run in graded("mean", "test_derivatives"):
+        assert re.search(r"x has (\d+) elements \(\d+ = \1\*\*1\)", run["feedback"]), run["feedback"]
+
+
+def test_answers_right_for_vectors_only_fail_on_every_seed(graded):
+    # powers along x[:, None]: a matrix x (drawn on every seed) raises
+    failing_with(graded, "vector_only", "test_first_derivative", "vector_only.first_derivative raised")
+    # .squeeze(): x of one element (d = 1, drawn on every seed) loses its axis
+    failing_with(graded, "mean", "test_hessian_vector_product", "H @ v: expected shape (1,), got shape ()")
 
 
 def test_wrong_hessian_vector_products(graded):

@@ -249,6 +249,7 @@ ZH: dict[str, str] = {
     "diag.graph.none_type": "可能的错误：有 {count} 个名字是 'NoneType'：这些张量的 grad_fn 是 None，因为没有任何记录说明它们是怎么算出来的。x 和 w 已经需要梯度，直接由它们算出的 a、b、y 自然就有 grad_fn；这里不要用 .detach()、.data 或 torch.no_grad()。",
     "diag.graph.repr": "可能的错误：这些是 grad_fn 对象打印出来的样子（str(t.grad_fn)）；只需要返回类名：type(t.grad_fn).__name__（或 t.grad_fn.name()）。",
     "diag.graph.sum_not_mean": "可能的错误：梯度只有正确值的 1/{k}，而 {k} 正好是元素个数：损失是求和（.sum()），你却取了平均（.mean()）。",
+    "diag.graph.mean_axis": "可能的错误：梯度是期望值的 1/{k}，而 {k} 是 x 第 {axis} 维的大小：你在这一维上取了平均（例如 .sum(dim={other}).mean() 或 .mean(dim={axis})），而损失应当把所有元素加起来（.sum()）。",
     "diag.graph.returned_inputs": "可能的错误：你返回的是张量 {names} 本身；应该返回 backward 填好的梯度 {grads}。",
     "req.leaf.no_tensors": "predict_leaves 必须只根据节点列表做出预测，不能构造张量，但你的代码调用了 {count} 次 torch（第一次是：{first}）。请用规则来推理：你创建的每个张量都是叶子节点；只要运算的某个输入需要梯度，结果就是非叶子节点；backward 只会把 .grad 存进那些需要梯度、并且损失依赖于它们的叶子节点。",
     "leaf.graph_nodes": "（计算图：nodes = {nodes}）",
@@ -401,12 +402,15 @@ ZH: dict[str, str] = {
     "diag.higher_order.sum_then_v": "可能的错误：这是 (H @ ones) * v：你先对 gradient.sum() 求导，之后才乘以 v。要在求导之前乘以 v：对 (gradient * v).sum() 求梯度。",
     "diag.higher_order.no_v": "可能的错误：这是 H @ ones，也就是 gradient.sum() 的导数：漏掉了 v。请对 (gradient * v).sum() 求梯度。",
     "diag.higher_order.first_gradient": "可能的错误：这是 f 的梯度，不是 H @ v：还要再求一次导，即求 (gradient * v).sum() 的梯度，其中一阶梯度要用 create_graph=True 来求。",
+    "diag.higher_order.polyval_order": "可能的错误：你的多项式把系数的顺序读反了：这里 c[0] 是常数项，而 numpy.polyval 要求最高次项的系数在前。这里 p(x) = c[0] + c[1] * x + ... + c[m] * x**m：请用 c[k] * x**k，或者让 Horner 法则从 c[m] 算到 c[0]（for coef in reversed(c): out = out * x + coef）。",
+    "diag.higher_order.mean_not_sum": "可能的错误：{what}是期望值的 1/{factor}，而 x 有 {n} 个元素（{factor} = {n}**{calls}）：你有 {calls} 次求梯度的调用对平均值（.mean()）求导，而题目要求对求和（.sum()）求导。对平均值求梯度会把每个元素的导数除以元素个数；请对 .sum() 求梯度（或者传入 grad_outputs=torch.ones_like(...)）。",
     # custom_function：诊断
     "diag.custom_function.ignores_grad_output": "可能的错误：你的 backward 忽略了 grad_output：它只返回了局部导数。请把局部导数乘以 grad_output（链式法则：dL/dx = dL/dy * dy/dx）。",
     "diag.custom_function.gradient_count": "可能的错误：backward 必须为 forward 的每个输入各返回一个梯度，按 forward 的参数顺序放在一个 tuple 里：return dL/dx, dL/dy（一个 list 只算一个值；不需要梯度的输入，对应位置返回 None）。",
     "diag.custom_function.product_rule": "可能的错误：乘积法则少了一项：d(x * sigmoid(x))/dx = sigmoid(x) + x * sigmoid(x) * (1 - sigmoid(x))，而你的 backward 只返回了其中一项。",
     "diag.custom_function.gradcheck_requires_grad": "可能的错误：gradcheck 只检验那些需要梯度的输入的梯度（一个都没有时它会拒绝运行）：请对新张量调用 .requires_grad_()。",
     "diag.custom_function.sigmoid_only": "可能的错误：你的 backward 只返回了 sigmoid 的导数 sigmoid(x) * (1 - sigmoid(x))。swish(x) = x * sigmoid(x) 是一个乘积：按乘积法则，它的导数是 sigmoid(x) + x * sigmoid(x) * (1 - sigmoid(x))。",
+    "diag.custom_function.lost_sign": "可能的错误：你的 backward 在 {name} > 0 处正确，在 {name} < 0 处出错：负输入的符号丢失了。abs({name})、{name}.abs() 和 sqrt({name}**2) 只在 {name} >= 0 时等于 {name}（{name} 为负时它们得到 -{name}）：导数里出现 {name} 本身的地方，请写 {name}，不要写它的绝对值。",
     # -- topic engine
     "engine.header": "你的引擎和 torch.autograd 的结果不一致。能说明问题的最小程序（{ops} 个运算）如下，可以放在你的引擎旁边直接运行（它会打印你的引擎算出的结果，注释里是 torch 的答案）：",
     "engine.shape": "（形状 {shape}）",
