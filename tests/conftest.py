@@ -245,7 +245,7 @@ def pattern(message_id):
 # Generic diagnoses: a planted mistake's feedback may name one only where its
 # expectations list it (a misdiagnosis shows up as an unexpected one).
 GENERIC = ("diag.multiple", "diag.multiple_calls", "diag.mean_sum", "diag.fraction", "diag.running_sum",
-           "diag.factor", "diag.mean_twice", "diag.too_small", "diag.ones", "diag.sign", "diag.transpose",
+           "diag.factor", "diag.mean_twice", "diag.too_small", "diag.mean_not_sum", "diag.ones", "diag.sign", "diag.transpose",
            "diag.none_leaf", "diag.none_not_leaf", "diag.none_intermediate", "diag.requires_grad",
            "diag.backward_twice", "diag.implicit_grad", "diag.shape_mismatch", "diag.inplace_saved")
 

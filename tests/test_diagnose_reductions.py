@@ -94,3 +94,16 @@ def test_momentum_and_weight_decay_are_named_where_plain_sgd_is_asked():
     # plain SGD, and a wrong answer no variant explains, are not named
     assert sgd_variant(optimizer_run(w, x, y, 0.1, 3), w, gradient, 0.1, 3) is None
     assert sgd_variant(optimizer_run(w, x, y, 0.1, 3) + 0.01, w, gradient, 0.1, 3) is None
+
+
+def test_a_gradient_divided_by_the_tensors_size_is_named_a_mean_not_a_missed_accumulation():
+    # a mean where the task sums: before, every 1/k gradient was told to "accumulate with +="
+    x = torch.randn(3, 5, dtype=torch.float64)
+    expected = 2 * x  # d/dx of (x ** 2).sum()
+    context = Context()
+    assert diagnose_values(expected / 15, expected, context) == msg(
+        "diag.mean_not_sum", k=15, what=msg("label.mean.elements"))
+    assert diagnose_values(expected / 5, expected, context) == msg(
+        "diag.mean_not_sum", k=5, what=msg("label.mean.axis", axis=1))
+    # a factor that is no size of the tensor keeps the accumulation advice
+    assert diagnose_values(expected / 2, expected, context) == msg("diag.too_small", k=2)

@@ -229,10 +229,22 @@ def diagnose_values(produced, expected, context: Context) -> str | None:
                 if context.mean_over is not None and inverse == context.mean_over:
                     return msg("diag.mean_twice", k=inverse)
                 if context.calls is None:
-                    return msg("diag.too_small", k=inverse)
+                    return _mean_not_sum(inverse, expected) or msg("diag.too_small", k=inverse)
     if produced.dim() == 2 and produced.shape[0] == produced.shape[1] and produced.shape[0] > 1 \
             and torch.allclose(produced.T, expected, rtol=1e-5, atol=1e-8):
         return msg("diag.transpose")
+    return None
+
+
+def _mean_not_sum(k: int, expected) -> str | None:
+    """A gradient 1/k of the expected one where k is the number of elements
+    (or one axis's size) of the tensor: more likely a mean where a sum is
+    asked than a missed accumulation, which is what diag.too_small says."""
+    if expected.numel() == k:
+        return msg("diag.mean_not_sum", k=k, what=msg("label.mean.elements"))
+    axes = [axis for axis, size in enumerate(expected.shape) if size == k]
+    if len(axes) == 1:
+        return msg("diag.mean_not_sum", k=k, what=msg("label.mean.axis", axis=axes[0]))
     return None
 
 
