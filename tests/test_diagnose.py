@@ -519,3 +519,52 @@ def test_missing_graph_while_differentiating_a_gradient_means_create_graph():
     message = "element 0 of tensors does not require grad and does not have a grad_fn"
     assert "create_graph=True" in diagnose_error(message, Context(order=2))
     assert "torch.no_grad()" in diagnose_error(message)
+
+
+def test_expect_error_after_an_earlier_session_in_the_same_process(pytester, monkeypatch):
+    """A grading session never depends on what an earlier one in the same
+    process did (a notebook kernel, watch mode, pytester's in-process runs).
+    Modules of the grader first imported during a session are dropped from
+    sys.modules after it (pytester restores its snapshot; run_session forgets
+    every module loaded from under the checks' folder) while the package
+    keeps them as attributes: the next session then imports ``encode`` afresh
+    (``from .encode import``) but gets the earlier ``tracing``/``call_facts``
+    (``from . import``). The link from an error to the torch call that raised
+    it must not live in one copy's module state the other copy never reads."""
+    import sys
+
+    import pytest_autograd_grader.boundary as boundary
+
+    # as in a fresh process: the boundary's modules are first imported inside the sessions below
+    for name in [n for n in sys.modules if n.startswith(boundary.__name__ + ".")]:
+        child = name.rsplit(".", 1)[1]
+        if hasattr(boundary, child):
+            monkeypatch.setattr(boundary, child, getattr(boundary, child))
+        monkeypatch.delitem(sys.modules, name)
+    # an earlier session: in Chinese, sandboxed, of another exercise
+    first = grade_checks(pytester, """
+        import pytest
+
+        pytestmark = pytest.mark.grade(concept="leaf")
+
+        def test_stub(submission, autograd, grade_rng):
+            autograd.assert_equal(submission("leaf").find_leaves(grade_rng.randn(2)), [True], "leaves")
+    """, "--grade-lang", "zh", "--grade-seed", "3", leaf="def find_leaves(x):\n    raise NotImplementedError\n")
+    assert first.report["lang"] == "zh" and first.report["checks"][0]["status"] == "failed"
+    names = list(AUTOGRAD_ERRORS)
+    graded = grade_checks(pytester, f"""
+        import pytest
+
+        pytestmark = pytest.mark.grade(concept="retain_graph", points=1)
+
+        @pytest.mark.parametrize("name", {names!r})
+        def test_raised(submission, autograd, name):
+            autograd.expect_error(name, getattr(submission("errors"), name))
+
+        @pytest.mark.parametrize("name", {names!r})
+        def test_returned(submission, autograd, name):
+            autograd.expect_error(name, submission("errors").catch(name), what="the caught error")
+    """, *QUIET, errors=RAISE)
+    for check in graded.report["checks"]:
+        assert check["status"] == "passed", check["feedback"]
+    assert len(graded.report["checks"]) == 2 * len(names)

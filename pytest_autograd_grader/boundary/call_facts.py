@@ -314,10 +314,10 @@ _CURRENT: list = [None]  # the Facts of the student call running now (one at a t
 
 
 def start() -> Facts:
-    """New facts for a new student call; ``encode`` then links the errors it
-    encodes to the torch calls that raised them."""
+    """New facts for a new student call; ``encode(..., raised_at=facts.
+    raised_at)`` then links the errors it encodes to the torch calls that
+    raised them."""
     facts = _CURRENT[0] = Facts()
-    encode.RAISED_AT[0] = facts.raised_at
     return facts
 
 

@@ -117,22 +117,20 @@ def raised_by(exc: BaseException) -> str:
     return "library" if in_torch(frames[-1]) else "student"
 
 
-# Set by call_facts.start() in a worker: the index of the traced torch call
-# that raised an exception object (-1: none did).
-RAISED_AT: list = [None]
-
-
-def _raised_at(exc: BaseException) -> int:
-    link = RAISED_AT[0]
+def _raised_at(exc: BaseException, link) -> int:
+    """``link`` (``call_facts.Facts.raised_at`` of the call that was traced):
+    the index of the traced torch call that raised ``exc``; -1 for none."""
     try:
         return link(exc) if link is not None else -1
     except Exception:
         return -1
 
 
-def error_fields(exc: BaseException, in_student_file=None) -> dict:
+def error_fields(exc: BaseException, in_student_file=None, raised_at=None) -> dict:
     """Type, message, the last frame inside the student's files, who raised
-    it, and which traced torch call did (``raised_at``, -1 for none)."""
+    it, and which traced torch call did (``raised_at``, -1 for none): asked
+    of ``raised_at``, the facts of the traced call (``Facts.raised_at``),
+    passed in, never kept here, so no call or session reads another's."""
     import linecache
     import traceback
 
@@ -154,13 +152,15 @@ def error_fields(exc: BaseException, in_student_file=None) -> dict:
     except Exception:  # a traceback that cannot be read proves nothing
         who = "student"
     return {"$": "error", "type": type(exc).__name__, "message": message[:2000], "file": file, "line": line,
-            "code": code[:200], "raised_by": who, "raised_at": _raised_at(exc)}
+            "code": code[:200], "raised_by": who, "raised_at": _raised_at(exc, raised_at)}
 
 
-def encode(obj: Any, in_student_file=None, _depth: int = 0, _budget: list | None = None) -> Any:
+def encode(obj: Any, in_student_file=None, _depth: int = 0, _budget: list | None = None, *,
+           raised_at=None) -> Any:
     """Turn any object into a tree ``dumps`` can write. torch is not
     imported here: a numpy-only worker has none, and then nothing can be a
-    torch tensor."""
+    torch tensor. ``raised_at``: the traced call's ``Facts.raised_at``,
+    which links each error to the torch call that raised it."""
     torch = sys.modules.get("torch")
 
     budget = _budget if _budget is not None else [MAX_ITEMS]
@@ -191,13 +191,13 @@ def encode(obj: Any, in_student_file=None, _depth: int = 0, _budget: list | None
             "device": str(obj.device), "shape": [int(s) for s in obj.shape],
         }
     if isinstance(obj, BaseException):
-        return error_fields(obj, in_student_file)
+        return error_fields(obj, in_student_file, raised_at)
     if kind in (list, tuple):
-        return {"$": kind.__name__, "items": _encode_all(obj, in_student_file, _depth + 1, budget)}
+        return {"$": kind.__name__, "items": _encode_all(obj, in_student_file, _depth + 1, budget, raised_at)}
     if kind is dict:
         keys = list(obj.keys())
         if all(type(k) in (str, int) for k in keys):
-            values = _encode_all([obj[k] for k in keys], in_student_file, _depth + 1, budget)
+            values = _encode_all([obj[k] for k in keys], in_student_file, _depth + 1, budget, raised_at)
             return {"$": "dict", "keys": keys[:len(values)], "values": values}
     if isinstance(obj, (bool, int, float, str)):
         # e.g. numpy scalars or an int subclass: keep the value, lose the type
@@ -223,7 +223,7 @@ def _too_large(obj: Any) -> dict:
     return {"$": "object", "type": type(obj).__name__, "repr": "<too large or too deeply nested>"}
 
 
-def _encode_all(values, in_student_file, depth: int, budget: list) -> list:
+def _encode_all(values, in_student_file, depth: int, budget: list, raised_at=None) -> list:
     """Encode items until the budget runs out, then one marker for the rest:
     a list of millions is not turned into millions of markers."""
     out = []
@@ -231,7 +231,7 @@ def _encode_all(values, in_student_file, depth: int, budget: list) -> list:
         if budget[0] <= 0:
             out.append(_too_large(value))
             break
-        out.append(encode(value, in_student_file, depth, budget))
+        out.append(encode(value, in_student_file, depth, budget, raised_at=raised_at))
     return out
 
 

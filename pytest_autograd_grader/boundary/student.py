@@ -330,6 +330,11 @@ def call(loader: Loader, module: str, function: str, payload: bytes, op: str = "
     def trace(value=None) -> dict:
         return {"trace": rec.plain(value)} if rec is not None else {}
 
+    def raised_at():
+        # the link from an error to the traced torch call that raised it:
+        # this call's own facts, handed to encode (nothing kept between calls)
+        return rec.facts.raised_at if rec is not None else None
+
     try:
         mod = loader.load(module)
         if op == "load":
@@ -366,8 +371,8 @@ def call(loader: Loader, module: str, function: str, payload: bytes, op: str = "
             else:
                 with _traced(rec):
                     value = target(*args, **kwargs)
-        return wire.dumps({"stage": "ok", "value": encode(value, loader.in_student_file), "output": output.getvalue(),
-                              **trace(value)})
+        return wire.dumps({"stage": "ok", "value": encode(value, loader.in_student_file, raised_at=raised_at()),
+                           "output": output.getvalue(), **trace(value)})
     except _StageError as exc:
         return wire.dumps({**exc.outcome, "output": output.getvalue()})
     except SystemExit as exc:
@@ -380,4 +385,5 @@ def call(loader: Loader, module: str, function: str, payload: bytes, op: str = "
             return wire.dumps({"stage": "memory", "module": module, "function": function,
                           "limit": memory_limit if memory_limit is not None else "?", "output": output.getvalue()})
         return wire.dumps({"stage": "raised", "module": module, "function": function,
-                              "error": encode(exc, loader.in_student_file), "output": output.getvalue(), **trace()})
+                              "error": encode(exc, loader.in_student_file, raised_at=raised_at()),
+                           "output": output.getvalue(), **trace()})
