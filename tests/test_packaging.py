@@ -54,6 +54,9 @@ def test_the_grader_builds_a_wheel_of_itself_that_pip_can_install(tmp_path):
     assert build_wheel(tmp_path / "again").read_bytes() == path.read_bytes(), "the same installation, the same bytes"
     archive = zipfile.ZipFile(path)
     names = archive.namelist()
+    # the engine's given module, which every graded engine imports from the
+    # grader (a source checkout's curriculum/ is a link the walk must enter)
+    assert "pytest_autograd_grader/curriculum/engine_given.py" in names
     info = f"pytest_autograd_grader-{__version__}.dist-info"
     # RECORD lists every file with its hash and size, itself without
     rows = list(csv.reader(io.StringIO(archive.read(f"{info}/RECORD").decode())))

@@ -105,7 +105,8 @@ def test_json_report_fields(pytester):
     assert check == {"id": "test_checks.py::test_one[cpu]", "concept": "leaf", "score": 2.0, "max_score": 2.0,
                      "status": "passed", "feedback": "", "hidden": False, "device": "cpu",
                      "duration_s": check["duration_s"], "topic": "checks", "title": "Which tensors are leaves? [cpu]",
-                     "file": None, "line": None, "cell": None, "visibility": "visible", "instruction": None}
+                     "file": None, "line": None, "cell": None, "visibility": "visible", "instruction": None,
+                     "inputs": None, "inputs_missing": None}
     assert check["duration_s"] >= 0
 
 

@@ -470,7 +470,7 @@ def test_limits_and_on_value_and_budget(tmp_path):
         "def double(x):\n    return x * 2\n")
     seen = []
     budget = Budget(10.0)
-    proxy = Submission(InlineExecutor(), tmp_path, "leaf", budget, limits=Limits(max_items=40, max_bytes=1 << 20),
+    proxy = Submission(InlineExecutor(), tmp_path, "leaf", budget, limits=Limits(max_items=45, max_bytes=1 << 20),
                        on_value=seen.append)
     x = torch.ones(2, requires_grad=True)
     pair = proxy.pair(x)
@@ -482,8 +482,8 @@ def test_limits_and_on_value_and_budget(tmp_path):
     assert budget.used > 0  # reading the answers counts too
     with pytest.raises(StudentFailure) as failure:
         proxy.many()
-    assert failure.value.feedback == ("the answer of leaf.many could not be read: it holds at least 41 values; "
-                                      "at most 40 are accepted (return fewer values)")
+    assert failure.value.feedback == ("the answer of leaf.many could not be read: it holds at least 46 values; "
+                                      "at most 45 are accepted (return fewer values)")
     with pytest.raises(StudentFailure) as failure:
         proxy.big()
     assert failure.value.feedback == "leaf.big returned 1.1 MB of data; at most 1 MB is accepted: return smaller values"

@@ -94,7 +94,12 @@ def package_files(root: Path) -> list[Path]:
         found += [Path(here) / name for name in sorted(names)
                   if not name.startswith(".") and not name.endswith(SKIP_SUFFIXES)
                   and Path(here, name).is_file()]
-    return found
+    # curriculum/ is a link to exercises/ in a source checkout, which
+    # os.walk does not enter; the engine's given module is read from there
+    curriculum = root / "curriculum"
+    if curriculum.is_symlink() and curriculum.is_dir():
+        found += sorted(path for path in curriculum.glob("*.py") if path.is_file())
+    return sorted(found)
 
 
 def _metadata(dist: metadata.Distribution) -> str:
