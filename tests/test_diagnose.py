@@ -521,50 +521,72 @@ def test_missing_graph_while_differentiating_a_gradient_means_create_graph():
     assert "torch.no_grad()" in diagnose_error(message)
 
 
-def test_expect_error_after_an_earlier_session_in_the_same_process(pytester, monkeypatch):
+# Two gradings in one process, run in a fresh Python (below): the grader's
+# boundary modules are first imported inside the first session, as in a new
+# notebook kernel, and never touched in the test process itself.
+TWO_SESSIONS = '''
+import json
+import textwrap
+
+import torch  # noqa: F401  (loaded once, as in a kernel: pytester would drop a torch the sessions loaded)
+
+pytest_plugins = ["pytester"]
+
+
+def grade(pytester, checks, *args, **students):
+    student = pytester.path / "student"
+    student.mkdir(exist_ok=True)
+    for name, source in students.items():
+        (student / f"{{name}}.py").write_text(textwrap.dedent(source))
+    pytester.makepyfile(test_checks=checks)
+    pytester.runpytest("-p", "no:cacheprovider", "--grade", "--grade-json", "r.json", "test_checks.py",
+                       "--grade-submission=student", "--grade-seed", "3", *args)
+    return json.loads((pytester.path / "r.json").read_text())
+
+
+FIRST = """
+import pytest
+
+pytestmark = pytest.mark.grade(concept="leaf")
+
+def test_stub(submission, autograd, grade_rng):
+    autograd.assert_equal(submission("leaf").find_leaves(grade_rng.randn(2)), [True], "leaves")
+"""
+
+SECOND = """
+import pytest
+
+pytestmark = pytest.mark.grade(concept="retain_graph", points=1)
+
+@pytest.mark.parametrize("name", {names!r})
+def test_raised(submission, autograd, name):
+    autograd.expect_error(name, getattr(submission("errors"), name))
+
+@pytest.mark.parametrize("name", {names!r})
+def test_returned(submission, autograd, name):
+    autograd.expect_error(name, submission("errors").catch(name), what="the caught error")
+"""
+
+
+def test_two_sessions(pytester):
+    first = grade(pytester, FIRST, "--grade-lang", "zh", leaf="def find_leaves(x):\\n    raise NotImplementedError\\n")
+    assert first["lang"] == "zh" and first["checks"][0]["status"] == "failed"
+    graded = grade(pytester, SECOND, "--grade-inline", errors={errors!r})
+    wrong = [(c["id"], c["feedback"]) for c in graded["checks"] if c["status"] != "passed"]
+    assert graded["checks"] and wrong == []
+'''
+
+
+def test_expect_error_after_an_earlier_session_in_the_same_process(pytester):
     """A grading session never depends on what an earlier one in the same
     process did (a notebook kernel, watch mode, pytester's in-process runs).
     Modules of the grader first imported during a session are dropped from
-    sys.modules after it (pytester restores its snapshot; run_session forgets
-    every module loaded from under the checks' folder) while the package
+    sys.modules after it (pytester restores its snapshot) while the package
     keeps them as attributes: the next session then imports ``encode`` afresh
     (``from .encode import``) but gets the earlier ``tracing``/``call_facts``
     (``from . import``). The link from an error to the torch call that raised
-    it must not live in one copy's module state the other copy never reads."""
-    import sys
-
-    import pytest_autograd_grader.boundary as boundary
-
-    # as in a fresh process: the boundary's modules are first imported inside the sessions below
-    for name in [n for n in sys.modules if n.startswith(boundary.__name__ + ".")]:
-        child = name.rsplit(".", 1)[1]
-        if hasattr(boundary, child):
-            monkeypatch.setattr(boundary, child, getattr(boundary, child))
-        monkeypatch.delitem(sys.modules, name)
-    # an earlier session: in Chinese, sandboxed, of another exercise
-    first = grade_checks(pytester, """
-        import pytest
-
-        pytestmark = pytest.mark.grade(concept="leaf")
-
-        def test_stub(submission, autograd, grade_rng):
-            autograd.assert_equal(submission("leaf").find_leaves(grade_rng.randn(2)), [True], "leaves")
-    """, "--grade-lang", "zh", "--grade-seed", "3", leaf="def find_leaves(x):\n    raise NotImplementedError\n")
-    assert first.report["lang"] == "zh" and first.report["checks"][0]["status"] == "failed"
-    names = list(AUTOGRAD_ERRORS)
-    graded = grade_checks(pytester, f"""
-        import pytest
-
-        pytestmark = pytest.mark.grade(concept="retain_graph", points=1)
-
-        @pytest.mark.parametrize("name", {names!r})
-        def test_raised(submission, autograd, name):
-            autograd.expect_error(name, getattr(submission("errors"), name))
-
-        @pytest.mark.parametrize("name", {names!r})
-        def test_returned(submission, autograd, name):
-            autograd.expect_error(name, submission("errors").catch(name), what="the caught error")
-    """, *QUIET, errors=RAISE)
-    for check in graded.report["checks"]:
-        assert check["status"] == "passed", check["feedback"]
-    assert len(graded.report["checks"]) == 2 * len(names)
+    it must not live in one copy's module state the other copy never reads.
+    Run in a fresh Python, so that no test here imports a second copy."""
+    pytester.makepyfile(test_two_sessions=TWO_SESSIONS.format(names=list(AUTOGRAD_ERRORS), errors=RAISE))
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:xdist", "test_two_sessions.py")
+    assert result.ret == 0, "\n".join(result.outlines[-40:])
