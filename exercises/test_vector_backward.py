@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from pytest_autograd_grader import TensorRecord, msg, same, shared_memory, values
+from pytest_autograd_grader import COPIES_MEMORY, TensorRecord, msg, same, shared_memory, values
 
 pytestmark = pytest.mark.grade(concept="vector_backward")
 
@@ -40,9 +40,6 @@ def ones_diagnosis(trace):
 
 
 MATMUL_NODES = ("MmBackward0", "MvBackward0", "BmmBackward0", "DotBackward0")
-# ops that copy a gradient (or read it out) into a tensor of its own; detach,
-# .data, view, [:], numpy() and the like share its memory and are no copy
-COPIES = ("clone", "copy_", "tensor", "tolist", "__deepcopy__", "__reduce_ex__", "new_tensor")
 
 
 # -- jacobian_rows -----------------------------------------------------------------------
@@ -59,7 +56,7 @@ def rows_diagnosis(got, rows, trace):
     if shared:
         return shared  # kept through detach() or a view: a copy in name only
     if not same(total, rows) and same(got, total):
-        if trace.completed_calls >= m and not trace.count(*COPIES):
+        if trace.completed_calls >= m and not trace.count(*COPIES_MEMORY):
             # one call per row and no copy: every row is the same tensor
             return msg("diag.vector_backward.rows_alias", m=m)
         return msg("diag.vector_backward.rows_ones")

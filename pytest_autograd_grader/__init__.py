@@ -23,7 +23,7 @@ _PUBLIC = {
     "same": "checking.compare", "values": "checking.compare", "first_suspect": "checking.compare",
     "Context": "checking.diagnose", "diagnose_error": "checking.diagnose", "diagnose_update": "checking.diagnose",
     "diagnose_values": "checking.diagnose", "error_name": "checking.diagnose",
-    "Divisor": "checking.diagnose", "shared_memory": "checking.diagnose", "sgd_variant": "checking.sgd_variants",
+    "Divisor": "checking.diagnose", "shared_memory": "checking.diagnose", "COPIES_MEMORY": "checking.diagnose", "sgd_variant": "checking.sgd_variants",
     "GradeFailure": "outcomes", "StudentFailure": "outcomes", "CheckError": "outcomes",
     "Concept": "concepts",
     "msg": "i18n",
