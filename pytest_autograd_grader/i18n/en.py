@@ -771,6 +771,7 @@ EN: dict[str, str] = {
     "watch.no_checks": "{path} holds no checks (test_*.py files); give the folder of your exercises, e.g. autograd-grader watch exercises/",
     "watch.not_a_topic": "{path} is not a topic: give the folder of your exercises, or a topic's file that has its checks beside it (leaf.py or test_leaf.py in {folder})",
     "watch.no_submission": "--submission {path}: there is no such folder",
+    "watch.needs_watchdog": "watch mode follows your saves with the watchdog package, which is not installed here (pytest --grade exercises/ grades once without it): pip install 'pytest-autograd-grader[watch]'",
     "watch.starting": "watch: grading {folder} now and again on every save; Ctrl-C stops",
     "watch.first": "watch: grading every topic",
     "watch.changed": "watch: {files} changed: grading again",

@@ -771,6 +771,7 @@ ZH: dict[str, str] = {
     "watch.no_checks": "{path} 里没有检查文件（test_*.py）；请给出练习所在的文件夹，例如 autograd-grader watch exercises/",
     "watch.not_a_topic": "{path} 不是一个练习主题：请给出练习所在的文件夹，或者旁边有检查文件的某个主题文件（{folder} 里的 leaf.py 或 test_leaf.py）",
     "watch.no_submission": "--submission {path}：没有这个文件夹",
+    "watch.needs_watchdog": "watch 模式借助 watchdog 包跟踪你的每次保存，但这里没有安装它（不用它也可以用 pytest --grade exercises/ 评分一次）：pip install 'pytest-autograd-grader[watch]'",
     "watch.starting": "watch：现在评分一次，之后每次保存都会重新评分 {folder}；按 Ctrl-C 停止",
     "watch.first": "watch：正在评所有主题",
     "watch.changed": "watch：{files} 有改动，重新评分",
