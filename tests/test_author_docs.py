@@ -134,6 +134,14 @@ def test_every_op_name_the_trace_gives_a_meaning_is_in_the_reference():
     assert sorted(n for n in special if f"`{n}`" not in REFERENCE) == []
 
 
+def test_every_kind_of_engine_program_is_in_the_reference():
+    from pytest_autograd_grader.engine_fuzz import KINDS
+    from pytest_autograd_grader.engine_fuzz.programs import GENERATORS
+
+    assert KINDS == tuple(GENERATORS)  # fuzz_engine accepts every kind the fuzzer draws
+    assert [k for k in KINDS if f"`{k}`" not in _bullet("the engine track: `fuzz_engine(")] == []
+
+
 def test_the_hooks_are_in_the_authors_section():
     hooks = [n for n in vars(hookspecs) if n.startswith("pytest_grade_")]
     assert hooks and [h for h in hooks if f"`{h}(" not in AUTHORS] == []
