@@ -9,26 +9,14 @@ Python you can run, with the likely mistake."""
 
 import pytest
 
-from pytest_autograd_grader.engine_fuzz.fuzz import check
+from pytest_autograd_grader import fuzz_engine
 
 pytestmark = pytest.mark.grade(concept="engine")
 
 
-class Engine:
-    """The student's engine module as the fuzzer drives it: one worker call
-    runs a batch of programs there."""
-
-    def __init__(self, submission):
-        # numpy only: an engine cannot hand its work to torch.autograd
-        self.proxy = submission("engine", numpy_only=True)
-        self.module = self.proxy.module  # named in the runnable program the feedback shows
-
-    def run(self, function, *args):
-        return self.proxy.run(function, *args)
-
-
 def fuzz(submission, kind, grade_rng, grade_device):
-    check(Engine(submission), kind, grade_rng, grade_device)
+    # numpy only: an engine cannot hand its work to torch.autograd
+    fuzz_engine(submission("engine", numpy_only=True), kind, grade_rng, grade_device)
 
 
 @pytest.mark.grade(points=2)

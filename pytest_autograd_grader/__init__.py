@@ -26,6 +26,7 @@ _PUBLIC = {
     "Divisor": "checking.diagnose", "shared_memory": "checking.diagnose", "COPIES_MEMORY": "checking.diagnose", "sgd_variant": "checking.sgd_variants",
     "GradeFailure": "outcomes", "StudentFailure": "outcomes", "CheckError": "outcomes",
     "Concept": "concepts",
+    "fuzz_engine": "engine_fuzz",
     "msg": "i18n",
 }
 __all__ = sorted(_PUBLIC)

@@ -40,6 +40,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
+        import watchdog  # noqa: F401  (the watch extra: a one-off self-check needs none)
+    except ImportError:
+        print(f"autograd-grader watch: {msg('watch.needs_watchdog')}", file=sys.stderr)
+        return 2
+    try:
         folder, topics = _topics(Path(args.exercises))
         submission = Path(args.submission) if args.submission else None
         if submission is not None and not submission.is_dir():

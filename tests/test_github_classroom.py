@@ -158,7 +158,7 @@ def test_the_workflow_installs_the_grader_from_the_checks_repository(course, tmp
     installs = [line.split("install", 1)[1].split() for step in steps.values()
                 for line in str(step.get("run", "")).splitlines() if "pip install" in line]
     assert installs == [["--upgrade", "pip"], ["torch==2.13.0", "--index-url", "https://download.pytorch.org/whl/cpu"],
-                        ['"${wheels[0]}[notebook]"']]
+                        ['"${wheels[0]}[notebook,engine]"']]
 
     # the install step's script, with a pip that only says what it was asked
     work = tmp_path / "runner"
@@ -182,7 +182,7 @@ def test_the_workflow_installs_the_grader_from_the_checks_repository(course, tmp
                                       f"holds {count} .whl files instead of one")
     (wheels / "g0-py3-none-any.whl").unlink()
     done = install()
-    assert (done.returncode, done.stdout) == (0, "pip install checks/wheels/g1-py3-none-any.whl[notebook]\n")
+    assert (done.returncode, done.stdout) == (0, "pip install checks/wheels/g1-py3-none-any.whl[notebook,engine]\n")
 
 
 def test_the_manifest_keeps_the_copied_checks_honest(course, pytester):

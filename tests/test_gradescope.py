@@ -193,7 +193,7 @@ def test_bundle_holds_scripts_and_checks(tmp_path, capsys):
                      f"wheels/{own_wheel}": 0o644}
     assert archive.read("checks/pytest.ini") == b"[pytest]\n"
     # the grader is not on the package index: the zip carries the wheel of the grader that wrote it
-    assert archive.read("requirements.txt").decode() == f"./wheels/{own_wheel}[notebook]\n"
+    assert archive.read("requirements.txt").decode() == f"./wheels/{own_wheel}[notebook,engine]\n"
     shipped = zipfile.ZipFile(io.BytesIO(archive.read(f"wheels/{own_wheel}"))).namelist()
     assert "pytest_autograd_grader/plugin.py" in shipped and grader_wheel().name == own_wheel
     assert f"pytest_autograd_grader-{__version__}.dist-info/RECORD" in shipped
@@ -227,7 +227,7 @@ def test_bundle_holds_scripts_and_checks(tmp_path, capsys):
     assert archive.read("checks/pytest.ini") == b"[pytest]\nmarkers = slow\n"
     assert archive.read(f"wheels/{wheel.name}") == b"PK"
     assert [n for n in archive.namelist() if n.startswith("wheels/")] == [f"wheels/{wheel.name}"]
-    assert archive.read("requirements.txt").decode() == f"./wheels/{wheel.name}[notebook]\n"
+    assert archive.read("requirements.txt").decode() == f"./wheels/{wheel.name}[notebook,engine]\n"
     assert json.loads(archive.read("bundle.json"))["grade_options"] == ["--grade-lang", "en"]
     assert "seed: random on every run" in stdout
 

@@ -477,6 +477,8 @@ EN: dict[str, str] = {
     "student.import_timeout_earlier": "importing {file} did not finish within {seconds:g} s in an earlier check, so this check did not run: look at the code at the top level of {file} (outside every function) for a loop that never ends, input() or a long computation",
     "sandbox.request": "{module}.{function} did not run: the sandbox could not hand it this check's arguments ({reason}). Show this message to your instructor: with --grade-device cuda, CUDA must start in the sandbox's workers, and it needs about 2 GB of --grade-memory",
     "sandbox.no_worker": "the grader could not start a sandbox process to run your code (isolation {mode}); this is not your code's doing: grade again, and if it happens again, show this message to your instructor. What the sandbox said:",
+    "engine.needs_hypothesis": "this check needs the grader's engine extra, not installed here: hypothesis, which draws the programs your engine is tested on. It is not a mistake in your code; install it and check again: pip install 'pytest-autograd-grader[engine]'",
+    "engine.unknown_kind": "fuzz_engine: {kind!r} is not a kind of program the engine fuzzer draws; use one of {kinds}",
     # -- class runner (classroom/pool.py, classroom/runner.py, classroom/cli.py)
     "class.no_checks": "--checks: {path} is not a folder; give the folder of the course's check files",
     "class.checks_empty": "--checks: {path} holds no check file (test_*.py or *_test.py); give the folder of the course's check files",
@@ -769,6 +771,7 @@ EN: dict[str, str] = {
     "watch.no_checks": "{path} holds no checks (test_*.py files); give the folder of your exercises, e.g. autograd-grader watch exercises/",
     "watch.not_a_topic": "{path} is not a topic: give the folder of your exercises, or a topic's file that has its checks beside it (leaf.py or test_leaf.py in {folder})",
     "watch.no_submission": "--submission {path}: there is no such folder",
+    "watch.needs_watchdog": "watch mode follows your saves with the watchdog package, which is not installed here (pytest --grade exercises/ grades once without it): pip install 'pytest-autograd-grader[watch]'",
     "watch.starting": "watch: grading {folder} now and again on every save; Ctrl-C stops",
     "watch.first": "watch: grading every topic",
     "watch.changed": "watch: {files} changed: grading again",

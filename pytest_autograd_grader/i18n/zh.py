@@ -477,6 +477,8 @@ ZH: dict[str, str] = {
     "student.import_timeout_earlier": "在之前的一个检查里，导入 {file} 在 {seconds:g} 秒内没有完成，所以这个检查没有运行：看看 {file} 顶层（所有函数之外）的代码里，是不是有永远不会结束的循环、input() 或很耗时的计算",
     "sandbox.request": "{module}.{function} 没有运行：沙箱无法把这项检查的参数交给它（{reason}）。请把这条消息给老师看：使用 --grade-device cuda 时，沙箱的工作进程里必须能启动 CUDA，它需要大约 2 GB 的 --grade-memory",
     "sandbox.no_worker": "评分程序没能启动运行你代码的沙箱进程（隔离方式 {mode}）；这不是你的代码造成的：请重新评分，如果再次出现，把这条信息给老师看。沙箱的输出：",
+    "engine.needs_hypothesis": "这项检查需要评分器的 engine 附加组件，但这里没有安装：它用 hypothesis 生成测试你的引擎所用的程序。这不是你代码的错误；安装后再检查一次：pip install 'pytest-autograd-grader[engine]'",
+    "engine.unknown_kind": "fuzz_engine：{kind!r} 不是引擎模糊测试能生成的程序类型；请使用 {kinds} 之一",
     # -- class runner (classroom/pool.py, classroom/runner.py, classroom/cli.py)
     "class.no_checks": "--checks：{path} 不是文件夹；请给出课程检查文件所在的文件夹",
     "class.checks_empty": "--checks：{path} 里没有检查文件（test_*.py 或 *_test.py）；请给出课程检查文件所在的文件夹",
@@ -769,6 +771,7 @@ ZH: dict[str, str] = {
     "watch.no_checks": "{path} 里没有检查文件（test_*.py）；请给出练习所在的文件夹，例如 autograd-grader watch exercises/",
     "watch.not_a_topic": "{path} 不是一个练习主题：请给出练习所在的文件夹，或者旁边有检查文件的某个主题文件（{folder} 里的 leaf.py 或 test_leaf.py）",
     "watch.no_submission": "--submission {path}：没有这个文件夹",
+    "watch.needs_watchdog": "watch 模式借助 watchdog 包跟踪你的每次保存，但这里没有安装它（不用它也可以用 pytest --grade exercises/ 评分一次）：pip install 'pytest-autograd-grader[watch]'",
     "watch.starting": "watch：现在评分一次，之后每次保存都会重新评分 {folder}；按 Ctrl-C 停止",
     "watch.first": "watch：正在评所有主题",
     "watch.changed": "watch：{files} 有改动，重新评分",

@@ -37,6 +37,7 @@ RUN_MESSAGES = ("gradescope.failed", "gradescope.failed.no_results", "gradescope
 # (also as a direct reference, name @ url) or a VCS scheme
 URL = re.compile(r"://|^(git|hg|svn|bzr)\+", re.I)
 # what pip takes for a file of its own
+EXTRAS = "notebook,engine"  # what a grading server needs of the grader's extras (see _requirement)
 ARCHIVE_SUFFIXES = (".whl", ".tar.gz", ".zip", ".tar.bz2", ".tgz")
 
 
@@ -129,11 +130,12 @@ def _requirement(bundle: Bundle, spec: str | None) -> str:
     or sdist goes into the zip too; a directory or a missing file is
     refused; a plain requirement is written as is, with a warning, since
     pip would fetch it from the index, where this grader is not yet."""
-    # [notebook]: nbformat, to read exercises handed in as notebooks
+    # [notebook]: nbformat, to read exercises handed in as notebooks;
+    # [engine]: hypothesis, for a course whose checks fuzz an engine (fuzz_engine)
     if spec is None:
         wheel = grader_wheel()
         bundle.add(f"wheels/{wheel.name}", wheel.data)
-        return f"./wheels/{wheel.name}[notebook]"
+        return f"./wheels/{wheel.name}[{EXTRAS}]"
     spec = spec.strip()
     if not spec or "\n" in spec or "\r" in spec or spec.startswith("-"):
         raise SetupError(msg("bundle.requirement_bad", spec=spec))
@@ -142,7 +144,7 @@ def _requirement(bundle: Bundle, spec: str | None) -> str:
         raise SetupError(msg("bundle.requirement_dir", spec=spec))
     if path.is_file():
         bundle.add(f"wheels/{path.name}", path.read_bytes())
-        return f"./wheels/{path.name}" + ("[notebook]" if path.name.endswith(".whl") else "")
+        return f"./wheels/{path.name}" + (f"[{EXTRAS}]" if path.name.endswith(".whl") else "")
     if URL.search(spec):
         return spec
     if spec.lower().endswith(ARCHIVE_SUFFIXES) or "/" in spec or "\\" in spec:
