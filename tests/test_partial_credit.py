@@ -5,6 +5,7 @@ and that raising never earns more than answering wrongly."""
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import pytest
 from conftest import grade_checks, run_grader
@@ -265,3 +266,44 @@ def test_raising_never_beats_answering_wrongly(check, total):
             # from ``stop`` on the student either raises or answers wrongly (the least a wrong answer earns)
             wrong = score(weights, answers[:stop] + (False,) * (n - stop), None, total)
             assert score(weights, answers, stop, total) <= wrong + 1e-12, (answers, stop)
+
+
+# -- the README's worked example -------------------------------------------------
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+HYPOT = """
+import torch
+
+def hypot(x, y):
+    return {hypot}
+
+def hypot3(x, y, z):
+    return hypot(hypot(x, y), z)
+"""
+STUDENTS = {
+    "right": ("torch.hypot(x, y)", 4.0, ()),
+    "y.grad wrong": ("(x * x + y * y.detach()).sqrt()", 3.0,
+                     ("3 of 4 parts right (a part made of smaller parts", "gradients: 1 of 2 parts right",
+                      "  y.grad: values differ from torch.autograd")),
+    "off by a constant": ("torch.hypot(x, y) + 1", 2.0,
+                          ("2 of 4 parts right", "hypot3: skipped: it needs forward, which failed")),
+}
+
+
+def readme_example() -> str:
+    text = README.read_text()
+    start = text.index("```python", text.index("Three parts, one nested"))
+    head = 'import pytest\nimport torch\n\npytestmark = pytest.mark.grade(concept="graph")\n'
+    return head + text[start + len("```python"):text.index("```", start + 9)]
+
+
+@pytest.mark.parametrize("student", sorted(STUDENTS))
+def test_the_readme_example_scores_as_it_says(pytester, student):
+    code, points, said = STUDENTS[student]
+    report = grade_checks(pytester, readme_example(), hypot=HYPOT.format(hypot=code))
+    check = report.check("test_hypot")
+    assert check["score"] == points, check["feedback"]
+    for line in said:
+        assert line in check["feedback"]
+    if said:
+        assert check["feedback"].count("hypot(x, y): values differ") <= 1
