@@ -38,10 +38,6 @@ class Credit:
     broken: list[str] = field(default_factory=list)  # instructions not followed, as feedback
     looked: bool = False  # whether the check looked at any instruction
 
-    def fraction(self) -> float | None:
-        """The values' fraction of a check that ran to its end."""
-        return self.explicit if self.explicit is not None else self.parts.fraction(stopped=False)
-
     def instruction(self, ok: bool, text: str, default_share: float) -> None:
         """Note an instruction read from the student's own trace; a check
         whose marker declares no share takes ``default_share``."""
@@ -66,10 +62,8 @@ class Credit:
         whole = all(p.earned() >= WHOLE for p in self.parts.children)
         if not stopped and whole and (fraction is None or fraction >= 1):
             return None
-        lines = self.parts.lines(stopped) if self.parts.children else []
-        if stopped:
-            lines.append(raised.feedback)
-        elif self.explicit is not None:
+        lines = self.parts.lines(raised) if self.parts.children else []
+        if not stopped and self.explicit is not None:
             lines.insert(0, self.explicit_feedback or msg("cmp.credit", fraction=self.explicit))
         status = raised.grade_status if stopped else worst_status(self.parts.children)
         return GradeFailure("\n".join(lines), status=status, fraction=fraction or 0.0)

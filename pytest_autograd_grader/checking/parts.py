@@ -156,9 +156,11 @@ class Parts:
         return earned / total
 
     # -- the feedback ----------------------------------------------------------
-    def lines(self, stopped: bool) -> list[str]:
+    def lines(self, raised: GradeFailure | None = None) -> list[str]:
         """The feedback: a count at the top level, then each part not wholly
-        right, nested failures indented under their part."""
+        right, nested failures indented under their part, then ``raised``,
+        the failure outside every part that stopped the check."""
+        stopped = raised is not None
         earned, total = self.weights()
         whole = all(p.earned() <= 1 - WHOLE or p.earned() >= WHOLE for p in self.children)
         passed = sum(p.weight for p in self.children if p.earned() >= WHOLE) if whole else earned
@@ -167,8 +169,10 @@ class Parts:
             head = msg(key, passed=passed, total=self.total or total)
         else:
             head = msg("cmp.parts" if whole else "cmp.parts_earned", passed=passed, total=total)
-        out = [head]
-        _part_lines(self.children, 0, out, set())
+        out, seen = [head], set()
+        _part_lines(self.children, 0, out, seen)
+        if stopped and raised.feedback not in seen:
+            out.append(raised.feedback)
         return out
 
 
