@@ -193,7 +193,10 @@ def _part_lines(parts: Sequence[Part], depth: int, out: list[str], seen: set[str
         if part.failure is not None and part.failure.feedback not in seen:
             # A stub called in several parts fails each the same way: say it once.
             seen.add(part.failure.feedback)
-            inner = pad + ("  " if part.children else "")
+            titled = part.name is not None and not part.children  # a parent's line is already above
+            if titled:
+                out.append(pad + msg("cmp.part_named", name=part.label))
+            inner = pad + ("  " if part.children or titled else "")
             out.extend(inner + line if line else line for line in part.failure.feedback.splitlines())
 
 

@@ -188,6 +188,7 @@ EN: dict[str, str] = {
     "cmp.parts_stopped": "the check stopped at the error below, so it earns no points (before it stopped, {passed:.3g} of {total:g} parts were right)",
     "cmp.parts_stopped_total": "the check stopped at the error below: {passed:.3g} of its {total:g} parts right, the parts it did not reach counting as wrong",
     "cmp.part_n": "part {n}",
+    "cmp.part_named": "{name}:",
     "cmp.part_within": "{name}: {passed:.3g} of {total:g} parts right",
     "cmp.part_skipped_failed": "{name}: skipped: it needs {need}, which failed",
     "cmp.part_skipped_skipped": "{name}: skipped: it needs {need}, which was skipped",

@@ -188,6 +188,7 @@ ZH: dict[str, str] = {
     "cmp.parts_stopped": "检查在下面这个错误处中止了，所以不得分（中止之前，共 {total:g} 个部分，答对了 {passed:.3g} 个）",
     "cmp.parts_stopped_total": "检查在下面这个错误处中止了：共 {total:g} 个部分，答对了 {passed:.3g} 个，没有检查到的部分按答错计",
     "cmp.part_n": "第 {n} 部分",
+    "cmp.part_named": "{name}：",
     "cmp.part_within": "{name}：共 {total:g} 个小部分，答对了 {passed:.3g} 个",
     "cmp.part_skipped_failed": "{name}：已跳过，因为它依赖的 {need} 没有通过",
     "cmp.part_skipped_skipped": "{name}：已跳过，因为它依赖的 {need} 也被跳过了",
