@@ -8,7 +8,7 @@ import itertools
 from pathlib import Path
 
 import pytest
-from conftest import grade_checks, run_grader
+from conftest import grade_checks, run_grader, solution_with_all
 
 from pytest_autograd_grader.checking.autograd import Autograd
 from pytest_autograd_grader.outcomes import GradeFailure, StudentFailure
@@ -47,7 +47,7 @@ def test_nested(autograd):
     assert (check["status"], check["score"]) == ("failed", 4.0)
     lines = check["feedback"].splitlines()
     assert "2 of 3 parts right (a part made of smaller parts counts the share of them that is right)" in lines[0]
-    assert lines[1:] == ["backward: 1 of 2 parts right", "  x.grad: expected 3, got 2"]
+    assert lines[1:] == ["backward: 1 of 2 parts right", "  x.grad:", "    x.grad: expected 3, got 2"]
 
 
 def test_a_part_that_needs_a_failed_part_is_skipped_and_said_once(pytester):
@@ -317,3 +317,32 @@ def test_the_readme_example_scores_as_it_says(pytester, student):
         assert line in check["feedback"]
     if said:
         assert check["feedback"].count("hypot(x, y): values differ") <= 1
+
+
+# -- the shipped course: an error in a late case keeps the cases before it --------
+
+RAISES_LATE = """
+def loop_grad(x, c, limit):
+    y = x
+    steps = 0
+    while y.norm() < limit:
+        y = y * c
+        steps += 1
+    if steps >= 2:
+        raise ValueError("my loop gives up after one step")
+    y.sum().backward()
+    return steps, x.grad
+"""
+WRONG_LATE = RAISES_LATE.replace('raise ValueError("my loop gives up after one step")', "return steps - 1, x.grad")
+
+
+def test_shipped_loop_grad_keeps_the_cases_before_an_error_and_raising_never_pays(grade_topics):
+    def graded(source):
+        modules = {"dynamic_graph": solution_with_all("dynamic_graph", {"loop_grad": source})}
+        return grade_topics(["dynamic_graph"], "-k", "loop_grad", modules=modules).check("test_loop_grad")
+
+    raised, wrong = graded(RAISES_LATE), graded(WRONG_LATE)
+    # the three cases of at most one step are right: 9 of the 12 declared parts of 3 points
+    assert (raised["status"], raised["score"]) == ("failed", 2.25)
+    assert "9 of its 12 parts right" in raised["feedback"] and "my loop gives up" in raised["feedback"]
+    assert wrong["status"] == "failed" and raised["score"] <= wrong["score"]
