@@ -236,7 +236,10 @@ def steps_diagnosis(got, expected, norm, limit, trace):
 
 @pytest.mark.grade(points=3, instruction_share=0.25, inputs=("rank 1", "one element", "negative", "positive"))
 def test_loop_grad(submission, autograd, grade_rng, grade_device):
-    for x, c, limit in loop_cases(grade_rng, grade_device):
+    cases = loop_cases(grade_rng, grade_device)
+    # parts of 1 + 2 per case: an error in one case keeps the credit of the cases before it
+    autograd.parts(total=3 * len(cases))
+    for x, c, limit in cases:
         x = x.to(grade_device).requires_grad_(True)
         expected_steps, z = 0, x.detach()
         while z.norm() < limit:
@@ -276,6 +279,7 @@ def test_rnn_grad(submission, autograd, grade_rng, grade_device):
     # Sequences of length 1 (one feature, and 2 or 3) and one of length 3 to
     # 6 with 2 to 4 features on every run: the same code must follow each
     # length and width.
+    autograd.parts(total=6)  # w.grad and h0.grad per sequence: an error keeps the sequences before it
     for steps, n in ((1, 1), (1, grade_rng.integers(2, 3)), (grade_rng.integers(3, 6), grade_rng.integers(2, 4))):
         xs = grade_rng.randn(steps, n, mixed=True)
         w = grade_rng.randn(n, requires_grad=True, mixed=True)

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from .checking.parts import WHOLE, Parts, worst_status
+from .checking.provenance import ForgedError
 from .concepts import Concept
 from .i18n import msg
 from .options import Settings
@@ -30,19 +32,11 @@ class Credit:
 
     explicit: float | None = None
     explicit_feedback: str = ""
-    parts: list[tuple[float, GradeFailure | None]] = field(default_factory=list)
+    parts: Parts = field(default_factory=Parts)
     points: float = 0.0
     share: float | None = None  # the marker's instruction_share
     broken: list[str] = field(default_factory=list)  # instructions not followed, as feedback
     looked: bool = False  # whether the check looked at any instruction
-
-    def fraction(self) -> float | None:
-        if self.explicit is not None:
-            return self.explicit
-        if not self.parts:
-            return None
-        total = sum(w for w, _ in self.parts)
-        return sum(w for w, failure in self.parts if failure is None) / total if total else 0.0
 
     def instruction(self, ok: bool, text: str, default_share: float) -> None:
         """Note an instruction read from the student's own trace; a check
@@ -57,27 +51,28 @@ class Credit:
         """Whether the instructions were followed; None when none was looked at."""
         return False if self.broken else (True if self.looked else None)
 
-    def _values_failure(self) -> GradeFailure | None:
-        failures = [f for _, f in self.parts if f is not None]
-        fraction = self.fraction()
-        if not failures and (fraction is None or fraction >= 1):
+    def _values_failure(self, raised: GradeFailure | None) -> GradeFailure | None:
+        """The check's failure from its parts (see checking.parts for the
+        rules), ``raised`` being a failure outside every part that ended it."""
+        stopped = raised is not None
+        if stopped and (isinstance(raised, ForgedError) or not self.parts.children):
+            return raised  # a made-up error costs the whole check
+        # autograd.credit decides a check that ran to its end; one that stopped never reached its verdict
+        fraction = self.parts.fraction(stopped) if stopped or self.explicit is None else self.explicit
+        whole = all(p.earned() >= WHOLE for p in self.parts.children)
+        if not stopped and whole and (fraction is None or fraction >= 1):
             return None
-        # A stub called in several parts fails each the same way: say it once.
-        lines = list(dict.fromkeys(f.feedback for f in failures))
-        if self.parts:
-            total = sum(w for w, _ in self.parts)
-            passed = sum(w for w, f in self.parts if f is None)
-            lines.insert(0, msg("cmp.parts", passed=passed, total=total))
-        if self.explicit is not None:
+        lines = self.parts.lines(raised) if self.parts.children else []
+        if not stopped and self.explicit is not None:
             lines.insert(0, self.explicit_feedback or msg("cmp.credit", fraction=self.explicit))
-        worst = next((f.grade_status for f in failures if f.grade_status != "failed"), "failed")
-        return GradeFailure("\n".join(lines), status=worst, fraction=fraction or 0.0)
+        status = raised.grade_status if stopped else worst_status(self.parts.children)
+        return GradeFailure("\n".join(lines), status=status, fraction=fraction or 0.0)
 
     def failure(self, raised: GradeFailure | None = None) -> GradeFailure | None:
         """The failure to raise at the end of a check that earned less than
         all: ``raised`` (the failure that ended the check) or its unfinished
         parts, with the instruction's share taken off when one was broken."""
-        failure = raised or self._values_failure()
+        failure = self._values_failure(raised)
         values = 1.0 if failure is None else (failure.fraction or 0.0)
         if not self.broken:
             return failure

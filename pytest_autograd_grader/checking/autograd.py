@@ -28,6 +28,7 @@ from .diagnose import (
     torch_wording,
 )
 from .gradcheck import run_gradcheck
+from .parts import Part, Parts
 from .provenance import ForgedError, calls_added, error_problem
 
 # the share of a check's points for instructions read from the student's own
@@ -375,18 +376,31 @@ class Autograd:
                                  message=failure.message) from None
 
     # -- partial credit --------------------------------------------------------
-    @contextlib.contextmanager
-    def part(self, weight: float = 1.0):
-        """A part of the check worth ``weight``: a wrong answer inside it costs
-        only this part, and the check earns the weight of the parts passed."""
-        try:
-            yield
-        except ForgedError:
-            raise  # a made-up error costs the whole check
-        except GradeFailure as failure:
-            self._credit.parts.append((weight, failure))
-        else:
-            self._credit.parts.append((weight, None))
+    def part(self, weight: float = 1.0, name: str | None = None, needs: Part | Sequence[Part] | None = None) -> Part:
+        """A part of the check worth ``weight`` relative to its siblings: a
+        wrong answer (or a student error) inside it costs only this part.
+        Used as ``with autograd.part(2):``, parts nest and split their
+        parent's weight. Used as a decorator on a function of no arguments,
+        it runs the function at once, or, when a part it ``needs`` (a handle
+        or a sequence of them) is not wholly right, skips it: no points, one
+        line of feedback. ``name`` (text or a message id; by default the
+        function's name, else "part N") names it in the feedback. Returns
+        the part's handle, for a later ``needs=``. The rules: README,
+        "Partial credit"."""
+        return self._parts().new(weight, name, needs)
+
+    def parts(self, total: float) -> None:
+        """Declare the total weight of the check's top-level parts, so that a
+        failure outside every part keeps the credit of the parts passed (the
+        parts not reached count as wrong). Without it such a failure earns
+        nothing; a check that ends with parts weighing other than ``total``
+        is an error of the check."""
+        self._parts().declare(total)
+
+    def _parts(self) -> Parts:
+        if self._credit is None:
+            raise CheckError("autograd.part: partial credit needs the autograd fixture of a graded check")
+        return self._credit.parts
 
     def credit(self, fraction: float, feedback: str = "") -> None:
         """Award ``fraction`` (0 to 1) of the check's points; below 1 the check
