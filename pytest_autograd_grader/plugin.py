@@ -332,7 +332,8 @@ def _show_safely(result: CheckResult, report: pytest.TestReport) -> None:
     After redaction: the redacted strings are the student's raw ones."""
     result.feedback = guarded(shown(result.feedback))
     result.private_feedback = guarded(shown(result.private_feedback))
-    result.diagnoses = [{"id": guarded(shown(d["id"])), "text": guarded(shown(d["text"]))} for d in result.diagnoses]
+    result.diagnoses = [{"id": guarded(shown(str(d.get("id", "")))), "text": guarded(shown(str(d.get("text", ""))))}
+                        for d in result.diagnoses if isinstance(d, dict)]
     if report.longrepr is not None and not isinstance(report.longrepr, tuple):
         text = str(report.longrepr)
         safe = guarded(shown(text, limit=max(len(text), FEEDBACK_LIMIT)))

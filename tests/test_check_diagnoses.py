@@ -187,3 +187,26 @@ def test_a_class_report_counts_a_courses_diagnosis_by_its_students(tmp_path):
     # that differ; cy's answers are right
     assert "2 students: " + SCALED.format(k="…") in page.items, page.items
     assert "2 students: " + PLAIN in page.items, page.items
+
+
+GENERIC_CHECKS = '''
+import pytest
+import torch
+
+pytestmark = pytest.mark.grade(concept="leaf", points=1)
+
+
+def test_generic(submission, autograd):
+    autograd.assert_grad(submission("tangents").answer("none"), torch.ones(3, dtype=torch.float64), "x.grad")
+'''
+
+
+def test_a_run_in_chinese_records_the_same_diagnosis_ids(pytester):
+    from pytest_autograd_grader.i18n.zh import ZH
+
+    english = grade_checks(pytester, GENERIC_CHECKS, "--grade-inline", tangents=TANGENTS).check("test_generic")
+    chinese = grade_checks(pytester, GENERIC_CHECKS, "--grade-inline", "--grade-lang", "zh",
+                           tangents=TANGENTS).check("test_generic")
+    (found,) = english["diagnoses"]
+    assert found["id"].startswith("diag.") and found["text"] == diagnose_none(Context())
+    assert chinese["diagnoses"] == [{"id": found["id"], "text": ZH[found["id"]]}]
