@@ -8,6 +8,9 @@ Every layer of the grader may import this package; it imports none of them.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 from .en import EN
 
 LANGUAGES = ("en", "zh")
@@ -84,19 +87,18 @@ def note_diagnosis(given: str, text: str) -> None:
         noted[given, text] = None
 
 
-class noting_diagnoses:
-    """``with noting_diagnoses() as noted:`` around a check's run: ``noted``
-    (a list) gets the (id, text) of each diagnosis the check formatted or
-    was given, in order. Nested uses each note their own."""
-
-    def __enter__(self) -> list[tuple[str, str]]:
-        global _noted
-        self._outer, _noted = _noted, {}
-        self._mine = _noted
-        self.noted: list[tuple[str, str]] = []
-        return self.noted
-
-    def __exit__(self, *exc: object) -> None:
-        global _noted
-        self.noted.extend(self._mine)
-        _noted = self._outer
+@contextlib.contextmanager
+def noting_diagnoses() -> Iterator[list[tuple[str, str]]]:
+    """``with noting_diagnoses() as noted:`` around a check's run: at its
+    end ``noted`` holds the (id, text) of each diagnosis the check formatted
+    or was given, in order. A nested use (a pytest run inside a check)
+    notes its own, and the outer one goes on after it."""
+    global _noted
+    outer, mine = _noted, {}
+    _noted = mine
+    noted: list[tuple[str, str]] = []
+    try:
+        yield noted
+    finally:
+        noted.extend(mine)
+        _noted = outer
