@@ -230,8 +230,8 @@ def _result_for(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestRep
         result.feedback += "".join("\n" + remark for remark in remarks)
         title = concept_title(item.config, spec.concept)
         result.feedback = msg("feedback.header", title=title, what=result.feedback)
-        if result.status != "error":  # a broken check's text is no diagnosis of the student's
-            result.diagnoses = shown_diagnoses(item.stash.get(NOTED, []), result.feedback)
+        # the diagnoses it gave (a broken check, status error, gives none: its text is no diagnosis)
+        result.diagnoses = shown_diagnoses(item.stash.get(NOTED, []), result.feedback)
         if spec.hidden:
             # the reason goes only where instructors read (see CheckResult.public)
             result.private_feedback, result.feedback = result.feedback, msg("feedback.hidden", title=title)
@@ -333,7 +333,7 @@ def _show_safely(result: CheckResult, report: pytest.TestReport) -> None:
     result.feedback = guarded(shown(result.feedback))
     result.private_feedback = guarded(shown(result.private_feedback))
     result.diagnoses = [{"id": guarded(shown(str(d.get("id", "")))), "text": guarded(shown(str(d.get("text", ""))))}
-                        for d in result.diagnoses if isinstance(d, dict)]
+                        for d in result.diagnoses or () if isinstance(d, dict)]
     if report.longrepr is not None and not isinstance(report.longrepr, tuple):
         text = str(report.longrepr)
         safe = guarded(shown(text, limit=max(len(text), FEEDBACK_LIMIT)))

@@ -83,7 +83,7 @@ class CheckResult:
         data = {name: getattr(self, name) for name in self.__dataclass_fields__}
         if self.instruction is not None:
             data["instruction"] = dict(self.instruction)
-        data["diagnoses"] = [dict(d) for d in self.diagnoses]
+        data["diagnoses"] = [dict(d) for d in self.diagnoses or ()]
         return data
 
     def public(self) -> dict[str, Any]:
