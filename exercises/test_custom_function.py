@@ -129,6 +129,8 @@ def swish_diagnosis(apply, x, v, got):
     t, g = x.detach().double().cpu(), v.double().cpu()
     s = torch.sigmoid(t)
     produced = values(got)
+    if produced is None or not produced.numel() or not bool(torch.isfinite(produced).all()):
+        return None  # no tensor, an empty one, NaN or inf: the generic feedback says it
     right = g * (s + t * s * (1 - s))
     if same(produced, s + t * s * (1 - s)):
         return msg("diag.custom_function.ignores_grad_output")
@@ -205,6 +207,8 @@ def hypot_diagnosis(apply, x, y, v, got, i, expected, local):
     """The likely mistake behind a wrong gradient i (0: dL/dx, 1: dL/dy) of Hypot, or None."""
     names, other = ("x", "y"), 1 - i
     produced = values(got)
+    if produced is None or not produced.numel() or not bool(torch.isfinite(produced).all()):
+        return None  # no tensor, an empty one, NaN or inf: the generic feedback says it
     if same(produced, local[i]):
         return msg("diag.custom_function.ignores_grad_output")
     if same(produced, expected[other]):

@@ -196,6 +196,8 @@ def test_first_derivative_is_differentiable(submission, autograd, grade_rng, gra
 def derivative_diagnosis(k, produced, expected, reversed_values, n, trace):
     """The likely mistake behind a wrong derivative k of ``derivatives``, or
     None (then the generic diagnosis stands)."""
+    if produced is None or not produced.numel() or not bool(torch.isfinite(produced).all()):
+        return None  # no tensor, an empty one, NaN or inf: the generic feedback says it
     if k == 1 and same(produced, expected[0]):
         return msg("diag.higher_order.shifted")
     if k >= 2 and same(produced, expected[k - 1]):
@@ -253,6 +255,8 @@ def hvp_cases(grade_rng):
 
 def hvp_diagnosis(produced, expected, h_ones, gradient, v, trace):
     """The likely mistake behind a wrong H @ v (all float64 on the CPU), or None."""
+    if produced is None or not produced.numel() or not bool(torch.isfinite(produced).all()):
+        return None  # no tensor, an empty one, NaN or inf: the generic feedback says it
     if same(produced, expected + gradient) and trace.backward_calls:
         return msg("diag.higher_order.accumulated", what="H @ v", previous=msg("diag.higher_order.gradient_of_f"))
     if same(produced, h_ones * v):

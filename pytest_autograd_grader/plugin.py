@@ -17,10 +17,10 @@ from .declarations import MARKER_HELP, concept_title, spec_of, title_of, topic_o
 from .fixtures import autograd, executor_for, grade_device, grade_rng, submission  # noqa: F401  (fixtures)
 from .i18n import msg
 from .outcomes import CheckError, GradeFailure, GraderError, status_of
-from .scoring import CheckResult, Gradebook
+from .scoring import CheckResult, Gradebook, shown_diagnoses
 from .sessions import (GradeTableLast, GradingSession, PlainSession, isolation_missing, isolation_name,
                        submission_notes, write_reports)
-from .state import CREDIT, PLACE, SETTINGS, STATE, Credit, GradeState, state_of
+from .state import CREDIT, NOTED, PLACE, SETTINGS, STATE, Credit, GradeState, state_of
 
 # -- set-up ---------------------------------------------------------------
 
@@ -153,6 +153,13 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function):
+    # the diagnoses the check formats or is given, for its report (_result_for)
+    with i18n.noting_diagnoses() as noted:
+        pyfuncitem.stash[NOTED] = noted
+        return (yield from _credited(pyfuncitem))
+
+
+def _credited(pyfuncitem: pytest.Function):
     try:
         result = yield
     except GradeFailure as raised:
@@ -223,6 +230,8 @@ def _result_for(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestRep
         result.feedback += "".join("\n" + remark for remark in remarks)
         title = concept_title(item.config, spec.concept)
         result.feedback = msg("feedback.header", title=title, what=result.feedback)
+        # the diagnoses it gave (a broken check, status error, gives none: its text is no diagnosis)
+        result.diagnoses = shown_diagnoses(item.stash.get(NOTED, []), result.feedback)
         if spec.hidden:
             # the reason goes only where instructors read (see CheckResult.public)
             result.private_feedback, result.feedback = result.feedback, msg("feedback.hidden", title=title)
@@ -323,6 +332,8 @@ def _show_safely(result: CheckResult, report: pytest.TestReport) -> None:
     After redaction: the redacted strings are the student's raw ones."""
     result.feedback = guarded(shown(result.feedback))
     result.private_feedback = guarded(shown(result.private_feedback))
+    result.diagnoses = [{"id": guarded(shown(str(d.get("id", "")))), "text": guarded(shown(str(d.get("text", ""))))}
+                        for d in result.diagnoses or () if isinstance(d, dict)]
     if report.longrepr is not None and not isinstance(report.longrepr, tuple):
         text = str(report.longrepr)
         safe = guarded(shown(text, limit=max(len(text), FEEDBACK_LIMIT)))

@@ -16,6 +16,7 @@ from .i18n import msg
 
 SCHEMA = "pytest-autograd-grader/1"
 STATUSES = ("passed", "failed", "error", "timeout", "crashed", "skipped")
+DIAGNOSES_PER_CHECK = 20  # more would say nothing a class report can rank
 
 
 @dataclass
@@ -68,6 +69,10 @@ class CheckResult:
     # its marker's inputs= declares but it never drew: a course author's gap
     inputs: list[str] | None = None
     inputs_missing: list[str] | None = None
+    # The diagnoses the feedback gives, whatever their source: {"id", "text"}
+    # each, the id a diag.* message's or, for an author's plain text, that text
+    # (see ``shown_diagnoses``). A hidden check's are for instructors only.
+    diagnoses: list[dict[str, str]] = field(default_factory=list)
 
     PRIVATE = ("private_feedback",)  # fields only instructors' reports carry
 
@@ -78,6 +83,7 @@ class CheckResult:
         data = {name: getattr(self, name) for name in self.__dataclass_fields__}
         if self.instruction is not None:
             data["instruction"] = dict(self.instruction)
+        data["diagnoses"] = [dict(d) for d in self.diagnoses or ()]
         return data
 
     def public(self) -> dict[str, Any]:
@@ -86,11 +92,22 @@ class CheckResult:
         data = {k: v for k, v in self.to_dict().items() if k not in self.PRIVATE}
         if self.hidden:
             data["file"] = data["line"] = data["cell"] = None
+            data["diagnoses"] = []  # as its feedback: only that it failed
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "CheckResult":
         return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
+
+
+def shown_diagnoses(noted: list[tuple[str, str]], feedback: str) -> list[dict[str, str]]:
+    """The diagnoses noted while a check ran (``i18n.noting_diagnoses``) that
+    the student got: those whose text its final ``feedback`` holds (one
+    computed and then discarded is not), less fragments, a diagnosis whose
+    text lies inside another's (formatted to be a field of that one)."""
+    shown = [(key, text) for key, text in dict.fromkeys(noted) if text and text in feedback]
+    whole = [(key, text) for key, text in shown if not any(text in other and text != other for _, other in shown)]
+    return [{"id": key, "text": text} for key, text in whole[:DIAGNOSES_PER_CHECK]]
 
 
 @dataclass

@@ -28,9 +28,10 @@ HOSTILE = '<script>alert("pwned")</script><img src=x onerror=alert(1)>'
 HYPERLINK = '=HYPERLINK("x")'
 
 
-def check(concept, status="passed", feedback="", private="", hidden=False, score=None):
+def check(concept, status="passed", feedback="", private="", hidden=False, score=None, diagnoses=()):
+    """A check's report; ``diagnoses``: the (id, text) pairs its feedback gave."""
     max_score = 1.0
-    return {"id": f"checks/test_{concept}.py::test_{len(feedback)}", "concept": concept,
+    return {"diagnoses": [{"id": key, "text": text} for key, text in diagnoses],"id": f"checks/test_{concept}.py::test_{len(feedback)}", "concept": concept,
             "score": max_score if status == "passed" else (score or 0.0), "max_score": max_score,
             "status": status, "feedback": feedback, "private_feedback": private, "hidden": hidden,
             "device": "cpu", "duration_s": 0.01, "title": "a check", "file": None, "line": None,
@@ -67,19 +68,23 @@ def out(tmp_path):
                                    "students": ["alice", "bob", "carol", "dave", "HYPERLINK_x"],
                                    "started": "2025-03-01T10:00:00+00:00", "finished": "2025-03-01T10:01:00+00:00"})
     twice = msg("diag.multiple", k=2, name="x")
+    thrice = msg("diag.multiple", k=3, name="x")
     write(out / "alice.json", report("alice", scores={"leaf": 4.0, "accumulation": 1.5}, checks=[
         check("leaf"),
         check("accumulation", "failed", f"[Gradient accumulation] w.grad: wrong values in "
-                                        f"/submissions/alice/accumulation.py (alice's code)\n{twice}"),
+                                        f"/submissions/alice/accumulation.py (alice's code)\n{twice}",
+              diagnoses=[("diag.multiple", twice)]),
     ]))
     write(out / "bob.json", report("bob", scores={"leaf": 2.0, "accumulation": 0.0}, checks=[
-        check("leaf", "failed", f"[Leaf tensors] w.grad is None\n{msg('diag.none_leaf')}"),
+        check("leaf", "failed", f"[Leaf tensors] w.grad is None\n{msg('diag.none_leaf')}",
+              diagnoses=[("diag.none_leaf", msg("diag.none_leaf"))]),
         check("accumulation", "failed", msg("feedback.hidden", title="Gradient accumulation"),
-              private=f"[Gradient accumulation] bob printed: bob was here\n{msg('diag.multiple', k=3, name='x')}",
-              hidden=True),
+              private=f"[Gradient accumulation] bob printed: bob was here\n{thrice}",
+              hidden=True, diagnoses=[("diag.multiple", thrice)]),
     ]))
     write(out / "HYPERLINK_x.json", report("HYPERLINK_x", folder=HYPERLINK, scores={"leaf": 0.0, "accumulation": 3.0},
-                                           checks=[check("leaf", "failed", f"[Leaf tensors] {HOSTILE}\n{msg('diag.sign')}")]))
+                                           checks=[check("leaf", "failed", f"[Leaf tensors] {HOSTILE}\n{msg('diag.sign')}",
+                                                         diagnoses=[("diag.sign", msg("diag.sign"))])]))
     write(out / "carol.json", {"schema": "pytest-autograd-grader/1", "complete": False, "score": 0.0,
                                "max_score": 0.0, "percent": 0.0, "student": "carol", "folder": "carol",
                                "status": "error", "error": "grading stopped <b>badly</b>\r\x1b[2K"})
@@ -230,8 +235,8 @@ def test_report_html_holds_every_plot_and_table_escapes_and_anonymises(out):
     assert "Autograd HW3" in words and "c0ffee" in words
 
     # the diagnosis alice got visibly and bob only in a hidden check's private
-    # feedback counts two students; their values differ, so they become "…"
-    assert "2 students: " + EN["diag.multiple"].replace("{k}", "…").replace("{name}", "…") in page.items
+    # feedback counts two students; where their values differ the text says "…"
+    assert "2 students: " + msg("diag.multiple", k="…", name="x") in page.items
     assert "1 student: " + msg("diag.none_leaf") in page.items
     assert "1 student: " + msg("diag.sign") in page.items
     # the mistakes' examples are anonymised (the students' own sections below are the instructor's, named)
@@ -291,40 +296,52 @@ def test_no_students_still_writes_every_file(tmp_path):
         build_outputs(tmp_path / "absent")
 
 
-def test_frequent_mistakes_counts_distinct_students_in_both_languages_compiling_patterns_once():
-    def student(name, *feedback, status="failed"):
-        return {"student": name, "folder": name,
-                "checks": [check("leaf", status, text) for text in feedback]}
+def test_frequent_mistakes_counts_distinct_students_by_id_in_both_languages():
+    def student(name, *texts, status="failed", catalogue=EN):
+        # each check's feedback gives one diagnosis, listed in its report
+        return {"student": name, "folder": name, "checks": [
+            check("leaf", status, text.format(key=catalogue[key]), diagnoses=[(key, catalogue[key])])
+            for key, text in texts]}
 
     reports = [
         # the same diagnosis twice for one student counts once
-        student("s1", msg("diag.sign"), "[x] " + msg("diag.sign")),
-        student("s2", ZH["diag.sign"]),  # a Chinese report: the same diagnosis
-        student("s3", msg("diag.transpose"), msg("diag.sign"), status="passed"),  # passed: no mistake
-        student("s4", "s4 did " + msg("diag.transpose")),
+        student("s1", ("diag.sign", "{key}"), ("diag.sign", "[x] {key}")),
+        student("s2", ("diag.sign", "{key}"), catalogue=ZH),  # a Chinese report: the same diagnosis
+        student("s3", ("diag.transpose", "{key}"), ("diag.sign", "{key}"), status="passed"),  # passed: no mistake
+        student("s4", ("diag.transpose", "s4 did {key}")),
+        {"student": "s5", "checks": [check("leaf", "failed", "no diagnosis listed: not counted from its text",
+                                           diagnoses=[(msg("diag.sign"), "")]),
+                                     {**check("leaf", "failed"), "diagnoses": [["diag.sign"], {"id": 3, "text": "x"}]},
+                                     {**check("leaf", "failed"), "diagnoses": "diag.sign"}]},
     ]
     found = mistakes.frequent_mistakes(reports)
     assert [(m.message_id, m.students) for m in found["leaf"]] == [("diag.sign", 2), ("diag.transpose", 1)]
     assert found["leaf"][1].example == "a student did " + msg("diag.transpose")
+    # the students' texts differ (two languages): the most common one is shown
+    assert found["leaf"][0].text in (msg("diag.sign"), ZH["diag.sign"])
     # at most five per concept, the most frequent first
-    many = [student(f"t{i}", *(msg(key) for key in ("diag.sign", "diag.transpose", "diag.ones", "diag.none_leaf",
-                                                    "diag.backward_twice", "diag.implicit_grad")[: 1 + i % 6]))
-            for i in range(12)]
+    keys = ("diag.sign", "diag.transpose", "diag.ones", "diag.none_leaf", "diag.backward_twice", "diag.implicit_grad")
+    many = [student(f"t{i}", *((key, "{key}") for key in keys[: 1 + i % 6])) for i in range(12)]
     top = mistakes.frequent_mistakes(many)["leaf"]
     assert len(top) == 5 and top[0] == ("diag.sign", msg("diag.sign"), 12, msg("diag.sign"))
     assert [m.students for m in top] == sorted((m.students for m in top), reverse=True)
 
-    # ~300 students x 50 checks: the patterns are compiled once, not per check
-    mistakes.patterns()
-    compiled = mistakes.patterns.cache_info().misses
-    keys = [key for key in EN if key.startswith("diag.") and "{" not in EN[key]]
-    big = [{"student": f"p{i:03d}", "folder": f"p{i:03d}", "checks": [
-        check(f"c{j % 12}", "failed" if (i + j) % 2 else "passed",
-              f"[Concept {j % 12}] grads of /sub/p{i:03d}/m.py: expected tensor([{i}., {j}.])\n"
-              f"{EN[keys[(i * j) % len(keys)]]}\n" + "detail\n" * 4) for j in range(50)]} for i in range(300)]
-    result = mistakes.frequent_mistakes(big)
-    assert mistakes.patterns.cache_info().misses == compiled
-    assert sum(m.students for found in result.values() for m in found) > 0
+
+def test_a_course_diagnosis_counts_like_the_graders_and_its_values_become_gaps():
+    # a course's own id and an author's plain text (its id is its text) count
+    # by id; the values the students' texts differ in are shown as "…"
+    def got(name, k, grad):
+        text = f"Likely mistake: the hook scales {grad} by {k}; a hook returns the new gradient."
+        plain = "Return the gradient from the hook."
+        return {"student": name, "folder": name, "checks": [
+            check("hooks", "failed", f"{name}: {text}\n{plain}",
+                  diagnoses=[("diag.hooks.scaled", text), (plain, plain)])]}
+
+    found = mistakes.frequent_mistakes([got("ann", 2, "w.grad"), got("ben", 3, "w.grad"), got("cy", 4, "b.grad")])
+    assert [(m.message_id, m.students) for m in found["hooks"]] == [
+        ("Return the gradient from the hook.", 3), ("diag.hooks.scaled", 3)]
+    assert found["hooks"][1].text == "Likely mistake: the hook scales … by …; a hook returns the new gradient."
+    assert found["hooks"][1].example.startswith("a student: Likely mistake")
 
 
 def test_what_the_intake_could_not_take_is_in_the_gradebook_and_the_report(tmp_path):

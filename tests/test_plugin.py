@@ -106,7 +106,7 @@ def test_json_report_fields(pytester):
                      "status": "passed", "feedback": "", "hidden": False, "device": "cpu",
                      "duration_s": check["duration_s"], "topic": "checks", "title": "Which tensors are leaves? [cpu]",
                      "file": None, "line": None, "cell": None, "visibility": "visible", "instruction": None,
-                     "inputs": None, "inputs_missing": None}
+                     "inputs": None, "inputs_missing": None, "diagnoses": []}
     assert check["duration_s"] >= 0
 
 

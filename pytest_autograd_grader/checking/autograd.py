@@ -13,8 +13,9 @@ from typing import Any, Callable, Sequence
 
 from ..boundary.records import ErrorRecord, TensorRecord
 from ..boundary.tracing import Trace
-from ..i18n import has_message, msg
+from ..i18n import has_message, msg, note_diagnosis
 from ..outcomes import CheckError, GradeFailure, StudentFailure
+from .answers import answer_form, author_diagnosis
 from .compare import close, describe, difference_lines, hint_text, kind_of, tolerances, values
 from .diagnose import (
     AUTOGRAD_ERRORS,
@@ -102,29 +103,19 @@ class Autograd:
                     diagnose: Callable[[], str | None] | None = None) -> None:
         """Compare one produced gradient (a record, tensor, number or None)
         with the expected tensor; raise GradeFailure explaining any miss.
-        ``diagnose()``, called only for wrong values, may name the mistake
-        better than the generic diagnoses: its text then replaces theirs."""
+        ``diagnose()``, called for any wrong answer (wrong values, None,
+        NaN or inf, a wrong shape, dtype, device or form), may name the
+        mistake better than the generic diagnoses: its text then replaces
+        theirs. Should it raise, the check is broken (``error``)."""
         import torch
 
         context = context or Context()
         if isinstance(produced, TensorRecord) and context.holder is produced:
             produced = produced.grad  # the tensor itself was passed: compare its .grad
-        if produced is None:
-            raise GradeFailure(msg("cmp.none", what=what) + "\n" + diagnose_none(context))
-        got = self._tensor(produced, expected, what)
-        if got.device.type != expected.device.type:
-            raise GradeFailure(msg("cmp.device", what=what, expected=expected.device.type, got=got.device.type))
-        if got.is_floating_point() and not bool(torch.isfinite(got).all()) and bool(torch.isfinite(expected).all()):
-            kind = msg("kind.nan" if bool(torch.isnan(got).any()) else "kind.infinite")
-            raise GradeFailure(msg("cmp.nonfinite", what=what, kind=kind) + "\n" + msg("cmp.produced", desc=describe(got)))
-        if got.shape != expected.shape:
-            text = msg("cmp.shape", what=what, expected=tuple(expected.shape), got=tuple(got.shape))
-            hint = (diagnose() if diagnose else None) or \
-                diagnose_values(got.double().cpu(), expected.double().cpu(), context)
-            raise GradeFailure(text + (("\n" + hint) if hint else ""))
-        if check_dtype and got.dtype != expected.dtype:
-            raise GradeFailure(msg("cmp.dtype", what=what, expected=str(expected.dtype).removeprefix("torch."),
-                                   got=str(got.dtype).removeprefix("torch.")))
+        got, problem, generic = answer_form(produced, expected, what, context, check_dtype, self._tensor)
+        if problem is not None:
+            hint = author_diagnosis(diagnose, what) or (generic() if generic is not None else None)
+            raise GradeFailure(problem + (("\n" + hint) if hint else ""))
         default_rtol, default_atol = tolerances(str(expected.dtype).removeprefix("torch."), expected.device.type)
         rtol = default_rtol if rtol is None else rtol
         atol = default_atol if atol is None else atol
@@ -139,7 +130,7 @@ class Autograd:
                  msg("cmp.largest", diff=float(diff.max()) if diff.numel() else 0.0, index=index, rtol=rtol, atol=atol)]
         if context.ones_vjp is not None:
             context.ones_vjp = context.ones_vjp.double().cpu()
-        hint = (diagnose() if diagnose else None) or diagnose_values(a, b, context)
+        hint = author_diagnosis(diagnose, what) or diagnose_values(a, b, context)
         if hint:
             lines.append(hint)
         raise GradeFailure("\n".join(lines))
@@ -196,6 +187,7 @@ class Autograd:
         (a text), for a mistake the check recognised (``first_suspect``):
         expected against produced, then the diagnosis."""
         shown = values(produced)
+        note_diagnosis(diagnosis, diagnosis)
         raise GradeFailure("\n".join([
             msg("cmp.mismatch", what=what), msg("cmp.expected", desc=describe(expected)),
             msg("cmp.produced", desc=describe(shown) if shown is not None else kind_of(produced)), diagnosis]))

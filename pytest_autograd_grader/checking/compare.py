@@ -9,7 +9,7 @@ from typing import Any, Callable, Sequence
 
 from ..boundary.records import ErrorRecord, ObjectRecord, TensorRecord
 from ..boundary.untrusted import quoted
-from ..i18n import has_message, msg
+from ..i18n import has_message, msg, note_diagnosis
 
 # torch.testing.assert_close's documented defaults, spelled out so feedback
 # can show them; float32 is widened on CUDA (different reduction orders).
@@ -65,8 +65,11 @@ def kind_of(value: Any) -> str:
 
 
 def hint_text(hint: str) -> str:
-    """A check's hint: a message id from the catalogue, or plain text."""
-    return msg(hint) if has_message(hint) else hint
+    """A check's hint: a message id from the catalogue, or plain text (then
+    noted as the student's diagnosis, as ``msg`` notes a diag.* id)."""
+    text = msg(hint) if has_message(hint) else hint
+    note_diagnosis(hint, text)
+    return text
 
 
 def difference_lines(produced: Any, expected: Any, what: str, labels: Sequence[str] | None = None) -> list[str]:
