@@ -12,6 +12,7 @@ import textwrap
 import pytest
 from conftest import QUIET_PLUGINS, grade_checks, run_grader
 
+from pytest_autograd_grader.checking.compare import kind_of
 from pytest_autograd_grader.i18n import msg
 
 LAYERS = '''
@@ -216,6 +217,55 @@ def test_a_helper_the_sandbox_cannot_rebuild_is_the_checks_error(pytester):
         assert check["feedback"] == msg("check.argument", where=helper, function="layers.run()", why=why), check
     assert graded.check("test_torch_in_a_torch_exercise")["status"] == "passed"
     assert "could not hand it" not in graded.text
+
+
+EXPECTED_CHECKS = '''
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.grade(concept="engine")
+
+
+@pytest.mark.parametrize("function, expected", [
+    ("loss", 1.5), ("count", 3), ("loss", [1.5]), ("loss", np.float64(1.5)), ("loss", np.array(1.5)),
+    ("loss", np.array([2.0])), ("loss", 2)], ids=["float", "int", "list", "npscalar", "0d", "wrong_array", "wrong_int"])
+def test_expected(submission, autograd, function, expected):
+    got = getattr(submission("layers", numpy_only=True), function)([1.0])
+    autograd.assert_close(got, expected, "loss")
+
+
+def test_expected_text(submission, autograd):
+    autograd.assert_close(submission("layers", numpy_only=True).loss([1.0]), "1.5", "loss")
+
+
+def test_expected_is_the_students_answer(submission, autograd):
+    layers = submission("layers", numpy_only=True)
+    autograd.assert_close(layers.loss([1.0]), layers.label([1.0]), "loss")
+
+
+def test_expected_for_a_tensor_answer(submission, autograd):
+    import torch
+
+    got = submission("layers").affine(torch.ones(1, 2, dtype=torch.float32), torch.ones(2, 1), torch.zeros(1))
+    autograd.assert_close(got, [[2.0]], "affine")
+'''
+
+
+def test_numbers_and_arrays_as_expected_and_an_unusable_one_is_the_checks_error(pytester):
+    graded = grade_checks(pytester, EXPECTED_CHECKS, layers=LAYERS)
+    for name in ("float", "int", "list", "npscalar", "0d"):
+        assert graded.check(f"test_expected[{name}]")["status"] == "passed", graded.check(f"test_expected[{name}]")
+    for name in ("wrong_array", "wrong_int"):  # a right form, a wrong value: the student's failure, told as one
+        check = graded.check(f"test_expected[{name}]")
+        assert check["status"] == "failed", check
+        assert "numel" not in check["feedback"] and msg("cmp.mismatch", what="loss") in check["feedback"], check
+    text = graded.check("test_expected_text")
+    assert text["status"] == "error", text
+    assert text["feedback"] == msg("check.expected", what="loss", type=kind_of("1.5")), text
+    students = graded.check("test_expected_is_the_students_answer")
+    assert students["status"] == "failed", students
+    assert "does not have the form this check expects" in students["feedback"], students
+    assert graded.check("test_expected_for_a_tensor_answer")["status"] == "passed"
 
 
 PASSED_BACK = '''

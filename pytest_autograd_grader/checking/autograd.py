@@ -16,6 +16,7 @@ from ..boundary.tracing import Trace
 from ..i18n import has_message, msg
 from ..outcomes import CheckError, GradeFailure, StudentFailure
 from .compare import close, describe, difference_lines, hint_text, kind_of, tolerances, values
+from .compare import expected_tensor, matched_expected
 from .diagnose import (
     AUTOGRAD_ERRORS,
     Context,
@@ -105,12 +106,17 @@ class Autograd:
         better than the generic diagnoses: its text then replaces theirs."""
         import torch
 
+        # a number or numpy array as expected is compared in the answer's
+        # terms; a value that cannot be compared is the check's error
+        expected, own_dtype, own_device = expected_tensor(expected, what)
+        check_dtype = check_dtype and own_dtype
         context = context or Context()
         if isinstance(produced, TensorRecord) and context.holder is produced:
             produced = produced.grad  # the tensor itself was passed: compare its .grad
         if produced is None:
             raise GradeFailure(msg("cmp.none", what=what) + "\n" + diagnose_none(context))
         got = self._tensor(produced, expected, what)
+        expected = matched_expected(expected, got, own_dtype, own_device)
         if got.device.type != expected.device.type:
             raise GradeFailure(msg("cmp.device", what=what, expected=expected.device.type, got=got.device.type))
         if got.is_floating_point() and not bool(torch.isfinite(got).all()) and bool(torch.isfinite(expected).all()):
