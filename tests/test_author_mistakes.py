@@ -305,3 +305,15 @@ def test_arguments_that_cannot_be_sent_are_named_and_blamed_on_whoever_made_them
     assert objects["status"] == "error", objects
     assert objects["feedback"] == msg("check.argument", where=one, function="layers.total",
                                       why=msg("check.argument.dtype", dtype="object"))
+
+
+@pytest.mark.parametrize("how", [(), ("-c", "exercises/pytest.ini")], ids=["found", "named"])
+def test_the_courses_own_pytest_ini_beside_its_checks_is_not_refused(pytester, how):
+    exercises = pytester.mkdir("exercises")
+    (exercises / "pytest.ini").write_text("[pytest]\n")
+    (exercises / "layers.py").write_text(textwrap.dedent(LAYERS))
+    (exercises / "test_layers.py").write_text(HELPER_CHECKS)
+    graded = run_grader(pytester, *how, "exercises", "--grade-submission=exercises",
+                        report=str(pytester.path / "report.json"))
+    assert graded.result.ret == 0, graded.result.stderr.str()
+    assert graded.report["score"] == 2
