@@ -89,12 +89,15 @@ class _Encoder:
                                                            for key, value in obj.items()]}
 
     def array(self, obj: Any, where: str, numpy) -> dict:
-        """A numpy array (or scalar) of numbers, rebuilt as one of the same
-        dtype and shape in the worker, in a numpy-only one without torch."""
+        """A numpy array of numbers, rebuilt as one of the same dtype and
+        shape in the worker, in a numpy-only one without torch; a scalar as
+        a Python number (a complex one as a numpy scalar)."""
         if type(obj) is not numpy.ndarray and not isinstance(obj, numpy.generic):
             raise self.refuse(obj, where, msg("check.argument.type", type=_kind(obj)))
         if obj.dtype.name not in ARRAY_DTYPES:
             raise self.refuse(obj, where, msg("check.argument.dtype", dtype=str(obj.dtype)))
+        if isinstance(obj, numpy.generic) and obj.dtype.kind in "biuf":
+            return obj.item()  # a Python number, as a numpy scalar always arrived
         data = numpy.array(obj, dtype=obj.dtype.newbyteorder("="), copy=True)
         return {"$": "ndarray", "data": data, "scalar": isinstance(obj, numpy.generic)}
 
