@@ -79,6 +79,8 @@ def test_arrays_arrive_as_arrays(submission, autograd):
     autograd.assert_equal(got["scale"], ["float", 0.5], "a numpy scalar arrives as a number")
     # numpy_only still means it: the student's code cannot reach torch
     autograd.assert_equal([got["torch_loaded"], got["torch_importable"]], [False, False], "torch")
+    # a torch exercise is handed the same arrays
+    autograd.assert_equal(submission("layers").describe(ARRAYS)["seen"], described(ARRAYS), "in a torch worker")
 
 
 def test_affine(submission, autograd):
@@ -317,3 +319,19 @@ def test_the_courses_own_pytest_ini_beside_its_checks_is_not_refused(pytester, h
                         report=str(pytester.path / "report.json"))
     assert graded.result.ret == 0, graded.result.stderr.str()
     assert graded.report["score"] == 2
+
+
+def test_blame_of_a_value_the_check_cannot_use_goes_to_whoever_made_it():
+    from pytest_autograd_grader.boundary.blame import StudentValues, blame_student
+    from pytest_autograd_grader.boundary.records import ObjectRecord
+    from pytest_autograd_grader.outcomes import CheckValueError
+
+    answer = ObjectRecord(type="Weird", repr="<Weird>")
+    values = StudentValues()
+    values.add([answer, 1.5])
+    students = CheckValueError("for the author", answer, "loss: expected a tensor, got Weird")
+    # the student's own text is never repeated
+    assert blame_student(students, values) == msg("blame.malformed",
+                                                  error="loss: expected a tensor, got " + msg("blame.redacted"))
+    assert blame_student(CheckValueError("for the author", "1.5", "x"), values) is None
+    assert blame_student(CheckValueError("for the author"), values) is None

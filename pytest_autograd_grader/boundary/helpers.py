@@ -114,7 +114,8 @@ class _Bundle:
         module = value.__name__ if isinstance(value, types.ModuleType) else getattr(value, "__module__", None)
         if self.numpy_only and type(module) is str and module.split(".")[0] in TORCH_NAMES \
                 and (callable(value) or isinstance(value, types.ModuleType)):
-            raise HelperError(msg("check.helper.torch", name=owner, what=used if used == module else f"{used} ({module})"))
+            what = used if used == module else f"{used} ({module})"
+            raise HelperError(msg("check.helper.torch", name=owner, what=what))
         if isinstance(value, types.ModuleType):
             if _is_course_file(getattr(value, "__file__", None)):
                 raise HelperError(msg("check.helper.course_object", name=used, module=value.__name__))

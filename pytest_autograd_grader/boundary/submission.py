@@ -154,8 +154,9 @@ class Submission:
     def _request(self, path: str, op: str, args: tuple, kwargs: dict, grad_outputs=None) -> dict:
         # what cannot be handed to the worker is refused here, as the check's
         # mistake (CheckValueError), naming the argument
+        named = f"{self._module}.{'run()' if op == 'run' else path}"
         request = encode_request(tuple(args), dict(kwargs), None if grad_outputs is None else tuple(grad_outputs),
-                                 function=f"{self._module}.{'run()' if op == 'run' else path}", numpy_only=self._numpy_only, run=op == "run")
+                                 function=named, numpy_only=self._numpy_only, run=op == "run")
         payload = dumps(request)
         budget = self._budget
         if budget is not None and budget.left() <= 0:
