@@ -39,7 +39,7 @@ def _ms(seconds: float) -> str:
 def micro(calls: int, mode: str) -> None:
     import torch
 
-    from pytest_autograd_grader.boundary.encode import encode_argument
+    from pytest_autograd_grader.boundary.arguments import encode_value as encode_argument
     from pytest_autograd_grader.boundary.submission import InlineExecutor
     from pytest_autograd_grader.boundary.wire import dumps
     from pytest_autograd_grader.sandbox import SandboxExecutor, isolation_for

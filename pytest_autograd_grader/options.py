@@ -178,6 +178,22 @@ def _collects_submission(tests: Path, submission: Path) -> bool:
     return submission in tests.parent.parents
 
 
+def _authors_configuration(config: pytest.Config, submission: Path) -> bool:
+    """Whether a configuration file inside the submission folder is the
+    author's: named with -c, or found beside the checks because they sit in
+    that folder themselves (``pytest --grade exercises/
+    --grade-submission=exercises``, the default written out, where
+    exercises/ is the course's own folder with its pytest.ini)."""
+    if getattr(config.option, "inifilename", None):
+        return True
+    folders = []
+    for arg in config.args:
+        path = Path(arg.split("::")[0])
+        path = (path if path.is_absolute() else config.invocation_params.dir / path).resolve()
+        folders.append(path if path.is_dir() else path.parent)
+    return bool(folders) and all(folder == submission for folder in folders)
+
+
 def read_settings(config: pytest.Config) -> Settings:
     """Validate every grading option; raise UsageError naming the bad one."""
     submission = _value(config, "grade_submission")
@@ -192,7 +208,8 @@ def read_settings(config: pytest.Config) -> Settings:
             raise pytest.UsageError(msg("usage.submission_not_dir", path=submission))
         submission_path = submission_path.resolve()
         inipath = config.inipath
-        if inipath is not None and submission_path in Path(inipath).resolve().parents:
+        if inipath is not None and submission_path in Path(inipath).resolve().parents \
+                and not _authors_configuration(config, submission_path):
             # "--grade-submission DIR" in two words makes pytest look for its
             # configuration in DIR before our option is known.
             raise pytest.UsageError(msg("usage.student_config", inifile=str(inipath), path=submission))

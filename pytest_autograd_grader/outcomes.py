@@ -53,6 +53,23 @@ class CheckError(Exception):
         self.feedback = str(feedback)  # what the report says, for every CheckError
 
 
+NOT_A_STUDENT_VALUE = object()
+
+
+class CheckValueError(CheckError):
+    """A value the check gave the grader cannot be used: an expected value
+    that is no number or array, an argument that cannot be handed to the
+    sandbox. The check's own mistake, said to its author, unless ``value``
+    came from student code (a check that compares two of the student's
+    answers, or hands one back): ``blame.blame_student`` then makes it the
+    student's failure, told with ``student_error``."""
+
+    def __init__(self, feedback: str, value: object = NOT_A_STUDENT_VALUE, student_error: str = ""):
+        super().__init__(feedback)
+        self.value = value
+        self.student_error = student_error
+
+
 def status_of(exc: BaseException) -> str:
     status = getattr(exc, "grade_status", None)
     if status in ("failed", "timeout", "crashed", "error"):

@@ -122,9 +122,13 @@ def test_arguments_a_worker_cannot_make_are_not_blamed_on_the_students_data(tmp_
     loader = student.Loader(str(tmp_path))
     answer = wire.loads(student.call(loader, "leaf", "double", b"no request of the grader's"), Limits())
     assert answer["stage"] == "request" and answer["reason"].startswith(("ValueError", "JSONDecodeError", "Unicode"))
-    failure = failures.failure_from({**answer, "module": "leaf", "function": "double"})
+    # the grader adds whether it sent CUDA tensors (Submission._request)
+    failure = failures.failure_from({**answer, "module": "leaf", "function": "double", "cuda": True})
     # the worker's word: failed, as everything from student code, never error
     assert failure.grade_status == "failed"
     assert failure.feedback.startswith(
         "leaf.double did not run: the sandbox could not hand it this check's arguments (")
     assert "refused" not in failure.feedback and "--grade-memory" in failure.feedback
+    # no CUDA advice where no CUDA tensor was sent
+    plain = failures.failure_from({**answer, "module": "leaf", "function": "double", "cuda": False})
+    assert plain.grade_status == "failed" and "CUDA" not in plain.feedback

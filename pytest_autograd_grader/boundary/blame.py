@@ -17,15 +17,11 @@ a student must not be able to write into it.
 from __future__ import annotations
 
 import ast
-import functools
 import itertools
 import json
 import linecache
-import os
 import re
-import site
 import sys
-import sysconfig
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
@@ -33,7 +29,8 @@ from typing import Any
 import pytest
 
 from ..i18n import msg
-from ..outcomes import CheckError
+from ..outcomes import NOT_A_STUDENT_VALUE, CheckError, CheckValueError
+from .author_code import is_author_file as _is_author_file
 from .records import ErrorRecord, ObjectRecord, TensorRecord
 
 # Errors a value of the wrong form causes. Not NameError, ImportError,
@@ -124,6 +121,8 @@ def forget_student_values(item: pytest.Item) -> None:
 def blame_student(exc: BaseException, values: StudentValues | None) -> str | None:
     """The feedback of a check that failed because of the form of the
     student's answer, or None when the exception is the check's own bug."""
+    if isinstance(exc, CheckValueError):
+        return _blame_value(exc, values)
     if not values or not isinstance(exc, WRONG_VALUE_ERRORS) or isinstance(exc, NEVER_THE_VALUE) \
             or isinstance(exc, (AssertionError, CheckError)):
         return None
@@ -135,6 +134,16 @@ def blame_student(exc: BaseException, values: StudentValues | None) -> str | Non
         return None
     error = type(exc).__name__ + (f": {text.splitlines()[0][:300]}" if text else "")
     return msg("blame.malformed", error=redact(error, values))
+
+
+def _blame_value(exc: CheckValueError, values: StudentValues | None) -> str | None:
+    """A value the check could not use (an expected value, an argument) is
+    the student's doing only when it came from student code: the other
+    operands of the same call (the student's answer beside an expected
+    value of the wrong type) decide nothing."""
+    if not values or exc.value is NOT_A_STUDENT_VALUE or not _is_students(exc.value, values):
+        return None
+    return msg("blame.malformed", error=redact(exc.student_error, values))
 
 
 def _student_value_used(exc: BaseException, values: StudentValues) -> bool:
@@ -168,32 +177,6 @@ def _is_students(value: Any, values: StudentValues) -> bool:
     if type(value) is dict:
         return any(values.owns(v) for v in itertools.islice(value.values(), 1000))
     return False
-
-
-@functools.cache
-def _library_dirs() -> tuple[str, ...]:
-    paths = sysconfig.get_paths()
-    dirs = {paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in paths}
-    dirs.update(site.getsitepackages() if hasattr(site, "getsitepackages") else ())
-    dirs.add(os.path.dirname(os.path.dirname(__file__)))  # the grader's package
-    for name in ("pytest", "_pytest", "pluggy"):
-        module = sys.modules.get(name)
-        if module is not None and getattr(module, "__file__", None):
-            dirs.add(os.path.dirname(module.__file__))
-    return tuple(os.path.join(os.path.realpath(d), "") for d in dirs)
-
-
-def _is_author_file(filename: str) -> bool:
-    """Code the check's author wrote: not torch, the stdlib, pytest, an
-    installed library or this package."""
-    if not filename or filename.startswith("<"):
-        return False
-    path = os.path.realpath(filename)
-    dirs = _library_dirs()
-    torch = sys.modules.get("torch")
-    if torch is not None and getattr(torch, "__file__", None):
-        dirs += (os.path.join(os.path.realpath(os.path.dirname(torch.__file__)), ""),)
-    return not path.startswith(dirs)
 
 
 def _failing_frame(tb: TracebackType | None):

@@ -13,7 +13,7 @@ import sys
 import types
 from typing import Any
 
-from .records import MAX_DEPTH, MAX_ITEMS, PRIMITIVES, REPR_LIMIT, STUDENT_PREFIX, BoundaryError, FunctionRef
+from .records import MAX_DEPTH, MAX_ITEMS, PRIMITIVES, REPR_LIMIT, STUDENT_PREFIX, FunctionRef
 
 # -- encoding (either side) ----------------------------------------------
 
@@ -174,7 +174,7 @@ def encode(obj: Any, in_student_file=None, _depth: int = 0, _budget: list | None
     if kind is types.FunctionType or kind is types.BuiltinFunctionType:
         qualname = getattr(obj, "__qualname__", "")
         return {"$": "function", "module": getattr(obj, "__module__", "") or "", "qualname": qualname,
-                "file": getattr(getattr(obj, "__code__", None), "co_filename", ""), "source": _source(obj)}
+                "file": getattr(getattr(obj, "__code__", None), "co_filename", "")}
     if kind is FunctionRef:
         return {"$": "function", "module": obj.module, "qualname": obj.qualname, "file": obj.file}
     if torch is not None and isinstance(obj, torch.Tensor):
@@ -235,20 +235,6 @@ def _encode_all(values, in_student_file, depth: int, budget: list, raised_at=Non
     return out
 
 
-def _source(function) -> str:
-    """A plain function's own source, so a worker that cannot see the file it
-    was defined in (a checks file, hidden from the sandbox) can rebuild it."""
-    import inspect
-    import textwrap
-
-    if type(function) is not types.FunctionType:
-        return ""
-    try:
-        return textwrap.dedent(inspect.getsource(function))
-    except (OSError, TypeError):
-        return ""
-
-
 class _no_warnings:
     def __enter__(self):
         import warnings
@@ -259,28 +245,3 @@ class _no_warnings:
 
     def __exit__(self, *exc):
         return self._ctx.__exit__(*exc)
-
-
-def encode_argument(obj: Any) -> Any:
-    """Arguments the grader passes to student code: refuse what cannot cross."""
-    import torch
-
-    from ..i18n import msg
-
-    kind = type(obj)
-    if kind in PRIMITIVES:
-        return obj
-    if isinstance(obj, torch.Tensor):
-        return encode(obj)
-    if kind in (list, tuple):
-        return {"$": kind.__name__, "items": [encode_argument(x) for x in obj]}
-    if kind is dict:
-        return {"$": "dict", "keys": list(obj), "values": [encode_argument(v) for v in obj.values()]}
-    if kind in (types.FunctionType, types.BuiltinFunctionType, FunctionRef):
-        qualname = getattr(obj, "qualname", None) or getattr(obj, "__qualname__", "")
-        if "<lambda>" in qualname or "<locals>" in qualname:
-            raise BoundaryError(msg("student.lambda", name=qualname))
-        return encode(obj)
-    if type(obj).__module__ == "numpy":
-        return encode(obj)
-    raise BoundaryError(msg("student.bad_argument", type=kind.__name__))

@@ -145,7 +145,8 @@ def failure_from(outcome: dict, show_output: bool = True, limits: Limits | None 
         # the worker says it could not make the grader's own arguments; its
         # word is not proof, so the check stays the student's (README:
         # nothing from student code makes a check an error)
-        text = msg("sandbox.request", module=module, function=function, reason=quoted(str(outcome.get("reason", "?"))[:600]))
+        key = "sandbox.request" if outcome.get("cuda") is True else "sandbox.request_plain"
+        text = msg(key, module=module, function=function, reason=quoted(str(outcome.get("reason", "?"))[:600]))
     elif stage == "unstageable":  # the sandbox could not copy the submission
         text = str(outcome["reason"])
     elif stage == "timeout":

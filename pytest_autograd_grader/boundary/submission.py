@@ -17,7 +17,7 @@ from ..i18n import msg
 from ..outcomes import CheckError, GradeFailure, StudentFailure
 from . import tracing
 from .decode import decode
-from .encode import encode_argument
+from .arguments import encode_request
 from .failures import failure_from
 from .layout import module_path
 from .notebook_cells import left_out_place, notebook_of, redefinition_remark
@@ -90,6 +90,14 @@ def _reason(exc: BaseException) -> str:
     return msg("limit.malformed", problem=name)
 
 
+def _holds_cuda(tree: Any) -> bool:
+    if type(tree) is dict:
+        if tree.get("$") == "tensor":
+            return str(tree.get("device", "")).startswith("cuda")
+        return any(_holds_cuda(value) for value in tree.values())
+    return type(tree) in (list, tuple) and any(_holds_cuda(value) for value in tree)
+
+
 class Submission:
     """``submission("leaf")``: one student module, reachable only by calls.
 
@@ -137,17 +145,18 @@ class Submission:
         and name (a function of the grader's package, say the engine track's
         program interpreter). Returns plain data, as any call does."""
         name = getattr(function, "__name__", None) or getattr(function, "qualname", "run")
+        if type(name) is not str:
+            name = "run"
         outcome = self._request(name, "run", (function, *args), {})
         outcome["op"] = "run"
         return StudentFunction(self, outcome["function"])._answer(outcome)
 
     def _request(self, path: str, op: str, args: tuple, kwargs: dict, grad_outputs=None) -> dict:
-        try:
-            request = {"args": encode_argument(tuple(args)), "kwargs": encode_argument(dict(kwargs))}
-            if grad_outputs is not None:
-                request["grad_outputs"] = encode_argument(tuple(grad_outputs))
-        except BoundaryError as exc:
-            raise CheckError(str(exc)) from None
+        # what cannot be handed to the worker is refused here, as the check's
+        # mistake (CheckValueError), naming the argument
+        named = f"{self._module}.{'run()' if op == 'run' else path}"
+        request = encode_request(tuple(args), dict(kwargs), None if grad_outputs is None else tuple(grad_outputs),
+                                 function=named, numpy_only=self._numpy_only, run=op == "run")
         payload = dumps(request)
         budget = self._budget
         if budget is not None and budget.left() <= 0:
@@ -172,6 +181,9 @@ class Submission:
             source = read_source(module_path(Path(self._directory), self._module))
             if source is not None and source.empty:
                 outcome["stage"] = "empty"
+        if outcome["stage"] == "request":
+            # the CUDA advice only where the grader sent CUDA tensors
+            outcome["cuda"] = _holds_cuda(request)
         if budget is not None and outcome["stage"] in ("timeout", "import_timeout") and outcome.get("earlier") is not True:
             outcome["seconds"] = budget.total
         return outcome

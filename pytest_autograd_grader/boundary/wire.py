@@ -52,10 +52,13 @@ def _tensor_bytes(t) -> tuple[list, bytes]:
 
 def _array_bytes(a) -> tuple[list, bytes]:
     """A numpy array in the tensor wire format (``loads`` reads it as a
-    tensor), without torch."""
+    tensor, or with ``arrays`` as an array), without torch."""
     import numpy
 
-    a = numpy.ascontiguousarray(a)
+    # the format's bytes are the machine's own order (a big-endian array's
+    # would be read as other numbers), and a 0-d array stays one
+    # (ascontiguousarray would make it 1-d)
+    a = numpy.asarray(a, dtype=a.dtype.newbyteorder("="), order="C")
     raw = a.tobytes()
     return [a.dtype.name, list(a.shape), "cpu", len(raw)], raw
 
@@ -93,8 +96,12 @@ def dumps(tree: Any) -> bytes:
     return _LENGTH.pack(len(header)) + header + b"".join(chunks)
 
 
-def loads(payload: bytes, limits: Limits | None = None) -> Any:
+def loads(payload: bytes, limits: Limits | None = None, *, arrays: bool = False) -> Any:
     """Read ``dumps`` bytes back into builtins and plain tensors.
+
+    With ``arrays`` (a request read where torch is not loaded: a numpy-only
+    worker) every tensor is read as a numpy array instead, and torch is
+    never imported.
 
     With ``limits`` (an answer from student code) everything the bytes claim
     is checked against them before it costs time or memory: the size before
@@ -103,7 +110,7 @@ def loads(payload: bytes, limits: Limits | None = None) -> Any:
     ``BoundaryError`` that repeats nothing the bytes said. Without (the
     grader's own requests) it reads as it always did."""
     try:
-        return _loads(payload, limits)
+        return _loads(payload, limits, arrays)
     except BoundaryError:
         raise
     except RecursionError:  # json.loads on brackets nested ~1000 deep
@@ -157,7 +164,7 @@ def _parse_json(raw: bytes) -> Any:
             gc.enable()
 
 
-def _loads(payload: bytes, limits: Limits | None) -> Any:
+def _loads(payload: bytes, limits: Limits | None, arrays: bool = False) -> Any:
     if limits is not None:
         if type(payload) in (bytearray, memoryview):
             payload = bytes(payload)
@@ -182,7 +189,8 @@ def _loads(payload: bytes, limits: Limits | None) -> Any:
             raise refuse("max_items", len(header["tensors"]), limits.max_items)
     tensors = []
     for entry in header["tensors"]:
-        tensor, offset = (_read_tensor(entry, payload, offset) if limits is None
+        read = _read_array if arrays and limits is None else _read_tensor
+        tensor, offset = (read(entry, payload, offset) if limits is None
                           else _read_checked_tensor(entry, payload, offset, limits))
         tensors.append(tensor)
     if limits is not None and offset != len(payload):
@@ -209,6 +217,21 @@ def _read_tensor(entry, payload: bytes, offset: int):
     if nbytes != math.prod(shape) * dtype.itemsize or offset + nbytes > len(payload):
         raise BoundaryError("a tensor's bytes do not match its shape")
     return _tensor_from(payload, offset, nbytes, dtype, shape, device), offset + nbytes
+
+
+def _read_array(entry, payload: bytes, offset: int):
+    """A tensor of the grader's own request as a numpy array (no torch)."""
+    import math
+
+    import numpy
+
+    dtype_name, shape, device, nbytes = entry
+    dtype = numpy.dtype(str(dtype_name))
+    shape = [int(n) for n in shape]
+    if str(device) != "cpu" or nbytes != math.prod(shape) * dtype.itemsize or offset + nbytes > len(payload):
+        raise BoundaryError("an array's bytes do not match its shape")
+    array = numpy.frombuffer(bytearray(memoryview(payload)[offset:offset + nbytes]), dtype=dtype).reshape(shape)
+    return array, offset + nbytes
 
 
 _DEVICE = re.compile(r"cpu|cuda(:[0-9]{1,4})?")

@@ -10,35 +10,40 @@ from typing import Any, Callable
 
 from ..i18n import msg, note_diagnosis
 from ..outcomes import CheckError, GradeFailure, GraderError
-from .compare import describe
+from .compare import describe, matched_expected
 from .diagnose import Context, diagnose_none, diagnose_values
 
 
 def answer_form(produced: Any, expected, what: str, context: Context, check_dtype: bool,
-                to_tensor: Callable[[Any, Any, str], Any]) -> tuple[Any, str | None, Callable[[], str | None] | None]:
+                to_tensor: Callable[[Any, Any, str], Any], own: tuple[bool, bool] = (True, True)
+                ) -> tuple[Any, Any, str | None, Callable[[], str | None] | None]:
     """``produced`` as a tensor comparable with ``expected``: (tensor,
-    None, None), or (None, what is wrong with its form, the generic
-    diagnosis's function or None)."""
+    expected, None, None), or (None, expected, what is wrong with its form,
+    the generic diagnosis's function or None). ``own``: whether
+    ``expected`` states its own dtype and device (a number does neither:
+    it is then compared in the answer's)."""
     import torch
 
     if produced is None:
-        return None, msg("cmp.none", what=what), lambda: diagnose_none(context)
+        return None, expected, msg("cmp.none", what=what), lambda: diagnose_none(context)
     try:
         got = to_tensor(produced, expected, what)  # GradeFailure for what is no tensor
     except GradeFailure as failure:
-        return None, failure.feedback, None
+        return None, expected, failure.feedback, None
+    expected = matched_expected(expected, got, *own)
     if got.device.type != expected.device.type:
-        return None, msg("cmp.device", what=what, expected=expected.device.type, got=got.device.type), None
+        return None, expected, msg("cmp.device", what=what, expected=expected.device.type, got=got.device.type), None
     if got.is_floating_point() and not bool(torch.isfinite(got).all()) and bool(torch.isfinite(expected).all()):
         kind = msg("kind.nan" if bool(torch.isnan(got).any()) else "kind.infinite")
-        return None, msg("cmp.nonfinite", what=what, kind=kind) + "\n" + msg("cmp.produced", desc=describe(got)), None
+        nonfinite = msg("cmp.nonfinite", what=what, kind=kind) + "\n" + msg("cmp.produced", desc=describe(got))
+        return None, expected, nonfinite, None
     if got.shape != expected.shape:
-        return None, msg("cmp.shape", what=what, expected=tuple(expected.shape), got=tuple(got.shape)), \
+        return None, expected, msg("cmp.shape", what=what, expected=tuple(expected.shape), got=tuple(got.shape)), \
             lambda: diagnose_values(got.double().cpu(), expected.double().cpu(), context)
     if check_dtype and got.dtype != expected.dtype:
-        return None, msg("cmp.dtype", what=what, expected=str(expected.dtype).removeprefix("torch."),
-                         got=str(got.dtype).removeprefix("torch.")), None
-    return got, None, None
+        dtypes = {"expected": str(expected.dtype).removeprefix("torch."), "got": str(got.dtype).removeprefix("torch.")}
+        return None, expected, msg("cmp.dtype", what=what, **dtypes), None
+    return got, expected, None, None
 
 
 def author_diagnosis(diagnose: Callable[[], str | None] | None, what: str) -> str | None:

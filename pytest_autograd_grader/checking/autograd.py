@@ -17,6 +17,7 @@ from ..i18n import has_message, msg, note_diagnosis
 from ..outcomes import CheckError, GradeFailure, StudentFailure
 from .answers import answer_form, author_diagnosis
 from .compare import close, describe, difference_lines, hint_text, kind_of, tolerances, values
+from .compare import expected_tensor
 from .diagnose import (
     AUTOGRAD_ERRORS,
     Context,
@@ -109,10 +110,15 @@ class Autograd:
         theirs. Should it raise, the check is broken (``error``)."""
         import torch
 
+        # a number or numpy array as expected is compared in the answer's
+        # terms; a value that cannot be compared is the check's error
+        expected, own_dtype, own_device = expected_tensor(expected, what)
+        check_dtype = check_dtype and own_dtype
         context = context or Context()
         if isinstance(produced, TensorRecord) and context.holder is produced:
             produced = produced.grad  # the tensor itself was passed: compare its .grad
-        got, problem, generic = answer_form(produced, expected, what, context, check_dtype, self._tensor)
+        got, expected, problem, generic = answer_form(produced, expected, what, context, check_dtype, self._tensor,
+                                                      own=(own_dtype, own_device))
         if problem is not None:
             hint = author_diagnosis(diagnose, what) or (generic() if generic is not None else None)
             raise GradeFailure(problem + (("\n" + hint) if hint else ""))

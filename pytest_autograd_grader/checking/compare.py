@@ -40,6 +40,44 @@ def close(got, expected, rtol: float, atol: float) -> bool:
     return bool(torch.isclose(got, expected, rtol=rtol, atol=atol, equal_nan=False).all())
 
 
+def expected_tensor(expected: Any, what: str) -> tuple[Any, bool, bool]:
+    """The check's expected value as a tensor, and whether it states its
+    own dtype and its own device. A tensor states both; a numpy array its
+    dtype; a Python number or a list of numbers neither: it is compared in
+    the answer's dtype and on its device. Anything else is the check's
+    mistake (``CheckValueError``), unless it came from student code (a check
+    comparing two of the student's answers)."""
+    import numpy
+    import torch
+
+    from ..outcomes import CheckValueError
+
+    if type(expected) is TensorRecord:
+        expected = expected.data
+    if isinstance(expected, torch.Tensor):
+        return expected, True, True
+    array = None
+    if isinstance(expected, (numpy.ndarray, numpy.generic)) and type(expected).__module__ == "numpy":
+        array = expected
+    elif type(expected) in (bool, int, float, list, tuple):
+        try:
+            array = numpy.asarray(expected)
+        except (ValueError, TypeError, OverflowError):
+            array = None
+    if array is not None and array.dtype.kind in "biufc" and array.dtype.name != "longdouble":
+        tensor = torch.from_numpy(numpy.array(array, dtype=array.dtype.newbyteorder("="), copy=True))
+        return tensor, type(expected) not in (bool, int, float, list, tuple), False
+    raise CheckValueError(msg("check.expected", what=what, type=kind_of(expected)), expected,
+                          msg("cmp.not_tensor", what=what, got=kind_of(expected)))
+
+
+def matched_expected(expected, got, own_dtype: bool, own_device: bool):
+    """An expected value that states no dtype (device) in the answer's."""
+    if not own_dtype and (got.is_floating_point() or got.is_complex()):
+        expected = expected.to(got.dtype)
+    return expected if own_device else expected.to(got.device)
+
+
 def describe(t) -> str:
     values = t.detach().flatten()[:SHOWN_VALUES].double().cpu().tolist()
     shown = ", ".join(f"{v:.6g}" for v in values)
