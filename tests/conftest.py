@@ -4,6 +4,7 @@ the JSON report, the way an instructor's CI would."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import textwrap
@@ -16,8 +17,12 @@ import pytest
 import torch  # noqa: F401
 from _pytest import pytester as _pytester
 
+import shipped_concepts_plugin
+
+from pytest_autograd_grader import i18n
 from pytest_autograd_grader.i18n import msg
-from pytest_autograd_grader.i18n.en import EN
+from pytest_autograd_grader.i18n.en import EN as GRADER_EN
+from pytest_autograd_grader.i18n.zh import ZH as GRADER_ZH
 
 # pytester forgets every module first imported during an in-process run.
 # torch imports parts of itself lazily (torch.testing pulls in
@@ -42,6 +47,28 @@ pytest_plugins = ["pytester"]
 REPO = Path(__file__).resolve().parent.parent
 EXERCISES = REPO / "exercises"
 SOLUTIONS = REPO / "solutions"
+
+
+def course_messages(language: str) -> dict[str, str]:
+    """The shipped course's own messages (exercises/course_messages_<language>.py)."""
+    namespace: dict = {}
+    exec((EXERCISES / f"course_messages_{language}.py").read_text(encoding="utf-8"), namespace)
+    return namespace[language.upper()]
+
+
+COURSE_EN, COURSE_ZH = course_messages("en"), course_messages("zh")
+SHIPPED_CONCEPTS = shipped_concepts_plugin._concepts()  # the shipped course's twelve (exercises/conftest.py)
+# Checks the tests write use those ids without a conftest.py of their own:
+# every pytest run the tests start (in-process or not) loads the plugin.
+os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(Path(__file__).resolve().parent),
+                                                       os.environ.get("PYTHONPATH")) if p)
+os.environ["PYTEST_PLUGINS"] = ",".join(p for p in (os.environ.get("PYTEST_PLUGINS"), "shipped_concepts_plugin") if p)
+# what the shipped course's runs say: the grader's catalogue and the course's
+EN = {**GRADER_EN, **COURSE_EN}
+ZH = {**GRADER_ZH, **COURSE_ZH}
+# The tests' own msg() speaks the shipped course too, as its runs do (each
+# in-process run puts back this process's messages when it ends).
+i18n.add_course_messages({"en": COURSE_EN, "zh": COURSE_ZH}, source="tests/conftest.py")
 
 
 # Plugins that cost time in every in-process run and matter to none of them:

@@ -13,9 +13,9 @@ from typing import Any, Callable, Sequence
 
 from ..boundary.records import ErrorRecord, TensorRecord
 from ..boundary.tracing import Trace
-from ..i18n import has_message, msg
+from ..i18n import msg
 from ..outcomes import CheckError, GradeFailure, StudentFailure
-from .compare import close, describe, difference_lines, hint_text, kind_of, tolerances, values
+from .compare import close, describe, difference_lines, hint_text, kind_of, message_text, tolerances, values
 from .diagnose import (
     AUTOGRAD_ERRORS,
     Context,
@@ -229,7 +229,7 @@ class Autograd:
         ``{fields}`` are filled in, or plain text). For what only the
         student's trace shows, use ``instruction``."""
         if not ok:
-            raise GradeFailure(msg(message, **fields) if has_message(message) else message)
+            raise GradeFailure(message_text(message, **fields))
 
     def instruction(self, ok: bool, message: str, **fields: Any) -> None:
         """An instruction of the task that values cannot show ("by hand",
@@ -242,7 +242,7 @@ class Autograd:
         plain text. A marker that declares no share gets
         ``DEFAULT_INSTRUCTION_SHARE``; outside a graded check (no credit to
         keep) a broken instruction fails at once."""
-        text = msg(message, **fields) if has_message(message) else message
+        text = message_text(message, **fields)
         credit = self._credit
         if credit is None:
             if not ok:
