@@ -17,7 +17,7 @@ import pytest
 import torch  # noqa: F401
 from _pytest import pytester as _pytester
 
-import shipped_concepts_plugin
+import shipped_course_plugin
 
 from pytest_autograd_grader import i18n
 from pytest_autograd_grader.i18n import msg
@@ -49,26 +49,26 @@ EXERCISES = REPO / "exercises"
 SOLUTIONS = REPO / "solutions"
 
 
-def course_messages(language: str) -> dict[str, str]:
-    """The shipped course's own messages (exercises/course_messages_<language>.py)."""
-    namespace: dict = {}
-    exec((EXERCISES / f"course_messages_{language}.py").read_text(encoding="utf-8"), namespace)
-    return namespace[language.upper()]
-
-
-COURSE_EN, COURSE_ZH = course_messages("en"), course_messages("zh")
-SHIPPED_CONCEPTS = shipped_concepts_plugin._concepts()  # the shipped course's twelve (exercises/conftest.py)
-# Checks the tests write use those ids without a conftest.py of their own:
-# every pytest run the tests start (in-process or not) loads the plugin.
-os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(Path(__file__).resolve().parent),
-                                                       os.environ.get("PYTHONPATH")) if p)
-os.environ["PYTEST_PLUGINS"] = ",".join(p for p in (os.environ.get("PYTEST_PLUGINS"), "shipped_concepts_plugin") if p)
+COURSE_EN, COURSE_ZH = shipped_course_plugin.messages().values()  # exercises/course_messages_*.py
+SHIPPED_CONCEPTS = shipped_course_plugin.concepts()  # the shipped course's twelve (exercises/conftest.py)
 # what the shipped course's runs say: the grader's catalogue and the course's
 EN = {**GRADER_EN, **COURSE_EN}
 ZH = {**GRADER_ZH, **COURSE_ZH}
 # The tests' own msg() speaks the shipped course too, as its runs do (each
 # in-process run puts back this process's messages when it ends).
 i18n.add_course_messages({"en": COURSE_EN, "zh": COURSE_ZH}, source="tests/conftest.py")
+
+
+@pytest.fixture(autouse=True)
+def _shipped_course(monkeypatch):
+    """Checks the tests write or copy use the shipped course's concept and
+    message ids without its conftest.py: every pytest run a test starts
+    (in-process or not) loads shipped_course_plugin (set per test, so that
+    the test session's own xdist workers do not)."""
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(Path(__file__).resolve().parent),
+                                                                 os.environ.get("PYTHONPATH")) if p))
+    monkeypatch.setenv("PYTEST_PLUGINS", ",".join(p for p in (os.environ.get("PYTEST_PLUGINS"),
+                                                              "shipped_course_plugin") if p))
 
 
 # Plugins that cost time in every in-process run and matter to none of them:
