@@ -32,10 +32,27 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     options.add_options(parser)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    _save_language(early_config)  # before a conftest can add messages (set_language at import)
+
+
+def _save_language(config: pytest.Config) -> None:
+    """Put back the messages in use now when the run ends: a pytest run
+    inside another (pytester's) leaves neither its language nor its
+    course's messages to the outer one or the next."""
+    if _LANGUAGE_SAVED not in config.stash:
+        config.stash[_LANGUAGE_SAVED] = True
+        config.add_cleanup(i18n.saved_language())
+
+
+_LANGUAGE_SAVED = pytest.StashKey[bool]()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER_HELP)
     # Feedback speaks the student's language with or without --grade.
-    config.add_cleanup(i18n.saved_language())
+    _save_language(config)
     i18n.use_language(options.read_language(config))
     # historic: a conftest.py registered later (found during collection) is called then
     config.hook.pytest_grade_messages.call_historic(kwargs=dict(config=config), result_callback=_add_messages)

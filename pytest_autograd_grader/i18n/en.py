@@ -34,10 +34,10 @@ EN: dict[str, str] = {
     "collect.error": "could not load the checks in {path} ({cause}); none of them were graded:\n{detail}",
     # -- a course's messages (i18n.add_course_messages, the pytest_grade_messages hook)
     "messages.not_dict": "{source}: a course's messages are a dict {{language: {{message id: text}}}}, such as {{\"en\": {{\"mycourse.hint\": \"...\"}}}}; got {got}",
-    "messages.not_str": "{source}: message ids and texts must be strings; the id {key} has a {got}",
-    "messages.grader_id": "{source}: {key!r} is one of the grader's own message ids, which a course cannot redefine; name yours with your course's prefix (such as 'mycourse.{key}')",
-    "messages.fields_differ": "{source}: the message {key!r} has the fields {fields} in {language!r} but {other_fields} in {other!r}; give it the same {{fields}} in every language",
-    "messages.bad_text": "{source}: the text of {key!r} is not a valid message ({reason}); write a literal brace as {{{{ or }}}}",
+    "messages.not_str": "{source}: message ids and texts must be strings; the id {message_id} has a {got}",
+    "messages.grader_id": "{source}: {message_id!r} is one of the grader's own message ids, which a course cannot redefine; name yours with your course's prefix (such as 'mycourse.{message_id}')",
+    "messages.fields_differ": "{source}: the message {message_id!r} has the fields {fields} in {language!r} but {other_fields} in {other!r}; give it the same {{fields}} in every language",
+    "messages.bad_text": "{source}: the text of {message_id!r} is not a valid message ({reason}); write a literal brace as {{{{ or }}}}",
     "messages.field_missing": "the check's message {message!r} needs the field {{{field}}}, which the check did not pass (it passed: {given}); pass {field}=... with the message",
     # -- report lines ------------------------------------------------------
     "feedback.hidden": "A hidden check on '{title}' failed.",

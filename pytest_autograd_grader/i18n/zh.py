@@ -34,10 +34,10 @@ ZH: dict[str, str] = {
     "collect.error": "无法加载 {path} 中的检查（{cause}），其中所有检查都没有评分：\n{detail}",
     # -- 课程自己的消息（i18n.add_course_messages，pytest_grade_messages 钩子）
     "messages.not_dict": "{source}：课程的消息应当是字典 {{语言: {{消息 id: 文本}}}}，例如 {{\"en\": {{\"mycourse.hint\": \"...\"}}}}；现在是 {got}",
-    "messages.not_str": "{source}：消息 id 和文本都必须是字符串；id {key} 对应的是 {got}",
-    "messages.grader_id": "{source}：{key!r} 是评分器自己的消息 id，课程不能重新定义它；请给你的消息加上课程自己的前缀（例如 'mycourse.{key}'）",
-    "messages.fields_differ": "{source}：消息 {key!r} 在 {language!r} 中的字段是 {fields}，在 {other!r} 中却是 {other_fields}；每种语言中同一条消息的 {{字段}} 必须相同",
-    "messages.bad_text": "{source}：{key!r} 的文本不是有效的消息（{reason}）；字面的花括号请写成 {{{{ 或 }}}}",
+    "messages.not_str": "{source}：消息 id 和文本都必须是字符串；id {message_id} 对应的是 {got}",
+    "messages.grader_id": "{source}：{message_id!r} 是评分器自己的消息 id，课程不能重新定义它；请给你的消息加上课程自己的前缀（例如 'mycourse.{message_id}'）",
+    "messages.fields_differ": "{source}：消息 {message_id!r} 在 {language!r} 中的字段是 {fields}，在 {other!r} 中却是 {other_fields}；每种语言中同一条消息的 {{字段}} 必须相同",
+    "messages.bad_text": "{source}：{message_id!r} 的文本不是有效的消息（{reason}）；字面的花括号请写成 {{{{ 或 }}}}",
     "messages.field_missing": "检查的消息 {message!r} 需要字段 {{{field}}}，但检查没有传入它（传入的是：{given}）；请在传入消息时同时传入 {field}=...",
     # -- 报告中的行 ----------------------------------------------------------
     "feedback.hidden": "“{title}”的一项隐藏检查没有通过。",
