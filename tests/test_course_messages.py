@@ -221,3 +221,23 @@ def test_a_course_conftest_found_during_collection_gives_its_messages_too(pytest
     graded = run_grader(pytester, "checks", "--grade-submission=student", "--grade-lang", "zh", *NO_TEST_PLUGIN)
     assert graded.report["concepts"][0]["title"] == "梯度钩子"
     assert "系数为 2 的 scaled(x)" in graded.check("test_scaled")["feedback"]
+
+
+COURSE_FILES = ("conftest.py", "course_messages_en.py", "course_messages_zh.py")
+
+
+def test_every_layout_carries_the_shipped_courses_conftest_and_messages(tmp_path):
+    from pytest_autograd_grader.exercise_notebooks import topics_of
+    from pytest_autograd_grader.platforms.github_classroom import build_course
+    from pytest_autograd_grader.platforms.gradescope_bundle import build_bundle
+    from pytest_autograd_grader.platforms.wheel import package_dir, package_files
+
+    bundle = build_bundle(EXERCISES, requirement="pytest-autograd-grader")
+    course = build_course(EXERCISES)
+    shipped = {path.relative_to(package_dir().parent).as_posix() for path in package_files(package_dir())}
+    for name in COURSE_FILES:
+        assert f"checks/{name}" in bundle.files
+        assert name in course.checks and f"exercises/{name}" in course.template
+        assert f"pytest_autograd_grader/curriculum/{name}" in shipped
+    # they are the course's, not topics a student completes
+    assert not {"conftest", "course_messages_en", "course_messages_zh"} & set(topics_of(EXERCISES))
