@@ -49,6 +49,16 @@ EXERCISES = REPO / "exercises"
 SOLUTIONS = REPO / "solutions"
 
 
+# the shipped course's files that are not topics: an instructor's checks
+# folder holding some of its check files needs them beside those
+COURSE_FILES = ("conftest.py", "course_messages_en.py", "course_messages_zh.py")
+
+
+def copy_course_files(checks: Path) -> None:
+    for name in COURSE_FILES:
+        shutil.copy(EXERCISES / name, checks / name)
+
+
 COURSE_EN, COURSE_ZH = shipped_course_plugin.messages().values()  # exercises/course_messages_*.py
 SHIPPED_CONCEPTS = shipped_course_plugin.concepts()  # the shipped course's twelve (exercises/conftest.py)
 # what the shipped course's runs say: the grader's catalogue and the course's

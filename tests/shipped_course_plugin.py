@@ -8,6 +8,8 @@ tests/conftest.py loads this plugin into every pytest run a test starts
 exercises/conftest.py and exercises/course_messages_*.py. The shipped course
 itself does not need it: tests/test_course_messages.py grades exercises/
 with it turned off (-p no:shipped_course_plugin).
+
+PYTEST_DONT_REWRITE: tests/conftest.py imports it before the runs load it.
 """
 
 from pathlib import Path

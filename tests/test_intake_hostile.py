@@ -19,7 +19,7 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from conftest import EXERCISES
+from conftest import EXERCISES, copy_course_files
 from test_intake import GRAPH, LEAF, layout, make_zip, zipped
 
 from pytest_autograd_grader.classroom.intake import IntakeError, gather
@@ -35,6 +35,7 @@ def checks_folder(root: Path) -> Path:
     checks = root / "checks"
     checks.mkdir()
     (checks / "test_graph.py").write_text((EXERCISES / "test_graph.py").read_text())
+    copy_course_files(checks)
     (checks / "pytest.ini").write_text("[pytest]\n")
     return checks
 
