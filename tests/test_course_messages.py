@@ -88,9 +88,11 @@ def test_a_course_outside_the_package_is_graded_and_translated(pytester):
 
 
 def test_a_concept_without_a_title_message_keeps_its_own_title(pytester):
-    _course(pytester, CONFTEST.replace('"concept.hooks": "Gradient hooks",', "").replace('"concept.hooks": "梯度钩子",', ""))
+    untitled = CONFTEST.replace('"concept.hooks": "Gradient hooks",', "").replace('"concept.hooks": "梯度钩子",', "")
+    _course(pytester, untitled)
     for lang in ("en", "zh"):
-        assert _grade(pytester, "--grade-lang", lang).report["concepts"][0]["title"] == "Gradient hooks (fallback title)"
+        title = _grade(pytester, "--grade-lang", lang).report["concepts"][0]["title"]
+        assert title == "Gradient hooks (fallback title)"
 
 
 def test_a_chinese_only_course_speaks_chinese_under_english(pytester):
@@ -143,7 +145,8 @@ def pytest_configure(config):
         required = _feedback(graded, "test_required")
         assert required.startswith("<<") and "custom: scaled returns nothing useful" in required
         # what it did not name is still the course's and the grader's
-        assert ("Likely mistake: you multiplied by 3" if lang == "en" else "可能的错误") in _feedback(graded, "test_scaled")
+        diagnosis = "Likely mistake: you multiplied by 3" if lang == "en" else "可能的错误"
+        assert diagnosis in _feedback(graded, "test_scaled")
     assert i18n.msg("feedback.header", title="T", what="W") == before
 
 

@@ -92,9 +92,9 @@ def add_course_messages(messages: dict[str, dict[str, str]], source: str = "pyte
         for key, text in texts.items():
             for other, known in [*messages.items(), *_course.items()]:
                 if key in known and _fields(known[key]) != _fields(text):
-                    raise CourseMessageError(msg("messages.fields_differ", source=source, message_id=key, language=language,
-                                                 fields=", ".join(sorted(_fields(text))) or "-", other=other,
-                                                 other_fields=", ".join(sorted(_fields(known[key]))) or "-"))
+                    raise CourseMessageError(msg(
+                        "messages.fields_differ", source=source, message_id=key, language=language, other=other,
+                        fields=_listed(_fields(text)), other_fields=_listed(_fields(known[key]))))
     for language, texts in messages.items():
         _course.setdefault(language, {}).update(texts)
 
@@ -104,11 +104,16 @@ def _check_texts(texts: object, source: str) -> None:
         raise CourseMessageError(msg("messages.not_dict", source=source, got=type(texts).__name__))
     for key, text in texts.items():
         if not isinstance(key, str) or not isinstance(text, str):
-            raise CourseMessageError(msg("messages.not_str", source=source, message_id=repr(key), got=type(text).__name__))
+            raise CourseMessageError(msg("messages.not_str", source=source, message_id=repr(key),
+                                         got=type(text).__name__))
         try:
             _fields(text)
         except ValueError as exc:
             raise CourseMessageError(msg("messages.bad_text", source=source, message_id=key, reason=str(exc))) from None
+
+
+def _listed(fields: set[str]) -> str:
+    return ", ".join("{" + name + "}" for name in sorted(fields)) or "-"
 
 
 def _fields(text: str) -> set[str]:
@@ -163,4 +168,5 @@ def text(message: str, **fields: object) -> str:
         raise MissingField(msg("messages.field_missing", field=str(exc.args[0]), message=message[:200],
                                given=", ".join(sorted(fields)) or "-")) from None
     except (IndexError, ValueError) as exc:
-        raise MissingField(msg("messages.bad_text", source="autograd", message_id=message[:200], reason=str(exc))) from None
+        raise MissingField(msg("messages.bad_text", source="autograd", message_id=message[:200],
+                               reason=str(exc))) from None
