@@ -6,12 +6,13 @@ and a check's topic and title.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import pytest
 
 from .checking.input_classes import INPUT_CLASSES, unknown_classes
 from .concepts import Concept, merge_concepts
-from .i18n import msg
+from .i18n import has_message, msg
 from .scoring import CheckSpec
 from .state import SPEC, state_of
 
@@ -33,10 +34,18 @@ def known_concepts(config: pytest.Config) -> dict[str, Concept]:
     state = state_of(config)
     if state is not None and state.concepts is not None:
         return state.concepts
-    concepts = merge_concepts(config.hook.pytest_grade_concepts(config=config))
+    concepts = {id: _in_run_language(concept)
+                for id, concept in merge_concepts(config.hook.pytest_grade_concepts(config=config)).items()}
     if state is not None:
         state.concepts = concepts
     return concepts
+
+
+def _in_run_language(concept: Concept) -> Concept:
+    """The concept titled by the course's message ``concept.<id>`` when it
+    gives one (so --grade-lang translates it), else by its own title."""
+    key = f"concept.{concept.id}"
+    return replace(concept, title=msg(key)) if has_message(key) else concept
 
 
 def concept_title(config: pytest.Config, concept_id: str) -> str:
@@ -61,7 +70,7 @@ def spec_of(item: pytest.Item) -> CheckSpec:
             problem = msg("marker.positional", where=where)
         kwargs.update(mark.kwargs)
     concepts = known_concepts(item.config)
-    known = ", ".join(concepts)
+    known = ", ".join(concepts) or msg("marker.none_known")
     concept = kwargs.get("concept")
     points = kwargs.get("points", 1)
     hidden = kwargs.get("hidden", False)

@@ -13,10 +13,25 @@ import pytest
 @pytest.hookspec
 def pytest_grade_concepts(config):
     """Return a list of :class:`pytest_autograd_grader.concepts.Concept` a
-    course grades under, in addition to the built-in twelve.
+    course grades under (the grader knows none of its own).
 
     Every implementation is called and the lists are merged; when two name the
-    same id, the first one called wins.
+    same id, the first one called wins. A concept's title in reports is the
+    course's message ``concept.<id>`` in the run's language when it gives one
+    (``pytest_grade_messages``), else ``Concept.title``.
+    """
+
+
+@pytest.hookspec(historic=True)
+def pytest_grade_messages(config):
+    """Return a course's messages, ``{language: {message id: text}}``, added
+    to the grader's catalogue (``pytest_autograd_grader.i18n``).
+
+    Ids must not be the grader's own (prefix them with the course's name);
+    one id has the same ``{fields}`` in every language. An id is looked up in
+    the run's language (``--grade-lang``), then in English, then in any
+    language the course gave. Historic: a conftest.py found during
+    collection is called too, when it is registered.
     """
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from . import hookspecs, i18n, options
 from .boundary.untrusted import FEEDBACK_LIMIT, guarded, quoted, shown
-from .concepts import BUILTIN_CONCEPTS, Concept
+from .concepts import Concept
 from .declarations import MARKER_HELP, concept_title, spec_of, title_of, topic_of
 from .fixtures import autograd, executor_for, grade_device, grade_rng, submission  # noqa: F401  (fixtures)
 from .i18n import msg
@@ -32,11 +32,30 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     options.add_options(parser)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    _save_language(early_config)  # before a conftest can add messages (set_language at import)
+
+
+def _save_language(config: pytest.Config) -> None:
+    """Put back the messages in use now when the run ends: a pytest run
+    inside another (pytester's) leaves neither its language nor its
+    course's messages to the outer one or the next."""
+    if _LANGUAGE_SAVED not in config.stash:
+        config.stash[_LANGUAGE_SAVED] = True
+        config.add_cleanup(i18n.saved_language())
+
+
+_LANGUAGE_SAVED = pytest.StashKey[bool]()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER_HELP)
     # Feedback speaks the student's language with or without --grade.
-    config.add_cleanup(i18n.saved_language())
+    _save_language(config)
     i18n.use_language(options.read_language(config))
+    # historic: a conftest.py registered later (found during collection) is called then
+    config.hook.pytest_grade_messages.call_historic(kwargs=dict(config=config), result_callback=_add_messages)
     settings = options.read_settings(config)
     config.stash[SETTINGS] = settings
     config.pluginmanager.register(_FeedbackReports(), "grade-feedback-reports")
@@ -77,6 +96,13 @@ def pytest_configure(config: pytest.Config) -> None:
         register_guard(config, state)
 
 
+def _add_messages(messages: object) -> None:
+    try:
+        i18n.add_course_messages(messages)
+    except i18n.CourseMessageError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
 class _XdistSeed:
     def __init__(self, settings: options.Settings):
         self.settings = settings
@@ -88,8 +114,7 @@ class _XdistSeed:
 
 @pytest.hookimpl(trylast=True)
 def pytest_grade_concepts(config: pytest.Config) -> list[Concept]:
-    # titles in the language of the run (the concept.<id> messages)
-    return [Concept(c.id, msg(f"concept.{c.id}"), c.description) for c in BUILTIN_CONCEPTS]
+    return []  # the grader has no concepts of its own: a course gives them (exercises/conftest.py)
 
 
 @pytest.hookimpl(trylast=True)

@@ -98,6 +98,13 @@ class GradingSession:
             self.state.gradebook.add_error(nodeid, feedback)
         write_reports(self.config, self.state.gradebook)
 
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        # a conftest.py found while collecting (a course's checks folder) may
+        # have added concepts, and their titles in its messages
+        self.state.concepts = None
+        if self.state.gradebook is not None:
+            self.state.gradebook.concepts = known_concepts(self.config)
+
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed and self.state.gradebook is not None:
             detail = str(report.longrepr).strip()

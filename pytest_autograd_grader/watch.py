@@ -235,15 +235,14 @@ class Watch:
             self.results[check["id"]] = check
 
     def summary(self) -> list[str]:
-        from .concepts import BUILTIN_CONCEPTS, Concept
+        from .concepts import Concept
         from .reporters import next_step, table_lines
         from .reporters.terminal import separator
         from .scoring import CheckResult, Gradebook
 
-        order = [c.id for c in BUILTIN_CONCEPTS]
-        ids = sorted(self.concepts, key=lambda c: (order.index(c) if c in order else len(order), c))
+        # in the order the runs' reports gave them: the course's own (pytest_grade_concepts)
         gradebook = Gradebook(seed=0, devices=[], torch="",
-                              concepts={c: Concept(c, self.concepts[c]) for c in ids})
+                              concepts={c: Concept(c, title) for c, title in self.concepts.items()})
         for key, check in self.results.items():
             gradebook.checks[key] = CheckResult.from_dict(check)
         return [separator(msg("summary.title")), *table_lines(gradebook), next_step(gradebook)]

@@ -4,6 +4,7 @@ the JSON report, the way an instructor's CI would."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import textwrap
@@ -16,8 +17,12 @@ import pytest
 import torch  # noqa: F401
 from _pytest import pytester as _pytester
 
+import shipped_course_plugin
+
+from pytest_autograd_grader import i18n
 from pytest_autograd_grader.i18n import msg
-from pytest_autograd_grader.i18n.en import EN
+from pytest_autograd_grader.i18n.en import EN as GRADER_EN
+from pytest_autograd_grader.i18n.zh import ZH as GRADER_ZH
 
 # pytester forgets every module first imported during an in-process run.
 # torch imports parts of itself lazily (torch.testing pulls in
@@ -42,6 +47,38 @@ pytest_plugins = ["pytester"]
 REPO = Path(__file__).resolve().parent.parent
 EXERCISES = REPO / "exercises"
 SOLUTIONS = REPO / "solutions"
+
+
+# the shipped course's files that are not topics: an instructor's checks
+# folder holding some of its check files needs them beside those
+COURSE_FILES = ("conftest.py", "course_messages_en.py", "course_messages_zh.py")
+
+
+def copy_course_files(checks: Path) -> None:
+    for name in COURSE_FILES:
+        shutil.copy(EXERCISES / name, checks / name)
+
+
+COURSE_EN, COURSE_ZH = shipped_course_plugin.messages().values()  # exercises/course_messages_*.py
+SHIPPED_CONCEPTS = shipped_course_plugin.concepts()  # the shipped course's twelve (exercises/conftest.py)
+# what the shipped course's runs say: the grader's catalogue and the course's
+EN = {**GRADER_EN, **COURSE_EN}
+ZH = {**GRADER_ZH, **COURSE_ZH}
+# The tests' own msg() speaks the shipped course too, as its runs do (each
+# in-process run puts back this process's messages when it ends).
+i18n.add_course_messages({"en": COURSE_EN, "zh": COURSE_ZH}, source="tests/conftest.py")
+
+
+@pytest.fixture(autouse=True)
+def _shipped_course(monkeypatch):
+    """Checks the tests write or copy use the shipped course's concept and
+    message ids without its conftest.py: every pytest run a test starts
+    (in-process or not) loads shipped_course_plugin (set per test, so that
+    the test session's own xdist workers do not)."""
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(Path(__file__).resolve().parent),
+                                                                 os.environ.get("PYTHONPATH")) if p))
+    monkeypatch.setenv("PYTEST_PLUGINS", ",".join(p for p in (os.environ.get("PYTEST_PLUGINS"),
+                                                              "shipped_course_plugin") if p))
 
 
 # Plugins that cost time in every in-process run and matter to none of them:

@@ -14,7 +14,7 @@ import sys
 import unicodedata
 
 import pytest
-from conftest import EXERCISES, SOLUTIONS
+from conftest import EXERCISES, SOLUTIONS, copy_course_files
 from test_class_outputs import CONCEPTS, read_csv, report, write
 
 from pytest_autograd_grader.classroom.class_data import OutputsError
@@ -217,6 +217,7 @@ def test_the_class_command_grades_unicode_twins_refuses_canvas_csv_then_writes_i
     checks, submissions, out = tmp_path / "checks", tmp_path / "submissions", tmp_path / "out"
     checks.mkdir()
     (checks / "test_graph.py").write_text((EXERCISES / "test_graph.py").read_text())
+    copy_course_files(checks)
     (checks / "pytest.ini").write_text("[pytest]\n")
     for folder, work in ((NFC, SOLUTIONS), (NFD, EXERCISES)):  # one solved, one the stub
         (submissions / folder).mkdir(parents=True)

@@ -17,7 +17,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import EXERCISES, QUIET_PLUGINS, SOLUTIONS
+from conftest import EXERCISES, QUIET_PLUGINS, SOLUTIONS, copy_course_files
 
 TOPICS = ("graph", "leaf")
 
@@ -27,6 +27,7 @@ def _make_class(root: Path) -> tuple[Path, Path]:
     checks.mkdir()
     for topic in TOPICS:
         shutil.copy(EXERCISES / f"test_{topic}.py", checks)
+    copy_course_files(checks)
     (checks / "pytest.ini").write_text("[pytest]\n")
     solved = {"ann": set(TOPICS), "ben": {"leaf"}, "cat": set(), "eve": set(TOPICS)}
     for student, topics in solved.items():
@@ -339,6 +340,7 @@ def test_a_class_graded_with_one_seed_gives_each_student_their_lone_report(tmp_p
     checks, subs = tmp_path / "checks", tmp_path / "subs"
     checks.mkdir()
     shutil.copy(EXERCISES / "test_engine.py", checks)
+    copy_course_files(checks)
     (checks / "pytest.ini").write_text("[pytest]\n")
     engines = {"ann": (SOLUTIONS / "engine.py").read_text(), "ben": MISTAKES["div_derivative"][0],
                "cat": (EXERCISES / "engine.py").read_text(), "dan": MISTAKES["never_freed"][0]}

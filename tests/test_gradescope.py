@@ -17,10 +17,9 @@ import zipfile
 from importlib import resources
 from pathlib import Path
 
-from conftest import grade_checks
+from conftest import SHIPPED_CONCEPTS, grade_checks
 
 from pytest_autograd_grader import __version__, cli
-from pytest_autograd_grader.concepts import BUILTIN_CONCEPTS
 from pytest_autograd_grader.platforms.wheel import grader_wheel
 from pytest_autograd_grader.reporters.gradescope import gradescope_results
 from pytest_autograd_grader.scoring import CheckResult, Gradebook
@@ -120,7 +119,7 @@ def test_results_json_names_numbers_statuses_and_hidden_checks(pytester):
 
 
 def _gradebook(*checks: CheckResult, complete: bool = True) -> Gradebook:
-    book = Gradebook(seed=3, devices=["cpu"], torch="2.13.0", concepts={c.id: c for c in BUILTIN_CONCEPTS},
+    book = Gradebook(seed=3, devices=["cpu"], torch="2.13.0", concepts={c.id: c for c in SHIPPED_CONCEPTS},
                      isolation="bwrap")
     for check in checks:
         book.checks[check.id] = check

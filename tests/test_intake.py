@@ -18,7 +18,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import EXERCISES, SOLUTIONS
+from conftest import EXERCISES, SOLUTIONS, copy_course_files
 
 from pytest_autograd_grader.classroom.intake import gather
 from pytest_autograd_grader.classroom.intake.unpack import expand
@@ -184,6 +184,7 @@ def test_a_canvas_download_is_graded_end_to_end_with_its_names_ids_and_late_mark
     checks = tmp_path / "checks"
     checks.mkdir()
     shutil.copy(EXERCISES / "test_graph.py", checks)
+    copy_course_files(checks)
     (checks / "pytest.ini").write_text("[pytest]\n")
     decomposed = unicodedata.normalize("NFD", "garcíajosé")  # a zip made on a Mac
     export = make_zip(tmp_path / "submissions.zip", {

@@ -19,7 +19,7 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from conftest import EXERCISES
+from conftest import COURSE_FILES, EXERCISES, copy_course_files
 from test_intake import GRAPH, LEAF, layout, make_zip, zipped
 
 from pytest_autograd_grader.classroom.intake import IntakeError, gather
@@ -35,6 +35,7 @@ def checks_folder(root: Path) -> Path:
     checks = root / "checks"
     checks.mkdir()
     (checks / "test_graph.py").write_text((EXERCISES / "test_graph.py").read_text())
+    copy_course_files(checks)
     (checks / "pytest.ini").write_text("[pytest]\n")
     return checks
 
@@ -73,7 +74,7 @@ def test_names_holding_path_parts_stay_data_in_every_format(tmp_path):
             assert path == out or path.is_relative_to(out / ".intake"), (fmt, path)
             if path.is_relative_to(students) and path != students:
                 assert path.relative_to(students).parts[0] in intake.handed, (fmt, path)
-        assert {p.name for p in checks.rglob("*")} == {"test_graph.py", "pytest.ini"}
+        assert {p.name for p in checks.rglob("*")} == {"test_graph.py", "pytest.ini", *COURSE_FILES}
         assert checks_sha256(checks) == before
         refused = [p for h in intake.handed.values() for p in h.problems]
         assert any("conftest.py is not written: its name leaves its folder" in p for p in refused), (fmt, refused)

@@ -85,7 +85,7 @@ def test_plain_pytest_run_imports_no_torch(pytester, monkeypatch):
 def test_curriculum_totals_identical_with_xdist_in_each_isolation(pytester, isolation):
     import shutil
 
-    from conftest import EXERCISES, SOLUTIONS
+    from conftest import EXERCISES, SOLUTIONS, copy_course_files
     from test_isolation import require_isolation
 
     require_isolation(isolation)
@@ -97,6 +97,7 @@ def test_curriculum_totals_identical_with_xdist_in_each_isolation(pytester, isol
         topic = test.name.removeprefix("test_")
         # half the topics solved, half left as stubs: a mixed score
         shutil.copy((SOLUTIONS if topic < "i" else EXERCISES) / topic, student / topic)
+    copy_course_files(checks)
     args = ("checks", "--grade-submission=student", f"--grade-isolation={isolation}")
     _, single = _report(pytester, *args, "-p", "no:xdist", subprocess=False)
     _, dist = _report(pytester, *args, "-n", "2")

@@ -7,10 +7,10 @@ import re
 import unicodedata
 
 import pytest
-from conftest import grade_checks
+from conftest import SHIPPED_CONCEPTS, grade_checks
 
 from pytest_autograd_grader import i18n
-from pytest_autograd_grader.concepts import BUILTIN_CONCEPTS, Concept
+from pytest_autograd_grader.concepts import Concept
 from pytest_autograd_grader.i18n import msg
 from pytest_autograd_grader.reporters.terminal import next_step, table_lines
 from pytest_autograd_grader.scoring import CheckResult, Gradebook
@@ -31,7 +31,7 @@ def columns(line: str) -> int:
 
 
 def book(*checks: CheckResult, lang="en") -> Gradebook:
-    concepts = {c.id: Concept(c.id, msg(f"concept.{c.id}")) for c in BUILTIN_CONCEPTS}
+    concepts = {c.id: Concept(c.id, msg(f"concept.{c.id}")) for c in SHIPPED_CONCEPTS}
     concepts["long"] = Concept("long", "A concept whose title is far too long for one row of the table")
     gradebook = Gradebook(seed=1, devices=["cpu"], torch="2", concepts=concepts, lang=lang)
     for check in checks:
@@ -45,7 +45,7 @@ def check(name, concept, status="passed", points=2.0, topic=None, file=None, lin
                        status=status, topic=topic or concept, file=file, line=line, feedback=feedback, hidden=hidden)
 
 
-EVERY_CONCEPT = [check(f"test_{c.id}", c.id, "failed", points=113) for c in BUILTIN_CONCEPTS] + [
+EVERY_CONCEPT = [check(f"test_{c.id}", c.id, "failed", points=113) for c in SHIPPED_CONCEPTS] + [
     check("test_long", "long", "failed", points=1)]
 
 

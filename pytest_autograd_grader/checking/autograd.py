@@ -16,8 +16,8 @@ from ..boundary.tracing import Trace
 from ..i18n import has_message, msg, note_diagnosis
 from ..outcomes import CheckError, GradeFailure, StudentFailure
 from .answers import answer_form, author_diagnosis
-from .compare import close, describe, difference_lines, hint_text, kind_of, tolerances, values
-from .compare import expected_tensor
+from .compare import close, describe, difference_lines, expected_tensor, hint_text, kind_of, message_text, tolerances
+from .compare import values
 from .diagnose import (
     AUTOGRAD_ERRORS,
     Context,
@@ -228,7 +228,7 @@ class Autograd:
         ``{fields}`` are filled in, or plain text). For what only the
         student's trace shows, use ``instruction``."""
         if not ok:
-            raise GradeFailure(msg(message, **fields) if has_message(message) else message)
+            raise GradeFailure(message_text(message, **fields))
 
     def instruction(self, ok: bool, message: str, **fields: Any) -> None:
         """An instruction of the task that values cannot show ("by hand",
@@ -241,7 +241,7 @@ class Autograd:
         plain text. A marker that declares no share gets
         ``DEFAULT_INSTRUCTION_SHARE``; outside a graded check (no credit to
         keep) a broken instruction fails at once."""
-        text = msg(message, **fields) if has_message(message) else message
+        text = message_text(message, **fields)
         credit = self._credit
         if credit is None:
             if not ok:

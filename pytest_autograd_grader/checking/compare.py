@@ -9,7 +9,8 @@ from typing import Any, Callable, Sequence
 
 from ..boundary.records import ErrorRecord, ObjectRecord, TensorRecord
 from ..boundary.untrusted import quoted
-from ..i18n import has_message, msg, note_diagnosis
+from ..i18n import MissingField, msg, note_diagnosis, text
+from ..outcomes import CheckError
 
 # torch.testing.assert_close's documented defaults, spelled out so feedback
 # can show them; float32 is widened on CUDA (different reduction orders).
@@ -102,12 +103,22 @@ def kind_of(value: Any) -> str:
     return msg("kind.other", type=type(value).__name__)
 
 
-def hint_text(hint: str) -> str:
+def hint_text(hint: str, **fields: Any) -> str:
     """A check's hint: a message id from the catalogue, or plain text (then
     noted as the student's diagnosis, as ``msg`` notes a diag.* id)."""
-    text = msg(hint) if has_message(hint) else hint
-    note_diagnosis(hint, text)
-    return text
+    said = message_text(hint, **fields)
+    note_diagnosis(hint, said)
+    return said
+
+
+def message_text(message: str, **fields: Any) -> str:
+    """What a check passes as "a message id or plain text", ``fields``
+    filled in (``i18n.text``); a field the text needs and the check did not
+    pass is the check's error, not the student's failure."""
+    try:
+        return text(message, **fields)
+    except MissingField as exc:
+        raise CheckError(str(exc)) from None
 
 
 def difference_lines(produced: Any, expected: Any, what: str, labels: Sequence[str] | None = None) -> list[str]:
