@@ -1,0 +1,90 @@
+"""The course template (templates/course): a topic written from the
+README alone, with only the seams an instructor's course has, graded,
+diagnosed, translated and counted in the class report the way the
+shipped course is."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import run_grader
+
+COURSE = Path(__file__).resolve().parent.parent / "templates" / "course"
+SOLUTION = (COURSE / "solutions" / "hooks.py").read_text()
+# the planted mistake the template keeps, and two more half-right hooks
+WRONG = {
+    "unscaled": (COURSE / "mistakes" / "hooks" / "unscaled.py").read_text(),
+    "not_negated": SOLUTION.replace("lambda g: -s * g", "lambda g: s * g"),
+    "no_return": SOLUTION.replace("lambda g: -s * g", "lambda g: None"),
+}
+SEEDS = ("1", "2", "3")
+
+
+@pytest.fixture
+def course(pytester: pytest.Pytester) -> Path:
+    shutil.copytree(COURSE, pytester.path, dirs_exist_ok=True)
+    return pytester.path
+
+
+def grade(pytester: pytest.Pytester, submission: str, *args: str):
+    return run_grader(pytester, "exercises", f"--grade-submission={submission}", *args)
+
+
+def student(course: Path, name: str, source: str) -> str:
+    folder = course / "students" / name
+    folder.mkdir(parents=True)
+    (folder / "hooks.py").write_text(source)
+    return str(folder)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_solution_scores_full_marks_and_the_stub_nothing(pytester, course, seed):
+    solved = grade(pytester, "solutions", f"--grade-seed={seed}")
+    assert (solved.report["score"], solved.report["max_score"]) == (2.0, 2.0), solved.text
+    assert solved.report["checks"][0]["inputs_missing"] == []
+    stub = grade(pytester, "exercises", f"--grade-seed={seed}")
+    (check,) = stub.report["checks"]
+    assert (check["status"], check["score"]) == ("failed", 0.0)
+    assert "not implemented" in check["feedback"]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("mistake", sorted(WRONG))
+def test_each_half_right_hook_gets_the_courses_diagnosis(pytester, course, mistake, seed):
+    graded = grade(pytester, student(course, mistake, WRONG[mistake]), f"--grade-seed={seed}")
+    (check,) = graded.report["checks"]
+    assert check["status"] == "failed" and check["score"] == 0.0
+    assert [d["id"] for d in check["diagnoses"]] == [f"diag.hooks.{mistake}"], check
+
+
+def test_in_chinese_the_courses_title_and_diagnosis_are_chinese(pytester, course):
+    graded = grade(pytester, student(course, "unscaled", WRONG["unscaled"]), "--grade-lang", "zh")
+    (concept,) = graded.report["concepts"]
+    assert concept["title"] == "梯度钩子"
+    (check,) = graded.report["checks"]
+    assert "你的钩子翻转了梯度的符号" in check["feedback"]
+    assert [d["id"] for d in check["diagnoses"]] == ["diag.hooks.unscaled"]
+
+
+def test_a_class_run_counts_the_courses_diagnoses(tmp_path):
+    checks, subs, out = tmp_path / "checks", tmp_path / "subs", tmp_path / "out"
+    shutil.copytree(COURSE / "exercises", checks)
+    for name, source in (("ann", WRONG["unscaled"]), ("ben", WRONG["unscaled"]), ("cy", SOLUTION),
+                         ("dee", WRONG["no_return"])):
+        (subs / name).mkdir(parents=True)
+        (subs / name / "hooks.py").write_text(source)
+    done = subprocess.run([sys.executable, "-m", "pytest_autograd_grader", "class", "--checks", str(checks),
+                           "--submissions", str(subs), "--out", str(out), "--seed", "5"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    reports = [json.loads(p.read_text()) for p in out.glob("*.json") if p.name != "class-run.json"]
+    assert {r["student"]: r["score"] for r in reports} == {"ann": 0.0, "ben": 0.0, "cy": 2.0, "dee": 0.0}
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "Gradient hooks" in page
+    assert "2 students: x.grad is -g: your hook flips the gradient" in page
+    assert "1 student: x.grad is the plain gradient g" in page
