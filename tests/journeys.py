@@ -134,10 +134,11 @@ def explain(done: subprocess.CompletedProcess, tail: int = 6000) -> str:
 
 def base_env(**extra: str) -> dict[str, str]:
     """This process's environment without what would steer a journey's own
-    Python (a venv of ours, PYTHONPATH, bytecode settings) or a GitHub job."""
+    Python (a venv of ours, PYTHONPATH, bytecode settings, the tests' own
+    plugins) or a GitHub job."""
     drop = ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "PYTHONDONTWRITEBYTECODE", "GITHUB_ACTIONS",
             "GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT", "GITHUB_WORKSPACE", "PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER",
-            "PYTEST_XDIST_WORKER_COUNT", "PYTEST_CURRENT_TEST")
+            "PYTEST_XDIST_WORKER_COUNT", "PYTEST_CURRENT_TEST", "PYTEST_PLUGINS")
     env = {k: v for k, v in os.environ.items() if k not in drop}
     env.update(extra)
     return env

@@ -31,8 +31,8 @@ def course(pytester: pytest.Pytester) -> Path:
     return pytester.path
 
 
-def grade(pytester: pytest.Pytester, submission: str, *args: str):
-    return run_grader(pytester, "exercises", f"--grade-submission={submission}", *args)
+def grade(pytester: pytest.Pytester, submission: str, *args: str, report: str = "report.json"):
+    return run_grader(pytester, "exercises", f"--grade-submission={submission}", *args, report=report)
 
 
 def student(course: Path, name: str, source: str) -> str:
@@ -88,3 +88,45 @@ def test_a_class_run_counts_the_courses_diagnoses(tmp_path):
     assert "Gradient hooks" in page
     assert "2 students: x.grad is -g: your hook flips the gradient" in page
     assert "1 student: x.grad is the plain gradient g" in page
+
+
+def test_the_instructors_layout_grades_the_template_as_the_self_check_does(pytester, course):
+    """Checks in a folder of their own, the student's files in another:
+    the same score and the same diagnosis as beside the stub."""
+    checks = course / "checks"
+    shutil.copytree(course / "exercises", checks)
+    (checks / "hooks.py").unlink()
+    (checks / "pytest.ini").write_text("[pytest]\n")
+    folder = student(course, "ann", WRONG["unscaled"])
+    apart = run_grader(pytester, "-c", "checks/pytest.ini", "--rootdir", "checks", "checks",
+                       f"--grade-submission={folder}", "--grade-seed=4")
+    beside = grade(pytester, folder, "--grade-seed=4", report="beside.json")
+    assert apart.report["score"] == beside.report["score"] == 0.0
+    assert [d["id"] for c in apart.report["checks"] for d in c["diagnoses"]] == ["diag.hooks.unscaled"]
+    assert apart.report["checks"][0]["feedback"] == beside.report["checks"][0]["feedback"]
+
+
+def test_a_class_run_counts_the_shipped_courses_own_diagnoses(tmp_path, monkeypatch):
+    """The shipped course's diag.<topic>.* ids live in exercises/, as a
+    course's do, and the class report counts them like the grader's own."""
+    monkeypatch.delenv("PYTEST_PLUGINS")  # only the checks folder's own conftest.py speaks for the course
+    exercises = Path(__file__).resolve().parent.parent / "exercises"
+    solution = (exercises.parent / "solutions" / "retain_graph.py").read_text()
+    short = solution.replace("for _ in range(k - 1):", "for _ in range(k - 2):", 1)
+    assert short != solution
+    checks, subs, out = tmp_path / "checks", tmp_path / "subs", tmp_path / "out"
+    checks.mkdir()
+    for name in ("test_retain_graph.py", "conftest.py", "course_messages_en.py", "course_messages_zh.py"):
+        shutil.copy(exercises / name, checks / name)
+    for name, source in (("ann", short), ("ben", short), ("cy", solution)):
+        (subs / name).mkdir(parents=True)
+        (subs / name / "retain_graph.py").write_text(source)
+    done = subprocess.run([sys.executable, "-m", "pytest_autograd_grader", "class", "--checks", str(checks),
+                           "--submissions", str(subs), "--out", str(out), "--seed", "3"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    reports = {p.stem: json.loads(p.read_text()) for p in out.glob("*.json") if p.name != "class-run.json"}
+    ids = {d["id"] for c in reports["ann"]["checks"] for d in c["diagnoses"]}
+    assert "diag.retain_graph.call_count" in ids, reports["ann"]["checks"]
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "2 students: Likely mistake: your code called backward" in page
