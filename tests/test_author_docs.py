@@ -30,10 +30,19 @@ README = (REPO / "README.md").read_text(encoding="utf-8")
 
 
 def _section(text: str, heading: str, level: str) -> str:
-    """From ``heading`` to the next heading of its level or above."""
+    """From ``heading`` to the next heading of its level or above (a
+    comment line inside a fenced code block is no heading)."""
     start = text.index(heading)
-    stops = [m.start() for m in re.finditer(r"^#{1,%d} " % len(level), text[start + len(heading):], re.M)]
-    return text[start:start + len(heading) + (stops[0] if stops else len(text))]
+    rest = text[start + len(heading):]
+    fenced = False
+    offset = 0
+    for line in rest.splitlines(keepends=True):
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and re.match(r"#{1,%d} " % len(level), line):
+            return text[start:start + len(heading) + offset]
+        offset += len(line)
+    return text[start:]
 
 
 AUTHORS = _section(README, "\n## For exercise authors\n", "##")
