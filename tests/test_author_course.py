@@ -42,6 +42,21 @@ def student(course: Path, name: str, source: str) -> str:
     return str(folder)
 
 
+def grade_class(checks: Path, module: str, students: dict[str, str], seed: str) -> tuple[dict[str, dict], str]:
+    """``autograd-grader class`` on one module per student (name -> source):
+    each student's report, and the class report's page."""
+    subs, out = checks.parent / "subs", checks.parent / "out"
+    for name, source in students.items():
+        (subs / name).mkdir(parents=True)
+        (subs / name / f"{module}.py").write_text(source)
+    done = subprocess.run([sys.executable, "-m", "pytest_autograd_grader", "class", "--checks", str(checks),
+                           "--submissions", str(subs), "--out", str(out), "--seed", seed],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    reports = {p.stem: json.loads(p.read_text()) for p in out.glob("*.json") if p.name != "class-run.json"}
+    return reports, (out / "report.html").read_text(encoding="utf-8")
+
+
 @pytest.mark.parametrize("seed", SEEDS)
 def test_the_solution_scores_full_marks_and_the_stub_nothing(pytester, course, seed):
     solved = grade(pytester, "solutions", f"--grade-seed={seed}")
@@ -72,19 +87,11 @@ def test_in_chinese_the_courses_title_and_diagnosis_are_chinese(pytester, course
 
 
 def test_a_class_run_counts_the_courses_diagnoses(tmp_path):
-    checks, subs, out = tmp_path / "checks", tmp_path / "subs", tmp_path / "out"
+    checks = tmp_path / "checks"
     shutil.copytree(COURSE / "exercises", checks)
-    for name, source in (("ann", WRONG["unscaled"]), ("ben", WRONG["unscaled"]), ("cy", SOLUTION),
-                         ("dee", WRONG["no_return"])):
-        (subs / name).mkdir(parents=True)
-        (subs / name / "hooks.py").write_text(source)
-    done = subprocess.run([sys.executable, "-m", "pytest_autograd_grader", "class", "--checks", str(checks),
-                           "--submissions", str(subs), "--out", str(out), "--seed", "5"],
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout + done.stderr
-    reports = [json.loads(p.read_text()) for p in out.glob("*.json") if p.name != "class-run.json"]
-    assert {r["student"]: r["score"] for r in reports} == {"ann": 0.0, "ben": 0.0, "cy": 2.0, "dee": 0.0}
-    page = (out / "report.html").read_text(encoding="utf-8")
+    reports, page = grade_class(checks, "hooks", {"ann": WRONG["unscaled"], "ben": WRONG["unscaled"],
+                                                  "cy": SOLUTION, "dee": WRONG["no_return"]}, "5")
+    assert {r["student"]: r["score"] for r in reports.values()} == {"ann": 0.0, "ben": 0.0, "cy": 2.0, "dee": 0.0}
     assert "Gradient hooks" in page
     assert "2 students: x.grad is -g: your hook flips the gradient" in page
     assert "1 student: x.grad is the plain gradient g" in page
@@ -114,19 +121,11 @@ def test_a_class_run_counts_the_shipped_courses_own_diagnoses(tmp_path, monkeypa
     solution = (exercises.parent / "solutions" / "retain_graph.py").read_text()
     short = solution.replace("for _ in range(k - 1):", "for _ in range(k - 2):", 1)
     assert short != solution
-    checks, subs, out = tmp_path / "checks", tmp_path / "subs", tmp_path / "out"
+    checks = tmp_path / "checks"
     checks.mkdir()
     for name in ("test_retain_graph.py", "conftest.py", "course_messages_en.py", "course_messages_zh.py"):
         shutil.copy(exercises / name, checks / name)
-    for name, source in (("ann", short), ("ben", short), ("cy", solution)):
-        (subs / name).mkdir(parents=True)
-        (subs / name / "retain_graph.py").write_text(source)
-    done = subprocess.run([sys.executable, "-m", "pytest_autograd_grader", "class", "--checks", str(checks),
-                           "--submissions", str(subs), "--out", str(out), "--seed", "3"],
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout + done.stderr
-    reports = {p.stem: json.loads(p.read_text()) for p in out.glob("*.json") if p.name != "class-run.json"}
+    reports, page = grade_class(checks, "retain_graph", {"ann": short, "ben": short, "cy": solution}, "3")
     ids = {d["id"] for c in reports["ann"]["checks"] for d in c["diagnoses"]}
     assert "diag.retain_graph.call_count" in ids, reports["ann"]["checks"]
-    page = (out / "report.html").read_text(encoding="utf-8")
     assert "2 students: Likely mistake: your code called backward" in page
