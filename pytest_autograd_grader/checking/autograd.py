@@ -13,7 +13,7 @@ from typing import Any, Callable, Sequence
 
 from ..boundary.records import ErrorRecord, TensorRecord
 from ..boundary.tracing import Trace
-from ..i18n import has_message, msg, note_diagnosis
+from ..i18n import msg, note_diagnosis
 from ..outcomes import CheckError, GradeFailure, StudentFailure
 from .answers import answer_form, author_diagnosis
 from .compare import close, describe, difference_lines, expected_tensor, hint_text, kind_of, message_text, tolerances

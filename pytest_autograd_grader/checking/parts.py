@@ -23,8 +23,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from ..i18n import has_message, msg
+from ..i18n import msg
 from ..outcomes import CheckError, GradeFailure
+from .compare import message_text
 from .provenance import ForgedError
 
 WHOLE = 1 - 1e-9  # a part earning this much is wholly right (weights are floats)
@@ -116,7 +117,7 @@ class Parts:
             raise CheckError(f"autograd.part: {part.label} was used twice; call autograd.part once per part")
         siblings = self.stack[-1].children if self.stack else self.children
         siblings.append(part)
-        shown = part.name and (msg(part.name) if has_message(part.name) else part.name)
+        shown = part.name and message_text(part.name)
         part.label = shown or msg("cmp.part_n", n=len(siblings))
 
     def open(self, part: Part) -> None:
