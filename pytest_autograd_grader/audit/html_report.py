@@ -117,10 +117,12 @@ def mistakes_html(document: dict) -> str:
 
 
 def diff_html(diff: Any) -> str:
-    """A unified diff in a <pre>, its added and removed lines coloured."""
-    out = []
+    """A unified diff in a <pre>, its added and removed lines coloured (its
+    ---/+++ header, before the first hunk, is not)."""
+    out, in_hunk = [], False
     for line in lines_of(diff):
-        kind = "hunk" if line.startswith("@@") else "add" if line.startswith("+") else \
+        in_hunk = in_hunk or line.startswith("@@")
+        kind = "hunk" if line.startswith("@@") or not in_hunk else "add" if line.startswith("+") else \
             "del" if line.startswith("-") else ""
         out.append(f'<span class="{kind}">{_e(line)}</span>' if kind else _e(line))
     return '<pre class="diff">' + "\n".join(out) + "</pre>"
@@ -133,9 +135,8 @@ def survivors_html(document: dict) -> str:
         return parts[0] + f'<p class="note">{escape(msg("audit.report.no_survivors"))}</p>'
     for m in survivors:
         checks = ", ".join(str(c) for c in m.get("checks_passed") or ()) or msg("audit.report.none")
-        parts.append('<section class="survivor">'
-                     f'<h3>{_e(m.get("id"))}</h3>'
-                     f'<p>{_e(msg("audit.report.mutant", id=m.get("id"), line=m.get("line"), description=m.get("description")))}</p>'
+        title = msg("audit.report.mutant", id=m.get("id"), line=m.get("line"), description=m.get("description"))
+        parts.append(f'<section class="survivor"><h3>{_e(title)}</h3>'
                      f'<p class="note">{_e(msg("audit.report.mutant_passed", seeds=seeds_text(m.get("seeds_passed")), checks=checks))}</p>'
                      + diff_html(m.get("diff")) + "</section>")
     return "".join(parts)
@@ -149,8 +150,7 @@ def accepted_html(document: dict) -> str:
     rows = [[(_e(m.get("id")), False), (_e(m.get("reason")), False)] for m in accepted]
     return (_h2("accepted", "audit.html.accepted")
             + f'<p class="note">{escape(msg("audit.report.accepted", count=len(accepted)))}</p>'
-            + f"<details><summary>{escape(msg('audit.html.col.reason'))}</summary>"
-            + table("accepted-table", header, rows) + "</details>")
+            + table("accepted-table", header, rows))
 
 
 def errors_html(document: dict) -> str:
