@@ -223,7 +223,8 @@ def test_no_mutants_and_no_mistakes_folder_still_give_a_verdict():
 def test_the_report_speaks_chinese(zh):
     lines = report(with_surviving_mistake()).splitlines()
     assert "参考答案：6 个种子上均为 100 %" in lines
-    assert "  hooks/unscaled（mistakes/hooks/unscaled.py）：The hook negates the gradient but forgets the factor s." in lines
+    assert ("  hooks/unscaled（mistakes/hooks/unscaled.py）："
+            "The hook negates the gradient but forgets the factor s.") in lines
     assert "    在这些种子上得满分：2, 5" in lines
     header = next(line for line in lines if line.startswith("检查"))
     assert header.split() == ["检查", "主题", "捕获的预置错误", "捕获的变异体", "漏过的幸存者"]

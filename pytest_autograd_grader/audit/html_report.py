@@ -21,8 +21,8 @@ from .text_report import COLUMNS, baseline_lines, lines_of, percent_text, score_
 
 _CSS = """
 pre.diff .add { color: #2a7a2a; } pre.diff .del { color: #a0201e; } pre.diff .hunk { color: #555; }
-tr.killed td.status, tr.accepted td.status { color: #2a7a2a; }
-tr.survived td.status, tr.unnamed td.status, tr.error td.status { color: #a0201e; }
+tr.killed .status, tr.accepted .status { color: #2a7a2a; }
+tr.survived .status, tr.unnamed .status, tr.error .status { color: #a0201e; }
 p.verdict { font-weight: bold; } p.verdict.failed { color: #a0201e; } p.verdict.passed { color: #2a7a2a; }
 """
 
@@ -90,14 +90,22 @@ def checks_html(document: dict) -> str:
     return _h2("checks", "audit.html.checks") + body
 
 
+COUNTS = ("mutants", "killed", "survived", "accepted")
+
+
+def _score(topic: dict) -> str:
+    """A topic's mutation score, ``-`` where no mutant was killed or survived."""
+    graded = topic.get("killed") or topic.get("survived")
+    return percent_text(topic.get("score")) if graded else msg("audit.report.none")
+
+
 def topics_html(document: dict) -> str:
     header = _header("audit.report.col.topic", "audit.html.col.mutants", "audit.html.col.killed",
                      "audit.html.col.survived", "audit.html.col.accepted", "audit.html.col.score",
                      numeric=("audit.html.col.mutants", "audit.html.col.killed", "audit.html.col.survived",
                               "audit.html.col.accepted", "audit.html.col.score"))
-    rows = [[(_e(t.get("topic")), False), *((_e(t.get(k)), True) for k in ("mutants", "killed", "survived", "accepted")),
-             (_e(percent_text(t.get("score")) if (t.get("killed") or t.get("survived")) else msg("audit.report.none")),
-              True)] for t in _items(document, "topics")]
+    rows = [[(_e(t.get("topic")), False), *((_e(t.get(k)), True) for k in COUNTS), (_e(_score(t)), True)]
+            for t in _items(document, "topics")]
     return (_h2("topics", "audit.html.topics") + table("topic-table", header, rows)
             + f'<p class="note">{escape(score_text(document))}</p>')
 
@@ -105,7 +113,8 @@ def topics_html(document: dict) -> str:
 def mistakes_html(document: dict) -> str:
     mistakes = _items(document, "mistakes")
     if not mistakes:
-        return _h2("mistakes", "audit.html.mistakes") + f'<p class="note">{escape(msg("audit.report.mistakes_none"))}</p>'
+        none = escape(msg("audit.report.mistakes_none"))
+        return _h2("mistakes", "audit.html.mistakes") + f'<p class="note">{none}</p>'
     header = _header("audit.html.col.mistake", "audit.html.col.what", "audit.html.col.status",
                      "audit.html.col.seeds_passed", "audit.html.col.seeds_unnamed", "audit.html.col.expected")
     rows = [[(f"{_e(m.get('topic'))}/{_e(m.get('name'))}<br><small>{_e(m.get('path'))}</small>", False),
@@ -134,10 +143,12 @@ def survivors_html(document: dict) -> str:
     if not survivors:
         return parts[0] + f'<p class="note">{escape(msg("audit.report.no_survivors"))}</p>'
     for m in survivors:
-        checks = ", ".join(str(c) for c in m.get("checks_passed") or ()) or msg("audit.report.none")
+        checks = msg("audit.report.separator").join(str(c) for c in m.get("checks_passed") or ()) \
+            or msg("audit.report.none")
+        seeds = seeds_text(m.get("seeds_passed"))
         title = msg("audit.report.mutant", id=m.get("id"), line=m.get("line"), description=m.get("description"))
         parts.append(f'<section class="survivor"><h3>{_e(title)}</h3>'
-                     f'<p class="note">{_e(msg("audit.report.mutant_passed", seeds=seeds_text(m.get("seeds_passed")), checks=checks))}</p>'
+                     f'<p class="note">{_e(msg("audit.report.mutant_passed", seeds=seeds, checks=checks))}</p>'
                      + diff_html(m.get("diff")) + "</section>")
     return "".join(parts)
 
@@ -154,7 +165,8 @@ def accepted_html(document: dict) -> str:
 
 
 def errors_html(document: dict) -> str:
-    failed = [(f"{m.get('topic')}/{m.get('name')}", m) for m in _items(document, "mistakes") if m.get("status") == "error"]
+    failed = [(f"{m.get('topic')}/{m.get('name')}", m) for m in _items(document, "mistakes")
+              if m.get("status") == "error"]
     failed += [(m.get("id"), m) for m in _items(document, "mutants") if m.get("status") == "error"]
     if not failed:
         return ""

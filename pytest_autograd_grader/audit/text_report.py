@@ -93,8 +93,9 @@ def _percents(percent: Any, wanted: float) -> str:
     ``wanted``, in order (JSON made them strings); empty when none."""
     if not isinstance(percent, dict):
         return ""
-    return ", ".join(msg("audit.report.seed_percent", seed=_s(k), percent=percent_text(percent[k]))
-                     for k in sorted(percent, key=_seed_order) if percent[k] != wanted)
+    return msg("audit.report.separator").join(
+        msg("audit.report.seed_percent", seed=_s(k), percent=percent_text(percent[k]))
+        for k in sorted(percent, key=_seed_order) if percent[k] != wanted)
 
 
 def baseline_lines(document: dict) -> list[str]:
@@ -108,7 +109,8 @@ def baseline_lines(document: dict) -> list[str]:
         percents = _percents(solutions.get("percent"), 100.0)
         lines.append(msg("audit.report.solutions_bad", percents=percents) if percents else
                      msg("audit.report.solutions_bad_checks"))
-        lines += [INDENT + msg("audit.report.solutions_failed", check=_s(c)) for c in solutions.get("failed_checks") or ()]
+        lines += [INDENT + msg("audit.report.solutions_failed", check=_s(c))
+                  for c in solutions.get("failed_checks") or ()]
     if stubs.get("ok"):
         lines.append(msg("audit.report.stubs_ok", count=count))
     else:
@@ -154,7 +156,8 @@ def topic_line(document: dict) -> str:
             continue
         parts.append(msg("audit.report.topic_score", topic=_s(topic.get("topic")), killed=killed,
                          total=killed + survived, percent=percent_text(topic.get("score"))))
-    return msg("audit.report.topic_scores", scores=", ".join(parts) if parts else msg("audit.report.none"))
+    scores = msg("audit.report.separator").join(parts) if parts else msg("audit.report.none")
+    return msg("audit.report.topic_scores", scores=scores)
 
 
 # -- what got through -------------------------------------------------------------------
@@ -191,10 +194,12 @@ def survivor_lines(document: dict) -> list[str]:
         return [msg("audit.report.no_survivors")]
     lines = [msg("audit.report.survivors", count=len(survivors))]
     for m in survivors:
-        checks = ", ".join(_s(c) for c in m.get("checks_passed") or ()) or msg("audit.report.none")
+        checks = msg("audit.report.separator").join(_s(c) for c in m.get("checks_passed") or ()) \
+            or msg("audit.report.none")
         lines += ["", INDENT + msg("audit.report.mutant", id=_s(m.get("id")), line=_s(m.get("line")),
                                    description=_s(m.get("description"))),
-                  INDENT * 2 + msg("audit.report.mutant_passed", seeds=seeds_text(m.get("seeds_passed")), checks=checks),
+                  INDENT * 2 + msg("audit.report.mutant_passed", seeds=seeds_text(m.get("seeds_passed")),
+                                   checks=checks),
                   *diff_lines(m.get("diff"))]
     return lines
 

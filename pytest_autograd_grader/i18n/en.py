@@ -477,6 +477,7 @@ EN: dict[str, str] = {
     "audit.report.speed": "graded in {seconds} s ({rate} mutants per second)",
     "audit.report.speed_no_rate": "graded in {seconds} s",
     "audit.report.none": "-",
+    "audit.report.separator": ", ",
     "audit.report.seed_percent": "seed {seed}: {percent} %",
     "audit.report.solutions_ok": "solutions: 100 % on each of the {count} seeds",
     "audit.report.solutions_bad": "solutions: not 100 % on every seed ({percents})",

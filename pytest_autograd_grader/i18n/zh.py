@@ -477,6 +477,7 @@ ZH: dict[str, str] = {
     "audit.report.speed": "评分用时 {seconds} 秒（每秒 {rate} 个变异体）",
     "audit.report.speed_no_rate": "评分用时 {seconds} 秒",
     "audit.report.none": "-",
+    "audit.report.separator": "，",
     "audit.report.seed_percent": "种子 {seed}：{percent} %",
     "audit.report.solutions_ok": "参考答案：{count} 个种子上均为 100 %",
     "audit.report.solutions_bad": "参考答案：并非每个种子上都是 100 %（{percents}）",
