@@ -284,3 +284,10 @@ def test_every_report_text_has_its_chinese_twin_with_the_same_fields():
     ours = [k for k in EN if k.startswith(("audit.report.", "audit.html."))]
     assert ours and [k for k in ours if k not in ZH] == []
     assert [k for k in ours if i18n._fields(EN[k]) != i18n._fields(ZH[k])] == []  # noqa: SLF001
+
+
+def test_a_page_that_cannot_be_written_says_why_in_words(tmp_path):
+    from pytest_autograd_grader.reporters.files import ReportWriteError
+
+    with pytest.raises(ReportWriteError, match="does not exist"):
+        write_html(passing(), tmp_path / "missing" / "audit.html")
