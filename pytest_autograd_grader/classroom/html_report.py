@@ -84,8 +84,12 @@ open();
 FEEDBACK_CHARS = 4000  # of one check's feedback in a student's section
 
 
-def _e(value: Any) -> str:
+def escape(value: Any) -> str:
+    """``value`` as text safe anywhere in the page (the audit's page too)."""
     return html.escape("" if value is None else str(value), quote=True)
+
+
+_e = escape
 
 
 # -- statistics ---------------------------------------------------------------
@@ -125,6 +129,9 @@ def _table(table_id: str, header: list[tuple[str, bool]], rows: list[list[tuple]
         out.append(f"<tr{cls}>" + "".join(cells) + "</tr>")
     out.append("</tbody></table>")
     return "".join(out)
+
+
+table = _table  # the audit's page draws its tables so too
 
 
 # a check whose student module did not import says so with the catalogue's
@@ -339,12 +346,21 @@ def render(data: ClassData, assignment: str) -> str:
     if data.students:
         body.append(f'<h2 id="students">{_e(msg("classout.students_section"))}</h2>')
         body.append(_students_html(data, flagged))
+    return page(title, body, script=_SCRIPT)
+
+
+def page(title: str, body: list[str], css: str = "", script: str | None = None) -> str:
+    """A self-contained page in the class report's style: ``body``'s html
+    parts (escaped already) under ``title``, with ``css`` added to the
+    style and ``script`` its only script."""
     lang = "zh" if current_language() == "zh" else "en"
     # the page runs no script but its own: a policy allows that one by its hash, and loads nothing from elsewhere
-    digest = base64.b64encode(hashlib.sha256(_SCRIPT.encode()).digest()).decode()
-    policy = f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'sha256-{digest}'"
+    scripts = "'none'"
+    if script is not None:
+        scripts = "'sha256-" + base64.b64encode(hashlib.sha256(script.encode()).digest()).decode() + "'"
+    policy = f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src {scripts}"
     return (f'<!DOCTYPE html>\n<html lang="{lang}"><head><meta charset="utf-8">'
             f'<meta http-equiv="Content-Security-Policy" content="{policy}">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{_e(title)}</title><style>{_CSS}</style></head>\n<body>\n" + "\n".join(body)
-            + f"\n<script>{_SCRIPT}</script>\n</body></html>\n")
+            f"<title>{_e(title)}</title><style>{_CSS}{css}</style></head>\n<body>\n" + "\n".join(body)
+            + (f"\n<script>{script}</script>" if script is not None else "") + "\n</body></html>\n")
