@@ -35,10 +35,12 @@ class Registration:
 def registration(conftest: Path, topic: Topic) -> Registration:
     """The conftest with ``topic``'s block added (or a new one)."""
     if not conftest.exists() and not conftest.is_symlink():
-        return Registration(HEADER + "\n" + block(topic, with_concept=True), block(topic, True), exists=False)
+        text = block(topic, with_concept=True, imports=_imports(topic, True, set(), appended=False))
+        return Registration(HEADER + "\n" + text, text, exists=False)
     source, tree, problem = _read(conftest)
     registered = tree is not None and topic.concept in _concept_ids(tree)
-    text = block(topic, with_concept=not registered)
+    bound = _imported(tree) if tree is not None else set()
+    text = block(topic, with_concept=not registered, imports=_imports(topic, not registered, bound, appended=True))
     if not problem:
         problem = _clash(tree, topic)
     if problem:
@@ -49,6 +51,27 @@ def registration(conftest: Path, topic: Topic) -> Registration:
     except SyntaxError:
         return Registration("", text, exists=True, problem="new_topic.conftest_unparsable")
     return Registration(joined, text, exists=True)
+
+
+def _imported(tree: ast.Module) -> set[str]:
+    """What the file's top-level imports bind: ``pytest`` for ``import
+    pytest``, ``pytest_autograd_grader.Concept`` for its ``from`` import."""
+    bound = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            bound |= {alias.name for alias in node.names if alias.asname is None}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            bound |= {f"{node.module}.{alias.name}" for alias in node.names if alias.asname is None}
+    return bound
+
+
+def _imports(topic: Topic, with_concept: bool, bound: set[str], appended: bool) -> str:
+    """The block's import lines, less those the file has already."""
+    noqa = "  # noqa: E402" if appended else ""  # imports below code, on purpose
+    lines = [] if "pytest" in bound else [f"import pytest{noqa}"]
+    if with_concept and "pytest_autograd_grader.Concept" not in bound:
+        lines += [f"from pytest_autograd_grader import Concept{noqa}"]
+    return "\n\n".join(lines) + "\n\n" if lines else ""
 
 
 def _read(conftest: Path) -> tuple[str, ast.Module | None, str]:
@@ -97,14 +120,13 @@ def _messages_name(topic: Topic) -> str:
     return f"{topic.name.upper()}_MESSAGES"
 
 
-def block(topic: Topic, with_concept: bool) -> str:
+def block(topic: Topic, with_concept: bool, imports: str) -> str:
     """The topic's registration: its messages, and its concept unless the
     course registers that concept already."""
     title = topic.title.replace("{", "{{").replace("}", "}}")  # a message text: braces are fields
     concept_en = f'        "concept.{topic.concept}": {_literal(title)},\n' if with_concept else ""
     concept_zh = (f'        "concept.{topic.concept}": {_literal(title)},  # translate the title\n'
                   if with_concept else "")
-    concept_import = "\n\nfrom pytest_autograd_grader import Concept  # noqa: E402" if with_concept else ""
     hook = f'''
 
 @pytest.hookimpl(specname="pytest_grade_concepts")
@@ -115,9 +137,7 @@ def pytest_grade_concepts_{topic.name}(config):
     return f'''# --- topic {topic.name} (written by autograd-grader new-topic; edit freely) ---
 # specname= makes these two functions more implementations of the
 # pytest_grade_concepts / pytest_grade_messages hooks, beside any others here.
-import pytest  # noqa: E402{concept_import}
-
-{_messages_name(topic)} = {{
+{imports}{_messages_name(topic)} = {{
     "en": {{
 {concept_en}        "{topic.label}": "x.grad with d = {{d}}",
         "{topic.diagnosis}": "x.grad is d = {{d}} times too large: divide L by d before you call L.backward().",
