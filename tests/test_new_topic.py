@@ -209,6 +209,13 @@ def test_a_second_run_for_the_same_registration_does_not_add_it_twice(empty_cour
     assert (empty_course / "exercises" / "conftest.py").read_text() == conftest
 
 
+def test_in_chinese_the_refusal_is_chinese(empty_course, capsys):
+    assert new_topic(empty_course, "class", "--lang", "zh") == 2
+    assert "是 Python 关键字" in capsys.readouterr().err
+    assert new_topic(empty_course, "class") == 2
+    assert "is a Python keyword" in capsys.readouterr().err, "the language is put back after the command"
+
+
 def test_every_message_of_the_command_is_in_both_catalogues():
     ours = {key for key in EN if key.startswith("new_topic.")}
     assert ours and ours == {key for key in ZH if key.startswith("new_topic.")}

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..concepts import is_concept_id
-from ..i18n import msg
+from ..i18n import LANGUAGES, msg, saved_language, use_language
 from ..i18n.en import EN
 from . import topic_files
 from .registration import Registration, registration
@@ -59,9 +59,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(default: the current folder)")
     parser.add_argument("--title", metavar="TEXT",
                         help="the concept's title in reports (default: made from the concept id)")
+    parser.add_argument("--lang", default="en", type=str.lower, choices=LANGUAGES,
+                        help="the language this command speaks in (the files it writes are in English)")
 
 
 def run(args: argparse.Namespace) -> int:
+    restore = saved_language()
+    use_language(args.lang)
+    try:
+        return _run(args)
+    finally:
+        restore()
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         plan = plan_topic(args.name, args.concept, Path(args.course), args.title)
     except Refusal as exc:
