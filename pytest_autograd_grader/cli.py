@@ -30,6 +30,9 @@ COMMANDS = {
                   "write one notebook per topic from the exercise stubs, ending with a cell that grades it"),
     "watch": ("pytest_autograd_grader.watch",
               "grade your exercises now and again on every save, keeping torch and the sandbox warm"),
+    "new-topic": ("pytest_autograd_grader.authoring.new_topic",
+                  "start a topic of a course: stub, solution, a checks file with one worked check, a planted "
+                  "mistake and the concept's registration, graded and audited as written"),
 }
 
 

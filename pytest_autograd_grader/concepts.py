@@ -6,7 +6,13 @@ The grader knows none of its own: a course gives its concepts through the
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+# A concept id names the concept in markers, reports and message ids
+# (``concept.<id>``): lower-case letters, digits and underscores, starting
+# with a letter, as every concept of the shipped course is.
+CONCEPT_ID = re.compile(r"[a-z][a-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -14,6 +20,11 @@ class Concept:
     id: str
     title: str
     description: str = ""
+
+
+def is_concept_id(text: str) -> bool:
+    """Whether ``text`` is a well-formed concept id (``CONCEPT_ID``)."""
+    return isinstance(text, str) and CONCEPT_ID.fullmatch(text) is not None
 
 
 def merge_concepts(groups: list[list[Concept]]) -> dict[str, Concept]:
