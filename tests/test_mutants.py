@@ -125,19 +125,27 @@ CASES = [
             out.append(x.grad)
         """]),
     ("drop_requires_grad", """
-        def f(d):
+        def f(d, w):
             a = d.requires_grad_(True)
             b = torch.ones(3, requires_grad=True)
+            w.requires_grad = True
             return a, b
         """, ["""
-        def f(d):
+        def f(d, w):
             a = d
             b = torch.ones(3, requires_grad=True)
+            w.requires_grad = True
             return a, b
         """, """
-        def f(d):
+        def f(d, w):
             a = d.requires_grad_(True)
             b = torch.ones(3)
+            w.requires_grad = True
+            return a, b
+        """, """
+        def f(d, w):
+            a = d.requires_grad_(True)
+            b = torch.ones(3, requires_grad=True)
             return a, b
         """]),
     ("swap_sum_mean", """
@@ -185,21 +193,21 @@ CASES = [
         """]),
     ("swap_args", """
         def f(a, b, c):
-            torch.add(a, b.x)
+            torch.sub(a, b.x)
             torch.where(a > 0, b, c)
-            print(a, b)
+            print(a, b), torch.add(a, b), torch.mul(a, b)
             g(a, 1)
         """, ["""
         def f(a, b, c):
-            torch.add(b.x, a)
+            torch.sub(b.x, a)
             torch.where(a > 0, b, c)
-            print(a, b)
+            print(a, b), torch.add(a, b), torch.mul(a, b)
             g(a, 1)
         """, """
         def f(a, b, c):
-            torch.add(a, b.x)
+            torch.sub(a, b.x)
             torch.where(a > 0, c, b)
-            print(a, b)
+            print(a, b), torch.add(a, b), torch.mul(a, b)
             g(a, 1)
         """]),
     ("swap_returned", """
@@ -396,6 +404,25 @@ def test_each_mutant_changes_one_place_and_says_where_and_what():
         "     for _ in range(k):\n         loss = (x * x).sum()\n"
         "-        loss.backward(retain_graph=True)\n+        loss.backward()\n"
         "     return x.grad\n")
+
+
+def test_descriptions_name_the_code_changed():
+    source = _src("""
+        def f(d, w, y, x):
+            a = (d * 2).requires_grad_(True)
+            w.requires_grad = True
+            with torch.no_grad():
+                w -= x
+            y.sum().backward()
+            return a.detach()
+        """)
+    said = {m.description for m in mutants_of(source, "t")}
+    assert {"(d * 2).requires_grad_(True) lost its requires_grad (no gradient is recorded)",
+            "w lost its requires_grad (no gradient is recorded)",
+            "with torch.no_grad(): removed, its body kept (the update is recorded in the graph)",
+            "y.sum() replaced by y.mean() (sum and mean swapped)",
+            "a.detach() replaced by a (not detached from the graph)",
+            "w -= x replaced by w += x (a wrong sign)"} <= said
 
 
 def test_methods_are_named_by_class_and_descriptions_are_one_line_in_both_languages():

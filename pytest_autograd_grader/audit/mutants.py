@@ -21,7 +21,8 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ..i18n import msg
-from .operators import OPERATORS, Change
+from .cst_edits import Change
+from .operators import OPERATORS
 
 _SKIPPED = (cst.Import, cst.ImportFrom, cst.Annotation, cst.Decorator, cst.Parameters, cst.Raise, cst.Assert)
 _PASS = cst.SimpleStatementLine(body=[cst.Pass()])

@@ -4,7 +4,8 @@ As in mutmut's node table and cosmic-ray's operator classes, an operator
 looks at one syntax node at a time and yields every way it can change it;
 mutants.py enumerates the nodes in source order and applies one change per
 mutant. Each operator is one small function registered with ``@_operator``
-behind the ``Operator`` protocol; its user-visible description is the
+behind the ``Operator`` protocol, rewriting nodes with cst_edits.py's
+helpers (formatting kept); its user-visible description is the
 catalogue's ``audit.op.<name>``, filled with ``{old}`` (the code changed) and
 ``{new}`` (what it became). The autograd-specific operators come first, so
 that when two operators make the same source the specific name is kept.
@@ -14,22 +15,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol, Union
+from typing import Protocol
 
 import libcst as cst
 
-Replacement = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]
-DROP = cst.RemoveFromParent()  # a statement dropped (mutants.py puts `pass` where a block would be empty)
+from .cst_edits import DROP, Change, call_statement, called, changed, code, method, named, receiver, respelled, \
+    swapped, without_arg
+
 GRAPH_KEYWORDS = ("retain_graph", "create_graph")
 ARMED_KEYWORDS = GRAPH_KEYWORDS + ("requires_grad",)  # dropping them is its own operator, flipping them a duplicate
-_PURE_CALLS = frozenset({"print", "isinstance", "issubclass", "getattr", "setattr", "hasattr", "super", "format"})
-_EMPTY = cst.Module(body=[])
-
-
-class Change(NamedTuple):
-    new: Replacement
-    old_code: str  # the code changed, for the description
-    new_code: str  # what it became ("" for a dropped statement)
+# swapping their arguments is no mistake: no effect (commutative) or a crash only
+_NOT_SWAPPED = ("print", "isinstance", "issubclass", "getattr", "setattr", "hasattr", "super", "format",
+                "add", "mul", "multiply", "maximum", "minimum", "max", "min", "save_for_backward")
 
 
 class Operator(Protocol):
@@ -65,81 +62,15 @@ def _operator(*node_types: type):
     return register
 
 
-def code(node: cst.CSTNode, limit: int = 60) -> str:
-    """One line of code for a description: whitespace collapsed, long code cut."""
-    text = " ".join(_EMPTY.code_for_node(node).split())
-    half = (limit - 5) // 2  # both ends kept: a change is often at the end of a long expression
-    return text if len(text) <= limit else text[:half] + " ... " + text[-half:]
-
-
-def _changed(node: cst.CSTNode, new: cst.CSTNode) -> Change:
-    return Change(new, code(node), code(new))
-
-
-def _respelled(node: cst.CSTNode, operator: type) -> cst.CSTNode:
-    """``node`` with its operator replaced by ``operator``, spacing kept."""
-    return node.with_changes(operator=operator(whitespace_before=node.operator.whitespace_before,
-                                               whitespace_after=node.operator.whitespace_after))
-
-
-def _called(call: cst.Call) -> str:
-    return code(call.func) + "(...)"
-
-
-def _method(node: cst.CSTNode, names: tuple[str, ...]) -> bool:
-    """``node`` is a call ``<something>.<name>(...)`` for one of ``names``."""
-    return (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
-            and node.func.attr.value in names)
-
-
-def _named(node: cst.CSTNode, names: tuple[str, ...]) -> bool:
-    """``node`` is ``name`` or ``<something>.name`` for one of ``names``."""
-    if isinstance(node, cst.Name):
-        return node.value in names
-    return isinstance(node, cst.Attribute) and node.attr.value in names
-
-
-def _call_statement(line: cst.CSTNode) -> cst.Call | None:
-    """The call a statement line consists of (``x.retain_grad()``), else None."""
-    if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
-        expr = line.body[0]
-        if isinstance(expr, cst.Expr) and isinstance(expr.value, cst.Call):
-            return expr.value
-    return None
-
-
-def _without_arg(call: cst.Call, index: int) -> cst.Call:
-    args = list(call.args)
-    gone = args.pop(index)
-    if args and index == len(args):  # the new last argument takes the dropped one's (absent) comma
-        args[-1] = args[-1].with_changes(comma=gone.comma)
-    return call.with_changes(args=args)
-
-
-def _swapped(items: list, i: int, j: int) -> list:
-    """``items`` with the values of positions i and j swapped, commas and spacing staying in place."""
-    out = list(items)
-    out[i] = items[i].with_changes(value=items[j].value)
-    out[j] = items[j].with_changes(value=items[i].value)
-    return out
-
-
-def _receiver(call: cst.Call) -> cst.BaseExpression:
-    """``x`` of ``x.method(...)``, keeping the call's own parentheses."""
-    receiver = call.func.value
-    return receiver.with_changes(lpar=list(call.lpar) + list(receiver.lpar),
-                                 rpar=list(receiver.rpar) + list(call.rpar))
-
-
 def _drop_keyword(call: cst.Call, names: tuple[str, ...]) -> Iterator[Change]:
     for index, arg in enumerate(call.args):
         if arg.keyword is not None and arg.keyword.value in names:
-            yield Change(_without_arg(call, index), code(arg), _called(call))
+            yield Change(without_arg(call, index), code(arg), called(call))
 
 
 def _drop_method(call: cst.Call, names: tuple[str, ...]) -> Iterator[Change]:
-    if _method(call, names):
-        yield _changed(call, _receiver(call))
+    if method(call, names):
+        yield changed(call, receiver(call))
 
 
 # --- autograd-specific ----------------------------------------------------
@@ -159,20 +90,20 @@ def _drop_create_graph(node, ancestors):
 @_operator(cst.SimpleStatementLine)
 def _drop_retain_grad(node, ancestors):
     """Drop a statement x.retain_grad()."""
-    call = _call_statement(node)
-    if call is not None and _method(call, ("retain_grad",)):
+    call = call_statement(node)
+    if call is not None and method(call, ("retain_grad",)):
         yield Change(DROP, code(call), "")
 
 
 def _zeroes_grad(line: cst.SimpleStatementLine) -> bool:
-    call = _call_statement(line)
+    call = call_statement(line)
     if call is not None:
-        return _method(call, ("zero_", "zero_grad"))
+        return method(call, ("zero_", "zero_grad"))
     if len(line.body) != 1 or not isinstance(line.body[0], cst.Assign):
         return False
     assign = line.body[0]
     return (isinstance(assign.value, cst.Name) and assign.value.value == "None"
-            and any(_named(target.target, ("grad",)) for target in assign.targets))
+            and any(named(target.target, ("grad",)) for target in assign.targets))
 
 
 @_operator(cst.SimpleStatementLine)
@@ -188,7 +119,7 @@ def _drop_no_grad(node, ancestors):
     if len(node.items) != 1 or not isinstance(node.body, cst.IndentedBlock):
         return
     item = node.items[0].item
-    if isinstance(item, cst.Call) and _named(item.func, ("no_grad", "enable_grad")):
+    if isinstance(item, cst.Call) and named(item.func, ("no_grad", "enable_grad")):
         body = list(node.body.body)
         body[0] = body[0].with_changes(leading_lines=list(node.leading_lines) + list(body[0].leading_lines))
         yield Change(cst.FlattenSentinel(body), "with " + code(item) + ":", "")
@@ -206,27 +137,34 @@ def _drop_clone(node, ancestors):
     yield from _drop_method(node, ("clone",))
 
 
-@_operator(cst.Call)
+@_operator(cst.Call, cst.SimpleStatementLine)
 def _drop_requires_grad(node, ancestors):
-    """x.requires_grad_() -> x, and requires_grad=... dropped from a call."""
-    yield from _drop_method(node, ("requires_grad_",))
-    yield from _drop_keyword(node, ("requires_grad",))
+    """x.requires_grad_() -> x, requires_grad=... dropped from a call, a statement x.requires_grad = True dropped."""
+    if isinstance(node, cst.Call):  # {old}: what lost its requires_grad
+        for change in _drop_method(node, ("requires_grad_",)):
+            yield change._replace(new_code="")
+        for change in _drop_keyword(node, ("requires_grad",)):
+            yield change._replace(old_code=change.new_code, new_code="")
+    elif len(node.body) == 1 and isinstance(node.body[0], cst.Assign):
+        for target in node.body[0].targets:
+            if isinstance(target.target, cst.Attribute) and target.target.attr.value == "requires_grad":
+                yield Change(DROP, code(target.target.value), "")
 
 
 @_operator(cst.Call)
 def _swap_sum_mean(node, ancestors):
     """x.sum() <-> x.mean(), torch.sum(x) <-> torch.mean(x)."""
-    if _method(node, ("sum", "mean")):
+    if method(node, ("sum", "mean")):
         other = {"sum": "mean", "mean": "sum"}[node.func.attr.value]
-        yield _changed(node, node.with_changes(func=node.func.with_changes(attr=cst.Name(other))))
+        yield changed(node, node.with_changes(func=node.func.with_changes(attr=cst.Name(other))))
 
 
 @_operator(cst.Call)
 def _swap_saved(node, ancestors):
     """Swap two neighbouring arguments of ctx.save_for_backward(...)."""
-    if _method(node, ("save_for_backward",)):
+    if method(node, ("save_for_backward",)):
         for i in range(len(node.args) - 1):
-            yield _changed(node, node.with_changes(args=_swapped(list(node.args), i, i + 1)))
+            yield changed(node, node.with_changes(args=swapped(list(node.args), i, i + 1)))
 
 
 # --- generic --------------------------------------------------------------
@@ -254,7 +192,7 @@ def _operand(binary: cst.BinaryOperation, side: cst.BaseExpression) -> cst.BaseE
 def _keep_one(node: cst.BinaryOperation, sides: tuple[cst.BaseExpression, ...]) -> Iterator[Change]:
     for side in sides:
         if not _is_number(side):  # `2 * w` -> `2` is no mistake anyone makes
-            yield _changed(node, _operand(node, side))
+            yield changed(node, _operand(node, side))
 
 
 @_operator(cst.BinaryOperation)
@@ -284,13 +222,13 @@ _VARIABLES = (cst.Name, cst.Attribute, cst.Subscript)
 def _swap_args(node, ancestors):
     """Swap the first two positional arguments of a call when both are variables (where(c, a, b): a and b)."""
     positional = [i for i, arg in enumerate(node.args) if arg.keyword is None and not arg.star]
-    if _named(node.func, tuple(_PURE_CALLS) + ("save_for_backward",)):
+    if named(node.func, _NOT_SWAPPED):
         return
-    first = 1 if _named(node.func, ("where",)) else 0
+    first = 1 if named(node.func, ("where",)) else 0
     if positional[first:first + 2] != [first, first + 1]:
         return
     if all(isinstance(node.args[i].value, _VARIABLES) for i in (first, first + 1)):
-        yield _changed(node, node.with_changes(args=_swapped(list(node.args), first, first + 1)))
+        yield changed(node, node.with_changes(args=swapped(list(node.args), first, first + 1)))
 
 
 @_operator(cst.Return)
@@ -300,7 +238,7 @@ def _swap_returned(node, ancestors):
         elements = list(node.value.elements)
         for i in range(len(elements) - 1):
             if not isinstance(elements[i], cst.StarredElement) and not isinstance(elements[i + 1], cst.StarredElement):
-                new = node.with_changes(value=node.value.with_changes(elements=_swapped(elements, i, i + 1)))
+                new = node.with_changes(value=node.value.with_changes(elements=swapped(elements, i, i + 1)))
                 yield Change(new, code(node), code(new))
 
 
@@ -310,14 +248,14 @@ def _swap_operands(node, ancestors):
     if isinstance(node.operator, cst.Divide) and (_is_number(node.left) or _is_number(node.right)):
         return
     if isinstance(node.operator, (cst.Subtract, cst.Divide, cst.MatrixMultiply)) and _arithmetic(node):
-        yield _changed(node, node.with_changes(left=node.right.with_changes(), right=node.left.with_changes()))
+        yield changed(node, node.with_changes(left=node.right.with_changes(), right=node.left.with_changes()))
 
 
 @_operator(cst.UnaryOperation)
 def _drop_minus(node, ancestors):
     """A lost sign: -x -> x."""
     if isinstance(node.operator, cst.Minus) and not _is_number(node.expression):
-        yield _changed(node, node.expression.with_changes(lpar=list(node.lpar) + list(node.expression.lpar),
+        yield changed(node, node.expression.with_changes(lpar=list(node.lpar) + list(node.expression.lpar),
                                                           rpar=list(node.expression.rpar) + list(node.rpar)))
 
 
@@ -330,7 +268,7 @@ def _swap_sign(node, ancestors):
     """A wrong sign: a + b <-> a - b, w -= d <-> w += d."""
     other = _SIGNS.get(type(node.operator))
     if other is not None:
-        yield _changed(node, _respelled(node, other))
+        yield changed(node, respelled(node, other))
 
 
 @_operator(cst.BinaryOperation)
@@ -338,7 +276,7 @@ def _swap_mul_div(node, ancestors):
     """a * b <-> a / b."""
     other = {cst.Multiply: cst.Divide, cst.Divide: cst.Multiply}.get(type(node.operator))
     if other is not None and not _is_number(node.left) and _arithmetic(node) and code(node.left) != code(node.right):
-        yield _changed(node, _respelled(node, other))
+        yield changed(node, respelled(node, other))
 
 
 _COMPARISONS = {cst.LessThan: cst.LessThanEqual, cst.LessThanEqual: cst.LessThan,
@@ -354,14 +292,14 @@ def _swap_comparison(node, ancestors):
         if other is None:
             continue
         comparisons = list(node.comparisons)
-        comparisons[index] = _respelled(target, other)
-        yield _changed(node, node.with_changes(comparisons=comparisons))
+        comparisons[index] = respelled(target, other)
+        yield changed(node, node.with_changes(comparisons=comparisons))
 
 
 @_operator(cst.BooleanOperation)
 def _swap_and_or(node, ancestors):
     """a and b <-> a or b."""
-    yield _changed(node, _respelled(node, cst.Or if isinstance(node.operator, cst.And) else cst.And))
+    yield changed(node, respelled(node, cst.Or if isinstance(node.operator, cst.And) else cst.And))
 
 
 @_operator(cst.Name)
@@ -404,7 +342,7 @@ def _range_off_by_one(node, ancestors):
     if isinstance(stop, (cst.BinaryOperation, cst.BooleanOperation, cst.IfExp, cst.Lambda)):
         shorter = shorter.with_changes(left=stop.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]))
     for args in ([node.args[0].with_changes(value=shorter)], [cst.Arg(cst.Integer("1")), node.args[0]]):
-        yield _changed(node, node.with_changes(args=args))
+        yield changed(node, node.with_changes(args=args))
 
 
 @_operator(cst.Return)

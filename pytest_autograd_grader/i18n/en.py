@@ -596,7 +596,7 @@ EN: dict[str, str] = {
     "audit.op.drop_no_grad": "{old} removed, its body kept (the update is recorded in the graph)",
     "audit.op.drop_detach": "{old} replaced by {new} (not detached from the graph)",
     "audit.op.drop_clone": "{old} replaced by {new} (not copied: a later change shows through)",
-    "audit.op.drop_requires_grad": "{old} replaced by {new} (no gradient is recorded)",
+    "audit.op.drop_requires_grad": "{old} lost its requires_grad (no gradient is recorded)",
     "audit.op.swap_sum_mean": "{old} replaced by {new} (sum and mean swapped)",
     "audit.op.swap_saved": "{old} replaced by {new} (saved tensors in the wrong order)",
     "audit.op.drop_factor": "{old} replaced by {new} (a missing factor)",

@@ -596,7 +596,7 @@ ZH: dict[str, str] = {
     "audit.op.drop_no_grad": "去掉了 {old}，保留其中的代码（更新被记录进计算图）",
     "audit.op.drop_detach": "{old} 改成了 {new}（没有从计算图中分离）",
     "audit.op.drop_clone": "{old} 改成了 {new}（没有复制：之后的修改会反映出来）",
-    "audit.op.drop_requires_grad": "{old} 改成了 {new}（不再记录梯度）",
+    "audit.op.drop_requires_grad": "{old} 不再 requires_grad（不记录梯度）",
     "audit.op.swap_sum_mean": "{old} 改成了 {new}（sum 与 mean 互换）",
     "audit.op.swap_saved": "{old} 改成了 {new}（保存的张量顺序错了）",
     "audit.op.drop_factor": "{old} 改成了 {new}（少了一个因子）",
