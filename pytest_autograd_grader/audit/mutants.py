@@ -144,12 +144,14 @@ class _Layout:
     def __init__(self, module: cst.Module) -> None:
         self.module, self.code = module, module.code
         self.spans: list[tuple[int, int]] = []
-        start = 0
+        start = None
         for statement in module.body:
             text = module.code_for_node(statement)
-            found = self.code.find(text, start)
-            if found < 0:
-                self.spans = []  # not expected; every mutant then writes the whole module
+            found = self.code.find(text, start or 0)
+            # statements follow each other with nothing between (comments and blank lines are part of
+            # the next one); otherwise, not expected, every mutant writes the whole module
+            if found < 0 or (start is not None and found != start):
+                self.spans = []
                 break
             self.spans.append((found, found + len(text)))
             start = found + len(text)
