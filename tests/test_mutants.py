@@ -476,6 +476,13 @@ def test_same_source_same_mutants_and_no_two_alike():
     assert len(set(sources)) == len(sources) and source not in sources
 
 
+def test_windows_line_ends_tabs_and_a_byte_order_mark_are_kept_or_skipped():
+    crlf = "def f(x):\r\n    y = x * 2\r\n    return y.sum()"
+    assert mutants_of(crlf, "t")[0].source == "def f(x):\r\n    y = x\r\n    return y.sum()"
+    assert mutants_of("def f(x):\n\ty = x * 2\n", "t")[0].source == "def f(x):\n\ty = x\n"
+    assert mutants_of("\ufeffdef f(x):\n    return x.sum()\n", "t")[0].source == "def f(x):\n    return None\n"
+
+
 def test_unparsable_source_is_a_clear_error():
     with pytest.raises(MutantsError) as error:
         mutants_of("def f(x):\n    return x +\n", "leaf", "solutions/leaf.py")

@@ -246,6 +246,7 @@ def mutants_of(source: str, module: str, path_label: str = "") -> list[Mutant]:
     """Every mutant of ``source`` (the solution module ``module``), in source order,
     each compiling and each with a different source; MutantsError when it does not parse."""
     label = path_label or f"{module}.py"
+    source = source.removeprefix("\ufeff")  # a byte-order mark, which Python's import skips too
     tree = _parse(source, label)
     visitor = _Sites()
     try:
