@@ -191,6 +191,16 @@ CASES = [
         def f(x, w):
             return w - 1
         """]),
+    ("drop_power", """
+        def f(x, y):
+            return ((x - y) ** 2).mean() + x ** 0.5
+        """, ["""
+        def f(x, y):
+            return (x - y).mean() + x ** 0.5
+        """, """
+        def f(x, y):
+            return ((x - y) ** 2).mean() + x
+        """]),
     ("swap_args", """
         def f(a, b, c):
             torch.sub(a, b.x)

@@ -184,7 +184,7 @@ def _is_number(node: cst.CSTNode) -> bool:
 
 def _operand(binary: cst.BinaryOperation, side: cst.BaseExpression) -> cst.BaseExpression:
     """``side`` in place of ``binary``: the binary's parentheses go with it unless ``side`` is an atom."""
-    if not binary.lpar or isinstance(side, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+    if not binary.lpar or side.lpar or isinstance(side, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
         return side
     return side.with_changes(lpar=list(binary.lpar) + list(side.lpar), rpar=list(side.rpar) + list(binary.rpar))
 
@@ -212,6 +212,13 @@ def _drop_term(node, ancestors):
     if isinstance(node.operator, cst.Add):
         yield from _keep_one(node, (node.left, node.right))
     elif isinstance(node.operator, cst.Subtract):
+        yield from _keep_one(node, (node.left,))
+
+
+@_operator(cst.BinaryOperation)
+def _drop_power(node, ancestors):
+    """A missing power: (x - y) ** 2 -> (x - y)."""
+    if isinstance(node.operator, cst.Power) and _arithmetic(node):
         yield from _keep_one(node, (node.left,))
 
 

@@ -601,6 +601,7 @@ EN: dict[str, str] = {
     "audit.op.swap_saved": "{old} replaced by {new} (saved tensors in the wrong order)",
     "audit.op.drop_factor": "{old} replaced by {new} (a missing factor)",
     "audit.op.drop_term": "{old} replaced by {new} (a missing term)",
+    "audit.op.drop_power": "{old} replaced by {new} (a missing power)",
     "audit.op.swap_args": "{old} replaced by {new} (arguments swapped)",
     "audit.op.swap_returned": "{old} replaced by {new} (returned values swapped)",
     "audit.op.swap_operands": "{old} replaced by {new} (operands swapped)",

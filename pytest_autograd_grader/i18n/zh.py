@@ -601,6 +601,7 @@ ZH: dict[str, str] = {
     "audit.op.swap_saved": "{old} 改成了 {new}（保存的张量顺序错了）",
     "audit.op.drop_factor": "{old} 改成了 {new}（少了一个因子）",
     "audit.op.drop_term": "{old} 改成了 {new}（少了一项）",
+    "audit.op.drop_power": "{old} 改成了 {new}（少了乘方）",
     "audit.op.swap_args": "{old} 改成了 {new}（参数顺序互换）",
     "audit.op.swap_returned": "{old} 改成了 {new}（返回值顺序互换）",
     "audit.op.swap_operands": "{old} 改成了 {new}（操作数互换）",
