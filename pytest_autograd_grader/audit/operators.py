@@ -8,7 +8,8 @@ behind the ``Operator`` protocol, rewriting nodes with cst_edits.py's
 helpers (formatting kept); its user-visible description is the
 catalogue's ``audit.op.<name>``, filled with ``{old}`` (the code changed) and
 ``{new}`` (what it became). The autograd-specific operators come first, so
-that when two operators make the same source the specific name is kept.
+that where two operators make the same source of one node (mutants.py keeps
+the first of equal sources), the mutant bears the specific name.
 """
 
 from __future__ import annotations
