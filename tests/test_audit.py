@@ -46,6 +46,12 @@ def plant(course: Path, name: str, source: str) -> None:
 
 
 def test_a_sound_course_passes_with_its_mistake_killed_and_named(course):
+    checks = course / "exercises" / "test_hooks.py"
+    source = checks.read_text()
+    # a second check: a mutant's run stops at its first failing check, a planted mistake's runs them all
+    second = source[source.index("@pytest.mark.grade(points=2"):].replace("def test_reversed_grad(",
+                                                                          "def test_reversed_grad_again(")
+    checks.write_text(source + "\n\n" + second)
     code, printed, document = audit(course, "--seeds", "2", "--html", str(course.parent / "audit.html"))
     assert code == 0, printed
     assert document["schema"] == "pytest-autograd-grader/audit-1" and document["passed"] is True
@@ -56,11 +62,14 @@ def test_a_sound_course_passes_with_its_mistake_killed_and_named(course):
     assert (mistake["name"], mistake["status"], mistake["expected"]) == ("unscaled", "killed",
                                                                          ["diag.hooks.unscaled"])
     assert mistake["what"] == "The hook negates the gradient but forgets the factor s."
-    assert [m["status"] for m in document["mutants"]] == ["killed"]  # -s*g with its minus dropped
+    first, again = "test_hooks.py::test_reversed_grad[cpu]", "test_hooks.py::test_reversed_grad_again[cpu]"
+    assert mistake["checks_failed"] == [first, again]
+    (mutant,) = document["mutants"]  # -s*g with its minus dropped
+    assert (mutant["status"], mutant["checks_failed"]) == ("killed", [first])  # stopped there
     assert document["score"]["percent"] == 100.0
-    (row,) = document["checks"]
-    assert row == {"check": "test_hooks.py::test_reversed_grad[cpu]", "topic": "hooks", "mistakes_killed": 1,
-                   "mutants_killed": 1, "survivors_passed": 0}
+    assert document["checks"] == [
+        {"check": first, "topic": "hooks", "mistakes_killed": 1, "mutants_killed": 1, "survivors_passed": 0},
+        {"check": again, "topic": "hooks", "mistakes_killed": 1, "mutants_killed": 0, "survivors_passed": 0}]
     assert "test_hooks.py::test_reversed_grad[cpu]" in printed and "audit passed" in printed
     assert (course.parent / "audit.html").is_file()
 

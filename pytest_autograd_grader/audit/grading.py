@@ -4,8 +4,8 @@ are collected once per worker and each variant costs only its own run.
 
 Planted mistakes, the solution and the stub are graded in full (which
 checks they fail and which diagnoses they get matter). A mutant's only
-question is killed or not: it is graded with ``-x``, its run stopping at
-its first failing check (the session loop starts each student anew)."""
+question is killed or not: its run stops at its first failing check
+(``Student.stop_first``, -x for that student alone), in the same pool."""
 
 from __future__ import annotations
 
@@ -25,8 +25,6 @@ from .variants import Variant, build_checks, build_variant, stub_source
 # seconds one variant's whole run may take (a mutant that hangs the grader
 # costs itself only); each check's student code is bounded by --grade-timeout
 STUDENT_TIMEOUT = 300.0
-# a mutant's run stops at its first failing check (measured: bench/bench_audit.py)
-STOP_FIRST = ("-x",)
 
 
 @dataclass
@@ -44,32 +42,25 @@ Reports = dict[tuple[int, int], dict]  # (variant's index, seed) -> its report
 def grade_topic(checks: Path, solutions: Path, check_files: list[Path], variants: list[Variant],
                 seeds: list[int], options: GradeOptions, work: Path,
                 on_done: Callable[[Outcome], None] = lambda outcome: None) -> Reports:
-    """The report of each variant (by index in ``variants``) on each seed."""
-    topic_checks = build_checks(checks, check_files, work / "checks")
-    folders = {}
-    for index, variant in enumerate(variants):
-        folders[index] = build_variant(solutions, variant, work / "variants" / f"v{index}")
-    full = [i for i, v in enumerate(variants) if v.kind != "mutant" or not options.stop_mutants_first]
-    stopped = [i for i in range(len(variants)) if i not in full]
-    reports: Reports = {}
-    for chosen, extra in ((full, ()), (stopped, STOP_FIRST)):
-        if chosen:
-            out = work / ("out-x" if extra else "out")
-            reports.update(_grade(topic_checks, folders, chosen, seeds, options, extra, out, on_done))
-    return reports
-
-
-def _grade(checks: Path, folders: dict[int, Path], chosen: list[int], seeds: list[int], options: GradeOptions,
-           extra: tuple[str, ...], out: Path, on_done: Callable[[Outcome], None]) -> Reports:
+    """The report of each variant (by index in ``variants``) on each seed,
+    all graded in one pool (its start, warming each worker's sandbox, is
+    what a run costs most)."""
     from ..classroom.pool import grade_all
 
-    out.mkdir(parents=True, exist_ok=True)
-    settings = ClassSettings(checks=checks, out=out, checks_sha256=checks_sha256(checks), timeout=options.timeout,
-                             lang=options.lang, extra_args=extra, student_timeout=options.student_timeout)
-    work = [(Student(student_id(index, seed), folders[index].name, folders[index], True), seed)
-            for index in chosen for seed in seeds]
-    grade_all(settings, work, max(1, options.jobs), on_done)
-    return {(index, seed): read_report(out, student_id(index, seed)) for index in chosen for seed in seeds}
+    topic_checks = build_checks(checks, check_files, work / "checks")
+    out = work / "out"
+    out.mkdir(parents=True)
+    settings = ClassSettings(checks=topic_checks, out=out, checks_sha256=checks_sha256(topic_checks),
+                             timeout=options.timeout, lang=options.lang, student_timeout=options.student_timeout)
+    students = []
+    for index, variant in enumerate(variants):
+        folder = build_variant(solutions, variant, work / "variants" / f"v{index}")
+        stop = variant.kind == "mutant" and options.stop_mutants_first
+        students += [(Student(student_id(index, seed), folder.name, folder, True, stop_first=stop), seed)
+                     for seed in seeds]
+    grade_all(settings, students, max(1, options.jobs), on_done)
+    return {(index, seed): read_report(out, student_id(index, seed)) for index in range(len(variants))
+            for seed in seeds}
 
 
 def student_id(index: int, seed: int) -> str:
