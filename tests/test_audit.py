@@ -171,3 +171,32 @@ def test_bad_input_gets_a_message_saying_what_to_do(course, capsys, damage, expe
         (course / "mistakes" / "accepted.toml").write_text('[[survivor]]\nid = "hooks.x:y:1"\n')
     code, said = usage(capsys, str(checks), "--solutions", str(solutions))
     assert code == 2 and expected in said and "Traceback" not in said
+
+
+STOPPED_THEN_FULL = """
+import json, sys
+from pathlib import Path
+from pytest_autograd_grader.audit.grading import GradeOptions, grade_topic
+from pytest_autograd_grader.audit.variants import Variant
+course, wrong = Path(sys.argv[1]), sys.argv[2]
+variants = [Variant("mutant", "hooks", "m", wrong), Variant("mistake", "hooks", "w", wrong)]
+reports = grade_topic(course / "exercises", course / "solutions", [course / "exercises" / "test_hooks.py"],
+                      variants, [1], GradeOptions(jobs=1), course.parent / "work")
+print(json.dumps([[c["id"] for c in reports[(i, 1)]["checks"] if c["score"] < c["max_score"]] for i in (0, 1)]))
+"""
+
+
+def test_a_run_stopped_at_its_first_failure_leaves_the_next_one_graded_in_full(course):
+    checks = course / "exercises" / "test_hooks.py"
+    source = checks.read_text()
+    second = source[source.index("@pytest.mark.grade(points=2"):].replace("def test_reversed_grad(",
+                                                                          "def test_reversed_grad_again(")
+    checks.write_text(source + "\n\n" + second)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    wrong = SOLUTION.replace("-s * g", "s * g")
+    done = subprocess.run([sys.executable, "-c", STOPPED_THEN_FULL, str(course), wrong], capture_output=True,
+                          text=True, timeout=600, env=env)
+    assert done.returncode == 0, done.stderr
+    stopped, full = json.loads(done.stdout.splitlines()[-1])
+    assert stopped == ["test_hooks.py::test_reversed_grad[cpu]"]  # one worker: the same session, in turn
+    assert full == ["test_hooks.py::test_reversed_grad[cpu]", "test_hooks.py::test_reversed_grad_again[cpu]"]
