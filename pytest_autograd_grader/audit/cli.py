@@ -51,6 +51,8 @@ def run(args) -> int:
 
     document = run_audit(setup, progress=sys.stderr)
     print_report(document, sys.stdout)
+    for warning in document.get("warnings", []):  # apart from the report, which the text_report module prints
+        print(warning, file=sys.stderr)
     return write_outputs(document, args)
 
 
@@ -160,8 +162,6 @@ def print_report(document: dict, stream) -> None:
     out()
     out(msg("audit.score_line", killed=total["killed"], survived=total["survived"], accepted=total["accepted"],
             errors=total["errors"], percent="-" if total["percent"] is None else f"{total['percent']:g} %"))
-    for warning in document.get("warnings", []):
-        out(warning)
     for problem in document["problems"]:
         out(f"  - {problem}")
     out(msg("audit.passed" if document["passed"] else "audit.failed", seconds=document["seconds"]))

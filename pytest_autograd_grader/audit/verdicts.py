@@ -119,15 +119,17 @@ def mutant_verdict(mutant, graded: Graded, accepted: dict[str, str]) -> dict:
 
 
 def check_table(solutions: list[Graded], mistakes: list[dict], mutants: list[dict], topic_of: dict[str, str]) -> list:
-    """Per check (in the solutions' order): mistakes and mutants it made
-    lose points, and survivors that passed it."""
+    """Per check (in the solutions' order): the killed mistakes and mutants
+    that lost points on it (a mutant's run stops at its first failing
+    check), and the survivors that passed it."""
     order = list(dict.fromkeys(c for g in solutions for seed in sorted(g.reports)
                                for c in (str(x.get("id")) for x in g.reports[seed].get("checks") or [])))
     rows = []
     for check in order:
         survivors = [v for v in [*mistakes, *mutants] if v["status"] == "survived"]
         rows.append({"check": check, "topic": topic_of.get(check, ""),
-                     "mistakes_killed": sum(check in m["checks_failed"] for m in mistakes if m["status"] != "error"),
+                     "mistakes_killed": sum(check in m["checks_failed"] for m in mistakes
+                                            if m["status"] in ("killed", "unnamed")),
                      "mutants_killed": sum(check in m["checks_failed"] for m in mutants if m["status"] == "killed"),
                      "survivors_passed": sum(check in v["checks_passed"] for v in survivors)})
     return rows
