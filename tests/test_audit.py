@@ -152,6 +152,7 @@ def test_without_libcst_the_audit_says_how_to_install_it(course, capsys, monkeyp
     ("solution syntax", "does not parse (line 1"),
     ("unknown topic folder", "is named like no solution module"),
     ("empty mistakes folder", "holds no mistake; add hooks/<name>.py"),
+    ("empty mistakes", "is empty; plant a mistake as"),
     ("accepted without reason", "entry 1: reason is missing"),
 ])
 def test_bad_input_gets_a_message_saying_what_to_do(course, capsys, damage, expected):
@@ -167,6 +168,8 @@ def test_bad_input_gets_a_message_saying_what_to_do(course, capsys, damage, expe
     elif damage == "empty mistakes folder":
         shutil.rmtree(course / "mistakes" / "hooks")
         (course / "mistakes" / "hooks").mkdir()
+    elif damage == "empty mistakes":
+        shutil.rmtree(course / "mistakes" / "hooks")
     else:
         (course / "mistakes" / "accepted.toml").write_text('[[survivor]]\nid = "hooks.x:y:1"\n')
     code, said = usage(capsys, str(checks), "--solutions", str(solutions))

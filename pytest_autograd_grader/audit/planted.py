@@ -37,7 +37,10 @@ def find_planted(mistakes: Path, topics: list[str]) -> list[Planted]:
     folder named like no solution module, or a folder holding no mistake,
     is the author's to fix: AuditUsageError saying what to do."""
     planted: list[Planted] = []
-    for folder in sorted(p for p in mistakes.iterdir() if p.is_dir() and not _skipped(p)):
+    entries = [p for p in mistakes.iterdir() if not p.name.startswith(".")]
+    if not entries:  # an author who made the folder meant to plant something
+        raise AuditUsageError(msg("audit.mistakes_folder_empty", folder=str(mistakes)))
+    for folder in sorted(p for p in entries if p.is_dir() and not _skipped(p)):
         if folder.name not in topics:
             raise AuditUsageError(msg("audit.mistakes_unknown_topic", folder=str(folder),
                                       topics=", ".join(topics) or "-"))

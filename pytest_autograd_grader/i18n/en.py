@@ -416,6 +416,7 @@ EN: dict[str, str] = {
     "audit.no_mistakes": "--mistakes: {path} is not a folder; give the folder holding mistakes/<topic>/<name>.py",
     "audit.mistakes_unknown_topic": "the mistakes folder {folder} is named like no solution module; name it after the topic it plants mistakes in (one of {topics}), or start its name with _ to keep it out of the audit",
     "audit.mistakes_empty": "the mistakes folder {folder} holds no mistake; add {topic}/<name>.py (the solution with one wrong answer, a docstring saying what is wrong), or remove the folder",
+    "audit.mistakes_folder_empty": "the mistakes folder {folder} is empty; plant a mistake as {folder}/<topic>/<name>.py (the solution with one wrong answer, a docstring saying what is wrong), or remove the folder",
     "audit.mistake_syntax": "does not parse (line {line}: {error}); a planted mistake must be a whole module that Python can import",
     "audit.mistake_unreadable": "cannot be read ({error}); it must be a UTF-8 text file",
     "audit.no_accepted": "--accepted: {path} is not a file; give the TOML file of accepted survivors",

@@ -416,6 +416,7 @@ ZH: dict[str, str] = {
     "audit.no_mistakes": "--mistakes：{path} 不是文件夹；请给出存放 mistakes/<topic>/<name>.py 的文件夹",
     "audit.mistakes_unknown_topic": "错误示例文件夹 {folder} 的名字不对应任何参考答案模块；请按它所属的主题命名（{topics} 之一），或让名字以 _ 开头，使审查跳过它",
     "audit.mistakes_empty": "错误示例文件夹 {folder} 中没有错误示例；请添加 {topic}/<name>.py（带一个错误答案的参考答案，并用文档字符串说明错在哪里），或删除该文件夹",
+    "audit.mistakes_folder_empty": "错误示例文件夹 {folder} 是空的；请以 {folder}/<topic>/<name>.py 的形式放入一个错误示例（带一个错误答案的参考答案，并用文档字符串说明错在哪里），或删除该文件夹",
     "audit.mistake_syntax": "无法解析（第 {line} 行：{error}）；错误示例必须是 Python 能导入的完整模块",
     "audit.mistake_unreadable": "无法读取（{error}）；它必须是 UTF-8 文本文件",
     "audit.no_accepted": "--accepted：{path} 不是文件；请给出记录已接受幸存变异体的 TOML 文件",
