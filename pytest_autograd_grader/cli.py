@@ -26,6 +26,8 @@ COMMANDS = {
               "grade a whole class: per-student reports, a gradebook, an LMS file and a class report"),
     "merge": ("pytest_autograd_grader.classroom.merge",
               "merge the OUT folders of 'class --shard' runs into one gradebook and report"),
+    "audit": ("pytest_autograd_grader.audit.cli",
+              "audit a course's checks: solutions and stubs, planted mistakes, generated mutants"),
     "notebooks": ("pytest_autograd_grader.exercise_notebooks",
                   "write one notebook per topic from the exercise stubs, ending with a cell that grades it"),
     "watch": ("pytest_autograd_grader.watch",

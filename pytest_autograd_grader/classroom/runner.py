@@ -116,8 +116,8 @@ def grade_student(settings: ClassSettings, student: Student, seed: int) -> dict:
         said = io.StringIO()
         # what pytest says is kept only to explain a session that broke
         with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):
-            code = run_session(pytest_args(settings, student.modules, seed, private), settings.checks,
-                               keep_checks=True)
+            args = pytest_args(settings, student.modules, seed, private) + (["-x"] if student.stop_first else [])
+            code = run_session(args, settings.checks, keep_checks=True)
         return student_report(settings, student, seed, private, code, said.getvalue(), started, clock)
 
 

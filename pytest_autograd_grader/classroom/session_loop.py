@@ -57,7 +57,7 @@ class StudentLoop:
             tmp = Path(tempfile.mkdtemp(prefix="class-grade-"))
             private = tmp / "report.json"
             try:
-                code, said = self._grade(session, student, seed, private, failed, pristine)
+                code, said = self._grade(session, student, seed, private, failed, pristine, template[3])
             except Exception as exc:  # the grader's own failure: the rest get a session each
                 shutil.rmtree(tmp, ignore_errors=True)
                 self.left = task
@@ -70,7 +70,7 @@ class StudentLoop:
         return True
 
     def _grade(self, session: pytest.Session, student, seed: int, private: Path, failed: int,
-               pristine: dict) -> tuple[int, str]:
+               pristine: dict, template_maxfail: int = 0) -> tuple[int, str]:
         """pytest's exit code for the student's run, and what it said of a
         run it refused (a lone run's error message)."""
         from _pytest.main import pytest_runtestloop as run_checks
@@ -78,6 +78,8 @@ class StudentLoop:
         config = session.config
         try:
             _take_student(config, student, seed, private)
+            # a student graded with -x stops at its first failure past the collection's (Student.stop_first)
+            config.option.maxfail = failed + 1 if getattr(student, "stop_first", False) else template_maxfail
         except pytest.UsageError as exc:
             return int(pytest.ExitCode.USAGE_ERROR), f"ERROR: {exc}"  # as a lone run: no report
         session.testsfailed = failed
@@ -104,7 +106,7 @@ class StudentLoop:
 
 def _options(config: pytest.Config) -> tuple:
     option = config.option
-    return option.grade_submission, option.grade_seed, option.grade_json_private
+    return option.grade_submission, option.grade_seed, option.grade_json_private, option.maxfail
 
 
 def _restore(config: pytest.Config, template: tuple) -> None:
@@ -113,7 +115,7 @@ def _restore(config: pytest.Config, template: tuple) -> None:
     from ..state import SETTINGS, state_of
 
     option = config.option
-    option.grade_submission, option.grade_seed, option.grade_json_private = template
+    option.grade_submission, option.grade_seed, option.grade_json_private, option.maxfail = template
     state = state_of(config)
     state.settings = config.stash[SETTINGS] = options.read_settings(config)
 

@@ -34,6 +34,9 @@ class Student:
     has_modules: bool  # any .py file there (else the submission is "missing")
     # what the LMS's export said of the student (intake/): name, late, lms, lms_id; goes into the report
     handed: dict = field(default_factory=dict, hash=False, compare=False)
+    # graded as with -x, stopping at the first failing check (the audit's
+    # mutants, where the only question is whether any check fails)
+    stop_first: bool = False
 
 
 def safe_id(name: str, taken: set[str]) -> str:
