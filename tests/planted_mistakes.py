@@ -1,0 +1,97 @@
+"""The shipped course's planted mistakes, read from mistakes/<topic>/<name>.py
+(the files `autograd-grader audit` reads) back into the ``Mistake``s that
+conftest.assert_planted grades.
+
+A file is a whole module: the reference solution with one function wrong,
+whose docstring's first line says what is wrong, then the fields
+``check: test_<function>`` and ``expected diagnosis: <id>[, <id>...]``. What
+only the tests assert of a mistake (more texts, a partial score, texts that
+must be absent) stays in its topic's test file, as an ``Expect`` per name."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import NamedTuple
+
+from conftest import REPO, SOLUTIONS, Mistake
+
+MISTAKES_DIR = REPO / "mistakes"
+
+
+class Expect(NamedTuple):
+    """What a topic's test asserts of one planted mistake beyond its file."""
+
+    texts: tuple = ()  # more text the feedback must hold
+    score: float = 0
+    absent: tuple = ()  # text the feedback must not hold
+
+
+class Planted(NamedTuple):
+    name: str
+    what: str
+    fields: dict  # docstring field -> value ("check", "expected diagnosis")
+    module: str  # the whole file
+
+
+def read_planted(path: Path) -> Planted:
+    text = path.read_text()
+    doc = ast.get_docstring(ast.parse(text)) or ""
+    what, *rest = doc.splitlines() or [""]
+    fields = {}
+    for line in rest:
+        key, colon, value = line.partition(":")
+        if colon and key.strip():
+            fields[key.strip()] = value.strip()
+    return Planted(path.stem, what.strip(), fields, text)
+
+
+def topic_files(topic: str) -> list[Path]:
+    """The planted mistakes of ``topic``, by name (``_``-files are not)."""
+    return sorted(p for p in (MISTAKES_DIR / topic).glob("*.py") if not p.name.startswith("_"))
+
+
+def _statement_lines(node: ast.stmt) -> tuple[int, int]:
+    decorators = getattr(node, "decorator_list", None)
+    return (decorators[0].lineno if decorators else node.lineno) - 1, node.end_lineno
+
+
+def changed_source(topic: str, module: str) -> str:
+    """The top-level statements of ``module`` that differ from or are absent
+    in ``topic``'s reference solution (its docstring aside), each run of
+    neighbouring ones with the text between them: the wrong function and any
+    helper it defines, as source that replaces the function in the solution."""
+    solution = {ast.dump(node) for node in ast.parse((SOLUTIONS / f"{topic}.py").read_text()).body}
+    lines = module.splitlines(keepends=True)
+    body = ast.parse(module).body
+    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant):
+        body = body[1:]
+    runs: list[list[int]] = []
+    previous_changed = False
+    for node in body:
+        changed = ast.dump(node) not in solution
+        if changed:
+            start, end = _statement_lines(node)
+            if previous_changed:
+                runs[-1][1] = end
+            else:
+                runs.append([start, end])
+        previous_changed = changed
+    return "\n\n\n".join("".join(lines[start:end]).strip("\n") for start, end in runs) + "\n"
+
+
+def as_mistake(topic: str, planted: Planted, expect: Expect) -> Mistake:
+    ids = tuple(i.strip() for i in planted.fields.get("expected diagnosis", "").split(",") if i.strip())
+    diagnosis = ids[0] if len(ids) == 1 else ids or None
+    function = planted.fields["check"].removeprefix("test_")
+    return Mistake(function, planted.what, "\n" + changed_source(topic, planted.module), diagnosis,
+                   expect.texts, expect.score, expect.absent)
+
+
+def planted(topic: str, expect: dict[str, Expect]) -> list[Mistake]:
+    """Every planted mistake of ``topic`` as a ``Mistake``, with the test's
+    ``expect`` for it where it has one (every name there must be a file)."""
+    files = {path.stem: read_planted(path) for path in topic_files(topic)}
+    stale = sorted(set(expect) - set(files))
+    assert not stale, f"expectations for mistakes that are not in mistakes/{topic}/: {stale}"
+    return [as_mistake(topic, found, expect.get(name, Expect())) for name, found in files.items()]
