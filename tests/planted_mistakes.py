@@ -6,7 +6,8 @@ A file is a whole module: the reference solution with one function wrong,
 whose docstring's first line says what is wrong, then the fields
 ``check: test_<function>`` and ``expected diagnosis: <id>[, <id>...]``. What
 only the tests assert of a mistake (more texts, a partial score, texts that
-must be absent) stays in its topic's test file, as an ``Expect`` per name."""
+must be absent) stays in its topic's test file, as an ``Expect`` per name
+(``planted``) or the list of what else its feedback says (``planted_named``)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import ast
 from pathlib import Path
 from typing import NamedTuple
 
-from conftest import REPO, SOLUTIONS, Mistake
+from conftest import REPO, SOLUTIONS, Mistake, grade_variants, solution_with_all
 
 MISTAKES_DIR = REPO / "mistakes"
 
@@ -95,3 +96,42 @@ def planted(topic: str, expect: dict[str, Expect]) -> list[Mistake]:
     stale = sorted(set(expect) - set(files))
     assert not stale, f"expectations for mistakes that are not in mistakes/{topic}/: {stale}"
     return [as_mistake(topic, found, expect.get(name, Expect())) for name, found in files.items()]
+
+
+def planted_named(topic: str, extra: dict[str, list]) -> dict[str, dict[str, list]]:
+    """For conftest.assert_diagnosed: {name: {its check: what its feedback
+    says}}, the file's expected diagnoses and the test's ``extra`` for it."""
+    files = {path.stem: read_planted(path) for path in topic_files(topic)}
+    stale = sorted(set(extra) - set(files))
+    assert not stale, f"expectations for mistakes that are not in mistakes/{topic}/: {stale}"
+    wanted = {}
+    for name, found in files.items():
+        ids = [i.strip() for i in found.fields.get("expected diagnosis", "").split(",") if i.strip()]
+        wanted[name] = {found.fields["check"]: ids + list(extra.get(name, ()))}
+    return wanted
+
+
+def grade_planted_named(pytester, topic: str, right: dict[str, dict[str, str]]) -> dict[str, dict[str, list]]:
+    """Grade every planted mistake of ``topic`` (its own check only) and the
+    correct styles ``right`` ({name: {function: source}}, every check) under
+    the 20 seeds in one session, at most one mistake per function in each
+    module (as conftest.assert_planted). Returns {name: {test name: results}}
+    for the mistakes and the styles."""
+    versions: list[dict[str, str]] = []  # function -> the mistake's name
+    mistakes = {name: as_mistake(topic, read_planted(MISTAKES_DIR / topic / f"{name}.py"), Expect())
+                for name in (path.stem for path in topic_files(topic))}
+    for name, mistake in mistakes.items():
+        version = next((v for v in versions if mistake.function not in v), None)
+        if version is None:
+            versions.append(version := {})
+        version[mistake.function] = name
+    modules = {f"version{i}": solution_with_all(topic, {f: mistakes[n].source for f, n in version.items()})
+               for i, version in enumerate(versions)}
+    keep = {f"version{i}": [f"test_{f}" for f in version] for i, version in enumerate(versions)}
+    modules.update({name: solution_with_all(topic, functions) for name, functions in right.items()})
+    results = grade_variants(pytester, topic, modules, keep=keep)
+    graded = {name: results[name] for name in right}
+    for i, version in enumerate(versions):
+        for function, name in version.items():
+            graded[name] = {f"test_{function}": results[f"version{i}"][f"test_{function}"]}
+    return graded

@@ -13,8 +13,8 @@ from conftest import EN, EXERCISES, REPO, SOLUTIONS
 from planted_mistakes import MISTAKES_DIR, changed_source, read_planted, topic_files
 
 FILES = sorted(MISTAKES_DIR.glob("*/*.py"))
-# the call a topic test grades its folder with (planted_mistakes.planted)
-GRADES_FOLDER = re.compile(r"\bplanted\(TOPIC, EXPECT\)")
+# the calls a topic test grades its folder with (planted_mistakes.planted, planted_named)
+GRADES_FOLDER = re.compile(r"\bplanted(_named)?\(TOPIC, EXPECT\)")
 
 
 def _names(source: str) -> set[str]:
