@@ -7,7 +7,9 @@ whose docstring's first line says what is wrong, then the fields
 ``check: test_<function>`` and ``expected diagnosis: <id>[, <id>...]``. What
 only the tests assert of a mistake (more texts, a partial score, texts that
 must be absent) stays in its topic's test file, as an ``Expect`` per name
-(``planted``) or the list of what else its feedback says (``planted_named``)."""
+(``planted``) or the list of what else its feedback says (``planted_named``);
+the tests that grade bundles of plantings by index read a file's source
+with ``planted_source``."""
 
 from __future__ import annotations
 
@@ -79,6 +81,18 @@ def changed_source(topic: str, module: str) -> str:
                 runs.append([start, end])
         previous_changed = changed
     return "\n\n\n".join("".join(lines[start:end]).strip("\n") for start, end in runs) + "\n"
+
+
+# topic -> the names planted_source gave out: what a test module's VARIANTS use
+SOURCES_USED: dict[str, set[str]] = {}
+
+
+def planted_source(topic: str, name: str) -> str:
+    """The source that plants mistakes/<topic>/<name>.py into the reference
+    solution (its changed definitions), for the tests that grade bundles of
+    plantings by index (conftest.grade_planted)."""
+    SOURCES_USED.setdefault(topic, set()).add(name)
+    return "\n" + changed_source(topic, (MISTAKES_DIR / topic / f"{name}.py").read_text())
 
 
 def as_mistake(topic: str, planted: Planted, expect: Expect) -> Mistake:
