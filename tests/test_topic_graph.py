@@ -3,8 +3,8 @@ diagnosis that names them (and no other), a docstring's instruction broken
 with right values costs its share of the points (read from the trace), and
 correct solutions in other styles pass.
 
-Every planted mistake and every correct style is graded under the 20 seeds
-of ``grade_seeds``, all in one grading session."""
+Every planted mistake (mistakes/graph/<name>.py) and every correct style is
+graded under the 20 seeds of ``grade_seeds``, all in one grading session."""
 
 
 from conftest import assert_planted, instruction_only

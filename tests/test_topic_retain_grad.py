@@ -2,8 +2,8 @@
 diagnosis that names them (and no other), and correct solutions in other
 styles pass.
 
-Every planted mistake and every correct style is graded under the 20 seeds
-of ``grade_seeds``, all in one grading session."""
+Every planted mistake (mistakes/retain_grad/<name>.py) and every correct style is
+graded under the 20 seeds of ``grade_seeds``, all in one grading session."""
 
 
 from conftest import assert_planted
