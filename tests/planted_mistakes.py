@@ -95,6 +95,21 @@ def planted_source(topic: str, name: str) -> str:
     return "\n" + changed_source(topic, (MISTAKES_DIR / topic / f"{name}.py").read_text())
 
 
+def planted_module(topic: str, *names: str) -> str:
+    """The reference solution with every named mistake of ``topic`` planted
+    (each replaces the solution's definition it changes): a bundle of
+    mistakes in different functions, graded in one module."""
+    solution = {node.name for node in ast.parse((SOLUTIONS / f"{topic}.py").read_text()).body
+                if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    replacements = {}
+    for name in names:
+        source = planted_source(topic, name)
+        (function,) = {node.name for node in ast.parse(source).body
+                       if isinstance(node, (ast.FunctionDef, ast.ClassDef))} & solution
+        replacements[function] = source
+    return solution_with_all(topic, replacements)
+
+
 def as_mistake(topic: str, planted: Planted, expect: Expect) -> Mistake:
     ids = tuple(i.strip() for i in planted.fields.get("expected diagnosis", "").split(",") if i.strip())
     diagnosis = ids[0] if len(ids) == 1 else ids or None
