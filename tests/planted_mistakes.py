@@ -4,12 +4,13 @@ conftest.assert_planted grades.
 
 A file is a whole module: the reference solution with one function wrong,
 whose docstring's first line says what is wrong, then the fields
-``check: test_<function>`` and ``expected diagnosis: <id>[, <id>...]``. What
-only the tests assert of a mistake (more texts, a partial score, texts that
-must be absent) stays in its topic's test file, as an ``Expect`` per name
-(``planted``) or the list of what else its feedback says (``planted_named``);
-the tests that grade bundles of plantings by index read a file's source
-with ``planted_source``."""
+``check: test_<function>`` (or the checks that must catch it, separated by
+", ") and ``expected diagnosis: <id>[, <id>...]``. What only the tests assert
+of a mistake (more texts, a partial score, texts that must be absent) stays
+in its topic's test file, as an ``Expect`` per name (``planted``) or the
+list of what else its feedback says (``planted_named``); the tests that
+grade bundles of plantings by index or by variant name build them from the
+files with ``planted_source`` and ``planted_module``."""
 
 from __future__ import annotations
 
