@@ -19,6 +19,9 @@ def test_the_wheel_holds_every_module_of_the_package(tmp_path):
         shutil.copy(REPO / name, source / name)
     shutil.copytree(REPO / "pytest_autograd_grader", source / "pytest_autograd_grader",
                     ignore=shutil.ignore_patterns("__pycache__"))
+    # the answers beside the package in a checkout: never in the wheel
+    for answers in ("solutions", "mistakes"):
+        shutil.copytree(REPO / answers, source / answers, ignore=shutil.ignore_patterns("__pycache__"))
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
                     "-w", str(tmp_path / "dist"), str(source)], check=True, capture_output=True)
     (wheel,) = (tmp_path / "dist").glob("*.whl")
@@ -34,6 +37,8 @@ def test_the_wheel_holds_every_module_of_the_package(tmp_path):
     assert data - shipped == set()
     # the curriculum notebook.check grades with where no course folder is at hand
     assert {"pytest_autograd_grader/curriculum/test_leaf.py", "pytest_autograd_grader/curriculum/leaf.py"} <= shipped
+    assert [name for name in shipped if name.split("/")[0] in ("solutions", "mistakes")
+            or "/solutions/" in name or "/mistakes/" in name] == []
 
 
 # -- the wheel the platform set-ups carry -------------------------------------------------

@@ -7,9 +7,12 @@ start, a check milliseconds): variant i is the reference solution with a
 mistake, or a correct other style, planted in some functions, graded by a
 copy of the topic's checks for those functions in checks/v{i}/ (same file
 name, so each check gets exactly the inputs `--grade-seed S` gives it) that
-loads the module accumulation_v{i}."""
+loads the module accumulation_v{i}. The mistakes are
+mistakes/accumulation/<name>.py (what `autograd-grader audit` reads),
+planted by name (``planted_source``)."""
 
-from conftest import fails_everywhere, grade_planted, instruction_only, passes_everywhere, solution_function
+from conftest import fails_everywhere, grade_planted, instruction_only, passes_everywhere
+from planted_mistakes import planted_source
 
 from pytest_autograd_grader.i18n import msg
 
@@ -19,202 +22,56 @@ CHECKS = ("test_accumulated_grad", "test_zeroed_grads", "test_train_loop", "test
 VARIANTS = [
     {  # 0
         # .grad zeroed in every pass where accumulation was asked for
-        "accumulated_grad": """
-def accumulated_grad(x, k):
-    for _ in range(k):
-        x.grad = None
-        ((x + 2) ** 2).mean().backward()
-    return x.grad
-""",
+        "accumulated_grad": planted_source(TOPIC, "accumulated_zeroed_each_pass"),
         # .grad never cleared: pass i holds the sum of passes 1..i
-        "zeroed_grads": """
-def zeroed_grads(x, scales):
-    grads = []
-    for c in scales:
-        (c * ((x + 2) ** 2).mean()).backward()
-        grads.append(x.grad.clone())
-    return grads
-""",
+        "zeroed_grads": planted_source(TOPIC, "zeroed_never_cleared"),
         # w.grad saved without clone(), zeroed in place: every entry is the last gradient
-        "train_loop": """
-def train_loop(w, xs, ys, lr):
-    grads = []
-    for x, y in zip(xs, ys):
-        if w.grad is not None:
-            w.grad.zero_()
-        loss = ((x @ w - y) ** 2).mean()
-        loss.backward()
-        grads.append(w.grad)
-        with torch.no_grad():
-            w -= lr * w.grad
-    return w, grads
-""",
+        "train_loop": planted_source(TOPIC, "train_saved_without_clone"),
         # the micro-batch losses are not divided by k
-        "microbatch_grad": """
-def microbatch_grad(w, xs, ys):
-    for x, y in zip(xs, ys):
-        ((x @ w - y) ** 2).mean().backward()
-    return w.grad
-""",
+        "microbatch_grad": planted_source(TOPIC, "microbatch_not_divided"),
     },
     {  # 1
         # the tutorial's two passes, whatever k is
-        "accumulated_grad": """
-def accumulated_grad(x, k):
-    for _ in range(2):
-        ((x + 2) ** 2).mean().backward()
-    return x.grad
-""",
+        "accumulated_grad": planted_source(TOPIC, "accumulated_two_passes"),
         # saved without clone(), zeroed in place after each pass: every entry is zero
-        "zeroed_grads": """
-def zeroed_grads(x, scales):
-    grads = []
-    for c in scales:
-        (c * ((x + 2) ** 2).mean()).backward()
-        grads.append(x.grad)
-        x.grad.zero_()
-    return grads
-""",
+        "zeroed_grads": planted_source(TOPIC, "zeroed_saved_without_clone"),
         # the out-of-place update: w is no longer a leaf after one step
-        "train_loop": """
-def train_loop(w, xs, ys, lr):
-    grads = []
-    for x, y in zip(xs, ys):
-        loss = ((x @ w - y) ** 2).mean()
-        loss.backward()
-        grads.append(w.grad.clone())
-        w = w - lr * w.grad
-    return w, grads
-""",
+        "train_loop": planted_source(TOPIC, "train_out_of_place"),
         # w.grad cleared before every micro-batch: only the last one is left
-        "microbatch_grad": """
-def microbatch_grad(w, xs, ys):
-    for x, y in zip(xs, ys):
-        w.grad = None
-        (((x @ w - y) ** 2).mean() / len(xs)).backward()
-    return w.grad
-""",
+        "microbatch_grad": planted_source(TOPIC, "microbatch_last_only"),
     },
     {  # 2
         # one forward pass, k backward calls through the same graph
-        "accumulated_grad": """
-def accumulated_grad(x, k):
-    out = ((x + 2) ** 2).mean()
-    for _ in range(k):
-        out.backward(retain_graph=True)
-    return x.grad
-""",
+        "accumulated_grad": planted_source(TOPIC, "accumulated_one_forward"),
         # x.grad.zero_() before the first backward, when x.grad is still None
-        "zeroed_grads": """
-def zeroed_grads(x, scales):
-    grads = []
-    for c in scales:
-        x.grad.zero_()
-        (c * ((x + 2) ** 2).mean()).backward()
-        grads.append(x.grad.clone())
-    return grads
-""",
+        "zeroed_grads": planted_source(TOPIC, "zeroed_zero_none"),
         # w.grad never cleared between steps
-        "train_loop": """
-def train_loop(w, xs, ys, lr):
-    grads = []
-    for x, y in zip(xs, ys):
-        loss = ((x @ w - y) ** 2).mean()
-        loss.backward()
-        grads.append(w.grad.clone())
-        with torch.no_grad():
-            w -= lr * w.grad
-    return w, grads
-""",
+        "train_loop": planted_source(TOPIC, "train_never_cleared"),
         # each micro-batch summed instead of averaged
-        "microbatch_grad": """
-def microbatch_grad(w, xs, ys):
-    for x, y in zip(xs, ys):
-        (((x @ w - y) ** 2).sum() / len(xs)).backward()
-    return w.grad
-""",
+        "microbatch_grad": planted_source(TOPIC, "microbatch_summed"),
     },
     {  # 3
         # a sum where the mean was asked
-        "accumulated_grad": """
-def accumulated_grad(x, k):
-    for _ in range(k):
-        ((x + 2) ** 2).sum().backward()
-    return x.grad
-""",
+        "accumulated_grad": planted_source(TOPIC, "accumulated_sum"),
         # torch.autograd.grad: right values, but .grad is never used
-        "zeroed_grads": """
-def zeroed_grads(x, scales):
-    return [torch.autograd.grad(c * ((x + 2) ** 2).mean(), x)[0] for c in scales]
-""",
+        "zeroed_grads": planted_source(TOPIC, "zeroed_autograd_grad"),
         # the out-of-place update under no_grad: w stops requiring grad
-        "train_loop": """
-def train_loop(w, xs, ys, lr):
-    grads = []
-    for x, y in zip(xs, ys):
-        loss = ((x @ w - y) ** 2).mean()
-        loss.backward()
-        grads.append(w.grad.clone())
-        with torch.no_grad():
-            w = w - lr * w.grad
-    return w, grads
-""",
+        "train_loop": planted_source(TOPIC, "train_rebound_no_grad"),
         # the whole batch's mean in one backward call
-        "microbatch_grad": """
-def microbatch_grad(w, xs, ys):
-    ((torch.einsum("kbn,n->kb", xs, w) - ys) ** 2).mean().backward()
-    return w.grad
-""",
+        "microbatch_grad": planted_source(TOPIC, "microbatch_one_backward"),
     },
     {  # 4: the update through w.data: right values, but w was not updated with gradients off
-        "train_loop": """
-def train_loop(w, xs, ys, lr):
-    grads = []
-    for x, y in zip(xs, ys):
-        loss = ((x @ w - y) ** 2).mean()
-        loss.backward()
-        grads.append(w.grad.clone())
-        w.data -= lr * w.grad
-        w.grad = None
-    return w, grads
-""",
+        "train_loop": planted_source(TOPIC, "train_data"),
     },
     {  # 5: w.grad.zero_() before the first backward, when w.grad is still None
-        "train_loop": """
-def train_loop(w, xs, ys, lr):
-    grads = []
-    for x, y in zip(xs, ys):
-        w.grad.zero_()
-        loss = ((x @ w - y) ** 2).mean()
-        loss.backward()
-        grads.append(w.grad.clone())
-        with torch.no_grad():
-            w -= lr * w.grad
-    return w, grads
-""",
+        "train_loop": planted_source(TOPIC, "train_zero_none"),
     },
     {  # 6: malformed returns are the student's failure, never the check's error
-        "zeroed_grads": """
-def zeroed_grads(x, scales):
-    (scales[0] * ((x + 2) ** 2).mean()).backward()
-    for c in scales[1:]:
-        x.grad = None
-        (c * ((x + 2) ** 2).mean()).backward()
-    return x.grad
-""",
-        "train_loop": """
-def train_loop(w, xs, ys, lr):
-    for x, y in zip(xs, ys):
-        ((x @ w - y) ** 2).mean().backward()
-        with torch.no_grad():
-            w -= lr * w.grad
-        w.grad = None
-    return w
-""",
+        "zeroed_grads": planted_source(TOPIC, "zeroed_malformed"),
+        "train_loop": planted_source(TOPIC, "train_malformed"),
     },
     {  # 7: updated in place, then a detached copy returned
-        "train_loop": solution_function(TOPIC, "train_loop").replace("return w, grads",
-                                                                      "return w.detach().clone(), grads"),
+        "train_loop": planted_source(TOPIC, "train_returned_copy"),
     },
     {  # 8: correct solutions in other styles
         "accumulated_grad": """
@@ -278,137 +135,32 @@ def microbatch_grad(w, xs, ys):
     },
     {  # 10: the right values and the right number of backward calls, all but one
         # of them on throw-away graphs that never reach the tensor in question
-        "zeroed_grads": """
-def zeroed_grads(x, scales):
-    ((x + 2) ** 2).mean().backward()
-    g = x.grad.clone()
-    for _ in scales[1:]:
-        torch.ones(1, requires_grad=True).sum().backward()
-    return [c * g for c in scales]
-""",
-        "accumulated_grad": """
-def accumulated_grad(x, k):
-    (k * ((x + 2) ** 2).mean()).backward()
-    for _ in range(k - 1):
-        (torch.zeros(1, requires_grad=True) * 1).sum().backward()
-    return x.grad
-""",
-        "microbatch_grad": """
-def microbatch_grad(w, xs, ys):
-    ((torch.einsum("kbn,n->kb", xs, w) - ys) ** 2).mean().backward()
-    for _ in range(len(xs) - 1):
-        (torch.ones(1, requires_grad=True) * 2).sum().backward()
-    return w.grad
-""",
+        "zeroed_grads": planted_source(TOPIC, "zeroed_throw_away_calls"),
+        "accumulated_grad": planted_source(TOPIC, "accumulated_throw_away_calls"),
+        "microbatch_grad": planted_source(TOPIC, "microbatch_throw_away_calls"),
     },
     {  # 11: dummy calls that do reach the tensor, adding nothing, or the whole batch k times
-        "accumulated_grad": """
-def accumulated_grad(x, k):
-    (k * ((x + 2) ** 2).mean()).backward()
-    for _ in range(k - 1):
-        (x * 0).sum().backward()
-    return x.grad
-""",
-        "microbatch_grad": """
-def microbatch_grad(w, xs, ys):
-    k = len(xs)
-    for _ in range(k):
-        (((torch.einsum("kbn,n->kb", xs, w) - ys) ** 2).mean() / k).backward()
-    return w.grad
-""",
+        "accumulated_grad": planted_source(TOPIC, "accumulated_dummy_calls"),
+        "microbatch_grad": planted_source(TOPIC, "microbatch_whole_batch_k_times"),
     },
     {  # 12: a mean over one axis where the mean runs over every element; .grad kept through
         # detach() and zeroed in place; momentum; micro-batch losses divided by b instead of k
-        "accumulated_grad": """
-def accumulated_grad(x, k):
-    for _ in range(k):
-        ((x + 2) ** 2).sum(dim=-1).mean().backward()
-    return x.grad
-""",
-        "zeroed_grads": """
-def zeroed_grads(x, scales):
-    grads = []
-    for c in scales:
-        if x.grad is not None:
-            x.grad.zero_()
-        (c * ((x + 2) ** 2).mean()).backward()
-        grads.append(x.grad.detach())
-    return grads
-""",
-        "train_loop": """
-def train_loop(w, xs, ys, lr):
-    opt = torch.optim.SGD([w], lr=lr, momentum=0.9)
-    grads = []
-    for x, y in zip(xs, ys):
-        opt.zero_grad()
-        ((x @ w - y) ** 2).mean().backward()
-        grads.append(w.grad.clone())
-        opt.step()
-    return w, grads
-""",
-        "microbatch_grad": """
-def microbatch_grad(w, xs, ys):
-    for x, y in zip(xs, ys):
-        (((x @ w - y) ** 2).mean() / x.shape[0]).backward()
-    return w.grad
-""",
+        "accumulated_grad": planted_source(TOPIC, "accumulated_mean_one_axis"),
+        "zeroed_grads": planted_source(TOPIC, "zeroed_detach_alias"),
+        "train_loop": planted_source(TOPIC, "train_momentum"),
+        "microbatch_grad": planted_source(TOPIC, "microbatch_divided_by_b"),
     },
     {  # 13: a mean over the batch rows of x; a squeeze that drops a size-1 axis;
         # weight decay; w.grad kept through .data and zeroed in place
-        "accumulated_grad": """
-def accumulated_grad(x, k):
-    for _ in range(k):
-        ((x + 2) ** 2).mean(dim=0).sum().backward()
-    return x.grad
-""",
-        "zeroed_grads": """
-def zeroed_grads(x, scales):
-    grads = []
-    for c in scales:
-        x.grad = None
-        (c * ((x + 2) ** 2).mean()).backward()
-        grads.append(x.grad.squeeze().clone())
-    return grads
-""",
-        "train_loop": """
-def train_loop(w, xs, ys, lr):
-    opt = torch.optim.SGD([w], lr=lr, weight_decay=0.01)
-    grads = []
-    for x, y in zip(xs, ys):
-        opt.zero_grad()
-        ((x @ w - y) ** 2).mean().backward()
-        grads.append(w.grad.clone())
-        opt.step()
-    return w, grads
-""",
+        "accumulated_grad": planted_source(TOPIC, "accumulated_mean_rows"),
+        "zeroed_grads": planted_source(TOPIC, "zeroed_squeezed"),
+        "train_loop": planted_source(TOPIC, "train_weight_decay"),
     },
     {  # 14: a velocity kept across steps by hand; w.grad kept through .data and zeroed in place
-        "train_loop": """
-def train_loop(w, xs, ys, lr):
-    grads, velocity = [], torch.zeros_like(w)
-    for x, y in zip(xs, ys):
-        ((x @ w - y) ** 2).mean().backward()
-        grads.append(w.grad.clone())
-        with torch.no_grad():
-            velocity = 0.5 * velocity + w.grad
-            w -= lr * velocity
-        w.grad = None
-    return w, grads
-""",
+        "train_loop": planted_source(TOPIC, "train_velocity"),
     },
     {  # 15: .grad kept through .data, zeroed in place
-        "train_loop": """
-def train_loop(w, xs, ys, lr):
-    grads = []
-    for x, y in zip(xs, ys):
-        if w.grad is not None:
-            w.grad.zero_()
-        ((x @ w - y) ** 2).mean().backward()
-        grads.append(w.grad.data)
-        with torch.no_grad():
-            w -= lr * w.grad
-    return w, grads
-""",
+        "train_loop": planted_source(TOPIC, "train_data_alias"),
     },
     {  # 16: correct: detach() is a copy enough where .grad is set to None before the next
         # backward; a mean written as a sum over numel; micro-batch losses scaled by 1 / k

@@ -6,58 +6,19 @@ All variants are graded in ONE session and one sandbox worker (its start and
 warm-up paid once): each variant is a copy of the checks file in a directory
 of its own, calling a student module named TOPIC_VARIANT; the copies keep
 the file's name, so every check gets exactly the inputs `--grade-seed S`
-gives the real one, for each of the 20 seeds of SEEDS."""
+gives the real one, for each of the 20 seeds of SEEDS. A mistake variant
+plants several mistakes/custom_function/<name>.py, one per function
+(``planted_module``)."""
 
 from __future__ import annotations
 
 import pytest
 from conftest import fails_everywhere, grade_variants, passes_everywhere
+from planted_mistakes import planted_module
 
 from pytest_autograd_grader.i18n import msg
 
 TOPIC = "custom_function"
-SWISH = '''import torch
-
-
-class Swish(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        s = torch.sigmoid(x)
-        ctx.save_for_backward(x, s)
-        return x * s
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, s = ctx.saved_tensors
-        return {swish}
-'''
-HYPOT = '''
-
-class Hypot(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, y):
-        r = torch.sqrt(x ** 2 + y ** 2)
-        ctx.save_for_backward(x, y, r)
-        return r
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, y, r = ctx.saved_tensors
-        return {hypot}
-
-
-def gradcheck_input(x):
-    return {gradcheck_input}
-'''
-
-
-def planted(swish: str, hypot: str, gradcheck_input: str) -> str:
-    """The reference solution with the three given return expressions."""
-    return SWISH.format(swish=swish) + HYPOT.format(hypot=hypot, gradcheck_input=gradcheck_input)
-
-
-RIGHT_SWISH = "grad_output * (s + x * s * (1 - s))"
-RIGHT_INPUT = "x.detach().to(torch.float64).requires_grad_(True)"
 
 VARIANTS = {
     # -- correct, in other styles than the reference's ----------------------
@@ -125,28 +86,20 @@ class Hypot(torch.autograd.Function):
 def gradcheck_input(x):
     return x.double().requires_grad_()
 ''',
-    # -- mistakes, one per function ---------------------------------------------
-    "grad_output": planted("s + x * s * (1 - s)", "grad_output * y / r, grad_output * x / r",
-                           "x.detach().clone().requires_grad_(True)"),
-    "sigmoid_only": planted("grad_output * s * (1 - s)", "x / r, y / r", "x.double()"),
-    "product": planted("grad_output * s", "grad_output * 2 * x / r, grad_output * 2 * y / r",
-                       "x.requires_grad_().double()"),
-    "mixing": planted("grad_output.sum() * (s + x * s * (1 - s))", "grad_output * x / r, None",
-                      "torch.randn(x.shape, dtype=torch.float64, requires_grad=True)"),
-    "second_term": planted("grad_output * x * s * (1 - s)", "[grad_output * x / r, grad_output * y / r]",
-                           RIGHT_INPUT),
-    "copy_paste": planted("-(" + RIGHT_SWISH + ")", "grad_output * x / r, grad_output * x / r", RIGHT_INPUT),
+    # -- mistakes, one per function (mistakes/custom_function/) ------------------
+    "grad_output": planted_module(TOPIC, "swish_grad_output", "hypot_grad_output", "input_grad_output"),
+    "sigmoid_only": planted_module(TOPIC, "swish_sigmoid_only", "hypot_sigmoid_only", "input_sigmoid_only"),
+    "product": planted_module(TOPIC, "swish_product", "hypot_product", "input_product"),
+    "mixing": planted_module(TOPIC, "swish_mixing", "hypot_mixing", "input_mixing"),
+    "second_term": planted_module(TOPIC, "swish_second_term", "hypot_second_term"),
+    "copy_paste": planted_module(TOPIC, "swish_copy_paste", "hypot_copy_paste"),
     # -- mistakes right for some inputs only: each input class on every seed ------
     # |x| where x belongs: right for x >= 0 only
-    "abs_x": planted("grad_output * (s + x.abs() * s * (1 - s))", "grad_output * x.abs() / r, grad_output * y / r",
-                     "x.detach().squeeze().double().requires_grad_(True)"),
+    "abs_x": planted_module(TOPIC, "swish_abs_x", "hypot_abs_x", "input_abs_x"),
     # sqrt(y**2) "simplified": right for y > 0 only; a mean over grad_output (equal for one element)
-    "sqrt_y": planted("grad_output.mean() * (s + x * s * (1 - s))",
-                      "grad_output * x / r, grad_output * torch.sqrt(y ** 2) / r", RIGHT_INPUT),
+    "sqrt_y": planted_module(TOPIC, "swish_sqrt_y", "hypot_sqrt_y"),
     # a local derivative reduced and broadcast; the Jacobian as a matrix (torch.diag: right for 1-D only)
-    "reduced": planted("grad_output @ torch.diag(s + x * s * (1 - s))",
-                       "grad_output * (x / r).mean(), grad_output * y / r",
-                       "x.double().flatten().detach().requires_grad_(True)"),
+    "reduced": planted_module(TOPIC, "swish_reduced", "hypot_reduced", "input_reduced"),
 }
 
 _graded: dict = {}

@@ -6,7 +6,9 @@ All variants are graded in ONE session and one sandbox worker (its start and
 warm-up paid once): each variant is a copy of the checks file in a directory
 of its own, calling a student module named TOPIC_VARIANT; the copies keep
 the file's name, so every check gets exactly the inputs `--grade-seed S`
-gives the real one, for each of the 20 seeds of SEEDS."""
+gives the real one, for each of the 20 seeds of SEEDS. A mistake variant
+plants several mistakes/higher_order/<name>.py, one per function
+(``planted_module``)."""
 
 from __future__ import annotations
 
@@ -14,16 +16,11 @@ import re
 
 import pytest
 from conftest import fails_everywhere, grade_variants, instruction_only, passes_everywhere
+from planted_mistakes import planted_module
 
 from pytest_autograd_grader.i18n import msg
 
 TOPIC = "higher_order"
-POLY = '''import torch
-
-
-def _p(coeffs, x):
-    return sum(coeffs[k] * x ** k for k in range(len(coeffs)))
-'''
 
 VARIANTS = {
     # -- correct, in other styles than the reference's ----------------------
@@ -81,247 +78,20 @@ def hessian_vector_product(a, x, v):
     g = torch.autograd.grad(torch.logsumexp(a @ x, 0), x, create_graph=True)[0]
     return torch.autograd.grad(g, x, grad_outputs=v)[0]
 ''',
-    # -- mistakes, one per function ---------------------------------------------
-    "backward": POLY + '''
-
-def first_derivative(coeffs, x):
-    _p(coeffs, x).sum().backward(create_graph=True)
-    return x.grad
-
-
-def derivatives(coeffs, x, n):   # x.grad never cleared: p', p' + p'', ...
-    current, out = _p(coeffs, x).sum(), []
-    for _ in range(n):
-        current.backward(create_graph=True)
-        out.append(x.grad.clone())
-        current = x.grad.sum()
-    return out
-
-
-def hessian_vector_product(a, x, v):   # returns grad f + H v
-    torch.logsumexp(a @ x, dim=0).backward(create_graph=True)
-    (x.grad * v).sum().backward()
-    return x.grad
-''',
-    "retain": POLY + '''
-
-def first_derivative(coeffs, x):
-    (g,) = torch.autograd.grad(_p(coeffs, x).sum(), x, retain_graph=True)
-    return g
-
-
-def derivatives(coeffs, x, n):
-    result, current = [], _p(coeffs, x)
-    for _ in range(n):
-        (current,) = torch.autograd.grad(current.sum(), x, retain_graph=True)
-        result.append(current)
-    return result
-
-
-def hessian_vector_product(a, x, v):
-    (g,) = torch.autograd.grad(torch.logsumexp(a @ x, dim=0), x, retain_graph=True)
-    return torch.autograd.grad((g * v).sum(), x)[0]
-''',
-    "no_create": POLY + '''
-
-def first_derivative(coeffs, x):
-    (g,) = torch.autograd.grad(_p(coeffs, x).sum(), x)
-    return g
-
-
-def derivatives(coeffs, x, n):   # only the first call records its backward
-    result, current = [], _p(coeffs, x)
-    for i in range(n):
-        (current,) = torch.autograd.grad(current.sum(), x, create_graph=i == 0)
-        result.append(current)
-    return result
-
-
-def hessian_vector_product(a, x, v):
-    (g,) = torch.autograd.grad(torch.logsumexp(a @ x, dim=0), x)
-    return torch.autograd.grad((g * v).sum(), x)[0]
-''',
-    "cut": POLY + '''
-
-def first_derivative(coeffs, x):
-    (g,) = torch.autograd.grad(_p(coeffs, x).sum(), x, create_graph=True)
-    return g.detach()
-
-
-def derivatives(coeffs, x, n):
-    result, current = [], _p(coeffs, x)
-    for _ in range(n):
-        (current,) = torch.autograd.grad(current.sum(), x, create_graph=True)
-        current = torch.tensor(current.tolist(), dtype=x.dtype, device=x.device)
-        result.append(current)
-    return result
-
-
-def hessian_vector_product(a, x, v):
-    (g,) = torch.autograd.grad(torch.logsumexp(a @ x, dim=0), x, create_graph=True)
-    g = g.detach().requires_grad_()   # "appears to not have been used in the graph"
-    return torch.autograd.grad((g * v).sum(), x)[0]
-''',
-    "mixups": POLY + '''
-
-def first_derivative(coeffs, x):   # right values, but no torch.autograd.grad
-    return sum(k * coeffs[k] * x ** (k - 1) for k in range(1, len(coeffs)))
-
-
-def derivatives(coeffs, x, n):   # [p, p', ..., p^(n-1)]
-    result, current = [], _p(coeffs, x)
-    for _ in range(n):
-        result.append(current)
-        (current,) = torch.autograd.grad(current.sum(), x, create_graph=True)
-    return result
-
-
-def hessian_vector_product(a, x, v):   # (H @ ones) * v
-    (g,) = torch.autograd.grad(torch.logsumexp(a @ x, dim=0), x, create_graph=True)
-    return torch.autograd.grad(g.sum(), x)[0] * v
-''',
-    "repeats": POLY + '''
-
-def first_derivative(coeffs, x):
-    (g,) = torch.autograd.grad(_p(coeffs, x).sum(), x)
-    return g.requires_grad_()
-
-
-def derivatives(coeffs, x, n):   # p' every time
-    return [torch.autograd.grad(_p(coeffs, x).sum(), x, create_graph=True)[0] for _ in range(n)]
-
-
-def hessian_vector_product(a, x, v):   # H @ ones
-    (g,) = torch.autograd.grad(torch.logsumexp(a @ x, dim=0), x, create_graph=True)
-    return torch.autograd.grad(g.sum(), x)[0]
-''',
-    "misc": POLY + '''
-
-def first_derivative(coeffs, x):   # p has no graph: the generic diagnosis fits
-    x = x.detach()
-    (g,) = torch.autograd.grad(_p(coeffs, x).sum(), x, create_graph=True)
-    return g
-
-
-def derivatives(coeffs, x, n):   # always two
-    (d1,) = torch.autograd.grad(_p(coeffs, x).sum(), x, create_graph=True)
-    (d2,) = torch.autograd.grad(d1.sum(), x, create_graph=True)
-    return [d1, d2]
-
-
-def hessian_vector_product(a, x, v):   # the first gradient only
-    return torch.autograd.grad(torch.logsumexp(a @ x, dim=0), x, create_graph=True)[0]
-''',
-    "library": POLY + '''
-
-def first_derivative(coeffs, x):   # a tuple, not a tensor
-    return torch.autograd.grad(_p(coeffs, x).sum(), x, create_graph=True)
-
-
-def derivatives(coeffs, x, n):   # right values, from backward with x.grad cleared
-    result, current = [], _p(coeffs, x).sum()
-    for _ in range(n):
-        x.grad = None
-        current.backward(create_graph=True)
-        result.append(x.grad)
-        current = x.grad.sum()
-    return result
-
-
-def hessian_vector_product(a, x, v):   # right values, three gradient calls
-    return torch.autograd.functional.hvp(lambda t: torch.logsumexp(a @ t, dim=0), x, v, create_graph=True)[1]
-''',
-    "zeros": POLY + '''
-
-def first_derivative(coeffs, x):   # no return statement
-    (g,) = torch.autograd.grad(_p(coeffs, x).sum(), x, create_graph=True)
-
-
-def derivatives(coeffs, x, n):   # later derivatives of a new leaf: zeros
-    result, current = [], _p(coeffs, x)
-    for _ in range(n):
-        (current,) = torch.autograd.grad(current.sum(), x, allow_unused=True, materialize_grads=True)
-        current.requires_grad_(True)
-        result.append(current)
-    return result
-
-
-def hessian_vector_product(a, x, v):
-    (g,) = torch.autograd.grad(torch.logsumexp(a @ x, dim=0), x)
-    g.requires_grad_(True)
-    return torch.autograd.grad((g * v).sum(), x, allow_unused=True, materialize_grads=True)[0]
-''',
+    # -- mistakes, one per function (mistakes/higher_order/) ---------------------
+    "backward": planted_module(TOPIC, "first_backward", "derivatives_backward", "hvp_backward"),
+    "retain": planted_module(TOPIC, "first_retain", "derivatives_retain", "hvp_retain"),
+    "no_create": planted_module(TOPIC, "first_no_create", "derivatives_no_create", "hvp_no_create"),
+    "cut": planted_module(TOPIC, "first_cut", "derivatives_cut", "hvp_cut"),
+    "mixups": planted_module(TOPIC, "first_mixups", "derivatives_mixups", "hvp_mixups"),
+    "repeats": planted_module(TOPIC, "first_repeats", "derivatives_repeats", "hvp_repeats"),
+    "misc": planted_module(TOPIC, "first_misc", "derivatives_misc", "hvp_misc"),
+    "library": planted_module(TOPIC, "first_library", "derivatives_library", "hvp_library"),
+    "zeros": planted_module(TOPIC, "first_zeros", "derivatives_zeros", "hvp_zeros"),
     # -- mistakes right for some inputs only, or a sum read as a mean -----------
-    "polyval": '''import torch
-
-
-def _p(c, x):   # Horner's rule in numpy.polyval's order: c[0] taken as the highest power
-    out = torch.zeros_like(x)
-    for coef in c:
-        out = out * x + coef
-    return out
-
-
-def first_derivative(coeffs, x):
-    (g,) = torch.autograd.grad(_p(coeffs, x).sum(), x, create_graph=True)
-    return g
-
-
-def derivatives(coeffs, x, n):
-    result, current = [], _p(coeffs, x)
-    for _ in range(n):
-        (current,) = torch.autograd.grad(current.sum(), x, create_graph=True)
-        result.append(current)
-    return result
-
-
-def hessian_vector_product(a, x, v):   # a mean where the task sums: equal for d = 1
-    (g,) = torch.autograd.grad(torch.logsumexp(a @ x, dim=0), x, create_graph=True)
-    return torch.autograd.grad((g * v).mean(), x)[0]
-''',
-    "mean": POLY + '''
-
-def first_derivative(coeffs, x):   # p'(x) / N: equal for one element
-    (g,) = torch.autograd.grad(_p(coeffs, x).mean(), x, create_graph=True)
-    return g
-
-
-def derivatives(coeffs, x, n):   # a mean in every call: p^(k) / N**k
-    result, current = [], _p(coeffs, x)
-    for _ in range(n):
-        (current,) = torch.autograd.grad(current.mean(), x, create_graph=True)
-        result.append(current)
-    return result
-
-
-def hessian_vector_product(a, x, v):   # squeezed: a single element loses its axis
-    (g,) = torch.autograd.grad(torch.logsumexp(a @ x, dim=0), x, create_graph=True)
-    return torch.autograd.grad((g * v).sum(), x)[0].squeeze()
-''',
-    "vector_only": '''import torch
-
-
-def _p(c, x):   # powers along a new last axis of a vector: a matrix x breaks it
-    return (c * x[:, None] ** torch.arange(len(c), dtype=x.dtype, device=x.device)).sum(1)
-
-
-def first_derivative(coeffs, x):
-    (g,) = torch.autograd.grad(_p(coeffs, x).sum(), x, create_graph=True)
-    return g
-
-
-def derivatives(coeffs, x, n):   # a mean in the first call only: p^(k) / N
-    result, current = [], _p(coeffs, x.reshape(-1)).reshape(x.shape)
-    for i in range(n):
-        (current,) = torch.autograd.grad(current.mean() if i == 0 else current.sum(), x, create_graph=True)
-        result.append(current)
-    return result
-
-
-def hessian_vector_product(a, x, v):
-    (g,) = torch.autograd.grad(torch.logsumexp(a @ x, dim=0), x, create_graph=True)
-    return torch.autograd.grad((g * v).sum(), x)[0]
-''',
+    "polyval": planted_module(TOPIC, "p_polyval", "hvp_polyval"),
+    "mean": planted_module(TOPIC, "first_mean", "derivatives_mean", "hvp_mean"),
+    "vector_only": planted_module(TOPIC, "p_vector_only", "derivatives_vector_only"),
 }
 
 _graded: dict = {}

@@ -7,47 +7,28 @@ start, a check milliseconds): variant i is the reference solution with a
 mistake, or a correct other style, planted in some functions, graded by a
 copy of the topic's checks for those functions in checks/v{i}/ (same file
 name, so each check gets exactly the inputs `--grade-seed S` gives it) that
-loads the module inplace_v{i}."""
+loads the module inplace_v{i}. The mistakes are mistakes/inplace/<name>.py
+(what `autograd-grader audit` reads), planted by name (``planted_source``)."""
 
 from conftest import fails_everywhere, grade_planted, passes_everywhere
+from planted_mistakes import planted_source
 
 from pytest_autograd_grader.i18n import msg
 
 TOPIC = "inplace"
 CHECKS = ("test_sgd_step_keeps_leaf", "test_sgd_steps", "test_repaired")
 
-BROKEN = """
-def repaired(x):
-    e = x.exp()
-    e.add_(1)
-    return e.log() * x
-"""
-
-SGD = """
-def sgd(w, x, y, lr, steps):
-    for _ in range(steps):
-        loss = ((x @ w - y) ** 2).mean()
-        loss.backward()
-{update}
-    return w
-"""
-
 VARIANTS = [
     {  # 0: the out-of-place update; the unrepaired function
-        "sgd": SGD.format(update="        w = w - lr * w.grad"),
-        "repaired": BROKEN,
+        "sgd": planted_source(TOPIC, "sgd_out_of_place"),
+        "repaired": planted_source(TOPIC, "repaired_unrepaired"),
     },
     {  # 1: the out-of-place update under no_grad; the saved tensor cut off with detach()
-        "sgd": SGD.format(update="        with torch.no_grad():\n            w = w - lr * w.grad"),
-        "repaired": """
-def repaired(x):
-    e = x.exp().detach()
-    e.add_(1)
-    return e.log() * x
-""",
+        "sgd": planted_source(TOPIC, "sgd_rebound_no_grad"),
+        "repaired": planted_source(TOPIC, "repaired_detached"),
     },
     {  # 2: the in-place update with gradients on; repaired in another style
-        "sgd": SGD.format(update="        w -= lr * w.grad\n        w.grad = None"),
+        "sgd": planted_source(TOPIC, "sgd_grad_on"),
         "repaired": """
 def repaired(x):
     return torch.log1p(torch.exp(x)) * x
@@ -55,7 +36,7 @@ def repaired(x):
         "only": ("test_sgd_steps", "test_repaired"),
     },
     {  # 3: w.grad never cleared; repaired by a clone before the change
-        "sgd": SGD.format(update="        with torch.no_grad():\n            w -= lr * w.grad"),
+        "sgd": planted_source(TOPIC, "sgd_grad_not_cleared"),
         "repaired": """
 def repaired(x):
     e = x.exp().clone()
@@ -65,18 +46,12 @@ def repaired(x):
         "only": ("test_sgd_steps", "test_repaired"),
     },
     {  # 4: the update through w.data; the exp computed under no_grad
-        "sgd": SGD.format(update="        w.data -= lr * w.grad\n        w.grad.zero_()"),
-        "repaired": """
-def repaired(x):
-    with torch.no_grad():
-        e = x.exp()
-        e.add_(1)
-    return e.log() * x
-""",
+        "sgd": planted_source(TOPIC, "sgd_data"),
+        "repaired": planted_source(TOPIC, "repaired_no_grad"),
         "only": ("test_sgd_step_keeps_leaf", "test_repaired"),
     },
     {  # 5: gradient ascent; repaired with softplus
-        "sgd": SGD.format(update="        with torch.no_grad():\n            w += lr * w.grad\n        w.grad = None"),
+        "sgd": planted_source(TOPIC, "sgd_ascent"),
         "repaired": """
 def repaired(x):
     return x * torch.nn.functional.softplus(x)
@@ -84,39 +59,19 @@ def repaired(x):
         "only": ("test_sgd_steps", "test_repaired"),
     },
     {  # 6: one step too few
-        "sgd": """
-def sgd(w, x, y, lr, steps):
-    for _ in range(1, steps):
-        loss = ((x @ w - y) ** 2).mean()
-        loss.backward()
-        with torch.no_grad():
-            w -= lr * w.grad
-        w.grad = None
-    return w
-""",
+        "sgd": planted_source(TOPIC, "sgd_step_short"),
         "only": ("test_sgd_steps",),
     },
     {  # 7: a sum where the mean was asked (zero_() guarded, sub_: the rest is right)
-        "sgd": """
-def sgd(w, x, y, lr, steps):
-    for _ in range(steps):
-        if w.grad is not None:
-            w.grad.zero_()
-        ((x @ w - y) ** 2).sum().backward()
-        with torch.no_grad():
-            w.sub_(lr * w.grad)
-    return w
-""",
+        "sgd": planted_source(TOPIC, "sgd_sum"),
         "only": ("test_sgd_steps",),
     },
     {  # 8: w.grad.zero_() before the first backward, when w.grad is still None
-        "sgd": SGD.format(update="        with torch.no_grad():\n            w -= lr * w.grad").replace(
-            "    for _ in range(steps):\n", "    for _ in range(steps):\n        w.grad.zero_()\n"),
+        "sgd": planted_source(TOPIC, "sgd_zero_none"),
         "only": ("test_sgd_steps",),
     },
     {  # 9: updated in place with gradients off, then a detached copy returned
-        "sgd": SGD.format(update="        with torch.no_grad():\n            w -= lr * w.grad\n        w.grad = None").replace(
-            "    return w\n", "    return w.detach().clone()\n"),
+        "sgd": planted_source(TOPIC, "sgd_returned_copy"),
         "only": ("test_sgd_step_keeps_leaf",),
     },
     {  # 10: correct in another style (an optimizer's step() is tried in test_topic_accumulation)
@@ -131,45 +86,15 @@ def sgd(w, x, y, lr, steps):
 """,
     },
     {  # 11: momentum where plain gradient descent is asked; f squeezed (a size-1 axis lost)
-        "sgd": """
-def sgd(w, x, y, lr, steps):
-    opt = torch.optim.SGD([w], lr=lr, momentum=0.9)
-    for _ in range(steps):
-        opt.zero_grad()
-        ((x @ w - y) ** 2).mean().backward()
-        opt.step()
-    return w
-""",
-        "repaired": """
-def repaired(x):
-    return (torch.log1p(x.exp()) * x).squeeze()
-""",
+        "sgd": planted_source(TOPIC, "sgd_momentum"),
+        "repaired": planted_source(TOPIC, "repaired_squeezed"),
         "only": ("test_sgd_steps", "test_repaired"),
     },
     {  # 12: weight decay where plain gradient descent is asked
-        "sgd": """
-def sgd(w, x, y, lr, steps):
-    opt = torch.optim.SGD([w], lr=lr, weight_decay=0.05)
-    for _ in range(steps):
-        opt.zero_grad()
-        ((x @ w - y) ** 2).mean().backward()
-        opt.step()
-    return w
-""",
+        "sgd": planted_source(TOPIC, "sgd_weight_decay"),
     },
     {  # 13: Nesterov momentum, written by hand with a velocity kept across steps
-        "sgd": """
-def sgd(w, x, y, lr, steps):
-    velocity = None
-    for _ in range(steps):
-        ((x @ w - y) ** 2).mean().backward()
-        with torch.no_grad():
-            g = w.grad
-            velocity = g.clone() if velocity is None else 0.8 * velocity + g
-            w -= lr * (g + 0.8 * velocity)
-        w.grad = None
-    return w
-""",
+        "sgd": planted_source(TOPIC, "sgd_nesterov"),
         "only": ("test_sgd_steps",),
     },
 ]

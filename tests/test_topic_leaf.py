@@ -2,11 +2,12 @@
 diagnosis that names them (and no other), predict_leaves may not build
 tensors, and correct solutions in other styles pass.
 
-Every planted mistake and every correct style is graded under the 20 seeds
-of ``grade_seeds``, all in one grading session."""
+Every planted mistake (mistakes/leaf/<name>.py) and every correct style is
+graded under the 20 seeds of ``grade_seeds``, all in one grading session."""
 
 
-from conftest import Mistake, assert_planted, instruction_only
+from conftest import assert_planted, instruction_only
+from planted_mistakes import Expect, planted
 
 from pytest_autograd_grader.i18n import msg
 
@@ -28,202 +29,35 @@ SPECIFIC = {
 }
 
 
-# Helpers of the predict_leaves attempts: each attempt is right about something, wrong about one rule.
-PREDICT_PARTS = """
-def parts(nodes):
-    requires, parents = [], []
-    for node in nodes:
-        if node[0] == "input":
-            requires.append(bool(node[1]))
-            parents.append([])
-        else:
-            requires.append(any(requires[i] for i in node[1:]))
-            parents.append(list(node[1:]))
-    is_leaf = [node[0] == "input" or not requires[k] for k, node in enumerate(nodes)]
-    return requires, parents, is_leaf
+# What the test asserts of a planted mistake (mistakes/leaf/<name>.py) beyond its
+# file's diagnosis: more feedback text, a partial score, text that must be absent.
+EXPECT = {
+    "made_copy": Expect(texts=("w: expected is_leaf = True, got False",
+                               msg("diag.leaf.made_copy", what="w", grad_fn="CloneBackward0"))),
+    "detached_copy": Expect(texts=("a: expected is_leaf = False, got True", msg("diag.leaf.detached_copy", what="a"))),
+    "tutorial_grad_not_stored": Expect(texts=("w.grad: expected a gradient, got None",)),
+    "tutorial_no_backward": Expect(texts=("w.grad: expected a gradient, got None",)),
+    "tutorial_mean": Expect(texts=("w.grad: values differ",)),
+    "intermediates_retained": Expect(texts=("a: expected has_grad = False, got True",)),
+    "backward_twice": Expect(texts=(msg("diag.multiple_calls", k=2, calls=2, name="x"),)),
+    "x_data": Expect(texts=("x.grad: expected a gradient, got None", msg("diag.leaf.cut_off", what="x"))),
+    "b_under_no_grad": Expect(texts=(msg("diag.leaf.path_cut", what="b"),)),
+    "scale_first": Expect(texts=("w: expected is_leaf = True, got False",
+                                 msg("diag.leaf.scale_first", grad_fn="MulBackward0"))),
+    "init_mean": Expect(texts=("w.grad: values differ",)),
+    "init_no_backward": Expect(texts=("w.grad: expected a gradient, got None",)),
+    "init_autograd_grad": Expect(texts=("w.grad: expected a gradient, got None",)),
+    "unused_input_grad": Expect(texts=("2 of 4 parts right", "has_grad of t", "(graph: nodes = ["), score=2),
+    "only_created_leaves": Expect(texts=("is_leaf of t4 = t", "expected True, got False"), score=2),
+    "simulated_with_tensors": Expect(texts=("(first: ones)",), score=instruction_only(4)),
+    "ints_not_bools": Expect(texts=("expected True or False (a bool), got a whole number (an int): 1",)),
+    "requires_grad_keeps_grad": Expect(texts=("2 of 4 parts right",), score=2),
+    "walk_ignores_requires_grad": Expect(texts=("2 of 4 parts right",), score=2),
+    "leaf_means_no_grad": Expect(texts=("is_leaf of t",
+                                        "has_grad of t1 (input, requires_grad=True): expected True, got False")),
+    "exp_taken_for_leaf": Expect(texts=("is_leaf of t7 = exp(t6)",), score=2),
+}
 
-
-def reach(parents, start, follow):
-    seen, stack = set(), list(start)
-    while stack:
-        k = stack.pop()
-        if k not in seen and follow(k):
-            seen.add(k)
-            stack.extend(parents[k])
-    return seen
-
-
-def predict_leaves(nodes):"""
-
-
-def predicting(what, body, diagnosis, texts=(), score=0):
-    return Mistake("predict_leaves", what, PREDICT_PARTS + body, diagnosis, texts, score)
-
-
-def tutorial(what, ending, diagnosis, texts=()):
-    """tutorial_graph built right, then ``ending`` (backward and return)."""
-    return Mistake("tutorial_graph", what, """
-def tutorial_graph(x, w):
-    a = x + w
-    b = w + 1
-    y = a * b
-""" + ending, diagnosis, texts)
-
-
-MISTAKES = [
-    tutorial("copies of the leaves returned", """
-    y.sum().backward()
-    return w.clone(), x.clone(), a, b, y
-""", "diag.leaf.made_copy", ("w: expected is_leaf = True, got False",
-                             msg("diag.leaf.made_copy", what="w", grad_fn="CloneBackward0"))),
-    tutorial("an intermediate returned detached", """
-    y.sum().backward()
-    return w, x, a.detach(), b, y
-""", "diag.leaf.detached_copy", ("a: expected is_leaf = False, got True", msg("diag.leaf.detached_copy", what="a"))),
-    tutorial("torch.autograd.grad: gradients computed, .grad left empty", """
-    torch.autograd.grad(y.sum(), (w, x))
-    return w, x, a, b, y
-""", "diag.leaf.grad_not_stored", ("w.grad: expected a gradient, got None",)),
-    tutorial("no backward at all", """
-    loss = y.sum()
-    return w, x, a, b, y
-""", "diag.leaf.no_backward", ("w.grad: expected a gradient, got None",)),
-    tutorial("a mean where the loss is a sum", """
-    y.mean().backward()
-    return w, x, a, b, y
-""", "diag.graph.sum_not_mean", ("w.grad: values differ",)),
-    tutorial("the intermediates' gradients kept", """
-    for t in (a, b, y):
-        t.retain_grad()
-    y.sum().backward()
-    return w, x, a, b, y
-""", "diag.nonleaf_grad_kept", ("a: expected has_grad = False, got True",)),
-    tutorial("backward twice: the leaves' gradients add up", """
-    y.sum().backward(retain_graph=True)
-    y.sum().backward()
-    return w, x, a, b, y
-""", "diag.multiple_calls", (msg("diag.multiple_calls", k=2, calls=2, name="x"),)),
-    Mistake("tutorial_graph", "x.data used in a = x + w: x cut off from the graph", """
-def tutorial_graph(x, w):
-    a = x.data + w
-    b = w + 1
-    y = a * b
-    y.sum().backward()
-    return w, x, a, b, y
-""", "diag.leaf.cut_off", ("x.grad: expected a gradient, got None", msg("diag.leaf.cut_off", what="x"))),
-    Mistake("tutorial_graph", "b computed under torch.no_grad(): w.grad misses the path through b", """
-def tutorial_graph(x, w):
-    a = x + w
-    with torch.no_grad():
-        b = w + 1
-    y = a * b
-    y.sum().backward()
-    return w, x, a, b, y
-""", "diag.leaf.path_cut", (msg("diag.leaf.path_cut", what="b"),)),
-    Mistake("init_parameter", "the classic: requires_grad first, then scaled", """
-def init_parameter(data, scale, x):
-    w = data.requires_grad_(True) * scale
-    (w * x).sum().backward()
-    return w
-""", "diag.leaf.scale_first", ("w: expected is_leaf = True, got False",
-                               msg("diag.leaf.scale_first", grad_fn="MulBackward0"))),
-    Mistake("init_parameter", "a mean where the loss is a sum", """
-def init_parameter(data, scale, x):
-    w = (data * scale).requires_grad_()
-    (w * x).mean().backward()
-    return w
-""", "diag.graph.sum_not_mean", ("w.grad: values differ",)),
-    Mistake("init_parameter", "no backward at all", """
-def init_parameter(data, scale, x):
-    w = (data * scale).requires_grad_()
-    loss = (w * x).sum()
-    return w
-""", "diag.leaf.no_backward", ("w.grad: expected a gradient, got None",)),
-    Mistake("init_parameter", "torch.autograd.grad: .grad left empty", """
-def init_parameter(data, scale, x):
-    w = (data * scale).requires_grad_()
-    torch.autograd.grad((w * x).sum(), w)
-    return w
-""", "diag.leaf.grad_not_stored", ("w.grad: expected a gradient, got None",)),
-    Mistake("init_parameter", "the loss as (w @ x).sum(): a dot product for 1-D tensors only", """
-def init_parameter(data, scale, x):
-    w = (data * scale).requires_grad_(True)
-    (w @ x).sum().backward()
-    return w
-""", "diag.leaf.matmul_loss"),
-    Mistake("init_parameter", "the loss as torch.dot(w, x): 1-D tensors only", """
-def init_parameter(data, scale, x):
-    w = (data * scale).requires_grad_(True)
-    torch.dot(w, x).backward()
-    return w
-""", "diag.leaf.matmul_loss"),
-    Mistake("init_parameter", "w.grad returned instead of w", """
-def init_parameter(data, scale, x):
-    w = (data * scale).requires_grad_(True)
-    (w * x).sum().backward()
-    return w.grad
-""", "diag.leaf.returned_grad"),
-    predicting("an unused input (or one the loss does not depend on) given a gradient", """
-    requires, parents, is_leaf = parts(nodes)
-    return is_leaf, [leaf and r for leaf, r in zip(is_leaf, requires)]
-""", "diag.leaf.unreached", ("2 of 4 parts right", "has_grad of t", "(graph: nodes = ["), score=2),
-    predicting("only the tensors you create are leaves", """
-    requires, parents, is_leaf = parts(nodes)
-    reached = reach(parents, [len(nodes) - 1], lambda k: requires[k])
-    has_grad = [is_leaf[k] and requires[k] and k in reached for k in range(len(nodes))]
-    return [node[0] == "input" for node in nodes], has_grad
-""", "diag.leaf.op_without_grad", ("is_leaf of t4 = t", "expected True, got False"), score=2),
-    Mistake("predict_leaves", "the graph simulated with tensors: right answers, against the instructions", """
-def predict_leaves(nodes):
-    ts = []
-    for node in nodes:
-        if node[0] == "input":
-            ts.append(torch.ones(1, requires_grad=node[1]))
-        elif node[0] == "exp":
-            ts.append(torch.exp(ts[node[1]]))
-        else:
-            ts.append(ts[node[1]] + ts[node[2]] if node[0] == "add" else ts[node[1]] * ts[node[2]])
-    ts[-1].sum().backward()
-    return [t.is_leaf for t in ts], [t.is_leaf and t.grad is not None for t in ts]
-""", "req.leaf.no_tensors", ("(first: ones)",), instruction_only(4)),
-    predicting("right answers as 1 and 0", """
-    requires, parents, is_leaf = parts(nodes)
-    reached = reach(parents, [len(nodes) - 1], lambda k: requires[k])
-    return ([int(leaf) for leaf in is_leaf],
-            [int(is_leaf[k] and requires[k] and k in reached) for k in range(len(nodes))])
-""", "diag.leaf.bools", ("expected True or False (a bool), got a whole number (an int): 1",)),
-    predicting("every tensor that requires grad keeps .grad", """
-    requires, parents, is_leaf = parts(nodes)
-    return is_leaf, list(requires)
-""", ("diag.leaf.nonleaf_no_grad", "diag.leaf.unreached"), ("2 of 4 parts right",), score=2),
-    predicting("every leaf the walk back from the loss meets gets .grad", """
-    requires, parents, is_leaf = parts(nodes)
-    reached = reach(parents, [len(nodes) - 1], lambda k: True)
-    return is_leaf, [is_leaf[k] and k in reached for k in range(len(nodes))]
-""", "diag.leaf.no_requires_grad", ("2 of 4 parts right",), score=2),
-    predicting("an operation needs ALL its inputs to require grad", """
-    requires = []
-    for node in nodes:
-        requires.append(bool(node[1]) if node[0] == "input" else all(requires[i] for i in node[1:]))
-    is_leaf = [node[0] == "input" or not requires[k] for k, node in enumerate(nodes)]
-    _, parents, _ = parts(nodes)
-    reached = reach(parents, [len(nodes) - 1], lambda k: requires[k])
-    return is_leaf, [is_leaf[k] and requires[k] and k in reached for k in range(len(nodes))]
-""", ("diag.leaf.any_input", "diag.leaf.recorded_op", "diag.leaf.reached")),
-    predicting("a leaf is what does not require grad; the walk starts at the last tensor's inputs", """
-    requires, parents, _ = parts(nodes)
-    is_leaf = [not r for r in requires]
-    reached = reach(parents, parents[-1], lambda k: requires[k])
-    return is_leaf, [nodes[k][0] == "input" and requires[k] and k in reached for k in range(len(nodes))]
-""", ("diag.leaf.created_leaf", "diag.leaf.reached"),
-        ("is_leaf of t", "has_grad of t1 (input, requires_grad=True): expected True, got False")),
-    predicting("an exp of a tensor that requires grad taken for a leaf", """
-    requires, parents, is_leaf = parts(nodes)
-    reached = reach(parents, [len(nodes) - 1], lambda k: requires[k])
-    is_leaf = [node[0] in ("input", "exp") or not requires[k] for k, node in enumerate(nodes)]
-    return is_leaf, [nodes[k][0] == "input" and requires[k] and k in reached for k in range(len(nodes))]
-""", "diag.leaf.recorded_op", ("is_leaf of t7 = exp(t6)",), score=2),
-]
 
 # Correct, in other styles than the reference's.
 OTHER_STYLES = {
@@ -310,4 +144,4 @@ CORRECT = {"styles": OTHER_STYLES, "parameter": PARAMETER, "more": MORE_STYLES, 
 
 
 def test_planted_mistakes_fail_and_other_styles_pass_on_every_seed(pytester):
-    assert_planted(pytester, TOPIC, MISTAKES, CORRECT, SPECIFIC)
+    assert_planted(pytester, TOPIC, planted(TOPIC, EXPECT), CORRECT, SPECIFIC)

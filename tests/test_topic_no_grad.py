@@ -7,9 +7,11 @@ start, a check milliseconds): variant i is the reference solution with a
 mistake, or a correct other style, planted in some functions, graded by a
 copy of the topic's checks for those functions in checks/v{i}/ (same file
 name, so each check gets exactly the inputs `--grade-seed S` gives it) that
-loads the module no_grad_v{i}."""
+loads the module no_grad_v{i}. The mistakes are mistakes/no_grad/<name>.py
+(what `autograd-grader audit` reads), planted by name (``planted_source``)."""
 
 from conftest import fails_everywhere, grade_planted, passes_everywhere
+from planted_mistakes import planted_source
 
 from pytest_autograd_grader.i18n import msg
 
@@ -18,33 +20,6 @@ CHECKS = ("test_predict_requires_grad", "test_frozen_features", "test_td_grad")
 FUNCTION_CHECKS = {function: (f"test_{function}",)
                    for function in ("predict_requires_grad", "frozen_features", "td_grad")}
 
-
-def predictor(rule):
-    """A predict_requires_grad whose ops follow ``rule`` (Python source of an
-    expression over node, inputs (the predictions of the node's inputs) and
-    out (the predictions so far))."""
-    return f"""
-def predict_requires_grad(nodes):
-    out = []
-    for node in nodes:
-        inputs = [out[i] for i in node[1:] if type(i) is int]
-        if node[0] == "input":
-            out.append(bool(node[1]))
-        elif node[0] == "detach":
-            out.append(False)
-        else:
-            out.append({rule})
-    return out
-"""
-
-
-FROZEN = """
-def frozen_features(x, W1, W2):
-{features}
-    loss = ((h @ W2) ** 2).{reduce}()
-    loss.backward()
-    return h, W1.grad, W2.grad
-"""
 
 TD = """
 def td_grad(w, x, x_next, r, gamma):
@@ -58,119 +33,55 @@ def td_grad(w, x, x_next, r, gamma):
 VARIANTS = [
     {  # 0
         # no_grad ignored
-        "predict_requires_grad": predictor("any(inputs)"),
+        "predict_requires_grad": planted_source(TOPIC, "predict_no_grad_ignored"),
         # detach() where no_grad was asked
-        "frozen_features": FROZEN.format(features="    h = torch.tanh(x @ W1.detach())", reduce="mean"),
+        "frozen_features": planted_source(TOPIC, "frozen_detach"),
         # the target left in the graph
-        "td_grad": TD.format(target="    target = r + gamma * (x_next @ w)", reduce="mean"),
+        "td_grad": planted_source(TOPIC, "td_target_in_graph"),
     },
     {  # 1
         # detach() thought to switch off its source for the later ops
-        "predict_requires_grad": """
-def predict_requires_grad(nodes):
-    out, cut = [], set()
-    for node in nodes:
-        inputs = [out[i] and i not in cut for i in node[1:] if type(i) is int]
-        if node[0] == "input":
-            out.append(bool(node[1]))
-        elif node[0] == "detach":
-            cut.add(node[1])
-            out.append(False)
-        else:
-            out.append(any(inputs) and node[-1] != "no_grad")
-    return out
-""",
+        "predict_requires_grad": planted_source(TOPIC, "predict_detach_switches_off"),
         # x @ W1 recorded, only tanh under no_grad
-        "frozen_features": FROZEN.format(
-            features="    z = x @ W1\n    with torch.no_grad():\n        h = torch.tanh(z)", reduce="mean"),
+        "frozen_features": planted_source(TOPIC, "frozen_only_tanh"),
         # detach() called, its result thrown away
-        "td_grad": TD.format(target="    future = x_next @ w\n    future.detach()\n    target = r + gamma * future",
-                             reduce="mean"),
+        "td_grad": planted_source(TOPIC, "td_detach_thrown_away"),
     },
     {  # 2
         # detach() thought to change its source in place: the source's own entry flips too
-        "predict_requires_grad": """
-def predict_requires_grad(nodes):
-    out = []
-    for node in nodes:
-        inputs = [out[i] for i in node[1:] if type(i) is int]
-        if node[0] == "input":
-            out.append(bool(node[1]))
-        elif node[0] == "detach":
-            out[node[1]] = False
-            out.append(False)
-        else:
-            out.append(any(inputs) and node[-1] != "no_grad")
-    return out
-""",
+        "predict_requires_grad": planted_source(TOPIC, "predict_detach_in_place"),
         # the loss computed inside the no_grad block too
-        "frozen_features": """
-def frozen_features(x, W1, W2):
-    with torch.no_grad():
-        h = torch.tanh(x @ W1)
-        loss = ((h @ W2) ** 2).mean()
-    loss.backward()
-    return h, W1.grad, W2.grad
-""",
+        "frozen_features": planted_source(TOPIC, "frozen_loss_inside"),
         # the prediction cut off instead of the target
-        "td_grad": """
-def td_grad(w, x, x_next, r, gamma):
-    q = (x @ w).detach()
-    target = r + gamma * (x_next @ w)
-    loss = ((q - target) ** 2).mean()
-    loss.backward()
-    return target, w.grad
-""",
+        "td_grad": planted_source(TOPIC, "td_prediction_cut"),
     },
     {  # 3
         # every input must require grad
-        "predict_requires_grad": predictor('all(inputs) and node[-1] != "no_grad"'),
+        "predict_requires_grad": planted_source(TOPIC, "predict_all_inputs"),
         # no_grad forgotten altogether
-        "frozen_features": FROZEN.format(features="    h = torch.tanh(x @ W1)", reduce="mean"),
+        "frozen_features": planted_source(TOPIC, "frozen_no_grad_forgotten"),
         # a sum of squared errors
-        "td_grad": TD.format(target="    target = (r + gamma * (x_next @ w)).detach()", reduce="sum"),
+        "td_grad": planted_source(TOPIC, "td_sum"),
     },
     {  # 4
         # detach() thought to keep its source's flag
-        "predict_requires_grad": predictor('any(inputs) and node[-1] != "no_grad"').replace(
-            "out.append(False)", "out.append(out[node[1]])"),
+        "predict_requires_grad": planted_source(TOPIC, "predict_detach_keeps_flag"),
         # W1 frozen with requires_grad_(False) instead of no_grad
-        "frozen_features": FROZEN.format(features="    W1.requires_grad_(False)\n    h = torch.tanh(x @ W1)",
-                                         reduce="mean"),
+        "frozen_features": planted_source(TOPIC, "frozen_requires_grad_false"),
         # correct: the target under no_grad
         "td_grad": TD.format(target="    with torch.no_grad():\n        target = r + gamma * (x_next @ w)",
                              reduce="mean"),
     },
     {  # 5
         # right answers from tensors built to find out
-        "predict_requires_grad": """
-def predict_requires_grad(nodes):
-    ts = []
-    for node in nodes:
-        if node[0] == "input":
-            ts.append(torch.ones(1, requires_grad=node[1]))
-        elif node[0] == "detach":
-            ts.append(ts[node[1]].detach())
-        else:
-            with torch.set_grad_enabled(node[-1] != "no_grad"):
-                a = ts[node[1]]
-                ts.append(a.exp() if node[0] == "exp" else a + ts[node[2]] if node[0] == "add" else a * ts[node[2]])
-    return [t.requires_grad for t in ts]
-""",
+        "predict_requires_grad": planted_source(TOPIC, "predict_with_tensors"),
         # a sum of squared outputs
-        "frozen_features": """
-def frozen_features(x, W1, W2):
-    with torch.no_grad():
-        h = torch.tanh(x @ W1)
-    loss = ((h @ W2) ** 2).sum()
-    loss.backward()
-    return h, W1.grad, W2.grad
-""",
+        "frozen_features": planted_source(TOPIC, "frozen_sum"),
         # correct: the target from w.detach()
         "td_grad": TD.format(target="    target = r + gamma * (x_next @ w.detach())", reduce="mean"),
     },
     {  # 6: every computed tensor thought to require grad
-        "predict_requires_grad": predictor('node[-1] != "no_grad"'),
+        "predict_requires_grad": planted_source(TOPIC, "predict_every_op_requires"),
     },
     {  # 7: correct in other styles
         "predict_requires_grad": """
@@ -199,27 +110,21 @@ def frozen_features(x, W1, W2):
 VARIANTS += [
     {  # 8
         # a mean over the batch rows only
-        "frozen_features": FROZEN.format(features="    with torch.no_grad():\n        h = torch.tanh(x @ W1)",
-                                         reduce="sum(dim=1).mean"),
+        "frozen_features": planted_source(TOPIC, "frozen_mean_rows"),
         # the half squared error
-        "td_grad": TD.format(target="    target = (r + gamma * (x_next @ w)).detach()",
-                             reduce="mean").replace("loss.backward()", "(loss / 2).backward()"),
+        "td_grad": planted_source(TOPIC, "td_half"),
     },
     {  # 9
         # .squeeze() on h: wrong wherever N or H is 1
-        "frozen_features": FROZEN.format(
-            features="    with torch.no_grad():\n        h = torch.tanh(x @ W1).squeeze()", reduce="mean"),
+        "frozen_features": planted_source(TOPIC, "frozen_squeezed_h"),
         # divided by the length of w instead of the number of samples
-        "td_grad": TD.format(target="    target = (r + gamma * (x_next @ w)).detach()",
-                             reduce="sum").replace("loss.backward()", "(loss / len(w)).backward()"),
+        "td_grad": planted_source(TOPIC, "td_divided_by_len_w"),
     },
     {  # 10
         # a mean over the outputs only
-        "frozen_features": FROZEN.format(features="    with torch.no_grad():\n        h = torch.tanh(x @ W1)",
-                                         reduce="mean(dim=1).sum"),
+        "frozen_features": planted_source(TOPIC, "frozen_mean_outputs"),
         # x.squeeze(): wrong where D is 1
-        "td_grad": TD.format(target="    target = (r + gamma * (x_next.squeeze() @ w)).detach()",
-                             reduce="mean").replace("q = x @ w", "q = x.squeeze() @ w"),
+        "td_grad": planted_source(TOPIC, "td_squeezed_x"),
     },
     {  # 11: correct in other styles
         "frozen_features": """

@@ -1,281 +1,14 @@
 """The `retain_graph` topic: plausible mistakes fail on every seed with the
 diagnosis that names them, correct answers in other styles pass on every
 seed (test_curriculum grades the reference solution on every seed and the
-untouched stubs). All variants are graded in one session
-(see test_topic_dynamic_graph.grade_variants)."""
+untouched stubs). The planted mistakes (mistakes/retain_graph/) and correct
+styles are graded in one session (``grade_planted_named``)."""
 
-from conftest import assert_all_pass, assert_diagnosed, fails_everywhere, grade_named, grade_planted
+from conftest import assert_all_pass, assert_diagnosed, fails_everywhere, grade_planted
+from planted_mistakes import grade_planted_named, planted_named
 
 TOPIC = "retain_graph"
 
-WRONG = {
-    "no_retain": {
-        "backward_k_times": """
-def backward_k_times(x, k):
-    loss = (x * torch.exp(x)).sum()
-    for _ in range(k):
-        loss.backward()
-    return x.grad
-""",
-        # keeps the graph on the first call, so the second does not fail
-        "caught_error": """
-def caught_error(x):
-    loss = (x ** 3).sum()
-    loss.backward(retain_graph=True)
-    try:
-        loss.backward()
-    except RuntimeError as error:
-        return error, x.grad
-    return None, x.grad
-""",
-        "two_losses": """
-def two_losses(x, w):
-    h = torch.tanh(x * w)
-    h.sum().backward()
-    first = w.grad.clone()
-    (h ** 2).mean().backward()
-    return first, w.grad
-""",
-    },
-    "zeroed_raised_no_clone": {
-        "backward_k_times": """
-def backward_k_times(x, k):
-    loss = (x * torch.exp(x)).sum()
-    for _ in range(k):
-        x.grad = None
-        loss.backward(retain_graph=True)
-    return x.grad
-""",
-        # lets the error escape
-        "caught_error": """
-def caught_error(x):
-    loss = (x ** 3).sum()
-    loss.backward()
-    grad = x.grad.clone()
-    loss.backward()
-    return None, grad
-""",
-        "two_losses": """
-def two_losses(x, w):
-    h = torch.tanh(x * w)
-    h.sum().backward(retain_graph=True)
-    first = w.grad
-    (h ** 2).mean().backward()
-    return first, w.grad
-""",
-    },
-    "rebuilt_everywhere": {
-        # a fresh graph for every backward: no retain_graph needed
-        "backward_k_times": """
-def backward_k_times(x, k):
-    for _ in range(k):
-        loss = (x * torch.exp(x)).sum()
-        loss.backward()
-    return x.grad
-""",
-        "caught_error": """
-def caught_error(x):
-    (x ** 3).sum().backward()
-    first = x.grad.clone()
-    try:
-        (x ** 3).sum().backward()
-    except RuntimeError as error:
-        return error, first
-    return None, x.grad
-""",
-        "two_losses": """
-def two_losses(x, w):
-    torch.tanh(x * w).sum().backward()
-    first = w.grad.clone()
-    (torch.tanh(x * w) ** 2).mean().backward()
-    return first, w.grad
-""",
-    },
-    "one_call_short_once_zeroed": {
-        "backward_k_times": """
-def backward_k_times(x, k):
-    loss = (x * torch.exp(x)).sum()
-    for _ in range(k - 2):
-        loss.backward(retain_graph=True)
-    loss.backward()
-    return x.grad
-""",
-        # never tries the second backward
-        "caught_error": """
-def caught_error(x):
-    loss = (x ** 3).sum()
-    loss.backward()
-    return None, x.grad
-""",
-        "two_losses": """
-def two_losses(x, w):
-    h = torch.tanh(x * w)
-    h.sum().backward(retain_graph=True)
-    first = w.grad.clone()
-    w.grad.zero_()
-    (h ** 2).mean().backward()
-    return first, w.grad
-""",
-    },
-    "times_k_swapped_late_copy": {
-        # one backward, then the gradient multiplied by k
-        "backward_k_times": """
-def backward_k_times(x, k):
-    loss = (x * torch.exp(x)).sum()
-    loss.backward()
-    return x.grad * k
-""",
-        "caught_error": """
-def caught_error(x):
-    loss = (x ** 3).sum()
-    loss.backward()
-    try:
-        loss.backward()
-    except RuntimeError as error:
-        return x.grad, error
-""",
-        "two_losses": """
-def two_losses(x, w):
-    h = torch.tanh(x * w)
-    h.sum().backward(retain_graph=True)
-    (h ** 2).mean().backward()
-    first = w.grad.clone()
-    return first, w.grad
-""",
-    },
-    "fixed_two_forged_sum": {
-        # a fixed number of calls
-        "backward_k_times": """
-def backward_k_times(x, k):
-    loss = (x * torch.exp(x)).sum()
-    loss.backward(retain_graph=True)
-    loss.backward()
-    return x.grad
-""",
-        "caught_error": """
-def caught_error(x):
-    loss = (x ** 3).sum()
-    loss.backward()
-    return RuntimeError("Trying to backward through the graph a second time"), x.grad
-""",
-        "two_losses": """
-def two_losses(x, w):
-    h = torch.tanh(x * w)
-    h.sum().backward(retain_graph=True)
-    first = w.grad.clone()
-    (h ** 2).sum().backward()
-    return first, w.grad
-""",
-    },
-    "both_again_three_calls": {
-        "two_losses": """
-def two_losses(x, w):
-    h = torch.tanh(x * w)
-    loss1, loss2 = h.sum(), (h ** 2).mean()
-    loss1.backward(retain_graph=True)
-    first = w.grad.clone()
-    (loss1 + loss2).backward()
-    return first, w.grad
-""",
-        # the right numbers, with a third backward call
-        "backward_k_times": """
-def backward_k_times(x, k):
-    loss = (x * torch.exp(x)).sum()
-    (grad,) = torch.autograd.grad(loss, x, retain_graph=True)
-    for _ in range(k):
-        loss.backward(retain_graph=True)
-    return x.grad
-""",
-        "caught_error": """
-def caught_error(x):
-    loss = (x ** 3).sum()
-    loss.backward()
-    try:
-        loss.backward()
-    except RuntimeError as error:
-        return str(error), x.grad
-""",
-    },
-    "grad_not_stored_three_calls": {
-        # torch.autograd.grad returns the gradients and leaves x.grad alone
-        "backward_k_times": """
-def backward_k_times(x, k):
-    loss = (x * torch.exp(x)).sum()
-    for _ in range(k):
-        torch.autograd.grad(loss, x, retain_graph=True)
-    return x.grad
-""",
-        "two_losses": """
-def two_losses(x, w):
-    h = torch.tanh(x * w)
-    loss1, loss2 = h.sum(), (h ** 2).mean()
-    loss1.backward(retain_graph=True)
-    first = w.grad.clone()
-    w.grad = None
-    loss1.backward(retain_graph=True)
-    loss2.backward()
-    return first, w.grad
-""",
-    },
-    # the right value and k calls: one real backward of k * dL/dx, the others on throw-away graphs
-    "one_real_call_k_minus_1_dummies": {
-        "backward_k_times": """
-def backward_k_times(x, k):
-    loss = (x * torch.exp(x)).sum()
-    loss.backward(torch.tensor(float(k), dtype=x.dtype))
-    for _ in range(k - 1):
-        torch.zeros(1, requires_grad=True).sum().backward()
-    return x.grad
-""",
-    },
-    # right for some shapes only: x.grad squeezed (a size-1 axis lost), a mean where L
-    # is a sum (equal for one element); w.grad kept through detach() (shares its memory)
-    "squeezed_mean_detached": {
-        "backward_k_times": """
-def backward_k_times(x, k):
-    loss = (x * torch.exp(x)).mean()
-    for _ in range(k - 1):
-        loss.backward(retain_graph=True)
-    loss.backward()
-    return x.grad
-""",
-        "caught_error": """
-def caught_error(x):
-    loss = (x ** 3).sum()
-    loss.backward()
-    try:
-        loss.backward()
-    except RuntimeError as error:
-        return error, x.grad.squeeze()
-""",
-        "two_losses": """
-def two_losses(x, w):
-    h = torch.tanh(x * w)
-    h.sum().backward(retain_graph=True)
-    first = w.grad.detach()
-    (h ** 2).mean().backward()
-    return first, w.grad
-""",
-    },
-    "squeezed_view": {
-        "backward_k_times": """
-def backward_k_times(x, k):
-    loss = (x * torch.exp(x)).sum()
-    for _ in range(k - 1):
-        loss.backward(retain_graph=True)
-    loss.backward()
-    return x.grad.squeeze()
-""",
-        "two_losses": """
-def two_losses(x, w):
-    h = torch.tanh(x * w)
-    h.sum().backward(retain_graph=True)
-    first = w.grad.view_as(w)
-    (h ** 2).mean().backward()
-    return first, w.grad
-""",
-    },
-}
 
 RIGHT = {
     # torch.autograd.grad instead of backward, other forms of the same maths
@@ -358,71 +91,30 @@ def two_losses(x, w):
 RG = "diag.retain_graph."
 TWICE = "backward through the graph a second time"
 NO_ERROR = f"expected the caught error '{TWICE}', got None"
-# What each planted mistake's feedback says on every seed (and nothing else of
-# this topic's, nor a generic diagnosis that is not listed).
+# What a planted mistake's feedback (mistakes/retain_graph/<name>.py) says on every seed
+# besides its file's expected diagnoses (and nothing else of this topic's, nor
+# a generic diagnosis that is not listed).
 EXPECT = {
-    "no_retain": {
-        "test_backward_k_times": [TWICE, "diag.backward_twice"],
-        # not "a constant factor is off": the first backward kept the graph
-        "test_caught_error": [NO_ERROR, RG + "kept_graph"],
-        "test_two_losses": [TWICE, "diag.backward_twice"],
-    },
-    "zeroed_raised_no_clone": {
-        "test_backward_k_times": ["diag.fraction"],
-        "test_caught_error": [f"caught_error raised RuntimeError: Trying to {TWICE}", RG + "not_caught"],
-        "test_two_losses": [RG + "no_clone"],
-    },
-    "rebuilt_everywhere": {
-        "test_backward_k_times": ["req.retain_graph.build_once"],
-        "test_caught_error": [NO_ERROR, RG + "rebuilt"],
-        "test_two_losses": ["req.retain_graph.h_once"],
-    },
-    "one_call_short_once_zeroed": {
-        "test_backward_k_times": [RG + "call_count"],
-        "test_caught_error": [NO_ERROR, RG + "one_backward"],
-        "test_two_losses": [RG + "zeroed_between"],
-    },
-    "times_k_swapped_late_copy": {
-        "test_backward_k_times": ["req.retain_graph.k_calls"],
-        "test_caught_error": [(RG + "swapped", {"order": "(error, x.grad)"})],
-        "test_two_losses": [RG + "copied_late"],
-    },
-    "fixed_two_forged_sum": {
-        # k = 2 passes on its own, the larger k of the same run does not
-        "test_backward_k_times": [RG + "call_count"],
-        # made up instead of caught, and indeed no second backward was tried
-        "test_caught_error": ["this RuntimeError was never raised", RG + "one_backward"],
-        "test_two_losses": [RG + "l2_sum"],
-    },
-    "both_again_three_calls": {
-        "test_backward_k_times": ["req.retain_graph.k_calls"],
-        "test_caught_error": [f"expected the caught error '{TWICE}', got a string"],
-        "test_two_losses": [RG + "l1_twice"],
-    },
-    "one_real_call_k_minus_1_dummies": {
-        "test_backward_k_times": ["req.retain_graph.each_call"],
-    },
-    "squeezed_mean_detached": {
-        "test_backward_k_times": ["diag.divided_by", "you divided by the number of elements"],
-        "test_caught_error": ["diag.squeezed"],
-        "test_two_losses": [("diag.accumulation.shares_memory", {"name": "w", "op": ".detach()"})],
-    },
-    "squeezed_view": {
-        "test_backward_k_times": ["diag.squeezed"],
-        "test_two_losses": [("diag.accumulation.shares_memory", {"name": "w", "op": ".view_as(...)"})],
-    },
-    "grad_not_stored_three_calls": {
-        "test_backward_k_times": ["diag.dynamic_graph.no_backward"],
-        "test_two_losses": [("req.retain_graph.two_calls", {"calls": 3})],
-    },
+    "k_times_no_retain": [TWICE],
+    "caught_no_retain": [NO_ERROR],
+    "two_losses_no_retain": [TWICE],
+    "caught_raised": [f"caught_error raised RuntimeError: Trying to {TWICE}"],
+    "caught_rebuilt": [NO_ERROR],
+    "caught_once": [NO_ERROR],
+    "caught_swapped": [(RG + "swapped", {"order": "(error, x.grad)"})],
+    "caught_forged": ["this RuntimeError was never raised"],
+    "caught_str": [f"expected the caught error '{TWICE}', got a string"],
+    "k_times_mean": ["you divided by the number of elements"],
+    "two_losses_detached": [("diag.accumulation.shares_memory", {"name": "w", "op": ".detach()"})],
+    "two_losses_view": [("diag.accumulation.shares_memory", {"name": "w", "op": ".view_as(...)"})],
+    "two_losses_three_calls": [("req.retain_graph.two_calls", {"calls": 3})],
 }
 
 
 def test_mistakes_fail_on_every_seed_and_correct_styles_pass(pytester):
-    results = grade_named(pytester, TOPIC, WRONG, RIGHT)
+    results = grade_planted_named(pytester, TOPIC, RIGHT)
 
-    assert set(EXPECT) == set(WRONG)
-    assert_diagnosed(results, TOPIC, EXPECT)
+    assert_diagnosed(results, TOPIC, planted_named(TOPIC, EXPECT))
     for variant in RIGHT:
         assert_all_pass(results, variant)
 

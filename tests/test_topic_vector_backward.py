@@ -2,248 +2,16 @@
 the diagnosis that names them (and the vector-of-ones diagnosis only where
 the answer is that product), correct answers in other styles pass on every
 seed (test_curriculum grades the reference solution on every seed and the
-untouched stubs). All variants are graded in one session
-(see test_topic_dynamic_graph.grade_variants)."""
+untouched stubs). The planted mistakes (mistakes/vector_backward/) and
+correct styles are graded in one session (``grade_planted_named``)."""
 
-from conftest import assert_all_pass, assert_diagnosed, grade_named
+from conftest import assert_all_pass, assert_diagnosed
+from planted_mistakes import grade_planted_named, planted_named
 
 from pytest_autograd_grader.i18n import msg
 
 TOPIC = "vector_backward"
 
-WRONG = {
-    "not_zeroed_sum_unweighted": {
-        "jacobian_rows": """
-def jacobian_rows(x, Y):
-    loss = x @ Y
-    rows = []
-    for j in range(loss.shape[1]):
-        e = torch.zeros_like(loss)
-        e[0, j] = 1.0
-        loss.backward(gradient=e, retain_graph=True)
-        rows.append(x.grad.clone())
-    return torch.cat(rows)
-""",
-        "vjp_matmul": """
-def vjp_matmul(x, Y, v):
-    (x @ Y).sum().backward()
-    return x.grad, Y.grad
-""",
-        "weighted_losses": """
-def weighted_losses(w, x, weights):
-    loss = ((x @ w) ** 2).mean() + torch.exp(w).sum()
-    loss.backward()
-    return w.grad
-""",
-    },
-    "zeroed_alias_ones_swapped": {
-        # keeps x.grad itself, then zeroes it in place
-        "jacobian_rows": """
-def jacobian_rows(x, Y):
-    loss = x @ Y
-    rows = []
-    for j in range(loss.shape[1]):
-        e = torch.zeros_like(loss)
-        e[0, j] = 1.0
-        loss.backward(gradient=e, retain_graph=True)
-        rows.append(x.grad)
-        x.grad.zero_()
-    return torch.cat(rows)
-""",
-        "vjp_matmul": """
-def vjp_matmul(x, Y, v):
-    loss = x @ Y
-    loss.backward(gradient=torch.ones_like(loss))
-    return x.grad, Y.grad
-""",
-        "weighted_losses": """
-def weighted_losses(w, x, weights):
-    loss1 = ((x @ w) ** 2).mean()
-    loss2 = torch.exp(w).sum()
-    torch.autograd.backward([loss1, loss2], grad_tensors=[weights[1], weights[0]])
-    return w.grad
-""",
-    },
-    "kept_alias_no_gradient_twice": {
-        # keeps x.grad itself and never zeroes it
-        "jacobian_rows": """
-def jacobian_rows(x, Y):
-    loss = x @ Y
-    rows = []
-    for j in range(loss.shape[1]):
-        e = torch.zeros_like(loss)
-        e[0, j] = 1.0
-        loss.backward(gradient=e, retain_graph=True)
-        rows.append(x.grad)
-    return torch.cat(rows)
-""",
-        "vjp_matmul": """
-def vjp_matmul(x, Y, v):
-    (x @ Y).backward()
-    return x.grad, Y.grad
-""",
-        "weighted_losses": """
-def weighted_losses(w, x, weights):
-    loss1 = weights[0] * ((x @ w) ** 2).mean()
-    loss2 = weights[1] * torch.exp(w).sum()
-    torch.autograd.backward([loss1, loss2], grad_tensors=[weights[0], weights[1]])
-    return w.grad
-""",
-    },
-    "ones_by_hand_l1_sum": {
-        # one call per row, but with a vector of ones every time
-        "jacobian_rows": """
-def jacobian_rows(x, Y):
-    loss = x @ Y
-    rows = []
-    for j in range(loss.shape[1]):
-        loss.backward(gradient=torch.ones_like(loss), retain_graph=True)
-        rows.append(x.grad.clone())
-        x.grad.zero_()
-    return torch.cat(rows)
-""",
-        "vjp_matmul": """
-def vjp_matmul(x, Y, v):
-    return v @ Y.T, x.T @ v
-""",
-        "weighted_losses": """
-def weighted_losses(w, x, weights):
-    loss1 = ((x @ w) ** 2).sum()
-    loss2 = torch.exp(w).sum()
-    torch.autograd.backward([loss1, loss2], grad_tensors=[weights[0], weights[1]])
-    return w.grad
-""",
-    },
-    "rebuilt_twice_two_calls": {
-        # a new L for every row, so no retain_graph is needed
-        "jacobian_rows": """
-def jacobian_rows(x, Y):
-    rows = []
-    for j in range(Y.shape[1]):
-        loss = x @ Y
-        e = torch.zeros_like(loss)
-        e[0, j] = 1.0
-        loss.backward(gradient=e)
-        rows.append(x.grad.clone())
-        x.grad = None
-    return torch.cat(rows)
-""",
-        "vjp_matmul": """
-def vjp_matmul(x, Y, v):
-    loss = x @ Y
-    loss.backward(gradient=v, retain_graph=True)
-    loss.backward(gradient=v)
-    return x.grad, Y.grad
-""",
-        # the right numbers, with two backward calls
-        "weighted_losses": """
-def weighted_losses(w, x, weights):
-    ((x @ w) ** 2).mean().backward(gradient=weights[0])
-    torch.exp(w).sum().backward(gradient=weights[1])
-    return w.grad
-""",
-    },
-    "stacked_doubled_by_hand": {
-        "jacobian_rows": """
-def jacobian_rows(x, Y):
-    loss = x @ Y
-    rows = []
-    for j in range(loss.shape[1]):
-        e = torch.zeros_like(loss)
-        e[0, j] = 1.0
-        loss.backward(gradient=e, retain_graph=True)
-        rows.append(x.grad.clone())
-        x.grad = None
-    return torch.stack(rows)
-""",
-        "vjp_matmul": """
-def vjp_matmul(x, Y, v):
-    (x @ Y).backward(gradient=2 * v)
-    return x.grad, Y.grad
-""",
-        "weighted_losses": """
-def weighted_losses(w, x, weights):
-    return weights[0] * 2 * (x @ w) @ x / x.shape[0] + weights[1] * torch.exp(w)
-""",
-    },
-    "read_off_swapped_grad_not_stored": {
-        "jacobian_rows": """
-def jacobian_rows(x, Y):
-    return Y.T.clone()
-""",
-        # the two gradients in the wrong order
-        "vjp_matmul": """
-def vjp_matmul(x, Y, v):
-    (x @ Y).backward(gradient=v)
-    return Y.grad, x.grad
-""",
-        # torch.autograd.grad returns the gradient and leaves w.grad alone
-        "weighted_losses": """
-def weighted_losses(w, x, weights):
-    loss1 = ((x @ w) ** 2).mean()
-    loss2 = torch.exp(w).sum()
-    torch.autograd.grad([loss1, loss2], w, grad_outputs=[weights[0], weights[1]])
-    return w.grad
-""",
-    },
-    # right for n >= 2 only: .squeeze() drops the size-1 axis of x (1, 1), v.squeeze() that of v
-    "squeezed_l2_mean": {
-        "jacobian_rows": """
-def jacobian_rows(x, Y):
-    loss = x @ Y
-    rows = []
-    for j in range(loss.shape[1]):
-        e = torch.zeros_like(loss)
-        e[0, j] = 1.0
-        loss.backward(gradient=e, retain_graph=True)
-        rows.append(x.grad.squeeze().clone())
-        x.grad.zero_()
-    return torch.stack(rows)
-""",
-        "vjp_matmul": """
-def vjp_matmul(x, Y, v):
-    loss = x @ Y
-    loss.backward(gradient=v.squeeze())
-    return x.grad, Y.grad
-""",
-        # the mean equals the sum when w has one element
-        "weighted_losses": """
-def weighted_losses(w, x, weights):
-    loss1 = ((x @ w) ** 2).mean()
-    loss2 = torch.exp(w).mean()
-    torch.autograd.backward([loss1, loss2], grad_tensors=[weights[0], weights[1]])
-    return w.grad
-""",
-    },
-    # "copies" that share x.grad's memory, zeroed in place afterwards
-    "detach_copy": {
-        "jacobian_rows": """
-def jacobian_rows(x, Y):
-    loss = x @ Y
-    rows = []
-    for j in range(loss.shape[1]):
-        e = torch.zeros_like(loss)
-        e[0, j] = 1.0
-        loss.backward(gradient=e, retain_graph=True)
-        rows.append(x.grad.detach())
-        x.grad.zero_()
-    return torch.cat(rows)
-""",
-    },
-    "slice_copy_never_zeroed": {
-        "jacobian_rows": """
-def jacobian_rows(x, Y):
-    loss = x @ Y
-    rows = []
-    for j in range(loss.shape[1]):
-        e = torch.zeros_like(loss)
-        e[0, j] = 1.0
-        loss.backward(gradient=e, retain_graph=True)
-        rows.append(x.grad[:])
-    return torch.cat(rows)
-""",
-    },
-}
 
 RIGHT = {
     # torch.autograd.grad, a weighted sum of the losses
@@ -320,69 +88,30 @@ def weighted_losses(w, x, weights):
 
 
 VB = "diag.vector_backward."
-# What each planted mistake's feedback says on every seed (and nothing else of
-# this topic's, nor a generic diagnosis that is not listed): the vector of
+# What a planted mistake's feedback (mistakes/vector_backward/<name>.py) says on every seed
+# besides its file's expected diagnoses (and nothing else of this topic's, nor
+# a generic diagnosis that is not listed): the vector of
 # ones is named only where the answer is that product.
 EXPECT = {
-    "not_zeroed_sum_unweighted": {
-        "test_jacobian_rows": [VB + "rows_not_zeroed"],
-        "test_vjp_matmul": [VB + "sum_not_v"],
-        "test_weighted_losses": [VB + "unweighted"],
-    },
-    "zeroed_alias_ones_swapped": {
-        "test_jacobian_rows": [VB + "rows_zero"],
-        "test_vjp_matmul": [VB + "ones_not_v"],
-        "test_weighted_losses": [VB + "weights_swapped"],
-    },
-    "kept_alias_no_gradient_twice": {
-        "test_jacobian_rows": [VB + "rows_alias"],
-        "test_vjp_matmul": [],  # see MAY
-        "test_weighted_losses": [VB + "weights_twice"],
-    },
-    "ones_by_hand_l1_sum": {
-        "test_jacobian_rows": [VB + "rows_ones"],
-        "test_vjp_matmul": [("req.vector_backward.vjp_one_call", {"calls": 0})],
-        "test_weighted_losses": [VB + "l1_sum"],
-    },
-    "rebuilt_twice_two_calls": {
-        "test_jacobian_rows": ["req.vector_backward.build_once"],
-        "test_vjp_matmul": ["the gradient is 2 times too large, and your code called backward 2 times",
-                            "diag.multiple_calls"],
-        "test_weighted_losses": [("req.vector_backward.weighted_one_call", {"calls": 2})],
-    },
-    "stacked_doubled_by_hand": {
-        "test_jacobian_rows": [VB + "stacked"],
-        "test_vjp_matmul": [(VB + "scaled_v", {"k": 2})],
-        "test_weighted_losses": [("req.vector_backward.weighted_one_call", {"calls": 0})],
-    },
-    "squeezed_l2_mean": {
-        "test_jacobian_rows": ["diag.squeezed"],
-        "test_vjp_matmul": ["Mismatch in shape", "diag.shape_mismatch"],
-        "test_weighted_losses": [VB + "l2_mean"],
-    },
-    "detach_copy": {
-        "test_jacobian_rows": [("diag.accumulation.shares_memory", {"name": "x", "op": ".detach()"})],
-    },
-    "slice_copy_never_zeroed": {
-        "test_jacobian_rows": [("diag.accumulation.shares_memory", {"name": "x", "op": "[:]"})],
-    },
-    "read_off_swapped_grad_not_stored": {
-        "test_jacobian_rows": ["req.vector_backward.rows_calls"],
-        "test_vjp_matmul": [],
-        "test_weighted_losses": ["diag.dynamic_graph.no_backward"],
-    },
+    "vjp_by_hand": [("req.vector_backward.vjp_one_call", {"calls": 0})],
+    "vjp_twice": ["the gradient is 2 times too large, and your code called backward 2 times"],
+    "weighted_two_calls": [("req.vector_backward.weighted_one_call", {"calls": 2})],
+    "vjp_doubled": [(VB + "scaled_v", {"k": 2})],
+    "weighted_by_hand": [("req.vector_backward.weighted_one_call", {"calls": 0})],
+    "vjp_squeezed_v": ["Mismatch in shape"],
+    "rows_detach_copy": [("diag.accumulation.shares_memory", {"name": "x", "op": ".detach()"})],
+    "rows_slice_copy": [("diag.accumulation.shares_memory", {"name": "x", "op": "[:]"})],
 }
 # backward() without a gradient raises for a non-scalar L, and silently
 # backpropagates ones when L has one element (b = m = 1)
-MAY = {("kept_alias_no_gradient_twice", "test_vjp_matmul"): ["diag.implicit_grad", VB + "sum_not_v"]}
+MAY = {("vjp_no_gradient", "test_vjp_matmul"): ["diag.implicit_grad", VB + "sum_not_v"]}
 
 
 def test_mistakes_fail_on_every_seed_and_correct_styles_pass(pytester):
-    results = grade_named(pytester, TOPIC, WRONG, RIGHT)
+    results = grade_planted_named(pytester, TOPIC, RIGHT)
 
-    assert set(EXPECT) == set(WRONG)
-    assert_diagnosed(results, TOPIC, EXPECT, MAY)
-    for run in results["kept_alias_no_gradient_twice"]["test_vjp_matmul"]:
+    assert_diagnosed(results, TOPIC, planted_named(TOPIC, EXPECT), MAY)
+    for run in results["vjp_no_gradient"]["test_vjp_matmul"]:
         feedback = run["feedback"]
         assert ("grad can be implicitly created only for" in feedback and msg("diag.implicit_grad") in feedback) \
             or msg(VB + "sum_not_v") in feedback, feedback

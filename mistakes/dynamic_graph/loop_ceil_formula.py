@@ -1,0 +1,33 @@
+"""A formula that is right away from the boundaries.
+
+check: test_loop_grad
+expected diagnosis: req.dynamic_graph.loop_graph
+"""
+
+import torch
+
+
+def branch_grad(x):
+    if x.sum() > 0:
+        loss = (x * x).sum()
+    else:
+        loss = torch.exp(x).sum()
+    loss.backward()
+    return loss, x.grad
+
+
+import math
+
+def loop_grad(x, c, limit):
+    steps = max(0, math.ceil(math.log(limit / float(x.norm())) / math.log(c)))
+    y = x * c ** steps
+    y.sum().backward()
+    return steps, x.grad
+
+
+def rnn_grad(xs, w, h0):
+    h = h0
+    for x_t in xs:
+        h = torch.tanh(w * h + x_t)
+    h.sum().backward()
+    return w.grad, h0.grad

@@ -1,0 +1,34 @@
+"""Multiplies before testing: always at least one step.
+
+check: test_loop_grad
+expected diagnosis: diag.dynamic_graph.loop_zero, diag.dynamic_graph.loop_boundary, diag.dynamic_graph.grad_follows_steps
+"""
+
+import torch
+
+
+def branch_grad(x):
+    if x.sum() > 0:
+        loss = (x * x).sum()
+    else:
+        loss = torch.exp(x).sum()
+    loss.backward()
+    return loss, x.grad
+
+
+def loop_grad(x, c, limit):
+    y = x * c
+    steps = 1
+    while y.norm() < limit:
+        y = y * c
+        steps += 1
+    y.sum().backward()
+    return steps, x.grad
+
+
+def rnn_grad(xs, w, h0):
+    h = h0
+    for x_t in xs:
+        h = torch.tanh(w * h + x_t)
+    h.sum().backward()
+    return w.grad, h0.grad

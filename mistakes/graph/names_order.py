@@ -1,0 +1,30 @@
+"""The names in the wrong order: a plain mismatch.
+
+check: test_grad_fn_names
+"""
+
+import torch
+
+
+def build_graph(x, w):
+    a = torch.add(x, w)
+    b = torch.add(w, 1)
+    y = torch.mul(a, b)
+    return a, b, y
+
+
+def grad_fn_names(x, w):
+    a = x + w
+    b = w + 1
+    y = a * b
+    return tuple(type(t.grad_fn).__name__ for t in (y, a, b))
+
+
+def hand_gradients(x, w):
+    return 2 * w + x + 1, w + 1
+
+
+def autograd_gradients(x, w):
+    loss = ((x + w) * (w + 1)).sum()
+    loss.backward()
+    return w.grad, x.grad

@@ -1,0 +1,32 @@
+"""derivatives: right values, from backward with x.grad cleared.
+
+check: test_derivatives
+"""
+
+import torch
+
+
+def _p(coeffs, x):
+    return sum(coeffs[k] * x ** k for k in range(len(coeffs)))
+
+
+def first_derivative(coeffs, x):
+    (g,) = torch.autograd.grad(_p(coeffs, x).sum(), x, create_graph=True)
+    return g
+
+
+def derivatives(coeffs, x, n):   # right values, from backward with x.grad cleared
+    result, current = [], _p(coeffs, x).sum()
+    for _ in range(n):
+        x.grad = None
+        current.backward(create_graph=True)
+        result.append(x.grad)
+        current = x.grad.sum()
+    return result
+
+
+def hessian_vector_product(a, x, v):
+    f = torch.logsumexp(a @ x, dim=0)
+    (g,) = torch.autograd.grad(f, x, create_graph=True)
+    (hv,) = torch.autograd.grad((g * v).sum(), x)
+    return hv

@@ -1,0 +1,30 @@
+"""first_derivative: right values, but no torch.autograd.grad.
+
+check: test_first_derivative, test_first_derivative_is_differentiable
+"""
+
+import torch
+
+
+def _p(coeffs, x):
+    return sum(coeffs[k] * x ** k for k in range(len(coeffs)))
+
+
+def first_derivative(coeffs, x):   # right values, but no torch.autograd.grad
+    return sum(k * coeffs[k] * x ** (k - 1) for k in range(1, len(coeffs)))
+
+
+def derivatives(coeffs, x, n):
+    result = []
+    current = _p(coeffs, x)
+    for _ in range(n):
+        (current,) = torch.autograd.grad(current.sum(), x, create_graph=True)
+        result.append(current)
+    return result
+
+
+def hessian_vector_product(a, x, v):
+    f = torch.logsumexp(a @ x, dim=0)
+    (g,) = torch.autograd.grad(f, x, create_graph=True)
+    (hv,) = torch.autograd.grad((g * v).sum(), x)
+    return hv

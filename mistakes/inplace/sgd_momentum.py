@@ -1,0 +1,21 @@
+"""torch.optim.SGD with momentum where plain gradient descent is asked.
+
+check: test_sgd_steps
+expected diagnosis: diag.inplace.momentum
+"""
+
+import torch
+
+
+def sgd(w, x, y, lr, steps):
+    opt = torch.optim.SGD([w], lr=lr, momentum=0.9)
+    for _ in range(steps):
+        opt.zero_grad()
+        ((x @ w - y) ** 2).mean().backward()
+        opt.step()
+    return w
+
+
+def repaired(x):
+    e = x.exp() + 1
+    return e.log() * x

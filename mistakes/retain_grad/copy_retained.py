@@ -1,0 +1,40 @@
+"""retain_grad() on a copy made before, the original returned.
+
+check: test_intermediate_grads
+expected diagnosis: diag.retain_grad.other_tensor
+"""
+
+import torch
+
+
+def intermediate_grads(x, w, v):
+    a = x + w
+    a_kept = a.clone()
+    a_kept.retain_grad()
+    b = w + 1
+    b.retain_grad()
+    y = a * b
+    y.retain_grad()
+    (v * y).sum().backward()
+    return a, b, y
+
+
+def hidden_grads(x, W1, W2):
+    h = torch.tanh(x @ W1)
+    h.retain_grad()
+    out = h @ W2
+    out.retain_grad()
+    loss = (out ** 2).mean()
+    loss.backward()
+    return h, out
+
+
+def chain_grads(x, c):
+    zs = []
+    z = x
+    for k in range(c.shape[0]):
+        z = torch.tanh(c[k] * z)
+        z.retain_grad()
+        zs.append(z)
+    z.sum().backward()
+    return zs

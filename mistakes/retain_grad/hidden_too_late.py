@@ -1,0 +1,39 @@
+"""retain_grad() after backward.
+
+check: test_hidden_grads
+expected diagnosis: diag.retain_grad.too_late
+"""
+
+import torch
+
+
+def intermediate_grads(x, w, v):
+    a = torch.add(x, w)
+    a.retain_grad()
+    b = torch.add(w, 1)
+    b.retain_grad()
+    y = torch.mul(a, b)
+    y.retain_grad()
+    loss = (v * y).sum()
+    loss.backward()
+    return a, b, y
+
+
+def hidden_grads(x, W1, W2):
+    h = torch.tanh(x @ W1)
+    out = h @ W2
+    (out ** 2).mean().backward()
+    h.retain_grad()
+    out.retain_grad()
+    return h, out
+
+
+def chain_grads(x, c):
+    zs = []
+    z = x
+    for k in range(c.shape[0]):
+        z = torch.tanh(c[k] * z)
+        z.retain_grad()
+        zs.append(z)
+    z.sum().backward()
+    return zs

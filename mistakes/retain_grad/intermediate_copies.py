@@ -1,0 +1,39 @@
+"""Retained, then copies returned (told they did call retain_grad, and what the copy is).
+
+check: test_intermediate_grads
+expected diagnosis: diag.retain_grad.cloned
+"""
+
+import torch
+
+
+def intermediate_grads(x, w, v):
+    a = x + w
+    a.retain_grad()
+    b = w + 1
+    b.retain_grad()
+    y = a * b
+    y.retain_grad()
+    (v * y).sum().backward()
+    return a.clone(), b.clone(), y.clone()
+
+
+def hidden_grads(x, W1, W2):
+    h = torch.tanh(x @ W1)
+    h.retain_grad()
+    out = h @ W2
+    out.retain_grad()
+    loss = (out ** 2).mean()
+    loss.backward()
+    return h, out
+
+
+def chain_grads(x, c):
+    zs = []
+    z = x
+    for k in range(c.shape[0]):
+        z = torch.tanh(c[k] * z)
+        z.retain_grad()
+        zs.append(z)
+    z.sum().backward()
+    return zs

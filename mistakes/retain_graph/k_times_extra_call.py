@@ -1,0 +1,35 @@
+"""The right numbers, with a third backward call.
+
+check: test_backward_k_times
+expected diagnosis: req.retain_graph.k_calls
+"""
+
+import torch
+
+
+def backward_k_times(x, k):
+    loss = (x * torch.exp(x)).sum()
+    (grad,) = torch.autograd.grad(loss, x, retain_graph=True)
+    for _ in range(k):
+        loss.backward(retain_graph=True)
+    return x.grad
+
+
+def caught_error(x):
+    loss = (x ** 3).sum()
+    loss.backward()
+    try:
+        loss.backward()
+    except RuntimeError as error:
+        return error, x.grad
+    return None, x.grad
+
+
+def two_losses(x, w):
+    h = torch.tanh(x * w)
+    loss1 = h.sum()
+    loss2 = (h ** 2).mean()
+    loss1.backward(retain_graph=True)
+    first = w.grad.clone()
+    loss2.backward()
+    return first, w.grad

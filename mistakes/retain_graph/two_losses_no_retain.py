@@ -1,0 +1,33 @@
+"""No retain_graph=True: the second backward fails.
+
+check: test_two_losses
+expected diagnosis: diag.backward_twice
+"""
+
+import torch
+
+
+def backward_k_times(x, k):
+    loss = (x * torch.exp(x)).sum()
+    for _ in range(k - 1):
+        loss.backward(retain_graph=True)
+    loss.backward()
+    return x.grad
+
+
+def caught_error(x):
+    loss = (x ** 3).sum()
+    loss.backward()
+    try:
+        loss.backward()
+    except RuntimeError as error:
+        return error, x.grad
+    return None, x.grad
+
+
+def two_losses(x, w):
+    h = torch.tanh(x * w)
+    h.sum().backward()
+    first = w.grad.clone()
+    (h ** 2).mean().backward()
+    return first, w.grad

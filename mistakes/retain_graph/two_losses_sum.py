@@ -1,0 +1,33 @@
+"""L2 as a sum where the task takes the mean.
+
+check: test_two_losses
+expected diagnosis: diag.retain_graph.l2_sum
+"""
+
+import torch
+
+
+def backward_k_times(x, k):
+    loss = (x * torch.exp(x)).sum()
+    for _ in range(k - 1):
+        loss.backward(retain_graph=True)
+    loss.backward()
+    return x.grad
+
+
+def caught_error(x):
+    loss = (x ** 3).sum()
+    loss.backward()
+    try:
+        loss.backward()
+    except RuntimeError as error:
+        return error, x.grad
+    return None, x.grad
+
+
+def two_losses(x, w):
+    h = torch.tanh(x * w)
+    h.sum().backward(retain_graph=True)
+    first = w.grad.clone()
+    (h ** 2).sum().backward()
+    return first, w.grad
