@@ -219,3 +219,21 @@ def test_in_chinese_the_refusal_is_chinese(empty_course, capsys):
 def test_every_message_of_the_command_is_in_both_catalogues():
     ours = {key for key in EN if key.startswith("new_topic.")}
     assert ours and ours == {key for key in ZH if key.startswith("new_topic.")}
+
+
+def test_the_audit_passes_on_the_scaffold_as_written(empty_course, capsys, tmp_path):
+    """The promise new-topic makes: `autograd-grader audit` passes on what
+    it wrote, the planted mistake killed and named, and every generated
+    mutant of the solution killed."""
+    import json
+
+    assert new_topic(empty_course, "scaled") == 0
+    report = tmp_path / "audit.json"
+    code = main(["audit", str(empty_course / "exercises"), "--solutions", str(empty_course / "solutions"),
+                 "--seeds", "3", "--jobs", "2", "--fail-under", "100", "--json", str(report)])
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    document = json.loads(report.read_text())
+    assert [(m["name"], m["status"]) for m in document["mistakes"]] == [("unscaled", "killed")]
+    assert document["mutants"] and {m["status"] for m in document["mutants"]} == {"killed"}
+    assert document["score"]["percent"] == 100.0

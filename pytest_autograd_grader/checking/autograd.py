@@ -228,7 +228,7 @@ class Autograd:
         ``{fields}`` are filled in, or plain text). For what only the
         student's trace shows, use ``instruction``."""
         if not ok:
-            raise GradeFailure(message_text(message, **fields))
+            raise GradeFailure(hint_text(message, **fields))
 
     def instruction(self, ok: bool, message: str, **fields: Any) -> None:
         """An instruction of the task that values cannot show ("by hand",
@@ -241,7 +241,7 @@ class Autograd:
         plain text. A marker that declares no share gets
         ``DEFAULT_INSTRUCTION_SHARE``; outside a graded check (no credit to
         keep) a broken instruction fails at once."""
-        text = message_text(message, **fields)
+        text = hint_text(message, **fields) if not ok else message_text(message, **fields)
         credit = self._credit
         if credit is None:
             if not ok:

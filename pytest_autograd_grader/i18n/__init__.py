@@ -160,14 +160,17 @@ def msg(key: str, **fields: object) -> str:
 
 def note_diagnosis(given: str, text: str) -> None:
     """Note a diagnosis a check's author gave as ``given`` (a message id or
-    plain text) and that reads ``text``. An id was noted by ``msg`` if it is
-    a diagnosis; a plain text is noted with itself as its id (its text
-    before fields are filled), unless it is made of diagnoses noted already
-    (their ids then say more than the whole does)."""
+    plain text) and that reads ``text``. An id is noted whatever its prefix
+    (a broken instruction's ``req.*`` names the mistake as a ``diag.*``
+    does); a plain text is noted with itself as its id (its text before
+    fields are filled), unless it is made of diagnoses noted already (their
+    ids then say more than the whole does)."""
     noted = _noted
-    if noted is None or not text or _lookup(given) is not None or len(noted) >= NOTED_LIMIT:
+    if noted is None or not text or len(noted) >= NOTED_LIMIT:
         return
-    if not any(seen in text for _, seen in noted):
+    if _lookup(given) is not None:
+        noted[given, text] = None
+    elif not any(seen in text for _, seen in noted):
         noted[given, text] = None
 
 
