@@ -21,9 +21,11 @@ OPS = ("add", "sub", "mul", "div", "neg", "exp", "log", "tanh", "relu", "sigmoid
 # beside one program per op: reductions over one axis (the last one, named
 # by a negative or a positive index; keepdims; the middle one of a 3-D
 # tensor), products with 1-D operands, x ** 0 at x = 0, where
-# p * x ** (p - 1) is nan, and relu at an exact 0, where its slope is 0
+# p * x ** (p - 1) is nan, x ** 3, where a power not lowered (p * x) is
+# wrong (the pow case may draw only p = 2, where it is right), and relu at
+# an exact 0, where its slope is 0
 OP_CASES = OPS + ("sum_axis", "mean_axis", "sum_keepdims", "mean_keepdims", "sum_middle", "mv", "dot", "pow0",
-                  "relu0")
+                  "pow3", "relu0")
 
 
 def op_programs(d: Draws, case=None):
@@ -43,6 +45,8 @@ def op_programs(d: Draws, case=None):
     elif name == "pow0":
         values = [0.0] + [d.choice((0.5, -1.5, 2.0)) for _ in range(numel(shape) - 1)]
         x = b.op("pow", [b.leaf(d, shape, values=values)], const=0)
+    elif name == "pow3":
+        x = b.op("pow", [b.leaf(d, shape)], const=3)
     elif name == "relu0":
         # exact zeros, straight from a leaf: a value that only rounds to about
         # 0 may land on either side of the kink, an exact one lands on it
