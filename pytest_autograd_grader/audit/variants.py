@@ -12,6 +12,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..boundary.layout import is_check_file
 from ..i18n import msg
 from .planted import AuditUsageError
 
@@ -28,16 +29,12 @@ class Variant:
     source: str = field(repr=False)
 
 
-def is_check_file(path: Path) -> bool:
-    return path.suffix == ".py" and (path.name.startswith("test_") or path.stem.endswith("_test"))
-
-
 def solution_modules(solutions: Path) -> dict[str, str]:
     """Module name -> source of every solution module; one that does not
     parse stops the audit (the baseline would mean nothing)."""
     modules = {}
     for path in sorted(solutions.glob("*.py")):
-        if path.name.startswith("_") or is_check_file(path):
+        if path.name.startswith("_") or is_check_file(path.name):
             continue
         try:
             source = path.read_text(encoding="utf-8")
@@ -58,7 +55,7 @@ def check_files_of(checks: Path, topic: str) -> list[Path]:
     call = re.compile(r"submission\(\s*['\"]" + re.escape(topic) + r"['\"]")
     found = []
     for path in sorted(checks.rglob("*.py")):
-        if is_check_file(path) and not _CACHES.intersection(path.relative_to(checks).parts):
+        if is_check_file(path.name) and not _CACHES.intersection(path.relative_to(checks).parts):
             try:
                 if call.search(path.read_text(encoding="utf-8", errors="replace")):
                     found.append(path)
@@ -73,7 +70,7 @@ def build_checks(checks: Path, chosen: list[Path], dest: Path) -> Path:
 
     def ignored(folder: str, names: list[str]) -> set[str]:
         return {n for n in names if n in _CACHES or
-                (is_check_file(Path(n)) and (Path(folder) / n).resolve() not in keep)}
+                (is_check_file(n) and (Path(folder) / n).resolve() not in keep)}
 
     shutil.copytree(checks, dest, ignore=ignored, symlinks=True)
     return dest

@@ -79,7 +79,7 @@ class StudentLoop:
         try:
             _take_student(config, student, seed, private)
             # a student graded with -x stops at its first failure past the collection's (Student.stop_first)
-            config.option.maxfail = failed + 1 if getattr(student, "stop_first", False) else template_maxfail
+            config.option.maxfail = failed + 1 if student.stop_first else template_maxfail
         except pytest.UsageError as exc:
             return int(pytest.ExitCode.USAGE_ERROR), f"ERROR: {exc}"  # as a lone run: no report
         session.testsfailed = failed
