@@ -13,6 +13,10 @@ from __future__ import annotations
 
 
 class GradeFailure(AssertionError):
+    """The student's answer is wrong: the check is ``failed`` (or the
+    ``status`` given) with ``feedback``, earning ``fraction`` of its points
+    when partial credit applies (None: nothing)."""
+
     grade_status = "failed"
 
     def __init__(self, feedback: str, *, status: str = "failed", fraction: float | None = None):

@@ -1,11 +1,12 @@
-"""The course template (templates/course): a topic written from the
-README alone, with only the seams an instructor's course has, graded,
-diagnosed, translated and counted in the class report the way the
-shipped course is."""
+"""The course template (templates/course): a topic written from the course
+authors' pages (docs/authors/) alone, with only the seams an instructor's
+course has, graded, diagnosed, translated and counted in the class report
+the way the shipped course is."""
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -129,3 +130,11 @@ def test_a_class_run_counts_the_shipped_courses_own_diagnoses(tmp_path, monkeypa
     ids = {d["id"] for c in reports["ann"]["checks"] for d in c["diagnoses"]}
     assert "diag.retain_graph.call_count" in ids, reports["ann"]["checks"]
     assert "2 students: Likely mistake: your code called backward" in page
+
+
+def test_the_authors_page_shows_the_templates_check_as_it_is():
+    # docs/authors/index.md walks through the template's check line by line:
+    # the code it shows is the file the course grades with
+    page = (Path(__file__).resolve().parent.parent / "docs" / "authors" / "index.md").read_text(encoding="utf-8")
+    shown = re.findall(r"^```python\n(.*?)^```", page, re.M | re.S)
+    assert (COURSE / "exercises" / "test_hooks.py").read_text() in shown

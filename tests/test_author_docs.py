@@ -1,12 +1,15 @@
-"""The README's author section documents every public signature a course
-uses, so an instructor writes checks without reading the source. These
-tests read the signatures from the code and fail when the README lacks one
-(a new keyword, method, field, public name or special op name): the README
-must hold at least what the code offers."""
+"""The course authors' pages (docs/authors/) document every public
+signature a course uses, so an instructor writes checks without reading the
+source. These tests read the signatures from the code and fail when the
+pages lack one (a new keyword, method, field, public name or special op
+name): the hand-written API reference must hold at least what the code
+offers, and every public name must have an entry the site generates from
+its docstring (mkdocstrings), with a docstring to show."""
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import inspect
 import json
 import re
@@ -26,34 +29,21 @@ from pytest_autograd_grader.checking.input_classes import INPUT_CLASSES
 from pytest_autograd_grader.checking.seeding import GradeRng
 from pytest_autograd_grader.declarations import spec_of
 
-README = (REPO / "README.md").read_text(encoding="utf-8")
-
-
-def _section(text: str, heading: str, level: str) -> str:
-    """From ``heading`` to the next heading of its level or above (a
-    comment line inside a fenced code block is no heading)."""
-    start = text.index(heading)
-    rest = text[start + len(heading):]
-    fenced = False
-    offset = 0
-    for line in rest.splitlines(keepends=True):
-        if line.startswith("```"):
-            fenced = not fenced
-        elif not fenced and re.match(r"#{1,%d} " % len(level), line):
-            return text[start:start + len(heading) + offset]
-        offset += len(line)
-    return text[start:]
-
-
-AUTHORS = _section(README, "\n## For exercise authors\n", "##")
-REFERENCE = _section(AUTHORS, "\n### API reference\n", "###")
+PAGES = REPO / "docs" / "authors"
+API = (PAGES / "api.md").read_text(encoding="utf-8")
+GENERATED_HEADING = "\n## Generated from the docstrings\n"
+# every page of the authors' section, the API reference included
+AUTHORS = "\n".join(page.read_text(encoding="utf-8") for page in sorted(PAGES.glob("*.md")))
+# the hand-written reference: the API page up to its generated entries
+REFERENCE = API[:API.index(GENERATED_HEADING)]
+GENERATED = API[API.index(GENERATED_HEADING):]
 
 
 def _bullet(prefix: str) -> str:
     """The reference's bullet that starts with ``prefix`` (up to the next
     bullet, heading or blank line)."""
     found = re.search(r"^- " + re.escape(prefix) + r".*?(?=^- |^#|\n\n|\Z)", REFERENCE, re.M | re.S)
-    assert found, f"the README's API reference has no bullet for {prefix}"
+    assert found, f"docs/authors/api.md has no bullet for {prefix}"
     return found.group(0)
 
 
@@ -156,7 +146,7 @@ def test_the_hooks_are_in_the_authors_section():
     assert hooks and [h for h in hooks if f"`{h}(" not in AUTHORS] == []
 
 
-# the README's table of op names: what each row's code records, run under the grader's recorder
+# the API reference's table of op names: what each row's code records, run under the grader's recorder
 RECORD_ROWS = textwrap.dedent("""
     import json, sys
     import torch
@@ -185,3 +175,47 @@ def test_the_op_names_table_says_what_the_trace_records():
     recorded = json.loads(done.stdout)
     documented = [re.findall(r"`([^`]+)`", names) for _, _, names in rows]
     assert [(code, got) for (code, _, _), got, want in zip(rows, recorded, documented) if got != want] == []
+
+
+# -- the reference generated from the docstrings -------------------------------
+
+# the fixtures' classes a check meets as `autograd`, `grade_rng` and `submission`
+FIXTURE_PATHS = {"checking.autograd.Autograd": Autograd, "checking.seeding.GradeRng": GradeRng,
+                 "boundary.submission.Submissions": Submissions, "boundary.submission.Submission": Submission,
+                 "boundary.submission.StudentFunction": StudentFunction}
+
+
+def _generated_paths() -> list[str]:
+    return re.findall(r"^::: pytest_autograd_grader\.(\S+)$", GENERATED, re.M)
+
+
+def test_every_public_name_has_an_entry_generated_from_its_docstring():
+    paths = _generated_paths()
+    # an entry per public name, at the module that defines it (the package
+    # imports each lazily, which mkdocstrings cannot follow)
+    missing = [f"{module}.{name}" for name, module in pytest_autograd_grader._PUBLIC.items()
+               if f"{module}.{name}" not in paths]
+    missing += [path for path in FIXTURE_PATHS if path not in paths]
+    missing += ["hookspecs"] if "hookspecs" not in paths else []
+    assert missing == [], f"docs/authors/api.md lacks ::: blocks for {missing}"
+
+
+def test_every_generated_entry_names_a_documented_object():
+    undocumented = []
+    for path in _generated_paths():
+        module, _, name = path.rpartition(".")
+        try:
+            value = getattr(importlib.import_module(f"pytest_autograd_grader.{module}"), name)
+        except (ImportError, AttributeError):
+            value = importlib.import_module(f"pytest_autograd_grader.{path}")  # a whole module
+        if name == "COPIES_MEMORY":  # a constant: its docstring is the string after it
+            source = inspect.getsource(importlib.import_module(f"pytest_autograd_grader.{module}"))
+            if not re.search(r"^COPIES_MEMORY = .*\n\"\"\"\S", source, re.M):
+                undocumented.append(path)
+            continue
+        if not (inspect.getdoc(value) or "").strip():
+            undocumented.append(path)
+    # and each public method of the fixtures' classes, which the entries list
+    undocumented += [f"{cls.__name__}.{name}" for cls in FIXTURE_PATHS.values()
+                     for name, method in _public_methods(cls).items() if not (inspect.getdoc(method) or "").strip()]
+    assert undocumented == []

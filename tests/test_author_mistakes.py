@@ -1,8 +1,9 @@
 """An instructor's own numpy-only exercise, its checks-file helpers and its
-expected values: what the README promises works in every layout, and a
-mistake of the check's own (an argument that cannot be sent, a helper the
-sandbox cannot rebuild, an expected value that is no number) is the
-check's ``error`` with words for its author, never the student's failure."""
+expected values: what docs/authors/checks.md promises works in every
+layout, and a mistake of the check's own (an argument that cannot be sent,
+a helper the sandbox cannot rebuild, an expected value that is no number)
+is the check's ``error`` with words for its author, never the student's
+failure."""
 
 from __future__ import annotations
 

@@ -296,9 +296,11 @@ def test_workflow_template_runs_the_safe_invocation_and_feeds_the_reporter():
     command = " ".join(grader["run"].split())
     assert command == SAFE_INVOCATION + (" --grade-github --grade-json grade.json"
                                          " --grade-manifest checks/grade-manifest.json")
-    # the README's instructor command is the same safe invocation
-    readme = (REPO / "README.md").read_text().replace("\\\n", " ")
-    commands = [" ".join(shlex.split(line)) for line in readme.splitlines() if "-c checks/pytest.ini" in line]
+    # the instructors' pages give the same safe invocation
+    pages = "\n".join(page.read_text(encoding="utf-8") for page in sorted((REPO / "docs" / "instructors").glob("*.md")))
+    blocks = re.findall(r"^```bash\n(.*?)^```", pages, re.M | re.S)
+    lines = [line for block in blocks for line in block.replace("\\\n", " ").splitlines()]
+    commands = [" ".join(shlex.split(line)) for line in lines if "-c checks/pytest.ini" in line]
     assert any(c.startswith(SAFE_INVOCATION) for c in commands), commands
     reporter = next(step for step in job["steps"]
                     if str(step.get("uses", "")).startswith("classroom-resources/autograding-grading-reporter@"))

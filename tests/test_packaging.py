@@ -125,7 +125,7 @@ def test_nothing_tells_anyone_to_install_the_grader_from_the_index():
     assert _bare_installs("pip3 install pytest-autograd-grader==0.1.0") == ["pytest-autograd-grader==0.1.0"]
     assert _bare_installs("pip install 'pytest-autograd-grader @ git+https://github.com/O/pytest-autograd-grader'"
                           " ./grader/pytest_autograd_grader-0.1.0-py3-none-any.whl -e .") == []
-    files = [REPO / "README.md", REPO / "README.zh-CN.md", *(REPO / "templates").rglob("*"),
+    files = [REPO / "README.md", REPO / "README.zh-CN.md", *(REPO / "docs").rglob("*.md"), *(REPO / "templates").rglob("*"),
              *(REPO / "pytest_autograd_grader").rglob("*")]
     offenders = {}
     for path in files:

@@ -1,4 +1,4 @@
-"""Partial credit as the README states it: nested weights, parts that need
+"""Partial credit as docs/authors/partial-credit.md states it: nested weights, parts that need
 others, a failure outside every part, made-up errors, ``autograd.credit``,
 and that raising never earns more than answering wrongly."""
 
@@ -278,9 +278,9 @@ def test_raising_never_beats_answering_wrongly(check, total):
             assert score(weights, answers, stop, total) <= wrong + 1e-12, (answers, stop)
 
 
-# -- the README's worked example -------------------------------------------------
+# -- the worked example of docs/authors/partial-credit.md ------------------------
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+PAGE = Path(__file__).resolve().parent.parent / "docs" / "authors" / "partial-credit.md"
 HYPOT = """
 import torch
 
@@ -300,17 +300,17 @@ STUDENTS = {
 }
 
 
-def readme_example() -> str:
-    text = README.read_text()
+def page_example() -> str:
+    text = PAGE.read_text(encoding="utf-8")
     start = text.index("```python", text.index("Three parts, one nested"))
     head = 'import pytest\nimport torch\n\npytestmark = pytest.mark.grade(concept="graph")\n'
     return head + text[start + len("```python"):text.index("```", start + 9)]
 
 
 @pytest.mark.parametrize("student", sorted(STUDENTS))
-def test_the_readme_example_scores_as_it_says(pytester, student):
+def test_the_pages_example_scores_as_it_says(pytester, student):
     code, points, said = STUDENTS[student]
-    report = grade_checks(pytester, readme_example(), hypot=HYPOT.format(hypot=code))
+    report = grade_checks(pytester, page_example(), hypot=HYPOT.format(hypot=code))
     check = report.check("test_hypot")
     assert check["score"] == points, check["feedback"]
     for line in said:

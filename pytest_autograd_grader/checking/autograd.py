@@ -383,8 +383,8 @@ class Autograd:
         or a sequence of them) is not wholly right, skips it: no points, one
         line of feedback. ``name`` (text or a message id; by default the
         function's name, else "part N") names it in the feedback. Returns
-        the part's handle, for a later ``needs=``. The rules: README,
-        "Partial credit"."""
+        the part's handle, for a later ``needs=``. The rules: the course
+        authors' page "Partial credit" (docs/authors/partial-credit.md)."""
         return self._parts().new(weight, name, needs)
 
     def parts(self, total: float) -> None:

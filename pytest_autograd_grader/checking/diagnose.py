@@ -32,6 +32,8 @@ AUTOGRAD_ERRORS: dict[str, tuple[tuple[str, ...], str]] = {
 
 
 def error_name(message: str) -> str | None:
+    """The name in ``AUTOGRAD_ERRORS`` (``"backward_twice"``, ...) of the
+    PyTorch autograd error whose known text ``message`` holds, or None."""
     for name, (texts, _) in AUTOGRAD_ERRORS.items():
         if any(text in message for text in texts):
             return name
@@ -55,6 +57,10 @@ def torch_wording(name: str, error_type: str, message: str) -> bool:
 
 
 def diagnose_error(message: str, context: "Context | None" = None) -> str | None:
+    """The likely mistake behind a PyTorch autograd error ``message``, in the
+    run's language, or None when it is none of ``AUTOGRAD_ERRORS``.
+    ``context`` tells what the task is about: a missing grad_fn while a
+    gradient is differentiated (``order`` 2) is a missing ``create_graph=True``."""
     name = error_name(message or "")
     if name == "no_grad_fn" and context is not None and context.order >= 2:
         # Differentiating a gradient that has no graph: create_graph was missing.
@@ -284,6 +290,8 @@ SHARES_MEMORY = {"detach": ".detach()", "data": ".data", "view": ".view(...)", "
                  "unsqueeze": ".unsqueeze(...)", "expand": ".expand(...)", "ravel": ".ravel()"}
 # ops that always make a tensor (or plain data) of its own
 COPIES_MEMORY = frozenset({"clone", "copy_", "tensor", "new_tensor", "__deepcopy__", "__reduce_ex__", "tolist"})
+"""The traced op names that make a copy of a tensor's memory, for a check
+that counts real copies of a ``.grad`` (see ``shared_memory``)."""
 
 
 def shared_memory(trace: Any, name: str) -> str | None:

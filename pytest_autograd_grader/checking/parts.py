@@ -1,7 +1,7 @@
 """Partial credit: the parts of a check, how much each earns and what the
 student is told.
 
-The rules (README, "Partial credit"):
+The rules (docs/authors/partial-credit.md):
 
 - a part's weight is relative to its siblings; nested parts split their
   parent's weight in proportion to their own weights;

@@ -115,5 +115,6 @@ class GradeRng:
         return found
 
     def choice(self, options):
+        """One of ``options``, drawn from the check's seed."""
         options = list(options)
         return options[self.integers(0, len(options) - 1)]

@@ -149,6 +149,9 @@ def has_message(key: str) -> bool:
 
 
 def msg(key: str, **fields: object) -> str:
+    """The text of message id ``key`` in the run's language (else English,
+    else any language the course gave), its ``{fields}`` filled in; a
+    ``KeyError`` for an id no catalogue has."""
     said = _lookup(key)
     if said is None:
         raise KeyError(key)
