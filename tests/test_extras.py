@@ -1,8 +1,9 @@
-"""What a student's self-check does not need is an extra: the engine track's
-fuzzer (hypothesis, the ``engine`` extra) and watch mode (watchdog, the
-``watch`` extra). Without them, the checks and the command that need them
-say which extra to install, and a missing one is never the student's
-failure."""
+"""What a plain self-check of .py files does not need is an extra: the
+engine track's fuzzer (hypothesis, the ``engine`` extra) and watch mode
+(watchdog, the ``watch`` extra). Without them, the checks and the command
+that need them say which extra to install, and a missing one is never the
+student's failure. A student installs them all at once with the
+``student`` extra, which holds nothing else."""
 
 from __future__ import annotations
 
@@ -56,7 +57,35 @@ def test_the_fuzzer_and_watch_mode_are_extras_every_test_install_still_has():
     assert _requirement_names(extras["watch"]) == {"watchdog"}
     # the quick start and CI install [test]: they keep the engine track and watch mode
     assert {"hypothesis", "watchdog"} <= _requirement_names(extras["test"])
-    assert "-e '.[test]'" in (REPO / "README.md").read_text() and '-e ".[test]"' in (REPO / ".ci" / "run").read_text()
+    assert "-e '.[test]'" in (REPO / "README.md").read_text() and '-e ".[test,docs]"' in (REPO / ".ci" / "run").read_text()
+
+
+def test_a_student_installs_what_grading_the_shipped_course_needs_and_no_more():
+    """One short install for a student: the engine track's fuzzer, watch
+    mode and notebooks (what the shipped course's self-check can ask for),
+    nothing of the class runner's, the tests' or the docs'."""
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    student = _requirement_names(extras["student"])
+    assert student == {"hypothesis", "watchdog", "nbformat", "cloudpickle"}
+    for needed in ("engine", "watch", "notebook"):
+        assert _requirement_names(extras[needed]) <= student, needed
+    assert not student & {"matplotlib", "selenium", "tqdm", "pyyaml", "kubernetes-validate", "mkdocs", "libcst"}
+    # the README and the student guides give it, in both languages
+    install = "pip install torch==2.13.0 -e '.[student]'"
+    for page in ("README.md", "README.zh-CN.md", "docs/students/index.md", "docs/zh/students/index.md"):
+        assert install in (REPO / page).read_text(encoding="utf-8"), page
+
+
+def test_plain_pytest_in_the_root_is_the_course_and_the_suite_runs_with_its_path():
+    """A student's plain `pytest` in the clone's root runs the exercises'
+    checks; the contributors' command (README, CI) names tests/; the
+    suite's markers still come from the root's configuration."""
+    ini = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
+    assert ini["testpaths"] == ["exercises"]
+    assert any(marker.startswith("journey:") for marker in ini["markers"])
+    command = "python -m pytest tests -n 2"
+    assert command in (REPO / "README.md").read_text() and f"\n{command}\n" in (REPO / ".ci" / "run").read_text()
+    assert "NO_MKDOCS_2_WARNING=1 python -m mkdocs build --strict" in (REPO / ".ci" / "run").read_text()
 
 
 def test_without_hypothesis_the_engine_checks_are_errors_that_name_the_extra(pytester, monkeypatch):

@@ -49,6 +49,15 @@ def quick_start() -> list[str]:
     return [block.strip() for block in blocks[:2]]
 
 
+def student_install() -> str:
+    """The README's install for students, as a student copies it: the
+    inline command that installs the ``student`` extra."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"`(pip install [^`]*'\.\[student\]')`", text)
+    assert found, "the README has lost the students' install command"
+    return found.group(1)
+
+
 def full_marks(output: str) -> bool:
     found = TOTAL.search(output)
     return found is not None and float(found.group(1)) == float(found.group(2)) > 0
@@ -148,6 +157,37 @@ def test_a_user_who_is_not_root_installs_and_grades_in_a_venv_of_their_own():
 
 
 @pytest.mark.journey
+def test_a_student_installs_the_student_extra_and_plain_pytest_runs_the_course():
+    """A student's clone in a fresh venv: the README's install for
+    students (the `student` extra, nothing of the tests' or the class
+    runner's), then plain `pytest` in the root out of habit: it runs the
+    exercises' checks only, without scores, and says how to get them;
+    `pytest --grade` scores the untouched stubs 0, the engine track's
+    fuzzer included."""
+    skip_if_nested()
+    place = shared_dir("grade-journey-student-")
+    try:
+        clone = clean_clone(place / "course")
+        env = base_env()
+        done = shell(f"{system_python()} -m venv .venv", cwd=clone, env=env, label="student: python3 -m venv .venv")
+        assert done.returncode == 0, explain(done)
+        activate = "source .venv/bin/activate && "
+        done = shell(activate + student_install(), cwd=clone, env=env, label="student: README install for students")
+        assert done.returncode == 0, explain(done)
+        done = shell(activate + "pip show -q selenium matplotlib", cwd=clone, env=env, label="student: no test extras")
+        assert done.returncode != 0, explain(done)
+        done = shell(activate + "pytest", cwd=clone, env=env, label="student: plain pytest")
+        assert done.returncode == 1, explain(done)
+        assert "tests/" not in done.stdout and re.search(r"\b45 failed\b", done.stdout), explain(done)
+        assert "ran without scores; for your score per concept, run: pytest --grade" in done.stdout, explain(done)
+        done = shell(activate + "pytest --grade", cwd=clone, env=env, label="student: pytest --grade")
+        assert done.returncode == 1 and re.search(r"^TOTAL\s+0/\d+", done.stdout, re.M), explain(done)
+        assert "Traceback" not in done.stdout and "engine extra" not in done.stdout, explain(done)
+    finally:
+        shutil.rmtree(place, ignore_errors=True)
+
+
+@pytest.mark.journey
 def test_a_colab_student_installs_the_wheel_and_checks_from_the_notebook():
     """3. A notebook in Colab: no clone and no course folder, only the
     grader's wheel with its [notebook] extra pip-installed into a fresh
@@ -182,6 +222,18 @@ def test_a_colab_student_installs_the_wheel_and_checks_from_the_notebook():
 
 
 # -- the quick ones: this Python, set up as users have it ----------------------
+
+def test_plain_pytest_in_the_clones_root_collects_the_exercises_only():
+    """What a student types out of habit in the clone's root collects the
+    course's checks (testpaths), never the grader's own suite."""
+    done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"],
+                          cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    ids = [line for line in done.stdout.splitlines() if "::" in line]
+    assert ids and all(i.startswith("exercises/test_") for i in ids), done.stdout[-3000:]
+    topics = {p.name for p in (REPO / "exercises").glob("test_*.py")}
+    assert {i.split("::")[0].split("/")[1] for i in ids} == topics
+
 
 def _course(work: Path) -> None:
     shutil.copytree(REPO / "exercises", work / "exercises", ignore=shutil.ignore_patterns("__pycache__"))
