@@ -19,6 +19,7 @@ from ..boundary.untrusted import quoted, shown
 from ..i18n import LANGUAGES, msg
 from ..options import ISOLATIONS
 from ..reporters.files import write_json_atomic
+from .class_data import counted, students_text
 from .plots import preload as preload_plots
 from .pool import grade_all, make_private, usable_cpus
 from .runner import ClassSettings, Outcome, now_iso
@@ -121,7 +122,7 @@ class Progress:
             elapsed = now - self.started
             rate = self.done / elapsed if elapsed > 0 else 0.0
             left = (self.total - self.done) / rate if rate else 0.0
-            print(msg("class.progress", done=self.done, total=self.total, rate=rate, left=left),
+            print(counted("class.progress", self.total, done=self.done, total=self.total, rate=rate, left=left),
                   file=self.stream, flush=True)
 
     def close(self) -> None:
@@ -232,7 +233,8 @@ def _run(args) -> int:
                 "students": sorted(set(previous.get("students") or []) | {s.id for s in students}),
                 "intake": intake_info, "started": now_iso(), "finished": None}
     write_json_atomic(out / RUN_FILE, run_info)
-    print(msg("class.start", students=len(work), kept=kept, jobs=args.jobs, out=str(out), salt=salt), file=sys.stderr)
+    print(msg("class.start", students=students_text(len(work)), kept=kept, workers=counted("class.n_workers", args.jobs),
+              out=str(out), salt=salt), file=sys.stderr)
 
     settings = ClassSettings(checks=checks, out=out, checks_sha256=sha, timeout=args.timeout,
                              isolation=args.isolation, lang=args.lang, student_timeout=args.student_timeout,
@@ -262,9 +264,9 @@ def _run(args) -> int:
     warnings = build(out, run_info, args.roster)
     counts = {status: sum(o.status == status for o in outcomes) for status in ("graded", "not attempted", "missing", "error")}
     median = statistics.median([o.seconds for o in outcomes]) if outcomes else 0.0
-    print(msg("class.summary", students=len(outcomes), seconds=elapsed, median=median, graded=counts["graded"],
-              not_attempted=counts["not attempted"], missing=counts["missing"], errors=counts["error"],
-              out=str(out)), file=sys.stderr)
+    print(msg("class.summary", students=students_text(len(outcomes)), seconds=elapsed, median=median,
+              graded=counts["graded"], not_attempted=counts["not attempted"], missing=counts["missing"],
+              errors=counted("class.n_errors", counts["error"]), out=str(out)), file=sys.stderr)
     for outcome in outcomes:
         if outcome.status == "error":
             print(msg("class.student_error", student=outcome.student, error=quoted(shown(outcome.error))),
@@ -291,7 +293,7 @@ def _intake(checks: Path, submissions: Path, out: Path) -> tuple[list[Student], 
         return fail(str(exc))
     if intake.handed:
         late = sum(h.late for h in intake.handed.values())
-        print(msg("class.intake", count=len(intake.handed), export=intake.export, late=late,
+        print(counted("class.intake", len(intake.handed), export=intake.export, late=late,
                   folder=str(intake.graded)), file=sys.stderr)
     skipped: list[tuple[str, str]] = list(intake.skipped)
     students = find_students(intake.graded, skipped, intake.handed)

@@ -14,6 +14,7 @@ from pathlib import Path
 from ..boundary.untrusted import shown
 from ..i18n import msg
 from ..reporters.files import write_json_atomic
+from .class_data import counted, students_text
 from .cli import RUN_FILE, build, fail, read_run
 
 # what every part must share, and how a mismatch is told
@@ -126,6 +127,7 @@ def run(args) -> int:
     write_json_atomic(out / RUN_FILE, run_info)
     for warning in build(out, run_info, args.roster):
         print(warning, file=sys.stderr)
-    print(msg("class.merged", students=sum(len(held) for held in reports), parts=len(parts), out=str(out)),
+    print(msg("class.merged", students=students_text(sum(len(held) for held in reports)),
+              parts=counted("class.n_parts", len(parts)), out=str(out)),
           file=sys.stderr)
     return 0

@@ -17,8 +17,8 @@ from typing import Any, Sequence
 
 from ..i18n import msg
 from ..reporters.files import ReportWriteError, write_text_atomic
-from .class_data import (ClassData, OutputsError, concept_scores, format_score, intake_problems, load_class, max_total,
-                         percent, total)
+from .class_data import (ClassData, OutputsError, concept_scores, counted, format_score, intake_problems, load_class,
+                         max_total, percent, total)
 from .roster import Entry, folded, read_roster, reconcile, submission
 
 GRADEBOOK = "gradebook.csv"
@@ -164,10 +164,10 @@ def build_outputs(out: Path, *, assignment: str | None = None, lms: str = "canva
         reconciled = reconcile(data, roster_map)
         pairs, clashes = reconciled.pairs, reconciled.clashes
         if reconciled.unmatched:
-            warnings.append(msg("classout.roster_missing", count=len(reconciled.unmatched),
+            warnings.append(counted("classout.roster_missing", len(reconciled.unmatched),
                                 students=_some(reconciled.unmatched), path=str(roster)))
         if reconciled.absent:
-            warnings.append(msg("classout.roster_absent", count=len(reconciled.absent),
+            warnings.append(counted("classout.roster_absent", len(reconciled.absent),
                                 students=_some(reconciled.absent), path=str(roster)))
     _write(data.out / GRADEBOOK, _csv(gradebook_rows(data)))
     if lms == "canvas":
@@ -175,8 +175,12 @@ def build_outputs(out: Path, *, assignment: str | None = None, lms: str = "canva
     elif clashes:
         warnings.append(msg("classout.roster_clashes", problems="".join(f"\n  - {c}" for c in clashes)))
     from .html_report import render
+    from .plots import font_note
 
     _write(data.out / REPORT, render(data, title))
+    note = font_note(data) if data.students else None
+    if note:
+        warnings.append(note)
     return warnings
 
 
