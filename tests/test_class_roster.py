@@ -189,7 +189,7 @@ def test_a_canvas_gradebook_export_reads_as_a_roster(tmp_path):
     roster = read_roster(roster_file(tmp_path, "Student,ID,SIS User ID,SIS Login ID,Section,HW (1)\n"
                                                "    Points Possible,,,,,10\n"
                                                "\"Liddell, Alice\",1001,S-1,aliddell,Sec 1,\n"))
-    assert [(e.line, e.get("student"), e.get("id"), e.get("sis_user_id")) for e in roster.entries] == \
+    assert [(e.line, e.get("name"), e.get("id"), e.get("sis_user_id")) for e in roster.entries] == \
         [(3, "Liddell, Alice", "1001", "S-1")]
 
 

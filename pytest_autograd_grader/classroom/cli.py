@@ -261,7 +261,8 @@ def _run(args) -> int:
     elapsed = time.monotonic() - started
     run_info["finished"] = None if interrupted else now_iso()
     write_json_atomic(out / RUN_FILE, run_info)
-    warnings = build(out, run_info, args.roster)
+    names: dict[str, str] = {}
+    warnings = build(out, run_info, args.roster, names)
     counts = {status: sum(o.status == status for o in outcomes) for status in ("graded", "not attempted", "missing", "error")}
     median = statistics.median([o.seconds for o in outcomes]) if outcomes else 0.0
     print(msg("class.summary", students=students_text(len(outcomes)), seconds=elapsed, median=median,
@@ -269,8 +270,8 @@ def _run(args) -> int:
               errors=counted("class.n_errors", counts["error"]), out=str(out)), file=sys.stderr)
     for outcome in outcomes:
         if outcome.status == "error":
-            print(msg("class.student_error", student=outcome.student, error=quoted(shown(outcome.error))),
-                  file=sys.stderr)
+            print(msg("class.student_error", student=_named(outcome.student, names),
+                      error=quoted(shown(outcome.error))), file=sys.stderr)
     for warning in warnings:
         print(warning, file=sys.stderr)
     if interrupted:
@@ -312,17 +313,26 @@ def _intake(checks: Path, submissions: Path, out: Path) -> tuple[list[Student], 
     return students, {**info, "checks_sha256": after}
 
 
+def _named(student: str, names: dict[str, str]) -> str:
+    """The student as the outputs name them (the roster's name), their id
+    in OUT beside it for --only."""
+    name = names.get(student) or student
+    return student if name == student else msg("class.student_named", name=shown(name), student=student)
+
+
 def _interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
 
 
-def build(out: Path, run_info: dict, roster: str | None) -> list[str]:
+def build(out: Path, run_info: dict, roster: str | None, names: dict[str, str] | None = None) -> list[str]:
     """The gradebook, LMS file and report; a problem with them is a line
-    of text (every student's report is already on disk)."""
+    of text (every student's report is already on disk). ``names`` gets
+    each student's shown name (``build_outputs``)."""
     from .class_data import OutputsError
     from .outputs import build_outputs
 
     try:
-        return build_outputs(out, assignment=run_info.get("assignment"), roster=Path(roster) if roster else None)
+        return build_outputs(out, assignment=run_info.get("assignment"), roster=Path(roster) if roster else None,
+                             names=names)
     except OutputsError as exc:
         return [str(exc)]

@@ -17,7 +17,7 @@ from typing import Any, Sequence
 
 from ..i18n import msg
 from ..reporters.files import ReportWriteError, write_text_atomic
-from .class_data import (ClassData, OutputsError, concept_scores, counted, format_score, intake_problems, load_class,
+from .class_data import (ClassData, OutputsError, concept_scores, counted, display_name, format_score, intake_problems, load_class,
                          max_total, percent, total)
 from .roster import Entry, folded, read_roster, reconcile, submission
 
@@ -147,12 +147,14 @@ def _write(path: Path, text: str) -> None:
 
 
 def build_outputs(out: Path, *, assignment: str | None = None, lms: str = "canvas",
-                  roster: Path | None = None) -> list[str]:
+                  roster: Path | None = None, names: dict[str, str] | None = None) -> list[str]:
     """Write ``gradebook.csv``, the LMS file (``canvas.csv``; ``lms="none"``
     writes none) and ``report.html`` into ``out`` from the reports there.
     Returns warnings (files skipped, students the roster lacks, the LMS
     file refused: ``CanvasRefused``'s text); raises ``OutputsError`` for
-    what the caller must fix first (a bad roster, an unwritable folder)."""
+    what the caller must fix first (a bad roster, an unwritable folder).
+    ``names``, where given, gets each student's id -> the name the outputs
+    show them by (the roster's, the LMS's, else their folder's)."""
     if lms not in LMS:
         raise OutputsError(msg("classout.lms", lms=lms, known=", ".join(LMS)))
     roster_map = read_roster(roster) if roster is not None else None
@@ -169,6 +171,8 @@ def build_outputs(out: Path, *, assignment: str | None = None, lms: str = "canva
         if reconciled.absent:
             warnings.append(counted("classout.roster_absent", len(reconciled.absent),
                                 students=_some(reconciled.absent), path=str(roster)))
+    if names is not None:
+        names.update((report["student"], display_name(report)) for report in data.students)
     _write(data.out / GRADEBOOK, _csv(gradebook_rows(data)))
     if lms == "canvas":
         warnings += _write_canvas(data, title, pairs, clashes, with_roster=roster_map is not None)

@@ -366,6 +366,7 @@ EN: dict[str, str] = {
     "class.progress_one": "graded {done}/{total} student ({rate:.2f}/s, about {left:.0f} s left)",
     "class.summary": "graded {students} in {seconds:.1f} s (median {median:.2f} s per student): {graded} graded, {not_attempted} not attempted, {missing} missing, {errors}; gradebook, LMS file and report in {out}",
     "class.student_error": "  {student}: {error}",
+    "class.student_named": "{name} ({student})",
     "class.interrupted": "interrupted: every student graded so far is in the reports; run again with --resume to finish",
     "class.merge_not_a_run": "{path} holds no class-run.json: give OUT folders of 'autograd-grader class' runs",
     "class.student_overdue": "grading this submission took longer than {seconds:g} s (--student-timeout) and was stopped; a check of the course may hang: grade it again with --only",

@@ -366,6 +366,7 @@ ZH: dict[str, str] = {
     "class.progress_one": "已评分 {done}/{total} 名学生（{rate:.2f} 名/秒，大约还要 {left:.0f} 秒）",
     "class.summary": "{seconds:.1f} 秒内为 {students}评了分（每名学生中位数 {median:.2f} 秒）：已评分 {graded}，未作答 {not_attempted}，缺失 {missing}，{errors}；成绩册、LMS 文件和报告在 {out}",
     "class.student_error": "  {student}：{error}",
+    "class.student_named": "{name}（{student}）",
     "class.interrupted": "已中断：已经评完的学生都在报告里；用 --resume 再运行一次即可完成",
     "class.merge_not_a_run": "{path} 中没有 class-run.json：请给出 'autograd-grader class' 运行的 OUT 文件夹",
     "class.student_overdue": "为这份提交评分超过了 {seconds:g} 秒（--student-timeout），已被停止；可能是课程的某个检查卡住了：请用 --only 重新评分",
