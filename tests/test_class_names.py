@@ -186,3 +186,11 @@ def test_the_terminal_names_a_student_by_the_roster(tmp_path):
     assert cli._named("nobody", names) == "nobody"
     names["evil"] = "\x1b[2Jgone"
     assert "\x1b" not in cli._named("evil", names)
+
+
+def test_merge_says_shard_or_shards_as_many_are_missing():
+    from pytest_autograd_grader.classroom.merge import _shards
+
+    assert _shards(["a"], ["1/2"]) == ["shard 2/2 is missing: add the OUT folder of "
+                                       "'autograd-grader class --shard 2/2' to the parts"]
+    assert _shards(["a"], ["1/3"])[0].startswith("shards 2/3, 3/3 are missing:")

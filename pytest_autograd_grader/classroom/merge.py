@@ -91,8 +91,8 @@ def _shards(names: list[str], specs: list[str | None]) -> list[str]:
         seen.setdefault(k, name)
     missing = [k for k in range(1, count + 1) if k not in seen]
     if missing:
-        found.append(msg("class.merge_shard_missing", shards=", ".join(f"{k}/{count}" for k in missing),
-                         example=f"{missing[0]}/{count}"))
+        found.append(counted("class.merge_shard_missing", len(missing),
+                             shards=", ".join(f"{k}/{count}" for k in missing), example=f"{missing[0]}/{count}"))
     return found
 
 
