@@ -7,6 +7,8 @@ here by hand: no grading runs."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from test_class_outputs import CONCEPTS, Page, read_csv, report, write
 
@@ -194,3 +196,19 @@ def test_merge_says_shard_or_shards_as_many_are_missing():
     assert _shards(["a"], ["1/2"]) == ["shard 2/2 is missing: add the OUT folder of "
                                        "'autograd-grader class --shard 2/2' to the parts"]
     assert _shards(["a"], ["1/3"])[0].startswith("shards 2/3, 3/3 are missing:")
+
+
+def test_without_canvas_ids_the_run_says_a_canvas_download_needs_no_roster(out):
+    # folders of a class that carry no Canvas id: canvas.csv is not written and the
+    # run says both ways to get it (the Canvas download as it is, or a roster)
+    warnings = build_outputs(out)
+    told = next(w for w in warnings if "canvas.csv not written" in w)
+    assert "Download Submissions" in told and "needs no roster" in told and "--roster" in told
+    assert "Grades > Export" in told and "as it is" in told
+    assert not (out / "canvas.csv").exists()
+    # a Canvas download carries them: written with no roster, one row per Canvas user
+    for canvas_id, student in enumerate(NAMES, 1001):
+        path = out / f"{student}.json"
+        write(path, {**json.loads(path.read_text()), "lms": "canvas", "lms_id": str(canvas_id)})
+    assert not any("canvas.csv" in w for w in build_outputs(out))
+    assert len(read_csv(out / "canvas.csv")) == 2 + len(NAMES)

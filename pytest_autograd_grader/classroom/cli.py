@@ -66,7 +66,10 @@ def add_arguments(parser) -> None:
     parser.add_argument("--roster", default=None, metavar="CSV",
                         help="the class's list: identity columns id (the LMS's user id), sis_user_id, "
                              "sis_login_id, email, then student (id in OUT or folder), name, section; matched "
-                             "by id before name, for the LMS file's ids and the gradebook's names")
+                             "by id before name, for the LMS file's ids and the names every output shows. "
+                             "Canvas's gradebook export (Grades > Export) serves as it is. canvas.csv needs it "
+                             "unless --submissions is Canvas's Download Submissions zip, whose file names "
+                             "carry each student's Canvas id")
 
 
 def fail(text: str) -> int:
