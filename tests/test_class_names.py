@@ -156,7 +156,8 @@ def test_canvas_gradebook_export_as_it_comes_names_every_student_in_every_output
                       f"{CHINESE},1002,S-2,wxm,Sec 1,\n"
                       "\"Smith, Bob\",1003,S-3,bsmith1,Sec 2,\n"
                       "\"Smith, Bob\",1004,S-4,bsmith2,Sec 2,\n"  # two people of one name: two students
-                      "=HYPERLINK(\"http://x\"),1005,S-5,mallory,Sec 2,\n", encoding="utf-8")
+                      "=HYPERLINK(\"http://x\"),1005,S-5,mallory,Sec 2,\n"
+                      "＝HYPERLINK(\"http://x\"),1006,S-6,mallory2,Sec 2,\n", encoding="utf-8")
     warnings = build_outputs(out, roster=roster)
     assert not any("clash" in w or "twice" in w or "NOT written" in w for w in warnings), warnings
     rows = read_csv(out / "gradebook.csv")
@@ -169,6 +170,7 @@ def test_canvas_gradebook_export_as_it_comes_names_every_student_in_every_output
     assert mallory["name"] == "'=HYPERLINK(\"http://x\")" and mallory["status"] == "missing"
     canvas = {row[1]: row for row in read_csv(out / "canvas.csv")[2:]}
     assert canvas["1002"][0] == CHINESE and canvas["1005"][0].startswith("'=")
+    assert canvas["1006"][0].startswith("'＝")  # fullwidth =: defused as a precaution too
     text = (out / "report.html").read_text(encoding="utf-8")
     for name in ("Liddell, Alice", CHINESE, "Smith, Bob"):
         assert f"<bdi>{name}</bdi>" in text

@@ -28,8 +28,10 @@ DEFAULT_ASSIGNMENT = "Autograd"
 LMS = ("canvas", "none")
 
 
-# A cell a spreadsheet would evaluate: =HYPERLINK(...), +cmd, -2+3, @SUM(...)
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n")
+# A cell a spreadsheet would evaluate: =HYPERLINK(...), +cmd, -2+3, @SUM(...),
+# and, as a precaution, their fullwidth forms (what a Chinese or Japanese
+# input method types; a spreadsheet may take them for the ASCII ones)
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n", "\uff1d", "\uff0b", "\uff0d", "\uff20")
 
 
 def defuse(text: Any) -> str:
