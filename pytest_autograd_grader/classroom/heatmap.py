@@ -27,7 +27,7 @@ CSS = """
 table.heatmap { border-collapse: separate; border-spacing: 0; margin: 0; font-size: 0.8em; }
 table.heatmap th, table.heatmap td { border: 0; border-bottom: 1px solid #fff; padding: 0.15em 0.4em; }
 table.heatmap thead th { position: sticky; top: 0; background: #fff; z-index: 1; vertical-align: bottom; }
-table.heatmap th.who { max-width: 16em; overflow-wrap: anywhere; font-weight: normal; background: #fff;
+table.heatmap th.who { min-width: 10em; max-width: 16em; overflow-wrap: anywhere; font-weight: normal; background: #fff;
                        position: sticky; left: 0; }
 table.heatmap td { text-align: center; min-width: 2.5em; font-variant-numeric: tabular-nums; }
 """
