@@ -101,7 +101,8 @@ def test_a_concept_id_no_installed_font_draws_is_numbered_and_the_run_says_what_
     monkeypatch.setattr(fonts, "plot_fonts", lambda: ("DejaVu Sans",))  # a server with no CJK font
     out = tmp_path / "out"
     out.mkdir()
-    concepts = [{"id": "反向传播", "title": "反向传播", "max_score": 2.0}, {"id": "leaf", "title": "Leaf", "max_score": 2.0}]
+    concepts = [{"id": "反向传播", "title": "反向传播", "max_score": 2.0},
+                {"id": "leaf", "title": "Leaf", "max_score": 2.0}]
     run_file(out, concepts)
     write(out / "wang.json", {**report("wang"), "concepts": [
         {"id": "反向传播", "title": "反向传播", "score": 1.0, "max_score": 2.0},

@@ -236,8 +236,8 @@ def _run(args) -> int:
                 "students": sorted(set(previous.get("students") or []) | {s.id for s in students}),
                 "intake": intake_info, "started": now_iso(), "finished": None}
     write_json_atomic(out / RUN_FILE, run_info)
-    print(msg("class.start", students=students_text(len(work)), kept=kept, workers=counted("class.n_workers", args.jobs),
-              out=str(out), salt=salt), file=sys.stderr)
+    print(msg("class.start", students=students_text(len(work)), kept=kept,
+              workers=counted("class.n_workers", args.jobs), out=str(out), salt=salt), file=sys.stderr)
 
     settings = ClassSettings(checks=checks, out=out, checks_sha256=sha, timeout=args.timeout,
                              isolation=args.isolation, lang=args.lang, student_timeout=args.student_timeout,

@@ -61,7 +61,8 @@ def packages(chars: str) -> list[str]:
     for ch in chars:
         name = unicodedata.name(ch, "")
         emoji = any(low <= ord(ch) <= high for low, high in EMOJI)
-        package = EMOJI_PACKAGE if emoji else next((p for words, p in PACKAGES if any(w in name for w in words)), OTHER_PACKAGE)
+        script = next((p for words, p in PACKAGES if any(w in name for w in words)), OTHER_PACKAGE)
+        package = EMOJI_PACKAGE if emoji else script
         if package not in wanted:
             wanted.append(package)
     return wanted

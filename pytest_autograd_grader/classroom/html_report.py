@@ -23,8 +23,8 @@ from typing import Any
 from ..i18n import current_language, msg
 from ..i18n.en import EN
 from ..i18n.zh import ZH
-from .class_data import (SCORED, ClassData, concept_scores, counted, display_name, format_score, intake_problems, max_total,
-                         percent, total)
+from .class_data import (SCORED, ClassData, concept_scores, counted, display_name, format_score, intake_problems,
+                         max_total, percent, total)
 from .heatmap import CSS as HEATMAP_CSS
 from .heatmap import heatmap_html
 from .mistakes import Mistake, frequent_mistakes
