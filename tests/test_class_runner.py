@@ -476,7 +476,8 @@ def test_a_run_kept_to_one_cpu_grades_on_one_worker(tmp_path):
     one = min(os.sched_getaffinity(0))
     result = _class("--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "out"),
                     "--only", "cat", preexec_fn=lambda: os.sched_setaffinity(0, {one}))
-    assert "grading 1 students on 1 workers" in result.stderr
+    assert "grading 1 student on 1 worker (" in result.stderr  # the singular, not "1 students"
+    assert "graded 1 student in " in result.stderr and " 0 errors;" in result.stderr
     assert _reports(tmp_path / "out")["cat"]["status"] == "not attempted"
 
 

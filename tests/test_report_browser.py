@@ -104,3 +104,35 @@ def test_the_class_report_renders_sorts_and_fits_1280_px(browser, tmp_path):
     # the page's own script ran, allowed by the policy; nothing was refused
     refused = [entry["message"] for entry in browser.get_log("browser") if "Content Security Policy" in entry["message"]]
     assert refused == []
+
+
+def test_the_heat_map_draws_every_name_whole_in_the_browser(browser, tmp_path):
+    # names the browser draws (a PNG drew CJK as empty boxes and clipped long names)
+    from selenium.webdriver.common.by import By
+
+    out = tmp_path / "out"
+    _class(out)
+    names = {"student00": "王小明", "student01": "محمد عبد الله", "student02": "Zoë 🦀✨",
+             "student03": "Maximiliana Alexandrina Ölçer-Нгуен van der Berg-Garcíaló y Montenegro-Villavicencio"}
+    for student, name in names.items():
+        path = out / f"{student}.json"
+        path.write_text(json.dumps({**json.loads(path.read_text()), "name": name}))
+    build_outputs(out)
+    browser.get((out / "report.html").as_uri())
+    rows = browser.find_elements(By.CSS_SELECTOR, "#heatmap-table th.who")
+    assert len(rows) == 30
+    by_title = {row.get_attribute("title"): row for row in rows}
+    for name in names.values():
+        row = by_title[name]  # the whole name, where a pointer reads it
+        # nothing of the name is cut off: its box holds all it draws
+        assert browser.execute_script("return arguments[0].scrollWidth <= arguments[0].clientWidth", row), name
+        assert row.text.rstrip("…") and name.startswith(row.text.rstrip("…").strip())
+    # Arabic reads right to left in its own box, the rest of the row left to right
+    bdi = by_title[names["student01"]].find_element(By.TAG_NAME, "bdi")
+    assert browser.execute_script("return getComputedStyle(arguments[0]).direction", bdi) == "rtl"
+    assert browser.execute_script("return getComputedStyle(arguments[0]).direction", rows[0]) == "ltr"
+    # a cell says its value in words too; the page still fits 1280 px
+    cell = browser.find_element(By.CSS_SELECTOR, "#heatmap-table tbody tr td")
+    assert cell.text.isdigit() and "王小明, graph:" in cell.get_attribute("title")
+    width = browser.execute_script("return [document.documentElement.scrollWidth, window.innerWidth]")
+    assert width[0] <= width[1], width

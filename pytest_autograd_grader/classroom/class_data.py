@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..boundary.untrusted import shown
-from ..i18n import msg
+from ..i18n import has_message, msg
 
 RUN_FILE = "class-run.json"
 STATUSES = ("graded", "not attempted", "missing", "error")
@@ -65,6 +65,18 @@ def format_score(value: Any, digits: int = 4) -> str:
         return ""
     text = repr(round(value, digits) + 0.0)  # + 0.0 turns -0.0 into 0.0
     return text[:-2] if text.endswith(".0") else text
+
+
+def counted(key: str, count: int, **fields: Any) -> str:
+    """``key``'s text for ``count`` things: its ``_one`` form for one (an
+    English noun's singular; Chinese says both alike), with ``count``."""
+    one = key + "_one"
+    return msg(one if count == 1 and has_message(one) else key, count=count, **fields)
+
+
+def students_text(count: int) -> str:
+    """"1 student", "3 students"."""
+    return counted("class.n_students", count)
 
 
 # -- reading OUT ------------------------------------------------------------
@@ -200,6 +212,12 @@ def percent(report: dict[str, Any], data: ClassData) -> float | None:
         most = max_total(report, data)
         value = 100.0 * total(report) / most if most else None
     return value
+
+
+def display_name(report: dict[str, Any]) -> str:
+    """The student as a person reads them: the roster's or the LMS's name,
+    else their folder, else their id in OUT (which machines keep using)."""
+    return report.get("name") or report.get("folder") or report["student"]
 
 
 def intake_problems(report: dict[str, Any]) -> list[str]:

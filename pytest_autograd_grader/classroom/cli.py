@@ -19,6 +19,7 @@ from ..boundary.untrusted import quoted, shown
 from ..i18n import LANGUAGES, msg
 from ..options import ISOLATIONS
 from ..reporters.files import write_json_atomic
+from .class_data import counted, students_text
 from .plots import preload as preload_plots
 from .pool import grade_all, make_private, usable_cpus
 from .runner import ClassSettings, Outcome, now_iso
@@ -65,7 +66,10 @@ def add_arguments(parser) -> None:
     parser.add_argument("--roster", default=None, metavar="CSV",
                         help="the class's list: identity columns id (the LMS's user id), sis_user_id, "
                              "sis_login_id, email, then student (id in OUT or folder), name, section; matched "
-                             "by id before name, for the LMS file's ids and the gradebook's names")
+                             "by id before name, for the LMS file's ids and the names every output shows. "
+                             "Canvas's gradebook export (Grades > Export) serves as it is. canvas.csv needs it "
+                             "unless --submissions is Canvas's Download Submissions zip, whose file names "
+                             "carry each student's Canvas id")
 
 
 def fail(text: str) -> int:
@@ -121,7 +125,7 @@ class Progress:
             elapsed = now - self.started
             rate = self.done / elapsed if elapsed > 0 else 0.0
             left = (self.total - self.done) / rate if rate else 0.0
-            print(msg("class.progress", done=self.done, total=self.total, rate=rate, left=left),
+            print(counted("class.progress", self.total, done=self.done, total=self.total, rate=rate, left=left),
                   file=self.stream, flush=True)
 
     def close(self) -> None:
@@ -232,7 +236,8 @@ def _run(args) -> int:
                 "students": sorted(set(previous.get("students") or []) | {s.id for s in students}),
                 "intake": intake_info, "started": now_iso(), "finished": None}
     write_json_atomic(out / RUN_FILE, run_info)
-    print(msg("class.start", students=len(work), kept=kept, jobs=args.jobs, out=str(out), salt=salt), file=sys.stderr)
+    print(msg("class.start", students=students_text(len(work)), kept=kept,
+              workers=counted("class.n_workers", args.jobs), out=str(out), salt=salt), file=sys.stderr)
 
     settings = ClassSettings(checks=checks, out=out, checks_sha256=sha, timeout=args.timeout,
                              isolation=args.isolation, lang=args.lang, student_timeout=args.student_timeout,
@@ -259,16 +264,17 @@ def _run(args) -> int:
     elapsed = time.monotonic() - started
     run_info["finished"] = None if interrupted else now_iso()
     write_json_atomic(out / RUN_FILE, run_info)
-    warnings = build(out, run_info, args.roster)
+    names: dict[str, str] = {}
+    warnings = build(out, run_info, args.roster, names)
     counts = {status: sum(o.status == status for o in outcomes) for status in ("graded", "not attempted", "missing", "error")}
     median = statistics.median([o.seconds for o in outcomes]) if outcomes else 0.0
-    print(msg("class.summary", students=len(outcomes), seconds=elapsed, median=median, graded=counts["graded"],
-              not_attempted=counts["not attempted"], missing=counts["missing"], errors=counts["error"],
-              out=str(out)), file=sys.stderr)
+    print(msg("class.summary", students=students_text(len(outcomes)), seconds=elapsed, median=median,
+              graded=counts["graded"], not_attempted=counts["not attempted"], missing=counts["missing"],
+              errors=counted("class.n_errors", counts["error"]), out=str(out)), file=sys.stderr)
     for outcome in outcomes:
         if outcome.status == "error":
-            print(msg("class.student_error", student=outcome.student, error=quoted(shown(outcome.error))),
-                  file=sys.stderr)
+            print(msg("class.student_error", student=_named(outcome.student, names),
+                      error=quoted(shown(outcome.error))), file=sys.stderr)
     for warning in warnings:
         print(warning, file=sys.stderr)
     if interrupted:
@@ -291,7 +297,7 @@ def _intake(checks: Path, submissions: Path, out: Path) -> tuple[list[Student], 
         return fail(str(exc))
     if intake.handed:
         late = sum(h.late for h in intake.handed.values())
-        print(msg("class.intake", count=len(intake.handed), export=intake.export, late=late,
+        print(counted("class.intake", len(intake.handed), export=intake.export, late=late,
                   folder=str(intake.graded)), file=sys.stderr)
     skipped: list[tuple[str, str]] = list(intake.skipped)
     students = find_students(intake.graded, skipped, intake.handed)
@@ -310,17 +316,26 @@ def _intake(checks: Path, submissions: Path, out: Path) -> tuple[list[Student], 
     return students, {**info, "checks_sha256": after}
 
 
+def _named(student: str, names: dict[str, str]) -> str:
+    """The student as the outputs name them (the roster's name), their id
+    in OUT beside it for --only."""
+    name = names.get(student) or student
+    return student if name == student else msg("class.student_named", name=shown(name), student=student)
+
+
 def _interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
 
 
-def build(out: Path, run_info: dict, roster: str | None) -> list[str]:
+def build(out: Path, run_info: dict, roster: str | None, names: dict[str, str] | None = None) -> list[str]:
     """The gradebook, LMS file and report; a problem with them is a line
-    of text (every student's report is already on disk)."""
+    of text (every student's report is already on disk). ``names`` gets
+    each student's shown name (``build_outputs``)."""
     from .class_data import OutputsError
     from .outputs import build_outputs
 
     try:
-        return build_outputs(out, assignment=run_info.get("assignment"), roster=Path(roster) if roster else None)
+        return build_outputs(out, assignment=run_info.get("assignment"), roster=Path(roster) if roster else None,
+                             names=names)
     except OutputsError as exc:
         return [str(exc)]

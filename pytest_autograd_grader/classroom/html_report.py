@@ -23,8 +23,12 @@ from typing import Any
 from ..i18n import current_language, msg
 from ..i18n.en import EN
 from ..i18n.zh import ZH
-from .class_data import SCORED, ClassData, concept_scores, format_score, intake_problems, max_total, percent, total
+from .class_data import (SCORED, ClassData, concept_scores, counted, display_name, format_score, intake_problems,
+                         max_total, percent, total)
+from .heatmap import CSS as HEATMAP_CSS
+from .heatmap import heatmap_html
 from .mistakes import Mistake, frequent_mistakes
+from .plots import font_note
 from .plots import plots as draw
 
 
@@ -166,16 +170,15 @@ def _anchor(report: dict[str, Any]) -> str:
     return "s-" + str(report["student"])
 
 
-def _name(report: dict[str, Any]) -> str:
-    """The student as the LMS named them, else their folder, else their id."""
-    return report.get("name") or report.get("folder") or report["student"]
+_name = display_name
 
 
 def _who(report: dict[str, Any]) -> str:
     """The student as the LMS named them, their id beside it where it differs."""
     name = _name(report)
     extra = [x for x in dict.fromkeys((report.get("folder"), report["student"])) if x and x != name]
-    return _e(name) + "".join(f"<br><small>{_e(x)}</small>" for x in extra)
+    # <bdi>: a name written right to left does not reorder what follows it
+    return f"<bdi>{_e(name)}</bdi>" + "".join(f"<br><small><bdi>{_e(x)}</bdi></small>" for x in extra)
 
 
 def _students_html(data: ClassData, flagged: dict[str, dict[str, int]]) -> str:
@@ -244,8 +247,7 @@ def _mistakes_html(data: ClassData, mistakes: dict[str, list[Mistake]]) -> str:
             continue
         parts.append(f'<h3>{_e(titles.get(concept, concept))} <small>({_e(concept)})</small></h3><ol class="mistakes">')
         for m in found:
-            key = "classout.mistake_one" if m.students == 1 else "classout.mistake"
-            parts.append(f"<li><p>{_e(msg(key, count=m.students, text=m.text))}</p>"
+            parts.append(f"<li><p>{_e(counted('classout.mistake', m.students, text=m.text))}</p>"
                          f"<details><summary>{_e(msg('classout.example'))}</summary><pre>{_e(m.example)}</pre>"
                          f"</details></li>")
         parts.append("</ol>")
@@ -269,8 +271,9 @@ def render(data: ClassData, assignment: str) -> str:
                                            not_attempted=counts["not attempted"], missing=counts["missing"],
                                            errors=counts["error"]))]
     flagged = {r["student"]: flags(r) for r in data.students}
-    info.append((msg("classout.flagged"), msg("classout.flagged_counts", **{
-        f: sum(counts[f] > 0 for counts in flagged.values()) for f in FLAGS})))
+    many: dict[str, Any] = {f: sum(counts[f] > 0 for counts in flagged.values()) for f in FLAGS}
+    many["timeout"] = counted("class.n_students", many["timeout"])  # the sentence's noun: "1 student", "2 students"
+    info.append((msg("classout.flagged"), msg("classout.flagged_counts", **many)))
     if percents:
         info.append((msg("classout.mean_median"), msg("classout.percents", mean=statistics.fmean(percents),
                                                       median=statistics.median(percents))))
@@ -279,11 +282,12 @@ def render(data: ClassData, assignment: str) -> str:
     if not data.students:
         body.append(f'<p class="note" id="no-students">{_e(msg("classout.no_students"))}</p>')
     else:
-        body.append(f'<p class="note">{_e(msg("classout.scored_note", count=len(scored)))}</p>')
+        body.append(f'<p class="note">{_e(counted("classout.scored_note", len(scored)))}</p>')
         plots = draw(data, scored)
         if plots is None:
             body.append(f'<p class="note" id="no-plots">{_e(msg("classout.no_matplotlib"))}</p>')
             plots = {}
+        note = font_note(data) if plots else None  # the concepts' numbers stand in their panels' titles
 
         body.append(f'<h2 id="concepts">{_e(msg("classout.concepts"))}</h2>')
         header = [(_e(msg(k)), n) for k, n in (("classout.col.concept", False), ("classout.col.points", True),
@@ -291,10 +295,11 @@ def render(data: ClassData, assignment: str) -> str:
                                                ("classout.col.min", True), ("classout.col.max", True),
                                                ("classout.col.full", True))]
         rows = []
-        for row in _concept_stats(data, scored):
+        for number, row in enumerate(_concept_stats(data, scored), 1):
             concept = row["concept"]
             full = row.get("full")
-            rows.append([(f"{_e(concept.title)} <small>({_e(concept.id)})</small>", False),
+            numbered = f"<small>#{number}</small> " if note else ""
+            rows.append([(f"{numbered}{_e(concept.title)} <small>({_e(concept.id)})</small>", False),
                          (_e(format_score(concept.max_score)), True),
                          *((_e(format_score(row.get(k), 2)), True) for k in ("mean", "median", "min", "max")),
                          (_e(f"{full:.0%}" if full is not None else ""), True)])
@@ -302,11 +307,12 @@ def render(data: ClassData, assignment: str) -> str:
         if "plot-concepts" in plots:
             body.append(_figure("plot-concepts", plots["plot-concepts"], msg("classout.alt.concepts"),
                                 msg("classout.caption.concepts")))
+            if note:
+                body.append(f'<p class="note" id="plot-fonts">{_e(note)}</p>')
 
-        if "plot-heatmap" in plots:
+        if data.concepts:  # drawn by the browser: every script's names, none clipped
             body.append(f'<h2 id="heatmap">{_e(msg("classout.heatmap"))}</h2>')
-            body.append(_figure("plot-heatmap", plots["plot-heatmap"], msg("classout.alt.heatmap"),
-                                msg("classout.caption.heatmap")))
+            body.append(heatmap_html(data, _e, _anchor))
         if "plot-totals" in plots:
             body.append(f'<h2 id="totals">{_e(msg("classout.totals"))}</h2>')
             body.append(_figure("plot-totals", plots["plot-totals"], msg("classout.alt.totals"),
@@ -346,7 +352,7 @@ def render(data: ClassData, assignment: str) -> str:
     if data.students:
         body.append(f'<h2 id="students">{_e(msg("classout.students_section"))}</h2>')
         body.append(_students_html(data, flagged))
-    return page(title, body, script=_SCRIPT)
+    return page(title, body, css=HEATMAP_CSS, script=_SCRIPT)
 
 
 def page(title: str, body: list[str], css: str = "", script: str | None = None) -> str:

@@ -14,6 +14,7 @@ from pathlib import Path
 from ..boundary.untrusted import shown
 from ..i18n import msg
 from ..reporters.files import write_json_atomic
+from .class_data import counted, students_text
 from .cli import RUN_FILE, build, fail, read_run
 
 # what every part must share, and how a mismatch is told
@@ -90,8 +91,8 @@ def _shards(names: list[str], specs: list[str | None]) -> list[str]:
         seen.setdefault(k, name)
     missing = [k for k in range(1, count + 1) if k not in seen]
     if missing:
-        found.append(msg("class.merge_shard_missing", shards=", ".join(f"{k}/{count}" for k in missing),
-                         example=f"{missing[0]}/{count}"))
+        found.append(counted("class.merge_shard_missing", len(missing),
+                             shards=", ".join(f"{k}/{count}" for k in missing), example=f"{missing[0]}/{count}"))
     return found
 
 
@@ -126,6 +127,7 @@ def run(args) -> int:
     write_json_atomic(out / RUN_FILE, run_info)
     for warning in build(out, run_info, args.roster):
         print(warning, file=sys.stderr)
-    print(msg("class.merged", students=sum(len(held) for held in reports), parts=len(parts), out=str(out)),
+    print(msg("class.merged", students=students_text(sum(len(held) for held in reports)),
+              parts=counted("class.n_parts", len(parts)), out=str(out)),
           file=sys.stderr)
     return 0

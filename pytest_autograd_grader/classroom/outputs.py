@@ -17,8 +17,8 @@ from typing import Any, Sequence
 
 from ..i18n import msg
 from ..reporters.files import ReportWriteError, write_text_atomic
-from .class_data import (ClassData, OutputsError, concept_scores, format_score, intake_problems, load_class, max_total,
-                         percent, total)
+from .class_data import (ClassData, OutputsError, concept_scores, counted, display_name, format_score, intake_problems,
+                         load_class, max_total, percent, total)
 from .roster import Entry, folded, read_roster, reconcile, submission
 
 GRADEBOOK = "gradebook.csv"
@@ -28,8 +28,10 @@ DEFAULT_ASSIGNMENT = "Autograd"
 LMS = ("canvas", "none")
 
 
-# A cell a spreadsheet would evaluate: =HYPERLINK(...), +cmd, -2+3, @SUM(...)
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n")
+# A cell a spreadsheet would evaluate: =HYPERLINK(...), +cmd, -2+3, @SUM(...),
+# and, as a precaution, their fullwidth forms (what a Chinese or Japanese
+# input method types; a spreadsheet may take them for the ASCII ones)
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n", "\uff1d", "\uff0b", "\uff0d", "\uff20")
 
 
 def defuse(text: Any) -> str:
@@ -147,12 +149,14 @@ def _write(path: Path, text: str) -> None:
 
 
 def build_outputs(out: Path, *, assignment: str | None = None, lms: str = "canvas",
-                  roster: Path | None = None) -> list[str]:
+                  roster: Path | None = None, names: dict[str, str] | None = None) -> list[str]:
     """Write ``gradebook.csv``, the LMS file (``canvas.csv``; ``lms="none"``
     writes none) and ``report.html`` into ``out`` from the reports there.
     Returns warnings (files skipped, students the roster lacks, the LMS
     file refused: ``CanvasRefused``'s text); raises ``OutputsError`` for
-    what the caller must fix first (a bad roster, an unwritable folder)."""
+    what the caller must fix first (a bad roster, an unwritable folder).
+    ``names``, where given, gets each student's id -> the name the outputs
+    show them by (the roster's, the LMS's, else their folder's)."""
     if lms not in LMS:
         raise OutputsError(msg("classout.lms", lms=lms, known=", ".join(LMS)))
     roster_map = read_roster(roster) if roster is not None else None
@@ -164,19 +168,25 @@ def build_outputs(out: Path, *, assignment: str | None = None, lms: str = "canva
         reconciled = reconcile(data, roster_map)
         pairs, clashes = reconciled.pairs, reconciled.clashes
         if reconciled.unmatched:
-            warnings.append(msg("classout.roster_missing", count=len(reconciled.unmatched),
+            warnings.append(counted("classout.roster_missing", len(reconciled.unmatched),
                                 students=_some(reconciled.unmatched), path=str(roster)))
         if reconciled.absent:
-            warnings.append(msg("classout.roster_absent", count=len(reconciled.absent),
+            warnings.append(counted("classout.roster_absent", len(reconciled.absent),
                                 students=_some(reconciled.absent), path=str(roster)))
+    if names is not None:
+        names.update((report["student"], display_name(report)) for report in data.students)
     _write(data.out / GRADEBOOK, _csv(gradebook_rows(data)))
     if lms == "canvas":
         warnings += _write_canvas(data, title, pairs, clashes, with_roster=roster_map is not None)
     elif clashes:
         warnings.append(msg("classout.roster_clashes", problems="".join(f"\n  - {c}" for c in clashes)))
     from .html_report import render
+    from .plots import font_note
 
     _write(data.out / REPORT, render(data, title))
+    note = font_note(data) if data.students else None
+    if note:
+        warnings.append(note)
     return warnings
 
 

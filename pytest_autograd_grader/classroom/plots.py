@@ -1,7 +1,9 @@
-"""The class report's plots: per-concept score distributions, the
-students x concepts heat map and the total-percent histogram, as PNG
-``data:`` URIs drawn by matplotlib (the ``class`` extra) on Agg figures
-that never touch pyplot's global state."""
+"""The class report's plots: per-concept score distributions and the
+total-percent histogram, as PNG ``data:`` URIs drawn by matplotlib (the
+``class`` extra) on Agg figures that never touch pyplot's global state.
+They draw no student's name (the heat map is the page's own table,
+``heatmap``); a concept id the installed fonts cannot draw is drawn as its
+number in the concept table instead, and ``font_note`` says what to install."""
 
 from __future__ import annotations
 
@@ -10,10 +12,11 @@ import io
 import warnings
 from typing import Any
 
-from .class_data import SCORED, ClassData, concept_scores, percent
+from ..i18n import msg
+from .class_data import ClassData, concept_scores, percent
+from .fonts import packages, plot_fonts, uncovered
 
-PLOT_IDS = ("plot-concepts", "plot-heatmap", "plot-totals")
-HEATMAP_LABELS_UP_TO = 60  # students; above it the rows are too thin to name
+PLOT_IDS = ("plot-concepts", "plot-totals")
 DPI = 100
 
 
@@ -33,6 +36,23 @@ def preload() -> None:
         pass
 
 
+def _titles(data: ClassData) -> list[str]:
+    """Each concept's panel title: its id, or its number where the fonts
+    installed cannot draw the id (never empty boxes)."""
+    return [c.id if not uncovered([c.id]) else f"#{i}" for i, c in enumerate(data.concepts, 1)]
+
+
+def font_note(data: ClassData) -> str | None:
+    """What to install for the plots to draw every concept id, or None."""
+    try:
+        missing = uncovered([c.id for c in data.concepts])
+    except ImportError:
+        return None
+    if not missing:
+        return None
+    return msg("classout.plot_fonts", chars=missing, packages=" ".join(packages(missing)))
+
+
 def plots(data: ClassData, scored: list[dict[str, Any]]) -> dict[str, str] | None:
     """plot id -> PNG data URI; None without matplotlib.
 
@@ -49,9 +69,10 @@ def plots(data: ClassData, scored: list[dict[str, Any]]) -> dict[str, str] | Non
     # No pyplot: a Figure of its own saves through Agg without changing the
     # process's backend (the grader may run inside someone's notebook).
     # parse_math off: a student id such as "$x$" must stay text, not TeX.
-    with matplotlib.rc_context({"text.parse_math": False, "font.size": 8, "axes.titlesize": 9}), \
-            warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # glyphs a font lacks in a student's id
+    # font.family: a list, which matplotlib falls back along glyph by glyph
+    with matplotlib.rc_context({"text.parse_math": False, "font.size": 8, "axes.titlesize": 9,
+                                "font.family": list(plot_fonts())}), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a glyph no font has: _titles drew the concept's number instead
         bins = np.linspace(0.0, 100.0, 11)
         if concepts:
             # share of each concept's points, so that the panels share their axes
@@ -67,49 +88,15 @@ def plots(data: ClassData, scored: list[dict[str, Any]]) -> dict[str, str] | Non
             axes = figure.subplots(rows, cols, squeeze=False, sharex=True, sharey=True)
             figure.subplots_adjust(left=0.45 / width, right=1 - 0.1 / width, bottom=0.4 / height,
                                    top=1 - 0.3 / height, wspace=0.12, hspace=0.45)
-            for ax, concept, values in zip(axes.flat, concepts, shares):
+            for ax, title, values in zip(axes.flat, _titles(data), shares):
                 counts, _ = np.histogram(values, bins=bins)
                 ax.bar(bins[:-1], counts, width=10.0, align="edge", color="#4c72b0", edgecolor="white")
-                ax.set_title(concept.id)
+                ax.set_title(title)
             for ax in list(axes.flat)[len(concepts):]:
                 ax.set_visible(False)
             axes[0, 0].set_xlim(0.0, 100.0)
             axes[0, 0].set_xticks([0, 50, 100])
             plots["plot-concepts"] = _png(figure)
-
-            students = data.students
-            matrix = np.full((len(students), len(concepts)), np.nan)
-            for i, report in enumerate(students):
-                if report.get("status") not in SCORED:
-                    continue
-                scores = concept_scores(report)
-                for j, concept in enumerate(concepts):
-                    if concept.id in scores and concept.max_score:
-                        matrix[i, j] = scores[concept.id] / concept.max_score
-            labelled = len(students) <= HEATMAP_LABELS_UP_TO
-            # Inches: the rows grow with the class, named rows need room for a name.
-            label_room = 0.3 + (0.065 * max(len(r["student"]) for r in students[:HEATMAP_LABELS_UP_TO])
-                                if labelled else 0.0)
-            top_room = 0.3 + 0.05 * max(len(c.id) for c in concepts)
-            rows_height = len(students) * (0.2 if labelled else 0.06)
-            width = min(label_room, 3.0) + 0.5 * len(concepts) + 1.2
-            height = min(max(rows_height, 1.5) + top_room + 0.2, 60.0)
-            figure = Figure(figsize=(width, height))
-            left, right = min(label_room, 3.0) / width, 1 - 1.0 / width
-            ax = figure.add_axes((left, 0.2 / height, right - left, 1 - (top_room + 0.2) / height))
-            cmap = matplotlib.colormaps["viridis"].with_extremes(bad="#dddddd")
-            image = ax.imshow(matrix, aspect="auto", interpolation="nearest", cmap=cmap, vmin=0.0, vmax=1.0)
-            ax.xaxis.tick_top()
-            ax.set_xticks(range(len(concepts)), [c.id for c in concepts], rotation=45, ha="left")
-            if labelled:
-                ax.set_yticks(range(len(students)), [r["student"] for r in students])
-            else:
-                ax.set_yticks([])
-            bar_height = min(3.0, height - top_room - 0.2)
-            bar = figure.add_axes((1 - 0.75 / width, 1 - (top_room + bar_height) / height, 0.15 / width,
-                                   bar_height / height))
-            figure.colorbar(image, cax=bar)
-            plots["plot-heatmap"] = _png(figure)
 
         figure = Figure(figsize=(6.0, 2.4))
         figure.subplots_adjust(left=0.08, right=0.98, bottom=0.15, top=0.95)

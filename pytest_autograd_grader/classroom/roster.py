@@ -13,6 +13,11 @@ A roster is a CSV whose first line names its columns (any case, any order,
   the gradebook; two students may share one);
 - display only: ``section``.
 
+Canvas's gradebook export (Grades > Export) serves as it is: its
+``Student`` column holds the people's names ("Liddell, Alice", which two
+students may share), so a roster whose first line has Canvas's own
+``Student`` and ``ID`` and no ``name`` reads ``Student`` as ``name``.
+
 A submission that carries an LMS id (from an LMS's export) is matched to
 the line holding that id; only where no line does, by name, and then only
 to a line holding no id of that kind (a line with a Canvas id belongs to
@@ -105,6 +110,8 @@ def read_roster(path: Path) -> Roster:
         raise OutputsError(msg("classout.roster_unreadable", path=str(path), error=str(exc))) from None
     reader = csv.DictReader(io.StringIO(text))
     headers = {_column(h): h for h in reversed(reader.fieldnames or ())}  # the first of two alike wins
+    if _canvas_export(reader.fieldnames or ()) and "name" not in headers:
+        headers["name"] = headers.pop("student")
     if not any(c in headers for c in (*NAMES, *IDENTITIES)):
         raise OutputsError(msg("classout.roster_columns", path=str(path), identities=", ".join(IDENTITIES),
                                names=", ".join(NAMES), columns=", ".join(COLUMNS)))
@@ -116,6 +123,13 @@ def read_roster(path: Path) -> Roster:
             continue
         _add(roster, entry)
     return roster
+
+
+def _canvas_export(fieldnames: Iterable[str]) -> bool:
+    """A first line as Canvas's gradebook export writes it (its spelling
+    exactly: a roster of our own columns writes ``student`` and ``id``)."""
+    names = [str(h or "").strip() for h in fieldnames]
+    return "Student" in names and "ID" in names
 
 
 def _points_possible(entry: Entry) -> bool:
