@@ -32,6 +32,7 @@ EN: dict[str, str] = {
     "marker.bad_inputs": "{where}: inputs must be a tuple of input class names from: {known}; got {inputs!r}",
     "marker.positional": "{where}: use keyword arguments, as in @pytest.mark.grade(concept='leaf', points=2)",
     "collect.error": "could not load the checks in {path} ({cause}); none of them were graded:\n{detail}",
+    "collect.broken": "could not load the checks in {path} ({cause}); none of them were graded. This is a problem in the course's checks, not in your code: tell your instructor, whose grader log shows the details",
     # -- a course's messages (i18n.add_course_messages, the pytest_grade_messages hook)
     "messages.not_dict": "{source}: a course's messages are a dict {{language: {{message id: text}}}}, such as {{\"en\": {{\"mycourse.hint\": \"...\"}}}}; got {got}",
     "messages.not_str": "{source}: message ids and texts must be strings; the id {message_id} has a {got}",
@@ -96,6 +97,8 @@ EN: dict[str, str] = {
     "report.reason.denied": "permission denied",
     # -- the student's side ------------------------------------------------
     "student.module_missing": "not attempted: there is no {module}.py in the submission; create it (start from the exercise file) and keep that file name",
+    "student.rename_copy": "the submission holds {found}, which looks like a copy of {expected} under another name (a browser saves a second download of {expected} as '{example}'): the grader does not guess which file is your answer; rename it to {expected} and submit again",
+    "student.rename_more": " and {count} more",
     "student.syntax_error": "{file} has a syntax error at line {line}: {message}\n    {code}",
     "student.import_error": "{file} could not be loaded: {type}: {message}{where}",
     "student.not_implemented": "not implemented yet: {module}.{function}",
@@ -485,6 +488,7 @@ EN: dict[str, str] = {
     "bundle.symlink": "gradescope-bundle: warning: left out {path}: it is a symbolic link; put a copy of the file itself in the checks directory if the checks need it",
     "bundle.ini_written": "gradescope-bundle: {path} has no pytest.ini; the bundle gets a minimal one (checks/pytest.ini)",
     "bundle.ini_ignored": "gradescope-bundle: warning: the pytest settings in {file} are not read on Gradescope, which runs pytest -c checks/pytest.ini; move them into a pytest.ini in the checks directory",
+    "bundle.no_manifest": "gradescope-bundle: warning: the zip holds no list of the checks and their points, because pytest cannot list them here:\n{reason}\nOn Gradescope a check file that fails to load would then drop its points from the total; fix the checks and write the zip again",
     "bundle.wrote": "wrote {output} ({size}):",
     "bundle.seed_random": "seed: random on every run (printed in the autograder's log and kept in results.json's extra_data)",
     "bundle.seed_fixed": "seed: {seed} on every run",

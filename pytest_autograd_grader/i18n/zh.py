@@ -32,6 +32,7 @@ ZH: dict[str, str] = {
     "marker.bad_inputs": "{where}：inputs 必须是输入类别名称组成的元组，可选：{known}；现在是 {inputs!r}",
     "marker.positional": "{where}：请使用关键字参数，例如 @pytest.mark.grade(concept='leaf', points=2)",
     "collect.error": "无法加载 {path} 中的检查（{cause}），其中所有检查都没有评分：\n{detail}",
+    "collect.broken": "无法加载 {path} 中的检查（{cause}），其中所有检查都没有评分。这是课程检查本身的问题，不是你代码的问题：请告诉老师，老师在评分程序的日志里能看到详细信息",
     # -- 课程自己的消息（i18n.add_course_messages，pytest_grade_messages 钩子）
     "messages.not_dict": "{source}：课程的消息应当是字典 {{语言: {{消息 id: 文本}}}}，例如 {{\"en\": {{\"mycourse.hint\": \"...\"}}}}；现在是 {got}",
     "messages.not_str": "{source}：消息 id 和文本都必须是字符串；id {message_id} 对应的是 {got}",
@@ -96,6 +97,8 @@ ZH: dict[str, str] = {
     "report.reason.denied": "没有权限",
     # -- 学生这一侧 -----------------------------------------------------------
     "student.module_missing": "未作答：提交中没有 {module}.py；请创建这个文件（可以从练习文件复制开始），并保持这个文件名",
+    "student.rename_copy": "提交中有 {found}，看起来是改了名字的 {expected} 副本（浏览器第二次下载 {expected} 时会把它存为 '{example}'）：评分程序不会猜哪个文件是你的答案；请把它改名为 {expected}，然后重新提交",
+    "student.rename_more": " 以及另外 {count} 个",
     "student.syntax_error": "{file} 第 {line} 行有语法错误：{message}\n    {code}",
     "student.import_error": "无法加载 {file}：{type}: {message}{where}",
     "student.not_implemented": "还没有实现：{module}.{function}",
@@ -485,6 +488,7 @@ ZH: dict[str, str] = {
     "bundle.symlink": "gradescope-bundle：警告：已略过 {path}：它是符号链接；如果检查需要这个文件，请把文件本身复制到检查目录中",
     "bundle.ini_written": "gradescope-bundle：{path} 中没有 pytest.ini；打包时放入了一个最简的 checks/pytest.ini",
     "bundle.ini_ignored": "gradescope-bundle：警告：Gradescope 上运行的是 pytest -c checks/pytest.ini，不会读取 {file} 中的 pytest 设置；请把这些设置移到检查目录中的 pytest.ini 里",
+    "bundle.no_manifest": "gradescope-bundle：警告：zip 中没有检查及其分值的清单，因为 pytest 在这里无法列出它们：\n{reason}\n这样在 Gradescope 上，一个无法加载的检查文件的分值会从总分里消失；请修好这些检查，再重新生成 zip",
     "bundle.wrote": "已写入 {output}（{size}）：",
     "bundle.seed_random": "随机种子：每次运行随机选取（会打印在评分程序的日志中，并保存在 results.json 的 extra_data 里）",
     "bundle.seed_fixed": "随机种子：每次运行都是 {seed}",
