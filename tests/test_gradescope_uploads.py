@@ -116,3 +116,29 @@ def test_without_a_manifest_a_broken_file_says_so_without_a_traceback(pytester):
     # the instructor's report keeps pytest's account
     (private,) = json.loads((pytester.path / "private.json").read_text())["checks"]
     assert "def test_x(:" in private["private_feedback"]
+
+
+def test_bundle_ships_the_checks_points_or_says_why_not(tmp_path, capsys):
+    import zipfile
+
+    from pytest_autograd_grader import cli
+
+    checks = tmp_path / "checks"
+    checks.mkdir()
+    (checks / "test_m.py").write_text(textwrap.dedent(CHECKS))
+    assert cli.main(["gradescope-bundle", str(checks), "-o", str(tmp_path / "a.zip")]) == 0
+    archive = zipfile.ZipFile(tmp_path / "a.zip")
+    manifest = json.loads(archive.read("grade-manifest.json"))
+    assert [c["points"] for c in manifest["files"]["test_m.py"]["checks"]] == [2]
+    assert json.loads(archive.read("bundle.json"))["grade_options"][-2:] == ["--grade-manifest", "grade-manifest.json"]
+    capsys.readouterr()
+
+    # checks that do not load here: the zip is written as before, with a warning saying what it lacks
+    (checks / "test_b.py").write_text("import not_installed_anywhere\n")
+    assert cli.main(["gradescope-bundle", str(checks), "-o", str(tmp_path / "b.zip")]) == 0
+    err = capsys.readouterr().err
+    assert "gradescope-bundle: warning: the zip holds no list of the checks" in err
+    assert "not_installed_anywhere" in err
+    archive = zipfile.ZipFile(tmp_path / "b.zip")
+    assert "grade-manifest.json" not in archive.namelist()
+    assert "--grade-manifest" not in json.loads(archive.read("bundle.json"))["grade_options"]
