@@ -9,7 +9,6 @@ import base64
 import json
 import subprocess
 import textwrap
-from pathlib import Path
 
 import pytest
 from conftest import REPO, grade_checks
