@@ -69,7 +69,7 @@ class GradingSession:
     def __init__(self, config: pytest.Config, state: GradeState):
         self.config = config
         self.state = state
-        self.collect_errors: list[tuple[str, str]] = []  # (node id, feedback) of files that did not collect
+        self.collect_errors: list[tuple[str, str, str]] = []  # (node id, feedback, the instructor's) of files that did not collect
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         import torch  # noqa: F401  (before the freeze, which is what keeps torch's heap out of collections)
@@ -94,8 +94,8 @@ class GradingSession:
             torch=torch.__version__.split("+")[0], concepts=known_concepts(self.config),
             isolation=isolation_name(self.state), isolation_missing=isolation_missing(self.state),
             lang=self.state.settings.lang, notes=list(submission_notes(self.state)))
-        for nodeid, feedback in self.collect_errors:
-            self.state.gradebook.add_error(nodeid, feedback)
+        for error in self.collect_errors:
+            self._add_collect_error(*error)
         write_reports(self.config, self.state.gradebook)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -108,10 +108,16 @@ class GradingSession:
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed and self.state.gradebook is not None:
             detail = str(report.longrepr).strip()
-            error = (report.nodeid or "<collection>", msg(
-                "collect.error", path=report.nodeid, cause=collect_cause(detail), detail=detail))
+            cause = collect_cause(detail)
+            # students (Gradescope, Classroom) read the cause; pytest's traceback is the instructor's
+            error = (report.nodeid or "<collection>", msg("collect.broken", path=report.nodeid, cause=cause),
+                     msg("collect.error", path=report.nodeid, cause=cause, detail=detail))
             self.collect_errors.append(error)
-            self.state.gradebook.add_error(*error)
+            self._add_collect_error(*error)
+
+    def _add_collect_error(self, nodeid: str, feedback: str, private: str) -> None:
+        self.state.gradebook.add_error(nodeid, feedback)
+        self.state.gradebook.checks[nodeid].private_feedback = private
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         gradebook = self.state.gradebook

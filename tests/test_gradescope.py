@@ -189,7 +189,7 @@ def test_bundle_holds_scripts_and_checks(tmp_path, capsys):
     assert modes == {"setup.sh": 0o755, "run_autograder": 0o755, "gradescope_run.py": 0o644, "layout.py": 0o644,
                      "requirements.txt": 0o644, "bundle.json": 0o644, "checks/test_one.py": 0o644,
                      "checks/conftest.py": 0o644, "checks/helpers/data.txt": 0o644, "checks/pytest.ini": 0o644,
-                     f"wheels/{own_wheel}": 0o644}
+                     f"wheels/{own_wheel}": 0o644, "grade-manifest.json": 0o644}
     assert archive.read("checks/pytest.ini") == b"[pytest]\n"
     # the grader is not on the package index: the zip carries the wheel of the grader that wrote it
     assert archive.read("requirements.txt").decode() == f"./wheels/{own_wheel}[notebook,engine]\n"
@@ -197,7 +197,8 @@ def test_bundle_holds_scripts_and_checks(tmp_path, capsys):
     assert "pytest_autograd_grader/plugin.py" in shipped and grader_wheel().name == own_wheel
     assert f"pytest_autograd_grader-{__version__}.dist-info/RECORD" in shipped
     options = json.loads(archive.read("bundle.json"))["grade_options"]
-    assert options == ["--grade-lang", "en", "--grade-timeout", "3", "--grade-seed", "11"]
+    assert options == ["--grade-lang", "en", "--grade-timeout", "3", "--grade-seed", "11",
+                       "--grade-manifest", "grade-manifest.json"]
     setup = archive.read("setup.sh").decode()
     assert setup.startswith("#!/usr/bin/env bash\n") and "set -euo pipefail" in setup
     assert "pip3 install --no-cache-dir torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu" in setup
@@ -227,7 +228,8 @@ def test_bundle_holds_scripts_and_checks(tmp_path, capsys):
     assert archive.read(f"wheels/{wheel.name}") == b"PK"
     assert [n for n in archive.namelist() if n.startswith("wheels/")] == [f"wheels/{wheel.name}"]
     assert archive.read("requirements.txt").decode() == f"./wheels/{wheel.name}[notebook,engine]\n"
-    assert json.loads(archive.read("bundle.json"))["grade_options"] == ["--grade-lang", "en"]
+    assert json.loads(archive.read("bundle.json"))["grade_options"] == [
+        "--grade-lang", "en", "--grade-manifest", "grade-manifest.json"]
     assert "seed: random on every run" in stdout
 
 

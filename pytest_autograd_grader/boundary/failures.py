@@ -17,6 +17,7 @@ from .notebooks import NotebookError, cell_of, read_notebook
 from .records import ErrorRecord, Limits
 from .sources import function_at
 from .untrusted import quoted
+from .upload_names import rename_hint
 
 
 def _placed(key: str, directory: Path | None, file: str, line: Any, **fields: Any) -> str:
@@ -71,6 +72,8 @@ def failure_from(outcome: dict, show_output: bool = True, limits: Limits | None 
     status, error_type, message = "failed", "", ""
     if stage == "missing":
         text = msg("student.module_missing", module=module)
+        hint = rename_hint(directory, str(outcome.get("module", "")))  # leaf (1).py, a second download
+        text += "\n" + hint if hint else ""
     elif stage == "empty":
         # a notebook whose every definition sits in a skip-grading cell looks empty to the grader
         text = missing_hint(directory, module, function) or \

@@ -48,7 +48,10 @@ MANIFEST = "grade-manifest.json"
 # files the command writes into the checks repository itself: copies in
 # CHECKS (an earlier course's checks repository) are not the instructor's
 OWN_FILES = (MANIFEST, "README.md")
-GITIGNORE = b"__pycache__/\n*.pyc\n.pytest_cache/\n"
+# what a student's clone makes that is no part of the work: a virtual
+# environment (the README's `python -m venv .venv`), caches of Python,
+# pytest and Jupyter, macOS's folder files
+GITIGNORE = b".venv/\nvenv/\n__pycache__/\n*.pyc\n.pytest_cache/\n.ipynb_checkpoints/\n.DS_Store\n"
 
 
 @dataclass

@@ -7,8 +7,10 @@ upload with the safe invocation and always leaves a valid results.json),
 ``gradescope_run.py`` (what run_autograder runs), ``wheels/`` (the wheel of
 the grader that wrote the bundle: the grader is not on the package index),
 ``requirements.txt`` (that wheel, or what --grader-requirement says),
-``bundle.json`` (the grading options and the messages of the fallback), and
-``checks/``, a copy of CHECKS.
+``bundle.json`` (the grading options and the messages of the fallback),
+``checks/``, a copy of CHECKS, and ``grade-manifest.json``, its checks and
+their points (so a check file that cannot be loaded on Gradescope costs its
+points visibly instead of leaving the total).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import json
 import math
 import re
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -39,6 +42,7 @@ URL = re.compile(r"://|^(git|hg|svn|bzr)\+", re.I)
 # what pip takes for a file of its own
 EXTRAS = "notebook,engine"  # what a grading server needs of the grader's extras (see _requirement)
 ARCHIVE_SUFFIXES = (".whl", ".tar.gz", ".zip", ".tar.bz2", ".tgz")
+MANIFEST = "grade-manifest.json"  # beside checks/: run from the zip's folder, the grader reads it there
 
 
 @dataclass
@@ -109,6 +113,11 @@ def build_bundle(checks: Path, requirement: str | None = None, timeout: str | fl
         options += ["--grade-timeout", _timeout(timeout)]
     if seed is not None:
         options += ["--grade-seed", _seed(seed)]
+    manifest = _manifest(copied.files, bundle)
+    if manifest is not None:
+        # a check file that fails to load on Gradescope (a package it lacks) keeps its points, scored 0
+        bundle.add(MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode())
+        options += ["--grade-manifest", MANIFEST]
     bundle.add("requirements.txt", _requirement(bundle, requirement).encode() + b"\n")
     texts = {**EN, **catalogue(lang)}
     bundle.add("bundle.json", (json.dumps({
@@ -123,6 +132,23 @@ def build_bundle(checks: Path, requirement: str | None = None, timeout: str | fl
 
 
 # -- the pieces --------------------------------------------------------------
+
+def _manifest(files: dict[str, bytes], bundle: Bundle) -> dict | None:
+    """The manifest of the checks as the zip holds them, listed from a copy;
+    None, with a warning, when pytest cannot list them here."""
+    from .manifest import ManifestError, build_manifest
+
+    with tempfile.TemporaryDirectory(prefix="gradescope-bundle-") as tmp:
+        root = Path(tmp) / "checks"
+        for name, data in files.items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_bytes(data)
+        try:
+            return build_manifest(root)
+        except ManifestError as exc:
+            bundle.warnings.append(msg("bundle.no_manifest", reason=str(exc)))
+            return None
+
 
 def _requirement(bundle: Bundle, spec: str | None) -> str:
     """The line of requirements.txt. By default the wheel of the grader

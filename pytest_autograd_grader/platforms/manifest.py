@@ -296,28 +296,35 @@ class ManifestGuard:
     @pytest.hookimpl(trylast=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         from ..declarations import known_concepts
-        from ..scoring import CheckResult
+        from .manifest_checks import manifest_results
 
         gradebook = self.state.gradebook
         if self.state.is_worker or gradebook is None:
             return
         concepts = known_concepts(self.config)
         for failed in self.failed.values():
-            name = PurePosixPath(failed.path.name)
-            for check in failed.entry["checks"]:
-                nodeid = failed.nodeid_prefix + check["id"][check["id"].find("::"):]
-                concept = concepts.get(check["concept"])
-                hidden = bool(check.get("hidden", False))
-                feedback = msg("feedback.header", title=concept.title if concept else check["concept"],
-                               what=failed.feedback)
-                gradebook.checks[nodeid] = CheckResult(
-                    id=nodeid, concept=check["concept"], score=0.0, max_score=float(check["points"]),
-                    status="failed", feedback=feedback, hidden=hidden,
-                    topic=name.stem.removeprefix("test_").removesuffix("_test"),
-                    title=check.get("title") or nodeid.split("::")[-1],
-                    visibility=check.get("visibility") or ("hidden" if hidden else "visible"),
-                    # the reason is no secret: the student changed the file
-                    private_feedback=feedback if hidden else "")
+            for result in manifest_results(failed.entry, failed.nodeid_prefix, concepts, "failed", failed.feedback):
+                gradebook.checks[result.id] = result
+
+    @pytest.hookimpl(trylast=True)  # after the grading session's, which records the file as one broken check
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        """A listed check file that could not be loaded here: each of its
+        checks an error worth 0 of its points, in place of the file."""
+        from ..declarations import known_concepts
+        from .manifest_checks import manifest_results
+
+        gradebook = self.state.gradebook
+        if not report.failed or self.state.is_worker or gradebook is None:
+            return
+        entry = next((self.manifest["files"][relative(path, root)] for root in self.roots for path in self.known
+                      if path.is_relative_to(root) and self._nodeid(path) == report.nodeid), None)
+        if entry is None:
+            return
+        broken = gradebook.checks.pop(report.nodeid, None)
+        what = broken.feedback if broken else msg("collect.broken", path=report.nodeid, cause="?")
+        # pytest's traceback stays in the log: a hidden check's feedback reaches students once published
+        for result in manifest_results(entry, report.nodeid, known_concepts(self.config), "error", what):
+            gradebook.checks[result.id] = result
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         # Runs after the grading session's own (tryfirst) hook, which applies

@@ -28,6 +28,7 @@ from typing import Any
 
 from ..i18n import msg
 from ..scoring import CheckResult, Gradebook
+from .order import course_order
 from .terminal import place, points
 
 NOT_PASSED = ("failed", "timeout", "crashed", "error")
@@ -190,15 +191,27 @@ def _shown(gradebook: Gradebook, submission: Path | None) -> list[_Shown]:
     return shown
 
 
+def next_steps(gradebook: Gradebook, items: list[_Shown]) -> list[_Shown]:
+    """``items`` in the order a student works through them (``course_order``)."""
+    place = {id(check): index for index, check in enumerate(course_order(gradebook, [i.check for i in items]))}
+    return sorted(items, key=lambda item: place[id(item.check)])
+
+
 # -- annotations ---------------------------------------------------------
+
+ANNOTATIONS_SHOWN = 10  # GitHub shows this many error annotations of a step, drops the rest
+
 
 def annotation_lines(gradebook: Gradebook, submission: Path | None = None) -> list[str]:
     """``::error file=F,line=L,title=T::MESSAGE``, one per visible check that
-    did not pass; each is exactly one line whatever the feedback holds."""
+    did not pass, in the order of ``next_steps``; the last one GitHub shows
+    says how many more there are. Each is exactly one line whatever the
+    feedback holds."""
+    items = [item for item in _shown(gradebook, submission)
+             if not item.check.hidden and item.check.status in NOT_PASSED]
+    items = next_steps(gradebook, items)
     lines = []
-    for item in _shown(gradebook, submission):
-        if item.check.hidden or item.check.status not in NOT_PASSED:
-            continue
+    for index, item in enumerate(items, start=1):
         properties = []
         if item.file:
             properties.append(f"file={escape_property(item.file)}")
@@ -208,6 +221,8 @@ def annotation_lines(gradebook: Gradebook, submission: Path | None = None) -> li
                     max_score=points(item.check.max_score), status=msg(f"github.status.{item.check.status}"))
         properties.append(f"title={escape_property(title)}")
         message = _bounded(item.message.strip(), ANNOTATION_LINES, ANNOTATION_CHARS) or title
+        if index == ANNOTATIONS_SHOWN and len(items) > ANNOTATIONS_SHOWN:
+            message += "\n\n" + msg("github.more_annotations", count=len(items) - ANNOTATIONS_SHOWN)
         lines.append(f"::error {','.join(properties)}::{escape_data(message)}")
     return lines
 
@@ -231,7 +246,7 @@ def step_summary(gradebook: Gradebook, submission: Path | None = None) -> str:
     out.append(f"| **{_cell(msg('summary.total'))}** | **{points(gradebook.score)}/{points(gradebook.max_score)}** | "
                f"| **{gradebook.percent:.1f}%** |")
     shown = _shown(gradebook, submission)
-    not_passed = [item for item in shown if item.check.status in NOT_PASSED]
+    not_passed = next_steps(gradebook, [item for item in shown if item.check.status in NOT_PASSED])
     if any(item.check.hidden for item in shown):
         out += ["", _cell(msg("github.hidden_note"))]
     # a notebook's left-out lines and file names: the student's text, quoted
@@ -290,15 +305,52 @@ def classroom_result(gradebook: Gradebook, submission: Path | None = None,
     return {"version": 1, "status": status, "max_score": gradebook.max_score, "tests": tests}
 
 
+def _encoded(result: dict[str, Any]) -> str:
+    return base64.b64encode(json.dumps(result, ensure_ascii=False).encode("utf-8")).decode("ascii")
+
+
 def classroom_output(gradebook: Gradebook, submission: Path | None = None) -> str:
     """``result=<base64>``: one line for ``$GITHUB_OUTPUT``, small enough to
-    pass through an environment variable (messages are shortened first)."""
+    pass through an environment variable (messages are shortened first).
+
+    Also the three runners the workflow's reporter reads (``points_runners``):
+    ``checks=``, ``earned=``, ``missed=``. ``result`` stays as it was for
+    workflows written before them."""
     for chars in RESULT_MESSAGE_CHARS:
-        data = json.dumps(classroom_result(gradebook, submission, chars), ensure_ascii=False)
-        encoded = base64.b64encode(data.encode("utf-8")).decode("ascii")
+        result = classroom_result(gradebook, submission, chars)
+        encoded = _encoded(result)
         if len(encoded) <= RESULT_BUDGET:
             break
-    return f"result={encoded}"
+    runners = points_runners(gradebook, result)
+    return "\n".join([f"result={encoded}"] + [f"{name}={_encoded(data)}" for name, data in runners.items()])
+
+
+def points_runners(gradebook: Gradebook, result: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """What Classroom's reporter (autograding-grading-reporter v1) can show
+    without contradicting itself. Its table gives a runner
+    ``max_score * tests passed / tests`` while its notice, the points
+    Classroom records, sums ``tests[].score``: with partial credit the two
+    differ. So the points travel in two runners whose tests are all passed
+    (``earned``: the score out of itself) or all failed (``missed``: 0 out
+    of the rest), where both ways of counting agree; ``checks`` lists every
+    check with max_score 0, which the reporter leaves out of both sums."""
+    score, max_score = gradebook.score, gradebook.max_score
+    missed = _round_points(max_score - score)
+    earned_test = {"name": msg("github.points_earned", score=points(score), max_score=points(max_score)),
+                   "status": "pass", "score": score, "message": "", "line_no": 0, "filename": "",
+                   "test_code": "", "duration": 0}
+    missed_test = {**earned_test, "name": msg("github.points_missed", missed=points(missed)),
+                   "status": "fail" if missed else "pass", "score": 0.0}
+    return {
+        "checks": {**result, "max_score": 0},
+        "earned": {"version": 1, "status": "pass", "max_score": score, "tests": [earned_test]},
+        "missed": {"version": 1, "status": missed_test["status"], "max_score": missed, "tests": [missed_test]},
+    }
+
+
+def _round_points(x: float) -> float:
+    # the gradebook's own rounding: 113 - 20.000001 must not show 92.999999
+    return round(x + 0.0, 6)
 
 
 def _append(path: str, text: str) -> None:
