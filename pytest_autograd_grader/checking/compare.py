@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from ..boundary.records import ErrorRecord, ObjectRecord, TensorRecord
+from ..boundary.shortening import shorten
 from ..boundary.untrusted import quoted
 from ..i18n import MissingField, msg, note_diagnosis, text
 from ..outcomes import CheckError
@@ -93,7 +94,7 @@ def kind_of(value: Any) -> str:
     if value is None:
         return "None"
     if type(value) in _SCALAR_KINDS:
-        return msg("kind.value", kind=msg(_SCALAR_KINDS[type(value)]), value=repr(value)[:80])
+        return msg("kind.value", kind=msg(_SCALAR_KINDS[type(value)]), value=shorten(repr(value), 80))
     if isinstance(value, ErrorRecord):
         return msg("kind.error", type=value.type, message=value.message)
     if isinstance(value, ObjectRecord):
