@@ -140,3 +140,81 @@ def test_a_long_feedback_is_cut_between_words_with_a_note():
     assert msg("text.cut", count=left) in cut
     with language("zh"):
         assert "……（另有" in shown("字" * 30, limit=10)
+
+
+# -- a reason for every answer of the wrong form --------------------------------
+
+def failure(fn, *args, **kwargs) -> str:
+    with pytest.raises(GradeFailure) as info:
+        fn(*args, **kwargs)
+    return info.value.feedback
+
+
+GENERATOR = ObjectRecord(type="generator", repr="<generator object pair at 0x7f>")
+MALFORMED_PAIRS = [
+    (None, "why.none", {}),
+    (GENERATOR, "why.generator", {}),
+    (ObjectRecord(type="zip", repr="<zip object at 0x7f>"), "why.lazy", {"type": "zip"}),
+    (ObjectRecord(type="function", repr="<function pair>"), "why.function", {}),
+    (ObjectRecord(type="set", repr="{1, 2}"), "why.set", {}),
+    ({"loss": 1.0, "grad": 2.0}, "why.dict", {}),
+    ("loss and grad", "why.string", {}),
+    (ErrorRecord(type="RuntimeError", message="boom", file="", line=0, code="", raised_by="student"),
+     "why.error_returned", {}),
+    (torch.zeros(2), "why.one_for_many", {"n": 2}),
+    (3.0, "why.one_for_many", {"n": 2}),
+    ((1.0,), "why.too_few", {"got": 1, "expected": 2}),
+    ((1.0, 2.0, 3.0), "why.too_many", {"got": 3, "expected": 2}),
+    (((1.0, 2.0),), "why.nested", {"expected": 2}),
+    (b"ab", "why.other", {}),
+]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("produced, why, fields", MALFORMED_PAIRS, ids=[m[1] for m in MALFORMED_PAIRS])
+def test_a_malformed_return_says_its_likely_reason(produced, why, fields, lang):
+    with language(lang):
+        text = failure(Autograd().unpack, produced, 2, "(loss, grad)")
+        assert text.splitlines()[-1] == msg(why, **fields), text
+        assert text.startswith("(loss, grad)")
+
+
+@pytest.mark.parametrize("produced, why, fields", [
+    (None, "why.none", {}),
+    ((torch.ones(3), torch.ones(3)), "why.many_for_one", {"count": 2}),
+    (GENERATOR, "why.generator", {}),
+    (2.0, "why.number_for_tensor", {}),
+    ("tensor([1., 1., 1.])", "why.string", {}),
+], ids=["none", "tuple", "generator", "number", "string"])
+def test_a_tensor_of_the_wrong_form_says_its_likely_reason(produced, why, fields):
+    assert msg(why, **fields) in failure(Autograd().assert_meta, produced, "y", is_leaf=True)
+    if produced is not None:  # a None gradient has its own diagnoses (diagnose_none)
+        assert msg(why, **fields) in failure(Autograd().assert_grad, produced, torch.ones(3), "y")
+
+
+def test_plain_values_and_caught_errors_of_the_wrong_form_say_why_too():
+    assert msg("why.none") in failure(Autograd().assert_equal, None, [True, False], "is_leaf")
+    assert msg("why.too_few", got=1, expected=2) in failure(Autograd().assert_equal, [True], [True, False], "is_leaf")
+    assert msg("why.none") in failure(Autograd().assert_equal, None, True, "is_leaf")
+    assert msg("why.string") in failure(Autograd().expect_error, "backward_twice", "Trying to backward")
+    x = torch.ones(2, dtype=torch.float64)
+    assert msg("why.none") in failure(Autograd().check_grad, None, lambda a, b: (a * b).sum(), (x, x))
+    assert msg("why.too_many", got=3, expected=2) in failure(
+        Autograd().check_grad, (x, x, x), lambda a, b: (a * b).sum(), (x, x))
+
+
+MISSING_RETURN = '''
+pytestmark = __import__("pytest").mark.grade(concept="graph")
+
+
+def test_pair(submission, autograd):
+    loss, grad = autograd.unpack(submission("work").pair(2.0), 2, "pair's (loss, grad)")
+'''
+
+
+def test_a_function_without_return_on_a_path_is_told_so_in_the_terminal(pytester):
+    graded = grade_checks(pytester, MISSING_RETURN, "--grade-lang", "zh",
+                          work="def pair(x):\n    if x < 0:\n        return x, 1.0\n")
+    with language("zh"):
+        assert msg("why.none") in graded.check("test_pair")["feedback"]
+        assert msg("why.none") in graded.text
