@@ -218,3 +218,108 @@ def test_a_function_without_return_on_a_path_is_told_so_in_the_terminal(pytester
     with language("zh"):
         assert msg("why.none") in graded.check("test_pair")["feedback"]
         assert msg("why.none") in graded.text
+
+
+# -- next: the first check left, in the course's order, with its problem --------
+
+def book(*checks: CheckResult, concepts=("graph", "leaf", "engine")) -> Gradebook:
+    gradebook = Gradebook(seed=1, devices=["cpu"], torch="2", concepts={c: Concept(c, c.title()) for c in concepts},
+                          lang="en")
+    for check in checks:
+        gradebook.checks[check.id] = check
+    return gradebook
+
+
+def result(name, concept="leaf", topic="leaf", file="leaf.ipynb", line=None, cell=None, feedback="[Leaf] x"):
+    return CheckResult(id=f"test_{topic}.py::{name}", concept=concept, score=0.0, max_score=1.0, status="failed",
+                       topic=topic, file=file, line=line, cell=cell, feedback=feedback)
+
+
+def test_next_follows_a_notebooks_cells_then_their_lines():
+    later_cell = result("a", line=1, cell=5, feedback="[Leaf] in cell 5")
+    first_cell = result("b", line=9, cell=2, feedback="[Leaf] in cell 2")
+    for checks in ((later_cell, first_cell), (first_cell, later_cell)):
+        # before: line 1 (of cell 5) came before line 9 (of cell 2)
+        assert next_step(book(*checks)) == "next: leaf.ipynb, cell 2, line 9: [Leaf] in cell 2"
+
+
+def test_next_follows_the_courses_topics_not_their_names():
+    # two topics count under graph, neither its own: the course's order (leaf, then engine) decides, not a-z
+    engine = result("e", concept="graph", topic="engine", file="engine.py", line=1, feedback="[Graph] engine")
+    leaf = result("l", concept="graph", topic="leaf", file="leaf.py", line=1, feedback="[Graph] leaf")
+    assert next_step(book(engine, leaf)) == "next: leaf.py:1: [Graph] leaf"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_next_names_the_broken_instruction_not_its_heading(lang):
+    with language(lang):
+        credit = Credit(points=4, share=0.25)
+        credit.instruction(False, "hand_gradients must find the gradients by hand", 0.25)
+        feedback = msg("feedback.header", title="Graph", what=credit.failure().feedback)
+        check = result("i", concept="graph", topic="graph", file="graph.py", line=3, feedback=feedback)
+        assert next_step(book(check)) == msg("summary.next", where="graph.py:3", what=msg(
+            "feedback.header", title="Graph", what="hand_gradients must find the gradients by hand"))
+        # the parts' count is a heading too: the part that failed is named
+        parts = "\n".join([msg("cmp.parts", passed=1, total=2), msg("cmp.part_n", n=2) + ":",
+                           "  second: values differ from torch.autograd"])
+        assert headline(msg("feedback.header", title="Graph", what=parts), "Graph") == \
+            msg("feedback.header", title="Graph", what="second: values differ from torch.autograd")
+        tag = msg("feedback.header", title="Graph", what="")
+        assert headline(tag + "\n\nnot implemented yet: g.f", "Graph") == tag + "not implemented yet: g.f"
+
+
+INSTRUCTION_CHECKS = '''
+import pytest
+import torch
+
+pytestmark = pytest.mark.grade(concept="graph", points=4, instruction_share=0.25)
+
+
+def test_by_backward(submission, autograd):
+    x = torch.tensor([1.0, -2.0], dtype=torch.float64)
+    got = submission("work").by_backward(x)
+    calls = len(submission.trace.calls)
+    autograd.instruction(calls == 0, "req.graph.by_hand", count=calls)
+    autograd.assert_close(got, 2 * x + 1, "dy/dx")
+'''
+BY_BACKWARD = '''
+def by_backward(x):
+    x = x.clone().requires_grad_(True)
+    (x * x + x).sum().backward()
+    return x.grad
+'''
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_graded_run_with_a_broken_instruction_says_what_to_change_next(pytester, lang):
+    graded = grade_checks(pytester, INSTRUCTION_CHECKS, "--grade-lang", lang, work=BY_BACKWARD)
+    last = [line for line in graded.text.splitlines() if line.strip()][-1]
+    with language(lang):
+        problem = msg("req.graph.by_hand", count=1).splitlines()[0]
+        assert last == msg("summary.next", where="work.py:2", what=msg(
+            "feedback.header", title=msg("concept.graph"), what=problem)), last
+
+
+def test_next_in_a_notebook_is_the_first_cell_that_fails(pytester):
+    student = pytester.path / "student"
+    student.mkdir()
+    nbformat.write(new_notebook(cells=[
+        new_code_cell("x = 1\n\n\n\ndef a():\n    raise NotImplementedError"),  # the raise: cell 1, line 6
+        new_code_cell("def b():\n    raise NotImplementedError"),  # cell 2, line 2
+    ]), student / "nb.ipynb")
+    pytester.makepyfile(test_checks='''
+import pytest
+
+pytestmark = pytest.mark.grade(concept="leaf")
+
+
+def test_b(submission):
+    submission("nb").b()
+
+
+def test_a(submission):
+    submission("nb").a()
+''')
+    graded = run_grader(pytester, "test_checks.py", "--grade-submission=student", "--grade-seed", "3")
+    last = [line for line in graded.text.splitlines() if line.strip()][-1]
+    assert last.startswith("next: nb.ipynb, cell 1, line 6: "), last
