@@ -241,6 +241,9 @@ def test_next_follows_a_notebooks_cells_then_their_lines():
     for checks in ((later_cell, first_cell), (first_cell, later_cell)):
         # before: line 1 (of cell 5) came before line 9 (of cell 2)
         assert next_step(book(*checks)) == "next: leaf.ipynb, cell 2, line 9: [Leaf] in cell 2"
+    # a check that names no place in the notebook comes after those that do
+    nowhere = result("c", feedback="[Leaf] leaf.ipynb has no function 'f'")
+    assert next_step(book(nowhere, later_cell)) == "next: leaf.ipynb, cell 5, line 1: [Leaf] in cell 5"
 
 
 def test_next_follows_the_courses_topics_not_their_names():

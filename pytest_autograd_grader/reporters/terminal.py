@@ -140,8 +140,13 @@ def _course_order(gradebook: Gradebook):
     def rank(name: str | None) -> int:
         return order.index(name) if name in order else len(order)
 
+    def place_key(c) -> tuple[int, int]:
+        last = 1 << 30  # a check that names no line comes after those that do
+        return (c.cell if c.cell is not None else (0 if c.line is not None else last),
+                c.line if c.line is not None else last)
+
     return lambda c: (rank(c.concept), c.topic != c.concept, rank(c.topic), c.topic or "", c.file or "",
-                      c.cell or 0, c.line if c.line is not None else 1 << 30)
+                      *place_key(c))
 
 
 # lines that only head the details under them ("instruction not followed
