@@ -326,3 +326,16 @@ def test_a(submission):
     graded = run_grader(pytester, "test_checks.py", "--grade-submission=student", "--grade-seed", "3")
     last = [line for line in graded.text.splitlines() if line.strip()][-1]
     assert last.startswith("next: nb.ipynb, cell 1, line 6: "), last
+
+
+def test_a_github_annotation_is_cut_between_words_with_its_quote_closed():
+    from pytest_autograd_grader.reporters.github import ANNOTATION_CHARS, annotation_lines
+
+    said = "Trying to backward through the graph a second time " * 200
+    check = result("s", concept="graph", topic="graph", file="graph.py", line=4,
+                   feedback=f"[Graph] loss: expected the caught error, got a string: '{said}'")
+    line = next(line for line in annotation_lines(book(check)) if line.startswith("::error"))
+    message = line.split("::", 2)[2].split("%0A")[0]
+    assert len(message) <= ANNOTATION_CHARS and message.endswith(ELLIPSIS + "'"), message[-60:]
+    assert message[:-2].endswith((" the", " graph", " a", " second", " time", " Trying", " to", " backward",
+                                  " through")), message[-60:]  # before: cut anywhere, the quote left open
