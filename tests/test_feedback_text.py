@@ -339,3 +339,15 @@ def test_a_github_annotation_is_cut_between_words_with_its_quote_closed():
     assert len(message) <= ANNOTATION_CHARS and message.endswith(ELLIPSIS + "'"), message[-60:]
     assert message[:-2].endswith((" the", " graph", " a", " second", " time", " Trying", " to", " backward",
                                   " through")), message[-60:]  # before: cut anywhere, the quote left open
+
+
+def test_what_student_code_printed_is_cut_between_words():
+    from pytest_autograd_grader.boundary.student import _CappedText
+
+    said = "loss = 'Trying to backward through the graph a second time' and more words after it"
+    printed = _CappedText(limit=40)  # the room ends inside "graph", inside the quote
+    printed.write(said)
+    first, note = printed.getvalue().split("\n", 1)
+    kept = "loss = 'Trying to backward through the"
+    assert first == kept + ELLIPSIS + "'", first  # before: "... through the g" and the quote left open
+    assert f"({len(said) - len(kept)} more characters not shown)" in note

@@ -20,7 +20,7 @@ from typing import Any
 from . import given, helpers, notebooks, tracing, wire
 from .encode import encode
 from .layout import module_path
-from .shortening import shorten
+from .shortening import ELLIPSIS, cut_point, shorten
 from .wire import loads
 
 OUTPUT_LIMIT = 4000
@@ -49,7 +49,12 @@ class _CappedText(io.TextIOBase):
 
     def getvalue(self) -> str:
         text = "".join(self.parts)
-        return text + (f"\n... ({self.dropped} more characters not shown)" if self.dropped else "")
+        if not self.dropped:
+            return text
+        # the cut fell where the room ended, perhaps inside a word: back to the last boundary
+        kept, closers = cut_point(text, len(text))
+        dropped = self.dropped + len(text) - kept
+        return text[:kept] + ELLIPSIS + closers + f"\n... ({dropped} more characters not shown)"
 
 
 class Loader:
