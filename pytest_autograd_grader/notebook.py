@@ -31,6 +31,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .boundary.shortening import shorten
 from .i18n import catalogue, current_language
 
 CHECKS_ENV = "AUTOGRAD_GRADER_CHECKS"
@@ -174,7 +175,7 @@ def write_submission(folder: Path, definitions: dict, modules: list[str]) -> Non
     try:
         data = cloudpickle.dumps(definitions)
     except Exception as exc:  # something a definition holds cannot be serialised (an open file, a lock)
-        raise NotebookCheckError("notebook.unpicklable", reason=f"{type(exc).__name__}: {exc}"[:300]) from None
+        raise NotebookCheckError("notebook.unpicklable", reason=shorten(f"{type(exc).__name__}: {exc}", 300)) from None
     (folder / "kernel.pkl").write_bytes(data)
     for module in modules:
         (folder / f"{module}.py").write_text(MODULE_TEXT)

@@ -43,7 +43,8 @@ def isolation_missing(state: GradeState) -> list[str]:
 
 class PlainSession:
     """A run without --grade that collects graded checks ends with one line
-    saying how to get their scores."""
+    saying how to get their scores: the last line, after pytest's list of
+    failed checks and its closing counts (where a graded run puts its table)."""
 
     def __init__(self, config: pytest.Config):
         self.config = config
@@ -53,13 +54,17 @@ class PlainSession:
         if not self.config.option.collectonly:
             self.config.stash[PLAIN_CHECKS] = sum(1 for item in session.items if item.get_closest_marker("grade"))
 
-    def pytest_terminal_summary(self, terminalreporter) -> None:
-        if self.config.stash.get(PLAIN_CHECKS, 0):
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int):
+        result = yield  # the terminal reporter's own: the summary, "=== 38 failed in 3.1s ==="
+        terminalreporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if terminalreporter is not None and self.config.stash.get(PLAIN_CHECKS, 0):
             import shlex
 
             command = shlex.join(["pytest", "--grade", *self.config.invocation_params.args])
             terminalreporter.write_line(msg("summary.plain", count=self.config.stash[PLAIN_CHECKS], command=command),
                                         bold=True)
+        return result
 
 
 class GradingSession:

@@ -59,7 +59,8 @@ def test_a_stub_failing_in_several_parts_is_reported_once():
 
 def test_unpack_says_what_shape_was_expected():
     assert failure_of(Autograd().unpack, 3.0, 2, "(loss, grad)") == \
-        "(loss, grad): expected a tuple or list of 2 values, got a number (a float): 3.0"
+        "(loss, grad): expected a tuple or list of 2 values, got a number (a float): 3.0\n" + \
+        msg("why.one_for_many", n=2)
     assert Autograd().unpack((1, 2), 2, "pair") == [1, 2]
 
 

@@ -93,3 +93,24 @@ def test_inline_needs_to_be_typed(pytester):
     result.assert_outcomes(passed=1, failed=1)  # test_where passed: not inline
     inline = pytester.runpytest("test_checks.py", "--grade-inline", "-c", os.devnull, *QUIET_PLUGINS)
     inline.assert_outcomes(failed=2)  # test_where: the student's pid is pytest's own
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_line_that_says_how_to_get_scores_is_the_last(pytester, lang):
+    # after pytest's list of failed checks and its closing "=== 1 failed, 1 passed in ... ===",
+    # where a graded run puts its table (before: 38 FAILED lines came after it)
+    from pytest_autograd_grader import i18n
+    from pytest_autograd_grader.i18n import msg
+
+    _checks(pytester)
+    result = pytester.runpytest("test_checks.py", "-rf", "--grade-lang", lang, *QUIET_PLUGINS)
+    lines = [line for line in result.stdout.str().splitlines() if line.strip()]
+    restore = i18n.saved_language()
+    i18n.use_language(lang)
+    try:
+        hint = msg("summary.plain", count=2, command=f"pytest --grade test_checks.py -rf --grade-lang {lang}")
+    finally:
+        restore()
+    assert lines[-1].startswith(hint + " "), lines[-4:]  # then pytester's own options
+    assert lines[-2].startswith("=") and " failed, 1 passed in " in lines[-2], lines[-4:]
+    assert any(line.startswith("FAILED test_checks.py::test_stub") for line in lines[:-2])

@@ -58,8 +58,35 @@ def test_every_row_fits_80_columns_and_the_bars_line_up(lang):
     # every bar (the TOTAL's included) starts in the same column
     starts = {columns(line[:re.search(r"[#.]{10,}", line).start()]) for line in lines}
     assert len(starts) == 1, lines
-    # a title too long for the row is cut, never wrapped
-    assert any(line.startswith("A concept whose title") and "\u2026" in line for line in lines) or lang == "zh"
+    # a title too long for the row is cut, never wrapped, and keeps its id
+    assert any(line.startswith("A concept whose title") and "\u2026 (long)" in line for line in lines) or lang == "zh"
+
+
+TITLES = {"long": "A concept whose title is far too long for one row of the table",
+          "wide": "一个标题非常非常长的概念，长到一行表格怎么也放不下它的全部名字",
+          "mixed": "Gradients of 计算图 with a rather long English tail for the row",
+          "short": "Short"}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("width", [80, 72, 64])
+def test_every_row_names_its_concepts_id_and_a_long_title_is_cut_between_words(lang, width):
+    # before: "(id)" was left out whenever the whole name did not fit the column
+    with language(lang):
+        gradebook = book(*EVERY_CONCEPT, *(check(f"test_{c}", c, "failed", points=1) for c in TITLES), lang=lang)
+        for concept, title in TITLES.items():
+            gradebook.concepts[concept] = Concept(concept, title)
+        lines = table_lines(gradebook, width)
+    titles = {t.id: t.title for t in gradebook.concept_totals()}
+    for line, (concept, title) in zip(lines, titles.items()):
+        assert columns(line) <= width, (columns(line), line)
+        name = line[:line.index(f" ({concept})")] if f" ({concept})" in line else None
+        assert name is not None, (concept, line)
+        if name != title:  # cut: a prefix of the title that ends between words, then the ellipsis
+            assert name.endswith("\u2026") and title.startswith(name[:-1]), (name, title)
+            kept = len(name) - 1
+            assert kept == 0 or title[kept] in " ，" or unicodedata.east_asian_width(title[kept]) == "W" or \
+                not title[kept - 1].isalnum(), (name, title)
 
 
 def test_points_from_another_topics_file_are_named_under_their_concept():

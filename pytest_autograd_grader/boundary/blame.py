@@ -32,6 +32,7 @@ from ..i18n import msg
 from ..outcomes import NOT_A_STUDENT_VALUE, CheckError, CheckValueError
 from .author_code import is_author_file as _is_author_file
 from .records import ErrorRecord, ObjectRecord, TensorRecord
+from .shortening import shorten
 
 # Errors a value of the wrong form causes. Not NameError, ImportError,
 # SyntaxError, UnboundLocalError...: those are always the check's own.
@@ -132,7 +133,7 @@ def blame_student(exc: BaseException, values: StudentValues | None) -> str | Non
         text = str(exc).strip()
     except Exception:  # noqa: BLE001  when in doubt, the check stays an error
         return None
-    error = type(exc).__name__ + (f": {text.splitlines()[0][:300]}" if text else "")
+    error = type(exc).__name__ + (f": {shorten(text.splitlines()[0], 300)}" if text else "")
     return msg("blame.malformed", error=redact(error, values))
 
 

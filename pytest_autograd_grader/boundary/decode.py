@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from .records import PRIMITIVES, REPR_LIMIT, BoundaryError, ErrorRecord, Limits, ObjectRecord, TensorRecord, refuse
+from .shortening import shorten
 from .wire import Meter
 
 # -- decoding on the grader's side -----------------------------------------
@@ -127,5 +128,5 @@ def _decode(tree: Any, limits: Limits | None, meter: Meter | None, depth: int, t
     if tag == "function":
         # A function the student returned: its name only, nothing to call.
         qualname = _text(tree["qualname"], "qualname", limits, meter)
-        return ObjectRecord(type="function", repr=f"<function {qualname[:REPR_LIMIT]}>")
+        return ObjectRecord(type="function", repr=f"<function {shorten(qualname, REPR_LIMIT)}>")
     raise refuse("unknown_record")

@@ -14,6 +14,7 @@ import types
 from typing import Any
 
 from .records import MAX_DEPTH, MAX_ITEMS, PRIMITIVES, REPR_LIMIT, STUDENT_PREFIX, FunctionRef
+from .shortening import shorten
 
 # -- encoding (either side) ----------------------------------------------
 
@@ -32,7 +33,7 @@ def _short_repr(obj: object) -> str:
         text = f"<repr failed: {type(exc).__name__}>"
     if not isinstance(text, str):
         text = "<repr returned a non-string>"
-    return text if len(text) <= REPR_LIMIT else text[: REPR_LIMIT - 3] + "..."
+    return shorten(text, REPR_LIMIT)
 
 
 def _torch_dir() -> str:
@@ -151,8 +152,8 @@ def error_fields(exc: BaseException, in_student_file=None, raised_at=None) -> di
         who = raised_by(exc)
     except Exception:  # a traceback that cannot be read proves nothing
         who = "student"
-    return {"$": "error", "type": type(exc).__name__, "message": message[:2000], "file": file, "line": line,
-            "code": code[:200], "raised_by": who, "raised_at": _raised_at(exc, raised_at)}
+    return {"$": "error", "type": type(exc).__name__, "message": shorten(message, 2000), "file": file, "line": line,
+            "code": shorten(code, 200), "raised_by": who, "raised_at": _raised_at(exc, raised_at)}
 
 
 def encode(obj: Any, in_student_file=None, _depth: int = 0, _budget: list | None = None, *,

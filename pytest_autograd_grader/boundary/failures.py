@@ -15,6 +15,7 @@ from .layout import module_path
 from .notebook_cells import load_failure_hint, missing_hint, name_error_hint, slow_cell_hint
 from .notebooks import NotebookError, cell_of, read_notebook
 from .records import ErrorRecord, Limits
+from .shortening import shorten
 from .sources import function_at
 from .untrusted import quoted
 from .upload_names import rename_hint
@@ -48,7 +49,7 @@ def notebook_problem(path: Path) -> str | None:
     except ImportError:
         return msg("student.notebook_needs_nbformat", file=path.name)
     except NotebookError as exc:
-        return msg(exc.key, file=path.name, reason=str(exc)[:300], **exc.fields)
+        return msg(exc.key, file=path.name, reason=shorten(str(exc), 300), **exc.fields)
     return None
 
 
@@ -90,7 +91,7 @@ def failure_from(outcome: dict, show_output: bool = True, limits: Limits | None 
         else:
             # a notebook stops itself just before the deadline: the cell it was running
             text = _placed("student.import_timeout", directory, file, outcome.get("line"), module=module,
-                           seconds=outcome.get("seconds", 0), code=quoted(str(outcome.get("code") or "")[:200]))
+                           seconds=outcome.get("seconds", 0), code=quoted(shorten(str(outcome.get("code") or ""), 200)))
             hint = slow_cell_hint(directory, module, outcome.get("cell"), outcome.get("line"))
             text += "\n" + hint if hint else ""
     elif stage == "syntax":
@@ -98,7 +99,7 @@ def failure_from(outcome: dict, show_output: bool = True, limits: Limits | None 
         file = outcome.get("file") or module_file(directory, module)
         if type(file) is not str:
             raise TypeError("a file name must be a string")
-        file = quoted(file[:300])
+        file = quoted(shorten(file, 300))
         text = _placed("student.syntax_error", directory, file, outcome.get("line"), module=module,
                        message=quoted(outcome.get("message")), code=quoted(outcome.get("code", ""), block=True))
     elif stage == "import":
@@ -149,7 +150,7 @@ def failure_from(outcome: dict, show_output: bool = True, limits: Limits | None 
         # word is not proof, so the check stays the student's (README:
         # nothing from student code makes a check an error)
         key = "sandbox.request" if outcome.get("cuda") is True else "sandbox.request_plain"
-        text = msg(key, module=module, function=function, reason=quoted(str(outcome.get("reason", "?"))[:600]))
+        text = msg(key, module=module, function=function, reason=quoted(shorten(str(outcome.get("reason", "?")), 600)))
     elif stage == "unstageable":  # the sandbox could not copy the submission
         text = str(outcome["reason"])
     elif stage == "timeout":

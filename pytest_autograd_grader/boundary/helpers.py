@@ -28,6 +28,8 @@ import textwrap
 import types
 from typing import Any, Callable
 
+from .shortening import shorten
+
 TORCH_NAMES = ("torch", "functorch", "torchvision")
 
 
@@ -54,7 +56,7 @@ def by_name(fn: Any) -> dict:
     module = getattr(fn, "__module__", None)
     qualname = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
     if type(module) is not str or type(qualname) is not str or "<" in qualname:
-        raise HelperError(msg("check.helper.not_found", name=str(qualname or fn)[:100]))
+        raise HelperError(msg("check.helper.not_found", name=shorten(str(qualname or fn), 100)))
     if "<locals>" in qualname:
         raise HelperError(msg("check.helper.top_level", name=qualname))
     loaded = sys.modules.get(module)

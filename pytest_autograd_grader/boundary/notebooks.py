@@ -35,6 +35,8 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
+from .shortening import shorten
+
 SKIP_TAG = "skip-grading"
 # cell magics whose body IPython runs once, as a cell, in the notebook's own namespace
 RUNS_BODY = frozenset({"time", "capture", "prun"})
@@ -211,7 +213,7 @@ def module_of(text: str) -> NotebookModule:
     from nbformat.reader import NotJSONError, get_version, parse_json
 
     def first_line(exc: BaseException) -> str:
-        return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+        return shorten((str(exc).strip().splitlines() or [type(exc).__name__])[0], 300)
 
     _measure(text)
     try:
@@ -356,7 +358,7 @@ def notes(directory: Path) -> list[str]:
         except (NotebookError, ImportError):
             continue  # each check that needs it says why it cannot be read
         if module.magics:
-            listed = ", ".join(line[:60] for line in module.magics[:5]) + (", ..." if len(module.magics) > 5 else "")
+            listed = ", ".join(shorten(line, 60) for line in module.magics[:5]) + (", \u2026" if len(module.magics) > 5 else "")
             out.append(said(msg("notebook.magics", file=path.name, lines=listed)))
         if module.skipped:
             out.append(said(msg("notebook.skipped", file=path.name, cells=", ".join(map(str, module.skipped)))))

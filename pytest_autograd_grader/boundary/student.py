@@ -20,6 +20,7 @@ from typing import Any
 from . import given, helpers, notebooks, tracing, wire
 from .encode import encode
 from .layout import module_path
+from .shortening import ELLIPSIS, cut_point, shorten
 from .wire import loads
 
 OUTPUT_LIMIT = 4000
@@ -48,7 +49,12 @@ class _CappedText(io.TextIOBase):
 
     def getvalue(self) -> str:
         text = "".join(self.parts)
-        return text + (f"\n... ({self.dropped} more characters not shown)" if self.dropped else "")
+        if not self.dropped:
+            return text
+        # the cut fell where the room ended, perhaps inside a word: back to the last boundary
+        kept, closers = cut_point(text, len(text))
+        dropped = self.dropped + len(text) - kept
+        return text[:kept] + ELLIPSIS + closers + f"\n... ({dropped} more characters not shown)"
 
 
 class Loader:
@@ -103,7 +109,7 @@ class Loader:
             raise _StageError({"stage": "syntax", "module": module,
                                "file": self.in_student_file(exc.filename or "") or Path(exc.filename or "").name,
                                "line": exc.lineno or 0,
-                               "message": exc.msg or str(exc), "code": (exc.text or "").strip()[:200]}) from None
+                               "message": exc.msg or str(exc), "code": shorten((exc.text or "").strip(), 200)}) from None
         except _ImportTimeout as exc:
             sys.modules.pop(name, None)
             fields = encode(exc, self.in_student_file)
@@ -339,7 +345,7 @@ def call(loader: Loader, module: str, function: str, payload: bytes, op: str = "
             # the grader's own arguments cannot be made here (CUDA that will
             # not start in the sandbox, say): not the student's doing
             cause = exc.__context__ or exc
-            return wire.dumps({"stage": "request", "reason": f"{type(cause).__name__}: {cause}"[:600],
+            return wire.dumps({"stage": "request", "reason": shorten(f"{type(cause).__name__}: {cause}", 600),
                                "output": output.getvalue()})
         if op == "run":
             # a grader function that drives the student's module (the engine

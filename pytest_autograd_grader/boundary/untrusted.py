@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 
 from ..i18n import msg
+from .shortening import ELLIPSIS, cut_point
 
 GUTTER = "  | "  # in front of every line of student text that starts a line
 FEEDBACK_LIMIT = 20_000  # characters of one check's feedback
@@ -40,9 +41,11 @@ def _escaped(match: re.Match) -> str:
 def shown(text: str, limit: int = FEEDBACK_LIMIT) -> str:
     """``text`` with every character that could drive a terminal or a
     reader shown as its escape (``\\x1b``, ``\\u202e``), cut to ``limit``
-    characters with a note of what was left out."""
+    characters between words, the quotes it leaves open closed, with a
+    note of what was left out."""
     if len(text) > limit:
-        text = text[:limit] + msg("text.cut", count=len(text) - limit)
+        kept, closers = cut_point(text, limit + 1)  # up to ``limit`` characters, then the ellipsis
+        text = text[:kept] + ELLIPSIS + closers + msg("text.cut", count=len(text) - kept)
     return _UNSAFE.sub(_escaped, text)
 
 

@@ -30,6 +30,7 @@ from .diagnose import (
     torch_wording,
 )
 from .gradcheck import run_gradcheck
+from .malformed import why_not_one, why_not_sequence, with_reason
 from .parts import Part, Parts
 from .provenance import ForgedError, calls_added, error_problem
 
@@ -97,7 +98,7 @@ class Autograd:
             return torch.from_numpy(produced)
         if type(produced) in (int, float) and expected.numel() == 1:
             return torch.tensor(produced, dtype=expected.dtype, device=expected.device).reshape(expected.shape)
-        raise GradeFailure(msg("cmp.not_tensor", what=what, got=kind_of(produced)))
+        raise GradeFailure(with_reason(msg("cmp.not_tensor", what=what, got=kind_of(produced)), why_not_one(produced)))
 
     def assert_grad(self, produced: Any, expected, what: str, *, context: Context | None = None,
                     check_dtype: bool = True, rtol: float | None = None, atol: float | None = None,
@@ -169,8 +170,10 @@ class Autograd:
         single = len(expected) == 1 and not isinstance(produced, (tuple, list))
         items = [produced] if single else list(produced) if isinstance(produced, (tuple, list)) else None
         if items is None or len(items) != len(expected):
-            raise GradeFailure(msg("cmp.count", what=names[0] if names and single else msg("cmp.gradients"),
-                                   expected=len(expected), got=len(items) if items is not None else kind_of(produced)))
+            what = names[0] if names and single else msg("cmp.gradients")
+            text = msg("cmp.count", what=what, expected=len(expected), got=len(items)) if items is not None else \
+                msg("cmp.container", what=what, expected=msg("kind.sequence", n=len(expected)), got=kind_of(produced))
+            raise GradeFailure(with_reason(text, why_not_sequence(produced, len(expected))))
         for i, (got, want) in enumerate(zip(items, expected)):
             what = names[i] if names else msg("cmp.gradient_n", n=i + 1)
             holder = holders[i] if holders else None
@@ -254,10 +257,11 @@ class Autograd:
         this rather than ``a, b = ...``: a malformed return is then the
         student's failed check, not a ValueError that marks the check broken."""
         if not isinstance(produced, (list, tuple)):
-            raise GradeFailure(msg("cmp.container", what=what, expected=msg("kind.sequence", n=n),
-                                   got=kind_of(produced)))
+            raise GradeFailure(with_reason(msg("cmp.container", what=what, expected=msg("kind.sequence", n=n),
+                                               got=kind_of(produced)), why_not_sequence(produced, n)))
         if len(produced) != n:
-            raise GradeFailure(msg("cmp.count", what=what, expected=n, got=len(produced)))
+            raise GradeFailure(with_reason(msg("cmp.count", what=what, expected=n, got=len(produced)),
+                                           why_not_sequence(produced, n)))
         return list(produced)
 
     def assert_meta(self, record: Any, what: str, *, hint: str | None = None, **expected: Any) -> None:
@@ -266,7 +270,7 @@ class Autograd:
         ``has_grad`` (whether .grad holds a tensor). ``hint`` (a message id
         or text) replaces the built-in diagnosis."""
         if not isinstance(record, TensorRecord):
-            raise GradeFailure(msg("cmp.not_tensor", what=what, got=kind_of(record)))
+            raise GradeFailure(with_reason(msg("cmp.not_tensor", what=what, got=kind_of(record)), why_not_one(record)))
         for field, want in expected.items():
             got = record.grad is not None if field == "has_grad" else getattr(record, field)
             if got == want:
@@ -308,7 +312,8 @@ class Autograd:
             if not isinstance(produced, ErrorRecord):
                 raise GradeFailure(msg("cmp.no_error", what=what, text=text) + hint)
         if not isinstance(produced, ErrorRecord):
-            raise GradeFailure(msg("cmp.not_error", what=what, text=text, got=kind_of(produced)) + hint)
+            raise GradeFailure(with_reason(msg("cmp.not_error", what=what, text=text, got=kind_of(produced)),
+                                           why_not_one(produced, tensor=False)) + hint)
         if error_name(produced.message) != name:
             raise GradeFailure(msg("cmp.wrong_error", what=what, text=text, type=produced.type,
                                    message=produced.message) + hint)

@@ -8,9 +8,11 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from ..boundary.records import ErrorRecord, ObjectRecord, TensorRecord
+from ..boundary.shortening import shorten
 from ..boundary.untrusted import quoted
 from ..i18n import MissingField, msg, note_diagnosis, text
 from ..outcomes import CheckError
+from .malformed import why_not_one, why_not_sequence
 
 # torch.testing.assert_close's documented defaults, spelled out so feedback
 # can show them; float32 is widened on CUDA (different reduction orders).
@@ -93,7 +95,7 @@ def kind_of(value: Any) -> str:
     if value is None:
         return "None"
     if type(value) in _SCALAR_KINDS:
-        return msg("kind.value", kind=msg(_SCALAR_KINDS[type(value)]), value=repr(value)[:80])
+        return msg("kind.value", kind=msg(_SCALAR_KINDS[type(value)]), value=shorten(repr(value), 80))
     if isinstance(value, ErrorRecord):
         return msg("kind.error", type=value.type, message=value.message)
     if isinstance(value, ObjectRecord):
@@ -132,13 +134,16 @@ def difference_lines(produced: Any, expected: Any, what: str, labels: Sequence[s
         accepted = (int, float) if type(expected) is float else (type(expected),)
         if type(produced) not in accepted:
             return [msg("cmp.value_kind", what=what, expected=msg(_SCALAR_KINDS[type(expected)]),
-                        got=kind_of(produced))]
+                        got=kind_of(produced)), why_not_one(produced, tensor=False)]
         return [] if produced == expected else [msg("cmp.value", what=what, expected=expected, got=produced)]
     if type(produced) is not type(expected) and not (sequence and isinstance(produced, (list, tuple))):
-        return [msg("cmp.container", what=what, expected=msg("kind.other", type=type(expected).__name__), got=kind_of(produced))]
+        why = why_not_sequence(produced, len(expected)) if sequence else why_not_one(produced, tensor=False)
+        return [msg("cmp.container", what=what, expected=msg("kind.other", type=type(expected).__name__),
+                    got=kind_of(produced)), why]
     if sequence:
         if len(produced) != len(expected):
-            return [msg("cmp.count", what=what, expected=len(expected), got=len(produced))]
+            return [msg("cmp.count", what=what, expected=len(expected), got=len(produced)),
+                    why_not_sequence(produced, len(expected))]
         names = labels or [f"{what}[{i}]" for i in range(len(expected))]
         return [line for p, e, name in zip(produced, expected, names) for line in difference_lines(p, e, name)]
     if isinstance(expected, dict):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+from ..boundary.shortening import shorten
 from ..i18n import msg
 from ..outcomes import GradeFailure
 from .diagnose import Context, diagnose_values
@@ -280,9 +281,9 @@ def run_gradcheck(student_fn: Any, inputs: Sequence, what: str, names: Sequence[
             raise GradeFailure(msg("cmp.gradcheck", what=what, detail="\n".join(lines))) from None
         # the Jacobians agree (or could not be had): gradcheck's own first
         # line, without the matrices that follow it, e.g. "Backward is not reentrant"
-        lines = ["  " + str(exc).strip().splitlines()[0].rstrip(",")[:300]]
+        lines = ["  " + shorten(str(exc).strip().splitlines()[0].rstrip(","), 300)]
         if any(x.dtype != torch.float64 for x in leaves):
             lines.append(msg("diag.gradcheck_float32"))
         raise GradeFailure(msg("gradcheck.other", what=what, detail="\n".join(lines))) from None
     except RuntimeError as exc:
-        raise GradeFailure(msg("cmp.gradcheck", what=what, detail=str(exc).strip()[:1500])) from None
+        raise GradeFailure(msg("cmp.gradcheck", what=what, detail=shorten(str(exc).strip(), 1500))) from None

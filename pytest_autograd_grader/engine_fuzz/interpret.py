@@ -19,6 +19,8 @@ import warnings
 
 import numpy as np
 
+from ..boundary.shortening import shorten
+
 
 def _array(x):
     """A float64 numpy array of a student's data or grad (an engine Tensor is
@@ -187,7 +189,7 @@ def _interpret(api, program):
         except Exception as e:  # the student's engine failed: that is data
             values.append(None)
             out["values"].append(None)
-            out["steps"].append({"error": [type(e).__name__, str(e)[:300]], "grads": None, "leaf": True})
+            out["steps"].append({"error": [type(e).__name__, shorten(str(e), 300)], "grads": None, "leaf": True})
     for step in program["steps"]:
         record = {"error": None, "grads": None}
         try:
@@ -227,7 +229,7 @@ def _interpret(api, program):
         except NotImplementedError:
             raise
         except Exception as e:
-            record["error"] = [type(e).__name__, str(e)[:300]]
+            record["error"] = [type(e).__name__, shorten(str(e), 300)]
         if step["kind"] in ("backward", "backward_many", "zero_grad"):
             grads = []
             for t in values:

@@ -148,6 +148,12 @@ def has_message(key: str) -> bool:
     return _lookup(key) is not None
 
 
+def template(key: str) -> str:
+    """A message's text in the language in use, its {fields} not filled
+    in (to recognise the message in a text made from it); "" when unknown."""
+    return _lookup(key) or ""
+
+
 def msg(key: str, **fields: object) -> str:
     """The text of message id ``key`` in the run's language (else English,
     else any language the course gave), its ``{fields}`` filled in; a

@@ -108,10 +108,13 @@ def _fenced(text: str) -> list[str]:
 
 
 def _bounded(text: str, lines: int, chars: int) -> str:
-    """The first ``lines`` lines and ``chars`` characters of ``text``."""
+    """The first ``lines`` lines and ``chars`` characters of ``text``, cut
+    between words (a quote it leaves open closed)."""
+    from ..boundary.shortening import shorten
+
     kept = text.splitlines()
     cut = len(kept) > lines or len(text) > chars
-    short = "\n".join(kept[:lines])[:chars]
+    short = shorten("\n".join(kept[:lines]), chars)
     return short + "\n" + msg("github.cut") if cut else short
 
 

@@ -1,15 +1,16 @@
 """The grade table as text: the terminal summary, and every platform's
 plain-text output (Gradescope's top-level output) reuse it.
 
-Rows fit ``width`` display columns (CJK characters take two): a long
-concept title loses its id, then is cut; bars shrink before titles are cut.
+Rows fit ``width`` display columns (CJK characters take two): bars shrink
+before titles are cut; a title is cut between words, its concept's id kept.
 """
 
 from __future__ import annotations
 
-import unicodedata
+import re
 
-from ..i18n import msg
+from ..boundary.shortening import shorten, width_of
+from ..i18n import msg, template
 from ..scoring import Gradebook
 
 WIDTH = 80  # columns every row fits: a terminal's default, and Gradescope's text box
@@ -26,11 +27,6 @@ def points(x: float) -> str:
     return f"{x:g}"
 
 
-def width_of(text: str) -> int:
-    """Columns ``text`` takes in a terminal: CJK characters take two."""
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
-
-
 def _left(text: str, width: int) -> str:
     return text + " " * max(0, width - width_of(text))
 
@@ -43,22 +39,20 @@ def separator(title: str, width: int = WIDTH) -> str:
 
 
 def cut(text: str, width: int) -> str:
-    """``text`` in at most ``width`` columns, ending in an ellipsis when cut."""
-    if width_of(text) <= width:
-        return text
-    out, used = "", 0
-    for c in text:
-        used += width_of(c)
-        if used > width - 1:  # one column left for the ellipsis
-            break
-        out += c
-    return out + "\u2026"
+    """``text`` in at most ``width`` columns, cut between words and ending
+    in an ellipsis when cut."""
+    return shorten(text, width, wide=True)
 
 
 def _name(title: str, concept_id: str, width: int) -> str:
-    """The row's name: "Leaf tensors (leaf)", else the title alone, else cut."""
-    full = f"{title} ({concept_id})"
-    return full if width_of(full) <= width else cut(title, width)
+    """The row's name, its id always shown: "Leaf tensors (leaf)", the
+    title cut between words where the row has no room for all of it."""
+    tag = f" ({concept_id})"
+    if width_of(title + tag) <= width:
+        return title + tag
+    room = width - width_of(tag)
+    # where not even the first word fits: the ellipsis alone ("\u2026 (vector_backward)")
+    return shorten(title, room, wide=True, split_words=False) + tag if room >= 1 else cut(title + tag, width)
 
 
 def table_lines(gradebook: Gradebook, width: int = WIDTH) -> list[str]:
@@ -135,25 +129,76 @@ def place(file: str, line: int | None, cell: int | None = None) -> str:
     return file + (f":{line}" if line else "")
 
 
+def _course_order(gradebook: Gradebook):
+    """The sort key of a check in the course's order: the table's concepts
+    in turn, a concept's own topic before the others that count under it
+    (leaf.py before engine.py's leaf checks), the topics in the course's
+    order, then down the student's file: a notebook's cells in turn, the
+    lines in each (the same whatever order the checks ran in, -n too)."""
+    order = list(gradebook.concepts)
+
+    def rank(name: str | None) -> int:
+        return order.index(name) if name in order else len(order)
+
+    def place_key(c) -> tuple[int, int]:
+        last = 1 << 30  # a check that names no line comes after those that do
+        return (c.cell if c.cell is not None else (0 if c.line is not None else last),
+                c.line if c.line is not None else last)
+
+    return lambda c: (rank(c.concept), c.topic != c.concept, rank(c.topic), c.topic or "", c.file or "",
+                      *place_key(c))
+
+
+# lines that only head the details under them ("instruction not followed
+# (costs 1 of the 4 points ...):", "1 of 2 parts right"): the next step
+# names the detail, the problem itself
+HEADINGS = ("cmp.instruction_broken", "cmp.instruction_also", "cmp.parts", "cmp.parts_earned", "cmp.parts_stopped",
+            "cmp.parts_stopped_total", "cmp.part_within", "cmp.credit")
+
+
+def _is_heading(line: str, following: str | None) -> bool:
+    text = line.strip()
+    if not text:
+        return True
+    for key in HEADINGS:
+        pattern = ".*?".join(re.escape(part) for part in re.split(r"\{[^{}]*\}", template(key)))
+        if re.fullmatch(pattern, text, re.S):
+            return True
+    indent = len(line) - len(line.lstrip())
+    # "part 2:" above its failures, indented under it
+    return text.endswith((":", "\uff1a")) and following is not None and \
+        len(following) - len(following.lstrip()) > indent
+
+
+def headline(feedback: str, title: str) -> str:
+    """The first line of a check's feedback that says what is wrong: past
+    blank lines and the headings above the details, with the concept's
+    "[title] " the feedback starts with."""
+    tag = msg("feedback.header", title=title, what="")
+    text = feedback.strip()
+    text = text[len(tag):] if tag and text.startswith(tag) else text
+    lines = [line for line in text.splitlines() if line.strip()]
+    for i, line in enumerate(lines):
+        if not _is_heading(line, lines[i + 1] if i + 1 < len(lines) else None):
+            return (tag if feedback.strip().startswith(tag) else "") + line.strip()
+    return feedback.strip().splitlines()[0] if feedback.strip() else ""
+
+
 def next_step(gradebook: Gradebook, partial: bool = False) -> str:
     """What to do next: the first check the student has not passed, in the
-    course's order, at the place in their file it concerns, with the first
-    line of its feedback; or that all is done (of the checks run, when the
-    run was ``partial``). Broken checks (``error``) are the instructor's,
+    course's order (``_course_order``), at the place in their file it
+    concerns, with the line of its feedback that says what is wrong
+    (``headline``); or that all is done (of the checks run, when the run
+    was ``partial``). Broken checks (``error``) are the instructor's,
     listed apart."""
-    order = list(gradebook.concepts)
-    ran = list(gradebook.checks.values())
-    todo = [c for c in ran if c.status in ("failed", "timeout", "crashed")]
-    # in the course's order: the table's first concept first, its own file before others' (engine.py),
-    # then down the student's file (the same whatever order the checks ran in, with -n too)
-    todo.sort(key=lambda c: (order.index(c.concept) if c.concept in order else len(order), c.topic != c.concept,
-                             c.topic or "", c.file or "", c.line if c.line is not None else 1 << 30))
+    todo = sorted((c for c in gradebook.checks.values() if c.status in ("failed", "timeout", "crashed")),
+                  key=_course_order(gradebook))
     visible = [c for c in todo if not c.hidden]
     if visible:
         check = visible[0]
         where = place(check.file, check.line, check.cell) if check.file else \
             topic_files(gradebook).get(check.topic or "", "")
-        first = check.feedback.strip().splitlines()[0] if check.feedback.strip() else check.status
+        first = headline(check.feedback, gradebook.concept_title(check)) or check.status
         return msg("summary.next", where=where or check.id, what=first)
     if todo:
         return msg("summary.next_hidden", what=gradebook.concept_title(todo[0]))

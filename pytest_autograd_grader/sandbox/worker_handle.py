@@ -14,6 +14,7 @@ import socket
 import time
 from pathlib import Path
 
+from ..boundary.shortening import ELLIPSIS, cut_point
 from . import isolation as iso
 from .framing import HEADER, frame
 from .zygote import STATUS, children_of, wait_gone
@@ -108,8 +109,11 @@ class Output:
     def text(self) -> str:
         text = self.kept.decode("utf-8", errors="replace")
         more = self.dropped + max(0, len(text) - OUTPUT_LIMIT)
-        text = text[:OUTPUT_LIMIT]
         if more or self.dropped:
+            # cut between words (the bytes kept may have ended inside one), an open quote closed
+            text = text[:OUTPUT_LIMIT]
+            kept, closers = cut_point(text, len(text))
+            text = text[:kept] + ELLIPSIS + closers
             text += f"\n... (output cut: only the first {OUTPUT_LIMIT} characters are shown)"
         return text
 
