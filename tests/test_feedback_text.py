@@ -26,6 +26,7 @@ from pytest_autograd_grader.checking.compare import kind_of
 from pytest_autograd_grader.concepts import Concept
 from pytest_autograd_grader.i18n import msg
 from pytest_autograd_grader.outcomes import GradeFailure
+from pytest_autograd_grader.reporters.order import course_order
 from pytest_autograd_grader.reporters.terminal import headline, next_step
 from pytest_autograd_grader.scoring import CheckResult, Gradebook
 from pytest_autograd_grader.state import Credit
@@ -251,6 +252,17 @@ def test_next_follows_the_courses_topics_not_their_names():
     engine = result("e", concept="graph", topic="engine", file="engine.py", line=1, feedback="[Graph] engine")
     leaf = result("l", concept="graph", topic="leaf", file="leaf.py", line=1, feedback="[Graph] leaf")
     assert next_step(book(engine, leaf)) == "next: leaf.py:1: [Graph] leaf"
+
+
+def test_next_leaves_the_engine_track_for_after_the_torch_topics():
+    # engine.py's checks count under leaf, but the engine is the course's last topic: a student who has
+    # solved leaf.py is sent on to retain_grad.py, as the annotations are (one order, reporters/order.py)
+    engine = result("e", concept="leaf", topic="engine", file="engine.py", line=3, feedback="[Leaf] engine")
+    retain = result("r", concept="retain_grad", topic="retain_grad", file="retain_grad.py", line=5,
+                    feedback="[Retain_Grad] hidden values")
+    gradebook = book(engine, retain, concepts=("graph", "leaf", "retain_grad", "engine"))
+    assert next_step(gradebook) == "next: retain_grad.py:5: [Retain_Grad] hidden values"
+    assert course_order(gradebook, [engine, retain], begun_first=False) == [retain, engine]
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

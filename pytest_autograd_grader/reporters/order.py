@@ -48,18 +48,29 @@ def begun_topics(gradebook: Gradebook) -> set[str]:
             or (not c.hidden and c.status in ("failed", "timeout", "crashed") and not not_started(c))}
 
 
-def course_order(gradebook: Gradebook, checks: list[CheckResult]) -> list[CheckResult]:
-    """``checks`` in the order a student works through them; the same
-    whatever order they ran in (with -n too). A hidden check's place in
-    the student's file is no part of its key: it must not show through."""
-    rank, begun = topic_ranks(gradebook), begun_topics(gradebook)
+def _place(check: CheckResult) -> tuple:
+    """Down the student's file: a notebook's cells in turn, the lines in
+    each; a check that names no place comes after those that do. A hidden
+    check's place in the file is no part of it: it must not show through."""
+    last = 1 << 30
+    if check.hidden:
+        return (True, "", last, last)
+    cell = check.cell if check.cell is not None else (0 if check.line is not None else last)
+    return (check.file is None, check.file or "", cell, check.line if check.line is not None else last)
+
+
+def course_order(gradebook: Gradebook, checks: list[CheckResult], begun_first: bool = True) -> list[CheckResult]:
+    """``checks`` in the order a student works through them: the topics in
+    the course's order, down the student's file within each, broken checks
+    (the instructor's) last; the same whatever order they ran in (-n too).
+    ``begun_first`` puts the topics the student has begun before those not
+    begun yet (GitHub's 10 annotations); ``next:`` names the course's first."""
+    rank, begun = topic_ranks(gradebook), begun_topics(gradebook) if begun_first else set()
     last = len(gradebook.concepts)
 
     def key(check: CheckResult) -> tuple:
         topic = _topic(check)
-        file = None if check.hidden else check.file
-        line = check.line if not check.hidden and check.line is not None else 1 << 30
-        return (check.status == "error", topic not in begun, rank.get(topic, last), topic,
-                file is None, file or "", check.cell or 0, line, check.id)
+        return (check.status == "error", begun_first and topic not in begun, rank.get(topic, last), topic,
+                *_place(check), check.id)
 
     return sorted(checks, key=key)

@@ -12,6 +12,7 @@ import re
 from ..boundary.shortening import shorten, width_of
 from ..i18n import msg, template
 from ..scoring import Gradebook
+from .order import course_order
 
 WIDTH = 80  # columns every row fits: a terminal's default, and Gradescope's text box
 BAR_WIDTHS = (20, 10)  # the bar's width, the second where titles would otherwise be cut
@@ -129,26 +130,6 @@ def place(file: str, line: int | None, cell: int | None = None) -> str:
     return file + (f":{line}" if line else "")
 
 
-def _course_order(gradebook: Gradebook):
-    """The sort key of a check in the course's order: the table's concepts
-    in turn, a concept's own topic before the others that count under it
-    (leaf.py before engine.py's leaf checks), the topics in the course's
-    order, then down the student's file: a notebook's cells in turn, the
-    lines in each (the same whatever order the checks ran in, -n too)."""
-    order = list(gradebook.concepts)
-
-    def rank(name: str | None) -> int:
-        return order.index(name) if name in order else len(order)
-
-    def place_key(c) -> tuple[int, int]:
-        last = 1 << 30  # a check that names no line comes after those that do
-        return (c.cell if c.cell is not None else (0 if c.line is not None else last),
-                c.line if c.line is not None else last)
-
-    return lambda c: (rank(c.concept), c.topic != c.concept, rank(c.topic), c.topic or "", c.file or "",
-                      *place_key(c))
-
-
 # lines that only head the details under them ("instruction not followed
 # (costs 1 of the 4 points ...):", "1 of 2 parts right"): the next step
 # names the detail, the problem itself
@@ -186,13 +167,13 @@ def headline(feedback: str, title: str) -> str:
 
 def next_step(gradebook: Gradebook, partial: bool = False) -> str:
     """What to do next: the first check the student has not passed, in the
-    course's order (``_course_order``), at the place in their file it
+    course's order (``order.course_order``), at the place in their file it
     concerns, with the line of its feedback that says what is wrong
     (``headline``); or that all is done (of the checks run, when the run
     was ``partial``). Broken checks (``error``) are the instructor's,
     listed apart."""
-    todo = sorted((c for c in gradebook.checks.values() if c.status in ("failed", "timeout", "crashed")),
-                  key=_course_order(gradebook))
+    todo = course_order(gradebook, [c for c in gradebook.checks.values()
+                                    if c.status in ("failed", "timeout", "crashed")], begun_first=False)
     visible = [c for c in todo if not c.hidden]
     if visible:
         check = visible[0]
