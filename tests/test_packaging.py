@@ -102,6 +102,18 @@ def test_the_version_is_written_once_as_the_package_version(built):
     assert found == {"pytest_autograd_grader/__init__.py": [f'"{__version__}"', f'__version__ = "{__version__}"']}
 
 
+
+def test_the_changelog_lists_no_release_that_never_happened():
+    from pytest_autograd_grader import __version__
+
+    text = (REPO / "CHANGELOG.md").read_text(encoding="utf-8")
+    # Keep a Changelog: one section per release; nothing was published, so only Unreleased
+    assert re.findall(r"^## .*$", text, re.M) == ["## [Unreleased]"]
+    assert f"Version {__version__}" in text and "**never been released**" in text
+    # the site shows the same text (docs/changelog.md includes the file)
+    assert '--8<-- "CHANGELOG.md"' in (REPO / "docs" / "changelog.md").read_text(encoding="utf-8")
+    assert "  - Changelog: changelog.md\n" in (REPO / "mkdocs.yml").read_text(encoding="utf-8")
+
 def test_the_classifiers_are_trove_classifiers_that_say_where_it_runs():
     project = _project()["project"]
     classifiers = project["classifiers"]
