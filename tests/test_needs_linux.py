@@ -48,3 +48,18 @@ def test_grading_off_linux_is_a_usage_error_in_words(pytester, monkeypatch, lang
     assert says in result.stderr.str()
     output = result.stdout.str() + result.stderr.str()
     assert "Traceback" not in output and "AttributeError" not in output and "must not run" not in output
+
+
+def test_the_class_runner_says_so_before_grading_anyone(tmp_path, monkeypatch, capsys):
+    from pytest_autograd_grader.cli import main
+
+    checks, submissions = tmp_path / "checks", tmp_path / "submissions"
+    (checks).mkdir()
+    (checks / "test_leaf.py").write_text("def test_one():\n    pass\n")
+    (submissions / "ann").mkdir(parents=True)
+    _elsewhere(monkeypatch, "darwin", False)
+    code = main(["class", "--checks", str(checks), "--submissions", str(submissions), "--out", str(tmp_path / "out")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "the sandbox that runs student code needs Linux" in err and "this system is darwin" in err
+    assert "Traceback" not in err and not (tmp_path / "out" / "gradebook.csv").exists()
