@@ -188,6 +188,15 @@ def test_the_grader_builds_a_wheel_of_itself_that_pip_can_install(tmp_path):
     assert {i.date_time for i in archive.infolist()} == {(1980, 1, 1, 0, 0, 0)}
 
 
+
+def test_the_wheel_the_set_ups_carry_holds_the_license(tmp_path):
+    from pytest_autograd_grader import __version__
+    from pytest_autograd_grader.platforms.wheel import build_wheel
+
+    archive = zipfile.ZipFile(build_wheel(tmp_path))
+    license_text = archive.read(f"pytest_autograd_grader-{__version__}.dist-info/licenses/LICENSE").decode()
+    assert license_text == (REPO / "LICENSE").read_text(encoding="utf-8")
+
 def test_grading_never_imports_the_platform_set_ups():
     done = subprocess.run([sys.executable, "-c", "import sys, pytest_autograd_grader.plugin, "
                            "pytest_autograd_grader.platforms.manifest; print(sorted(m for m in sys.modules if '.platforms' in m))"],
