@@ -8,7 +8,7 @@ the grader was installed (from a wheel, or editable with ``pip install -e
 .``). The format is the binary distribution format (PEP 427): the package's
 files, never ``__pycache__`` or bytecode, and a ``.dist-info`` with METADATA,
 WHEEL, entry_points.txt (the pytest11 plugin and the ``autograd-grader``
-script) and RECORD. Fixed timestamps and sorted names make the same
+script), licenses/LICENSE and RECORD. Fixed timestamps and sorted names make the same
 installation give the same bytes.
 """
 
