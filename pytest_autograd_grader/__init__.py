@@ -14,6 +14,8 @@ import importlib
 
 from . import former_names
 
+# the one place the version is written: pyproject.toml reads it (dynamic),
+# the platform set-ups name their wheel with it; CHANGELOG.md says what changed
 __version__ = "0.1.0"
 
 # name -> the module that defines it

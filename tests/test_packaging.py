@@ -5,17 +5,23 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tomllib
 import zipfile
+from pathlib import Path
 
+import pytest
 from conftest import REPO
 
 
-def test_the_wheel_holds_every_module_of_the_package(tmp_path):
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> tuple[Path, Path]:
+    """The wheel pip builds from this checkout, and the copy it was built from."""
+    tmp_path = tmp_path_factory.mktemp("wheel")
     # built from a copy: a checkout's own egg-info and build/ would hide a
     # subpackage the configuration leaves out
     source = tmp_path / "source"
     source.mkdir()
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy(REPO / name, source / name)
     shutil.copytree(REPO / "pytest_autograd_grader", source / "pytest_autograd_grader",
                     ignore=shutil.ignore_patterns("__pycache__"))
@@ -25,6 +31,11 @@ def test_the_wheel_holds_every_module_of_the_package(tmp_path):
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
                     "-w", str(tmp_path / "dist"), str(source)], check=True, capture_output=True)
     (wheel,) = (tmp_path / "dist").glob("*.whl")
+    return wheel, source
+
+
+def test_the_wheel_holds_every_module_of_the_package(built):
+    wheel, source = built
     shipped = set(zipfile.ZipFile(wheel).namelist())
     modules = {str(p.relative_to(source)) for p in (source / "pytest_autograd_grader").rglob("*.py")}
     assert modules - shipped == set()
@@ -39,6 +50,88 @@ def test_the_wheel_holds_every_module_of_the_package(tmp_path):
     assert {"pytest_autograd_grader/curriculum/test_leaf.py", "pytest_autograd_grader/curriculum/leaf.py"} <= shipped
     assert [name for name in shipped if name.split("/")[0] in ("solutions", "mistakes")
             or "/solutions/" in name or "/mistakes/" in name] == []
+
+
+# -- what the package says about itself: license, version, classifiers --------------------
+
+def _project() -> dict:
+    return tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+def _wheel_metadata(wheel: Path) -> tuple[list[str], zipfile.ZipFile]:
+    archive = zipfile.ZipFile(wheel)
+    (meta,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+    return archive.read(meta).decode().splitlines(), archive
+
+
+def test_the_wheel_carries_the_mit_license_text(built):
+    wheel, _ = built
+    meta, archive = _wheel_metadata(wheel)
+    assert "License-Expression: MIT" in meta and "License-File: LICENSE" in meta
+    (license_file,) = [n for n in archive.namelist() if n.endswith(".dist-info/licenses/LICENSE")]
+    text = archive.read(license_file).decode()
+    assert text == (REPO / "LICENSE").read_text(encoding="utf-8")
+    assert text.startswith("MIT License\n") and "Copyright (c) 2026 The pytest-autograd-grader authors" in text
+    # an SPDX expression beside a License classifier is refused by setuptools
+    assert not [c for c in _project()["project"]["classifiers"] if c.startswith("License ::")]
+
+
+# a version as written in code or configuration: "1.2.3", '0.1.0rc1' (not "127.0.0.1")
+VERSION_LITERAL = re.compile(r"""["']\d+\.\d+\.\d+(?:(?:a|b|rc|\.post|\.dev)\d+)?["']""")
+
+
+def test_the_version_is_written_once_as_the_package_version(built):
+    from pytest_autograd_grader import __version__
+
+    project = _project()
+    assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "pytest_autograd_grader.__version__"}
+    meta, _ = _wheel_metadata(built[0])
+    assert f"Version: {__version__}" in meta
+    assert built[0].name == f"pytest_autograd_grader-{__version__}-py3-none-any.whl"
+    # no second literal: the package and its configuration name no other version of themselves
+    files = [REPO / "pyproject.toml", *(REPO / "pytest_autograd_grader").rglob("*")]
+    found = {}
+    for path in files:
+        if not path.is_file() or "__pycache__" in path.parts or path.suffix in (".png", ".pyc", ".ttf"):
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        literals = VERSION_LITERAL.findall(text) + [line for line in text.splitlines() if __version__ in line]
+        if literals:
+            found[str(path.relative_to(REPO))] = literals
+    assert found == {"pytest_autograd_grader/__init__.py": [f'"{__version__}"', f'__version__ = "{__version__}"']}
+
+
+
+def test_the_changelog_lists_no_release_that_never_happened():
+    from pytest_autograd_grader import __version__
+
+    text = (REPO / "CHANGELOG.md").read_text(encoding="utf-8")
+    # Keep a Changelog: one section per release; nothing was published, so only Unreleased
+    assert re.findall(r"^## .*$", text, re.M) == ["## [Unreleased]"]
+    assert f"Version {__version__}" in text and "**never been released**" in text
+    # the site shows the same text (docs/changelog.md includes the file)
+    assert '--8<-- "CHANGELOG.md"' in (REPO / "docs" / "changelog.md").read_text(encoding="utf-8")
+    assert "  - Changelog: changelog.md\n" in (REPO / "mkdocs.yml").read_text(encoding="utf-8")
+
+def test_the_classifiers_are_trove_classifiers_that_say_where_it_runs():
+    project = _project()["project"]
+    classifiers = project["classifiers"]
+    # the sandbox is built on Linux's pidfd_open and Unix seqpacket sockets
+    assert [c for c in classifiers if c.startswith("Operating System ::")] == ["Operating System :: POSIX :: Linux"]
+    assert {"Framework :: Pytest", "Intended Audience :: Education"} <= set(classifiers)
+    # the Python versions named are the ones requires-python allows, from its lower bound on
+    lowest = tuple(int(n) for n in project["requires-python"].removeprefix(">=").split("."))
+    versions = [tuple(int(n) for n in c.rsplit(" ", 1)[1].split("."))
+                for c in classifiers if re.fullmatch(r"Programming Language :: Python :: 3\.\d+", c)]
+    assert versions and min(versions) == lowest and versions == sorted(versions)
+
+
+def test_every_classifier_is_one_pypi_accepts():
+    # PyPI refuses an upload with a classifier not on its list (the [test] extra installs it)
+    trove = pytest.importorskip("trove_classifiers")
+    classifiers = _project()["project"]["classifiers"]
+    assert [c for c in classifiers if c not in trove.classifiers or c in trove.deprecated_classifiers] == []
 
 
 # -- the wheel the platform set-ups carry -------------------------------------------------
@@ -94,6 +187,15 @@ def test_the_grader_builds_a_wheel_of_itself_that_pip_can_install(tmp_path):
     # fixed timestamps
     assert {i.date_time for i in archive.infolist()} == {(1980, 1, 1, 0, 0, 0)}
 
+
+
+def test_the_wheel_the_set_ups_carry_holds_the_license(tmp_path):
+    from pytest_autograd_grader import __version__
+    from pytest_autograd_grader.platforms.wheel import build_wheel
+
+    archive = zipfile.ZipFile(build_wheel(tmp_path))
+    license_text = archive.read(f"pytest_autograd_grader-{__version__}.dist-info/licenses/LICENSE").decode()
+    assert license_text == (REPO / "LICENSE").read_text(encoding="utf-8")
 
 def test_grading_never_imports_the_platform_set_ups():
     done = subprocess.run([sys.executable, "-c", "import sys, pytest_autograd_grader.plugin, "

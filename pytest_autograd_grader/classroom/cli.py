@@ -168,9 +168,13 @@ def _run(args) -> int:
         return fail(msg("class.bad_student_timeout", seconds=args.student_timeout))
     if args.timeout is not None and not args.timeout > 0:
         return fail(msg("class.bad_timeout", seconds=args.timeout))
-    if args.isolation:
-        from ..sandbox import Unavailable, choose, stop_all
+    from ..sandbox import Unavailable, choose, require_linux, stop_all
 
+    try:
+        require_linux()  # off Linux no worker can start: say so before grading anyone
+    except Unavailable as exc:
+        return fail(str(exc))
+    if args.isolation:
         try:
             choose(args.isolation)  # bwrap asked for where it cannot run: say so before grading anyone
         except Unavailable as exc:

@@ -53,6 +53,7 @@ EN: dict[str, str] = {
     # -- isolation (instructor) --------------------------------------------
     "isolation.inline": "--grade-inline runs student code inside pytest itself; never use it on code you do not trust",
     "isolation.needs_linux": "{what} needs Linux",
+    "isolation.sandbox_needs_linux": "the sandbox that runs student code needs Linux (pidfd_open, Unix seqpacket sockets) and this system is {platform}: grade on Linux, in WSL 2 or in a Linux container; an author grading only code they trust may use --grade-inline",
     "isolation.no_bwrap": "bubblewrap (bwrap) is not installed or not on PATH",
     "isolation.fallback": "{problem}; to use it: {fix}",
     "isolation.fix.install_bwrap": "apt-get install bubblewrap (or your system's bubblewrap package)",

@@ -53,6 +53,7 @@ ZH: dict[str, str] = {
     # -- 隔离（教师） --------------------------------------------------------
     "isolation.inline": "--grade-inline 会让学生代码直接在 pytest 进程里运行；对不可信的代码，千万不要这样用",
     "isolation.needs_linux": "{what} 需要 Linux",
+    "isolation.sandbox_needs_linux": "运行学生代码的沙箱需要 Linux（pidfd_open、Unix seqpacket 套接字），而当前系统是 {platform}：请在 Linux、WSL 2 或 Linux 容器里评分；只评自己信得过的代码的出题者可以改用 --grade-inline",
     "isolation.no_bwrap": "没有安装 bubblewrap（bwrap），或者它不在 PATH 上",
     "isolation.fallback": "{problem}；启用方法：{fix}",
     "isolation.fix.install_bwrap": "apt-get install bubblewrap（或者用你的系统自带的 bubblewrap 软件包）",

@@ -8,7 +8,7 @@ the grader was installed (from a wheel, or editable with ``pip install -e
 .``). The format is the binary distribution format (PEP 427): the package's
 files, never ``__pycache__`` or bytecode, and a ``.dist-info`` with METADATA,
 WHEEL, entry_points.txt (the pytest11 plugin and the ``autograd-grader``
-script) and RECORD. Fixed timestamps and sorted names make the same
+script), licenses/LICENSE and RECORD. Fixed timestamps and sorted names make the same
 installation give the same bytes.
 """
 
@@ -65,6 +65,9 @@ def grader_wheel() -> Wheel:
         executable = os.stat(path).st_mode & 0o111
         files[path.relative_to(root.parent).as_posix()] = (path.read_bytes(), SCRIPT_MODE if executable else FILE_MODE)
     info = f"{stem}.dist-info"
+    license_text = _license(dist)
+    if license_text is not None:  # MIT asks that every copy carries it
+        files[f"{info}/licenses/LICENSE"] = (license_text, FILE_MODE)
     files[f"{info}/METADATA"] = (_metadata(dist).encode(), FILE_MODE)
     files[f"{info}/WHEEL"] = (_wheel_file().encode(), FILE_MODE)
     files[f"{info}/entry_points.txt"] = (_entry_points(dist).encode(), FILE_MODE)
@@ -100,6 +103,20 @@ def package_files(root: Path) -> list[Path]:
     if curriculum.is_symlink() and curriculum.is_dir():
         found += sorted(path for path in curriculum.glob("*.py") if path.is_file())
     return sorted(found)
+
+
+def _license(dist: metadata.Distribution) -> bytes | None:
+    """The license text: from the installed metadata (an install from a
+    wheel has it in its dist-info), else the LICENSE of the source checkout
+    the package is imported from (an editable install's metadata lacks it)."""
+    text = dist.read_text("licenses/LICENSE")
+    if text is not None:
+        return text.encode()
+    checkout = package_dir().parent
+    # a LICENSE in site-packages would be another project's: only a checkout's counts
+    if (checkout / "pyproject.toml").is_file() and (checkout / "LICENSE").is_file():
+        return (checkout / "LICENSE").read_bytes()
+    return None
 
 
 def _metadata(dist: metadata.Distribution) -> str:

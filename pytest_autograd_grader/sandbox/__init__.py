@@ -38,6 +38,6 @@ from .executor import SandboxExecutor
 from .framing import describe_status
 from .isolation import Isolation, Unavailable
 from .launch import stop_all
-from .probe import choose, isolation_for, prestart
+from .probe import choose, isolation_for, prestart, require_linux
 
-__all__ = ["SandboxExecutor", "Isolation", "Unavailable", "choose", "describe_status", "isolation_for", "prestart", "stop_all"]
+__all__ = ["SandboxExecutor", "Isolation", "Unavailable", "choose", "describe_status", "isolation_for", "prestart", "require_linux", "stop_all"]

@@ -19,6 +19,7 @@ reports.
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 import sys
 import tempfile
@@ -183,6 +184,7 @@ def choose(setting: str) -> Isolation:
     setting = (setting or "auto").lower()
     if setting not in iso.MODES:
         raise Unavailable(msg("usage.isolation", value=setting))
+    require_linux()
     if setting != "auto":
         modes: tuple[str, ...] = (setting,)
     elif iso.is_root():
@@ -208,6 +210,14 @@ def choose(setting: str) -> Isolation:
     raise Unavailable(msg("isolation.none_works", reasons="; ".join(f"{f.mode}: {describe(f)}" for f in fallbacks)))
 
 
+def require_linux() -> None:
+    """Every mode, processes only included, is built on Linux's pidfd_open
+    and Unix seqpacket sockets: elsewhere ``Unavailable`` says so before
+    anything starts, instead of an AttributeError from deep in a launch."""
+    if not sys.platform.startswith("linux") or not hasattr(os, "pidfd_open"):
+        raise Unavailable(msg("isolation.sandbox_needs_linux", platform=sys.platform))
+
+
 def describe(fallback: Fallback) -> str:
     """"why; to use it: fix" in one line."""
     return msg("isolation.fallback", problem=fallback.problem, fix=fallback.fix) if fallback.fix else fallback.problem
@@ -228,6 +238,7 @@ def isolation_for(setting: str) -> iso.Isolation:
     starts a worker, and a new uid would mean a new zygote)."""
     import pytest_autograd_grader as package
 
+    require_linux()  # before the cache too: a choice made earlier never hides it
     chosen = package.__dict__.setdefault("_isolations", {})
     if setting not in chosen:
         chosen[setting] = choose(setting)
