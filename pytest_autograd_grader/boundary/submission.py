@@ -84,10 +84,11 @@ class Budget:
 def _reason(exc: BaseException) -> str:
     """Why an answer could not be read, without a word of the answer: a
     BoundaryError under Limits says only what the grader measured, and of
-    anything else only the (built-in) exception type is told."""
+    anything else only the (built-in) exception type is told, and the
+    protocol's own (a ProtocolWarning made an error by the grader's tests)."""
     if isinstance(exc, BoundaryError):
         return str(exc)
-    name = type(exc).__name__ if type(exc).__module__ == "builtins" else "error"
+    name = type(exc).__name__ if type(exc).__module__ in ("builtins", Stage.__module__) else "error"
     return msg("limit.malformed", problem=name)
 
 
