@@ -31,7 +31,7 @@ from typing import Any
 class _WireEnum(str, enum.Enum):
     """A member is its value everywhere a string is used: formatted, hashed,
     compared, written to JSON (``str, Enum`` alone formats as
-    ``Class.MEMBER`` on Python 3.12, unlike ``StrEnum``, which 3.10 lacks)."""
+    ``Class.MEMBER`` from Python 3.11 on, and ``StrEnum`` is not in 3.10)."""
 
     def __str__(self) -> str:
         return str.__str__(self)
