@@ -33,6 +33,7 @@ from pathlib import Path
 
 from .boundary.shortening import shorten
 from .i18n import catalogue, current_language
+from .protocol import NOT_PASSED
 
 CHECKS_ENV = "AUTOGRAD_GRADER_CHECKS"
 CURRICULUM = Path(__file__).resolve().parent / "curriculum"
@@ -72,7 +73,7 @@ class Graded:
 
     def _failed(self) -> list[dict]:
         return [c for c in self.report.get("checks", [])
-                if c.get("status") in ("failed", "timeout", "crashed", "error")]
+                if c.get("status") in NOT_PASSED]
 
     def _isolation(self) -> str:
         mode = self.report.get("isolation") or "?"

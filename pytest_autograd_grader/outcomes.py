@@ -11,15 +11,17 @@ student's answer (``for g in got`` on an int): then it is ``failed``.
 
 from __future__ import annotations
 
+from .protocol import NOT_PASSED, Status
+
 
 class GradeFailure(AssertionError):
     """The student's answer is wrong: the check is ``failed`` (or the
     ``status`` given) with ``feedback``, earning ``fraction`` of its points
     when partial credit applies (None: nothing)."""
 
-    grade_status = "failed"
+    grade_status: str = Status.FAILED
 
-    def __init__(self, feedback: str, *, status: str = "failed", fraction: float | None = None):
+    def __init__(self, feedback: str, *, status: str = Status.FAILED, fraction: float | None = None):
         super().__init__(feedback)
         self.feedback = feedback
         self.grade_status = status
@@ -29,7 +31,7 @@ class GradeFailure(AssertionError):
 class StudentFailure(GradeFailure):
     """The student's code could not be loaded, raised, hung or crashed."""
 
-    def __init__(self, feedback: str, *, status: str = "failed", error_type: str = "", message: str = ""):
+    def __init__(self, feedback: str, *, status: str = Status.FAILED, error_type: str = "", message: str = ""):
         super().__init__(feedback, status=status)
         self.error_type = error_type
         self.message = message
@@ -40,7 +42,7 @@ class GraderError(Exception):
     worker): neither the student's doing nor the check's. ``error``, with
     feedback that says so and no traceback of the grader's."""
 
-    grade_status = "error"
+    grade_status: str = Status.ERROR
 
     def __init__(self, feedback: str):
         super().__init__(feedback)
@@ -50,7 +52,7 @@ class GraderError(Exception):
 class CheckError(Exception):
     """The check itself is wrong (an instructor's or exercise author's bug)."""
 
-    grade_status = "error"
+    grade_status: str = Status.ERROR
 
     def __init__(self, feedback: str = ""):
         super().__init__(feedback)
@@ -74,8 +76,8 @@ class CheckValueError(CheckError):
         self.student_error = student_error
 
 
-def status_of(exc: BaseException) -> str:
+def status_of(exc: BaseException) -> Status:
     status = getattr(exc, "grade_status", None)
-    if status in ("failed", "timeout", "crashed", "error"):
-        return status
-    return "failed" if isinstance(exc, AssertionError) else "error"
+    if isinstance(status, str) and status in NOT_PASSED:
+        return Status(status)
+    return Status.FAILED if isinstance(exc, AssertionError) else Status.ERROR

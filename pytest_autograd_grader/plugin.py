@@ -17,6 +17,7 @@ from .declarations import MARKER_HELP, concept_title, spec_of, title_of, topic_o
 from .fixtures import autograd, executor_for, grade_device, grade_rng, submission  # noqa: F401  (fixtures)
 from .i18n import msg
 from .outcomes import CheckError, GradeFailure, GraderError, status_of
+from .protocol import STUDENT_FAILED, Status
 from .scoring import CheckResult, Gradebook, shown_diagnoses
 from .sessions import (GradeTableLast, GradingSession, PlainSession, isolation_missing, isolation_name,
                        submission_notes, write_reports)
@@ -223,34 +224,35 @@ def _result_for(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestRep
                          file=file, line=line, cell=cell, visibility=spec.visibility)
     exc = call.excinfo.value if call.excinfo is not None else None
     if report.skipped:
-        result.status = "skipped"
+        result.status = Status.SKIPPED
         result.max_score = 0.0
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else ""
         result.feedback = reason.removeprefix("Skipped: ")
     elif report.failed:
-        result.status = status_of(exc) if exc is not None else "error"
-        if report.when != "call" and result.status == "failed":
-            result.status = "error"  # a fixture's assert is the check's problem, not the student's
+        result.status = status_of(exc) if exc is not None else Status.ERROR
+        if report.when != "call" and result.status == Status.FAILED:
+            result.status = Status.ERROR  # a fixture's assert is the check's problem, not the student's
         fraction = getattr(exc, "fraction", None) or 0.0
         result.score = round(spec.points * fraction, 6)
         result.feedback = getattr(exc, "feedback", None) or (spec.problem if isinstance(exc, CheckError) else _crash_line(report))
-        if result.status == "error" and report.when == "call" and exc is not None and not isinstance(exc, GraderError):
+        if result.status == Status.ERROR and report.when == "call" and exc is not None \
+                and not isinstance(exc, GraderError):
             from .boundary.blame import STUDENT_VALUES, blame_student
 
             # The check tripped over the form of the student's answer: the
             # student's failure, not the instructor's bug.
             blamed = blame_student(exc, item.stash.get(STUDENT_VALUES, None))
             if blamed is not None:
-                result.status, result.feedback = "failed", blamed
+                result.status, result.feedback = Status.FAILED, blamed
     elif report.when == "call":
-        result.status = "passed"
+        result.status = Status.PASSED
         result.score = spec.points
     credit = item.stash.get(CREDIT, None) or Credit(points=spec.points, share=spec.instruction_share)
-    if result.status != "skipped":
+    if result.status != Status.SKIPPED:
         # declared on the marker, or taken on by a check that looked at an instruction
         result.instruction = credit.instruction_part(result.score)
         _note_inputs(item, spec, result)
-    if result.feedback and result.status in ("failed", "timeout", "crashed"):
+    if result.feedback and result.status in STUDENT_FAILED:
         remarks = item.stash[PLACE].remarks if PLACE in item.stash else {}
         result.feedback += "".join("\n" + remark for remark in remarks)
         title = concept_title(item.config, spec.concept)
@@ -306,7 +308,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         return report
     result = _result_for(item, call, report)
     result = item.config.hook.pytest_grade_check_result(item=item, result=result)
-    if result.status == "error":
+    if result.status == Status.ERROR:
         # What a broken check says reaches instructors, TAs and their tools:
         # none of it may be text the student's code chose.
         result.feedback = redact(result.feedback, values)
@@ -315,7 +317,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report.grade = result.to_dict()
     if report.when == "call" or (report.failed and report.when == "setup"):
         properties = [("grade_concept", result.concept), ("grade_score", result.score),
-                      ("grade_max_score", result.max_score), ("grade_status", result.status)]
+                      ("grade_max_score", result.max_score), ("grade_status", report.grade["status"])]
         report.user_properties.extend(properties)
         # junitxml writes the properties of the teardown report, which
         # copies item.user_properties when it is made
@@ -324,7 +326,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         # A hidden check shows nothing of itself, not even its traceback.
         report.longrepr = result.feedback or msg("feedback.hidden", title=concept_title(item.config, result.concept))
         report.sections = []
-    elif report.failed and result.status in ("failed", "timeout", "crashed"):
+    elif report.failed and result.status in STUDENT_FAILED:
         # The student needs the feedback once, not a traceback into the grader.
         report.longrepr = result.feedback
     if _in_github_log(state_of(item.config)):

@@ -13,9 +13,9 @@ from typing import Any
 
 from .concepts import Concept
 from .i18n import msg
+from .protocol import Status
 
 SCHEMA = "pytest-autograd-grader/1"
-STATUSES = ("passed", "failed", "error", "timeout", "crashed", "skipped")
 DIAGNOSES_PER_CHECK = 20  # more would say nothing a class report can rank
 
 
@@ -45,7 +45,7 @@ class CheckResult:
     concept: str
     score: float
     max_score: float
-    status: str | None  # None while only the setup phase has been seen
+    status: str | None  # a Status; None while only the setup phase has been seen
     feedback: str = ""
     hidden: bool = False
     device: str | None = None
@@ -81,6 +81,8 @@ class CheckResult:
         # copied by hand at a tenth of dataclasses.asdict's deep copy (a
         # result is turned into a dict for each of a check's reports)
         data = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        # a plain string, as pytest-xdist's serializer and every report want it
+        data["status"] = None if self.status is None else str(self.status)
         if self.instruction is not None:
             data["instruction"] = dict(self.instruction)
         data["diagnoses"] = [dict(d) for d in self.diagnoses or ()]
@@ -148,8 +150,8 @@ class Gradebook:
         if grade is None:
             # A report we did not make: the xdist controller's report for an
             # item whose worker died. The setup report told us what it was worth.
-            if current is not None and outcome == "failed" and current.status in (None, "passed"):
-                current.status = "crashed"
+            if current is not None and outcome == "failed" and current.status in (None, Status.PASSED):
+                current.status = Status.CRASHED
                 current.score = 0.0
                 current.feedback = longrepr or msg("feedback.process_died")
             return
@@ -160,18 +162,19 @@ class Gradebook:
         if when == "call":
             result.duration_s = _round(current.duration_s + result.duration_s)
             self.checks[nodeid] = result
-        elif when == "teardown" and result.status not in (None, "passed") and current.status in (None, "passed"):
+        elif when == "teardown" and result.status not in (None, Status.PASSED) \
+                and current.status in (None, Status.PASSED):
             self.checks[nodeid] = result
 
     def add_error(self, nodeid: str, feedback: str, concept: str = "", max_score: float = 0.0) -> None:
         self.checks[nodeid] = CheckResult(
             id=nodeid, concept=concept, score=0.0, max_score=max_score,
-            status="error", feedback=feedback,
+            status=Status.ERROR, feedback=feedback,
         )
 
     # -- reading it ----------------------------------------------------
     def graded(self) -> list[CheckResult]:
-        return [c for c in self.checks.values() if c.status not in ("skipped",)]
+        return [c for c in self.checks.values() if c.status != Status.SKIPPED]
 
     @property
     def score(self) -> float:
@@ -208,7 +211,7 @@ class Gradebook:
             total.score = _round(total.score + check.score)
             total.max_score = _round(total.max_score + check.max_score)
             total.checks += 1
-            total.passed += check.status == "passed"
+            total.passed += check.status == Status.PASSED
         return sorted(totals.values(), key=lambda t: (order.index(t.id) if t.id in order else len(order), t.id))
 
     def finish(self, complete: bool = True) -> None:
@@ -217,7 +220,7 @@ class Gradebook:
         for check in self.checks.values():
             if check.status is None:
                 # Set up but never reported a call: it did not run to the end.
-                check.status = "error"
+                check.status = Status.ERROR
                 check.score = 0.0
                 check.feedback = check.feedback or msg("feedback.did_not_finish")
         self.duration_s = _round(time.monotonic() - self.started)

@@ -11,6 +11,7 @@ import pytest
 
 from .declarations import collect_cause, known_concepts
 from .i18n import msg
+from .protocol import Status
 from .reporters import gradescope_results, next_step, table_lines, write_json_atomic
 from .reporters.terminal import separator
 from .scoring import Gradebook
@@ -260,7 +261,7 @@ def _summarize(tr, state: GradeState, gradebook: Gradebook, partial: list[str]) 
             tr.write_line(msg("summary.json", path=path))
     for failure in failures.values():
         tr.write_line(failure, red=True)
-    errors = [c for c in gradebook.checks.values() if c.status == "error"]
+    errors = [c for c in gradebook.checks.values() if c.status == Status.ERROR]
     if errors:
         tr.write_line(msg("summary.errors", count=len(errors)), red=True)
         for check in errors:

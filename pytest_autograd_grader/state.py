@@ -12,6 +12,7 @@ from .concepts import Concept
 from .i18n import msg
 from .options import Settings
 from .outcomes import GradeFailure
+from .protocol import Status
 from .scoring import CheckSpec, Gradebook
 
 
@@ -82,7 +83,7 @@ class Credit:
         lines.append(msg("cmp.instruction_broken", lost=lost, points=self.points) if values
                      else msg("cmp.instruction_also"))
         lines += ["  " + line for text in dict.fromkeys(self.broken) for line in text.splitlines()]
-        status = failure.grade_status if failure is not None else "failed"
+        status = failure.grade_status if failure is not None else Status.FAILED
         return GradeFailure("\n".join(lines), status=status, fraction=values * (1 - (self.share or 0.0)))
 
     def instruction_part(self, score: float) -> dict | None:

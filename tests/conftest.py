@@ -23,6 +23,7 @@ from pytest_autograd_grader import i18n
 from pytest_autograd_grader.i18n import msg
 from pytest_autograd_grader.i18n.en import EN as GRADER_EN
 from pytest_autograd_grader.i18n.zh import ZH as GRADER_ZH
+from pytest_autograd_grader.protocol import ProtocolWarning
 
 # pytester forgets every module first imported during an in-process run.
 # torch imports parts of itself lazily (torch.testing pulls in
@@ -43,6 +44,13 @@ def _keep_heavy_modules(self, preserve=None):
 _pytester.SysModulesSnapshot.__init__ = _keep_heavy_modules
 
 pytest_plugins = ["pytester"]
+
+
+def pytest_configure(config):
+    # a stage (or other word) one side of the grader-worker protocol does not
+    # know fails the test that meets it; for a student it stays a plain crash.
+    # ProtocolWarning is imported above, so in-process runs share the class.
+    config.addinivalue_line("filterwarnings", f"error::{ProtocolWarning.__module__}.{ProtocolWarning.__name__}")
 
 REPO = Path(__file__).resolve().parent.parent
 EXERCISES = REPO / "exercises"

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from ..classroom.runner import _not_attempted
 from ..i18n import msg
+from ..protocol import Status
 from .planted import Planted
 
 SCHEMA = "pytest-autograd-grader/audit-1"
@@ -47,7 +48,8 @@ class Graded:
 
 
 def _lost(check: dict) -> bool:
-    return float(check.get("score") or 0.0) < float(check.get("max_score") or 0.0) or check.get("status") == "error"
+    return float(check.get("score") or 0.0) < float(check.get("max_score") or 0.0) or \
+        check.get("status") == Status.ERROR
 
 
 def _percent(report: dict) -> float:

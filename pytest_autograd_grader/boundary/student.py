@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..protocol import Op, Stage
 from . import given, helpers, notebooks, tracing, wire
 from .encode import encode
 from .layout import module_path
@@ -85,7 +86,7 @@ class Loader:
             return self.modules[module]
         path = module_path(Path(self.directory), module)
         if not path.is_file():
-            raise _StageError({"stage": "missing", "module": module, "directory": self.directory})
+            raise _StageError({"stage": Stage.MISSING, "module": module, "directory": self.directory})
         name = f"_grade_submission_{abs(hash(self.directory))}_{module}" if self.unique_names else module
         if self.directory not in sys.path:
             sys.path.insert(0, self.directory)
@@ -106,7 +107,7 @@ class Loader:
         except SyntaxError as exc:
             sys.modules.pop(name, None)
             # The error may sit in a module the student's module imports.
-            raise _StageError({"stage": "syntax", "module": module,
+            raise _StageError({"stage": Stage.SYNTAX, "module": module,
                                "file": self.in_student_file(exc.filename or "") or Path(exc.filename or "").name,
                                "line": exc.lineno or 0,
                                "message": exc.msg or str(exc), "code": shorten((exc.text or "").strip(), 200)}) from None
@@ -114,14 +115,14 @@ class Loader:
             sys.modules.pop(name, None)
             fields = encode(exc, self.in_student_file)
             cell = {"cell": self.running_cell} if self.running_cell is not None else {}
-            raise _StageError({"stage": "import_timeout", "module": module, "seconds": self.import_seconds,
+            raise _StageError({"stage": Stage.IMPORT_TIMEOUT, "module": module, "seconds": self.import_seconds,
                                "file": fields.get("file", ""), "line": fields.get("line", 0),
                                "code": fields.get("code", ""), **cell}) from None
         except BaseException as exc:
             sys.modules.pop(name, None)
             # a notebook's cell that raised, though the line may be in a function an earlier cell defined
             cell = {"cell": self.running_cell} if self.running_cell is not None else {}
-            raise _StageError({"stage": "import", "module": module,
+            raise _StageError({"stage": Stage.IMPORT, "module": module,
                                "error": encode(exc, self.in_student_file), **cell}) from None
         finally:
             self.running_cell = None
@@ -136,7 +137,7 @@ class Loader:
         try:
             notebook = notebooks.read_notebook(path)
         except (notebooks.NotebookError, ImportError):
-            raise _StageError({"stage": "notebook", "module": module}) from None
+            raise _StageError({"stage": Stage.NOTEBOOK, "module": module}) from None
         source = notebook.source
         filename = str(path)
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
@@ -302,7 +303,7 @@ def _out_of_memory(exc: BaseException) -> bool:
     return "can't allocate memory" in text or "out of memory" in text.lower()
 
 
-def call(loader: Loader, module: str, function: str, payload: bytes, op: str = "call", *,
+def call(loader: Loader, module: str, function: str, payload: bytes, op: str = Op.CALL, *,
          capture: bool = True, memory_limit: int | None = None) -> bytes:
     """Run one request; the answer is always bytes of plain data.
 
@@ -331,23 +332,23 @@ def call(loader: Loader, module: str, function: str, payload: bytes, op: str = "
 
     try:
         mod = loader.load(module)
-        if op == "load":
+        if op == Op.LOAD:
             # the sandbox imports a module on its own first, so an import that
             # never ends is told apart from a function that never ends
-            return wire.dumps({"stage": "ok", "value": None, "output": output.getvalue()})
+            return wire.dumps({"stage": Stage.OK, "value": None, "output": output.getvalue()})
         try:
             # a numpy-only worker never loads torch: its arrays are read as arrays
             request = loads(payload, arrays="torch" not in sys.modules)
             args = materialize(request["args"])
             kwargs = materialize(request["kwargs"])
-            grad_outputs = materialize(request["grad_outputs"]) if op == "vjp" else None
+            grad_outputs = materialize(request["grad_outputs"]) if op == Op.VJP else None
         except Exception as exc:
             # the grader's own arguments cannot be made here (CUDA that will
             # not start in the sandbox, say): not the student's doing
             cause = exc.__context__ or exc
-            return wire.dumps({"stage": "request", "reason": shorten(f"{type(cause).__name__}: {cause}", 600),
+            return wire.dumps({"stage": Stage.REQUEST, "reason": shorten(f"{type(cause).__name__}: {cause}", 600),
                                "output": output.getvalue()})
-        if op == "run":
+        if op == Op.RUN:
             # a grader function that drives the student's module (the engine
             # track's program interpreter): the module is its first argument
             target, args = args[0], (mod, *args[1:])
@@ -355,31 +356,31 @@ def call(loader: Loader, module: str, function: str, payload: bytes, op: str = "
             try:
                 target = _resolve(mod, function)
             except AttributeError:
-                return wire.dumps({"stage": "no_function", "module": module, "function": function})
+                return wire.dumps({"stage": Stage.NO_FUNCTION, "module": module, "function": function})
         # a numpy-only worker (the engine track) has no torch to trace
         rec = tracing.recorder() if "torch" in sys.modules else None
         if rec is not None:
             rec.watch(args)
         with (contextlib.redirect_stdout(output) if capture else contextlib.nullcontext()), \
                 (contextlib.redirect_stderr(output) if capture else contextlib.nullcontext()):
-            if op == "vjp":
+            if op == Op.VJP:
                 value = _vjp(target, args, grad_outputs, rec)
             else:
                 with _traced(rec):
                     value = target(*args, **kwargs)
-        return wire.dumps({"stage": "ok", "value": encode(value, loader.in_student_file, raised_at=raised_at()),
+        return wire.dumps({"stage": Stage.OK, "value": encode(value, loader.in_student_file, raised_at=raised_at()),
                            "output": output.getvalue(), **trace(value)})
     except _StageError as exc:
         return wire.dumps({**exc.outcome, "output": output.getvalue()})
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, (int, str, type(None))) else repr(exc.code)
-        return wire.dumps({"stage": "exit", "module": module, "function": function, "code": code, "output": output.getvalue()})
+        return wire.dumps({"stage": Stage.EXIT, "module": module, "function": function, "code": code, "output": output.getvalue()})
     except KeyboardInterrupt:
-        return wire.dumps({"stage": "interrupt", "module": module, "function": function, "output": output.getvalue()})
+        return wire.dumps({"stage": Stage.INTERRUPT, "module": module, "function": function, "output": output.getvalue()})
     except BaseException as exc:
         if _out_of_memory(exc):
-            return wire.dumps({"stage": "memory", "module": module, "function": function,
+            return wire.dumps({"stage": Stage.MEMORY, "module": module, "function": function,
                           "limit": memory_limit if memory_limit is not None else "?", "output": output.getvalue()})
-        return wire.dumps({"stage": "raised", "module": module, "function": function,
+        return wire.dumps({"stage": Stage.RAISED, "module": module, "function": function,
                               "error": encode(exc, loader.in_student_file, raised_at=raised_at()),
                            "output": output.getvalue(), **trace()})

@@ -15,6 +15,7 @@ from typing import Any, Callable, Protocol
 
 from ..i18n import msg
 from ..outcomes import CheckError, GradeFailure, StudentFailure
+from ..protocol import Op, Stage, Status
 from . import tracing
 from .decode import decode
 from .arguments import encode_request
@@ -83,10 +84,11 @@ class Budget:
 def _reason(exc: BaseException) -> str:
     """Why an answer could not be read, without a word of the answer: a
     BoundaryError under Limits says only what the grader measured, and of
-    anything else only the (built-in) exception type is told."""
+    anything else only the (built-in) exception type is told, and the
+    protocol's own (a ProtocolWarning made an error by the grader's tests)."""
     if isinstance(exc, BoundaryError):
         return str(exc)
-    name = type(exc).__name__ if type(exc).__module__ == "builtins" else "error"
+    name = type(exc).__name__ if type(exc).__module__ in ("builtins", Stage.__module__) else "error"
     return msg("limit.malformed", problem=name)
 
 
@@ -147,20 +149,20 @@ class Submission:
         name = getattr(function, "__name__", None) or getattr(function, "qualname", "run")
         if type(name) is not str:
             name = "run"
-        outcome = self._request(name, "run", (function, *args), {})
-        outcome["op"] = "run"
+        outcome = self._request(name, Op.RUN, (function, *args), {})
+        outcome["op"] = Op.RUN
         return StudentFunction(self, outcome["function"])._answer(outcome)
 
     def _request(self, path: str, op: str, args: tuple, kwargs: dict, grad_outputs=None) -> dict:
         # what cannot be handed to the worker is refused here, as the check's
         # mistake (CheckValueError), naming the argument
-        named = f"{self._module}.{'run()' if op == 'run' else path}"
+        named = f"{self._module}.{'run()' if op == Op.RUN else path}"
         request = encode_request(tuple(args), dict(kwargs), None if grad_outputs is None else tuple(grad_outputs),
-                                 function=named, numpy_only=self._numpy_only, run=op == "run")
+                                 function=named, numpy_only=self._numpy_only, run=op == Op.RUN)
         payload = dumps(request)
         budget = self._budget
         if budget is not None and budget.left() <= 0:
-            return {"stage": "timeout", "seconds": budget.total, "module": self._module, "function": path}
+            return {"stage": Stage.TIMEOUT, "seconds": budget.total, "module": self._module, "function": path}
         started = time.monotonic()
         timeout = budget.left() if budget is not None else self._timeout
         answer = self._executor.run(self._directory, self._module, path, payload, op, timeout,
@@ -175,16 +177,17 @@ class Submission:
         # The grader knows what it called and where (a sandbox may run a copy
         # of the submission elsewhere); the answer's own names are not needed.
         outcome["module"], outcome["function"] = self._module, path
-        if outcome["stage"] == "no_function":
+        if outcome["stage"] == Stage.NO_FUNCTION:
             # a module with nothing in it was not attempted (the grader reads
             # that from the file itself)
             source = read_source(module_path(Path(self._directory), self._module))
             if source is not None and source.empty:
-                outcome["stage"] = "empty"
-        if outcome["stage"] == "request":
+                outcome["stage"] = Stage.EMPTY
+        if outcome["stage"] == Stage.REQUEST:
             # the CUDA advice only where the grader sent CUDA tensors
             outcome["cuda"] = _holds_cuda(request)
-        if budget is not None and outcome["stage"] in ("timeout", "import_timeout") and outcome.get("earlier") is not True:
+        if budget is not None and outcome["stage"] in (Stage.TIMEOUT, Stage.IMPORT_TIMEOUT) \
+                and outcome.get("earlier") is not True:
             outcome["seconds"] = budget.total
         return outcome
 
@@ -208,7 +211,7 @@ class Submission:
                        size=exc.measured / (1 << 20), limit=exc.limit / (1 << 20))
         else:
             text = msg("student.unreadable", module=self._module, function=path, reason=_reason(exc))
-        return StudentFailure(text, status="failed")
+        return StudentFailure(text, status=Status.FAILED)
 
     def _note_place(self, outcome: dict, limits: Limits) -> None:
         """Tell ``on_place`` where in the student's files this answer points:
@@ -221,16 +224,17 @@ class Submission:
         own_file = module_path(Path(self._directory), self._module).name
         if own_file.endswith(SUFFIX) and self._notebook_place(outcome):
             return
-        if stage in ("raised", "import"):
+        if stage in (Stage.RAISED, Stage.IMPORT):
             error = decode(outcome["error"], limits)
             if isinstance(error, ErrorRecord) and error.file:
                 self._place(error.file, error.line, True)
                 return
-        if stage in ("syntax", "import_timeout") and outcome.get("line"):
+        if stage in (Stage.SYNTAX, Stage.IMPORT_TIMEOUT) and outcome.get("line"):
             self._place(outcome.get("file") or own_file, outcome.get("line"), True)
-        elif stage in ("missing", "empty", "no_function", "import", "import_timeout", "notebook"):
-            self._on_place(own_file, None, stage == "import_timeout")
-        elif stage != "unstageable" and outcome.get("op") != "run":
+        elif stage in (Stage.MISSING, Stage.EMPTY, Stage.NO_FUNCTION, Stage.IMPORT, Stage.IMPORT_TIMEOUT,
+                       Stage.NOTEBOOK):
+            self._on_place(own_file, None, stage == Stage.IMPORT_TIMEOUT)
+        elif stage != Stage.UNSTAGEABLE and outcome.get("op") != Op.RUN:
             # read from the student's file here, not taken from the worker
             self._place(own_file, definition_line(Path(self._directory) / own_file, outcome["function"]), False)
 
@@ -238,7 +242,7 @@ class Submission:
         """For a notebook: a function it lacks is placed at the cell that was
         left out with it (True: placed), and the check is told which of
         several definitions of the function it called was graded."""
-        if outcome.get("op") == "run":
+        if outcome.get("op") == Op.RUN:
             return False
         function = outcome["function"]
         if self._on_remark is not None:
@@ -247,7 +251,7 @@ class Submission:
                 self._on_remark(remark)
         found = notebook_of(Path(self._directory), self._module)
         where = left_out_place(found[0], function.split(".")[0]) if found and \
-            outcome["stage"] in ("empty", "no_function") else None
+            outcome["stage"] in (Stage.EMPTY, Stage.NO_FUNCTION) else None
         if where is None:
             return False
         self._on_place(found[1], where[1], False, where[0])
@@ -343,16 +347,16 @@ class StudentFunction:
         def read():
             submission._note_place(outcome, limits)
             trace = None
-            if outcome["stage"] in ("ok", "raised"):
+            if outcome["stage"] in (Stage.OK, Stage.RAISED):
                 trace = tracing.read(outcome.get("trace"))
                 if submission._on_trace is not None:
                     submission._on_trace(trace)
-            if capture and outcome["stage"] == "raised":
+            if capture and outcome["stage"] == Stage.RAISED:
                 error = decode(outcome["error"], limits, trace)
                 if error.type != "NotImplementedError":
                     return error
                 # an untouched stub still says "not implemented yet"
-            if outcome["stage"] != "ok":
+            if outcome["stage"] != Stage.OK:
                 raise failure_from(outcome, limits=limits, explain=submission._explain,
                                    directory=Path(submission._directory))
             return decode(outcome["value"], limits, trace)
@@ -360,12 +364,12 @@ class StudentFunction:
         return submission._handed_back(submission._read(self._path, read))
 
     def __call__(self, *args, **kwargs):
-        return self._answer(self._submission._request(self._path, "call", args, kwargs))
+        return self._answer(self._submission._request(self._path, Op.CALL, args, kwargs))
 
     def capture(self, *args, **kwargs):
         """Like calling, but an exception the student's code raises comes back
         as an ``ErrorRecord`` instead of failing the check."""
-        return self._answer(self._submission._request(self._path, "call", args, kwargs), capture=True)
+        return self._answer(self._submission._request(self._path, Op.CALL, args, kwargs), capture=True)
 
     def answers_ahead(self, calls: list[tuple], vjp: bool = False) -> list | None:
         """What the function returns for each argument tuple of ``calls``
@@ -391,5 +395,5 @@ class StudentFunction:
     def vjp(self, inputs: tuple, grad_outputs: tuple):
         """Run the function on ``inputs`` and backpropagate ``grad_outputs``
         through the student's own graph; return (output records, gradients)."""
-        outcome = self._submission._request(self._path, "vjp", tuple(inputs), {}, grad_outputs=grad_outputs)
+        outcome = self._submission._request(self._path, Op.VJP, tuple(inputs), {}, grad_outputs=grad_outputs)
         return self._answer(outcome)

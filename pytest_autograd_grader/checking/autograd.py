@@ -15,6 +15,7 @@ from ..boundary.records import ErrorRecord, TensorRecord
 from ..boundary.tracing import Trace
 from ..i18n import msg, note_diagnosis
 from ..outcomes import CheckError, GradeFailure, StudentFailure
+from ..protocol import Status
 from .answers import answer_form, author_diagnosis
 from .compare import close, describe, difference_lines, expected_tensor, hint_text, kind_of, message_text, tolerances
 from .compare import values
@@ -210,7 +211,7 @@ class Autograd:
         try:
             return function(*args)
         except StudentFailure as failure:
-            if failure.grade_status != "failed" or failure.error_type in ("", "NotImplementedError"):
+            if failure.grade_status != Status.FAILED or failure.error_type in ("", "NotImplementedError"):
                 raise
             diagnosed = diagnose_zero_none(failure, name)
             if diagnosed is not None:

@@ -25,6 +25,7 @@ from typing import Any, Callable, Sequence
 
 from ..i18n import msg
 from ..outcomes import CheckError, GradeFailure
+from ..protocol import Status
 from .compare import message_text
 from .provenance import ForgedError
 
@@ -204,9 +205,9 @@ def _part_lines(parts: Sequence[Part], depth: int, out: list[str], seen: set[str
 def worst_status(parts: Sequence[Part]) -> str:
     """timeout or crashed when a part's student call hung or died, else failed."""
     for part in parts:
-        if part.failure is not None and part.failure.grade_status != "failed":
+        if part.failure is not None and part.failure.grade_status != Status.FAILED:
             return part.failure.grade_status
         status = worst_status(part.children)
-        if status != "failed":
+        if status != Status.FAILED:
             return status
-    return "failed"
+    return Status.FAILED

@@ -23,6 +23,7 @@ from typing import Any
 from ..i18n import current_language, msg
 from ..i18n.en import EN
 from ..i18n.zh import ZH
+from ..protocol import Status
 from .class_data import (SCORED, ClassData, concept_scores, counted, display_name, format_score, intake_problems,
                          max_total, percent, total)
 from .heatmap import CSS as HEATMAP_CSS
@@ -154,9 +155,9 @@ def flags(report: dict[str, Any]) -> dict[str, int]:
         if not isinstance(check, dict):
             continue
         text = str(check.get("private_feedback") or check.get("feedback") or "")
-        if check.get("status") in ("timeout", "crashed"):
+        if check.get("status") in (Status.TIMEOUT, Status.CRASHED):
             counts[check["status"]] += 1
-        elif check.get("status") == "failed" and any(mark in text for mark in _NOT_IMPORTED):
+        elif check.get("status") == Status.FAILED and any(mark in text for mark in _NOT_IMPORTED):
             counts["not_imported"] += 1
     return counts
 

@@ -17,13 +17,14 @@ from difflib import SequenceMatcher
 from typing import Any, NamedTuple
 
 from ..i18n import msg
+from ..protocol import STUDENT_FAILED
 
 TOP = 5  # diagnoses kept per concept
 EXAMPLE_LINES = 25
 EXAMPLE_LINE_CHARS = 300  # a printed tensor can make one line of many kilobytes
 # Statuses whose feedback is about the student's code ("error" means the
 # check itself broke, "skipped" was never graded).
-MISTAKE_STATUSES = ("failed", "timeout", "crashed")
+MISTAKE_STATUSES = STUDENT_FAILED
 TEXTS_COMPARED = 100  # a diagnosis's most common texts that its shown text is made from
 KEPT_SHARE = 0.4  # the common words must keep this share of a text, or the most common text is shown
 GAP = "…"

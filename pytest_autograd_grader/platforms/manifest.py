@@ -43,6 +43,7 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 from ..i18n import msg
+from ..protocol import Status
 
 SCHEMA = "pytest-autograd-grader-manifest/1"
 DEFAULT_OUTPUT = "grade-manifest.json"
@@ -303,7 +304,8 @@ class ManifestGuard:
             return
         concepts = known_concepts(self.config)
         for failed in self.failed.values():
-            for result in manifest_results(failed.entry, failed.nodeid_prefix, concepts, "failed", failed.feedback):
+            for result in manifest_results(failed.entry, failed.nodeid_prefix, concepts, Status.FAILED,
+                                           failed.feedback):
                 gradebook.checks[result.id] = result
 
     @pytest.hookimpl(trylast=True)  # after the grading session's, which records the file as one broken check
@@ -323,7 +325,7 @@ class ManifestGuard:
         broken = gradebook.checks.pop(report.nodeid, None)
         what = broken.feedback if broken else msg("collect.broken", path=report.nodeid, cause="?")
         # pytest's traceback stays in the log: a hidden check's feedback reaches students once published
-        for result in manifest_results(entry, report.nodeid, known_concepts(self.config), "error", what):
+        for result in manifest_results(entry, report.nodeid, known_concepts(self.config), Status.ERROR, what):
             gradebook.checks[result.id] = result
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:

@@ -27,11 +27,11 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..i18n import msg
+from ..protocol import NOT_PASSED, Status
 from ..scoring import CheckResult, Gradebook
 from .order import course_order
 from .terminal import place, points
 
-NOT_PASSED = ("failed", "timeout", "crashed", "error")
 
 # Annotations: GitHub shows a short message; the job's log has all of it.
 ANNOTATION_LINES = 20
@@ -183,7 +183,7 @@ def _shown(gradebook: Gradebook, submission: Path | None) -> list[_Shown]:
         if check.hidden:
             hidden_count[check.concept] = hidden_count.get(check.concept, 0) + 1
             name = msg("github.hidden_name", number=hidden_count[check.concept], concept=concept)
-            message = "" if check.status == "passed" else msg("feedback.hidden", title=concept)
+            message = "" if check.status == Status.PASSED else msg("feedback.hidden", title=concept)
             shown.append(_Shown(check, name, message, None, None))
         else:
             name = gradebook.display_name(check)
@@ -260,7 +260,7 @@ def step_summary(gradebook: Gradebook, submission: Path | None = None) -> str:
     for index, item in enumerate(not_passed):
         check = item.check
         # a hidden check's kind of failure (a timeout, say) is a hint too
-        status = "failed" if check.hidden else check.status
+        status = Status.FAILED if check.hidden else check.status
         label = msg("github.check_label", name=item.name, score=points(check.score),
                     max_score=points(check.max_score), status=msg(f"github.status.{status}"))
         if item.file:
@@ -279,7 +279,8 @@ def step_summary(gradebook: Gradebook, submission: Path | None = None) -> str:
 
 # -- the GitHub Classroom result -----------------------------------------
 
-_CLASSROOM_STATUS = {"passed": "pass", "failed": "fail", "timeout": "fail", "crashed": "fail", "error": "error"}
+_CLASSROOM_STATUS = {Status.PASSED: "pass", Status.FAILED: "fail", Status.TIMEOUT: "fail", Status.CRASHED: "fail",
+                     Status.ERROR: "error"}
 
 
 def classroom_result(gradebook: Gradebook, submission: Path | None = None,
@@ -294,7 +295,7 @@ def classroom_result(gradebook: Gradebook, submission: Path | None = None,
         message = _bounded(message, SUMMARY_FEEDBACK_LINES, message_chars) if message_chars else ""
         tests.append({
             "name": defuse_commands(item.name),
-            "status": _CLASSROOM_STATUS.get(check.status or "error", "error"),
+            "status": _CLASSROOM_STATUS.get(check.status or Status.ERROR, "error"),
             "score": check.score,
             "message": defuse_commands(message),
             # the reporter prints " - line N" unless line_no is 0

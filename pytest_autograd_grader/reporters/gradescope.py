@@ -18,18 +18,19 @@ import dataclasses
 from typing import Any
 
 from ..i18n import msg
+from ..protocol import Status
 from ..scoring import CheckResult, Gradebook
 from .terminal import isolation_lines, table_lines
 
 # Gradescope's statuses are passed and failed; these say what really happened.
 STATUS_LEADS = {
-    "timeout": "gradescope.status.timeout",
-    "crashed": "gradescope.status.crashed",
-    "error": "gradescope.status.error",
+    Status.TIMEOUT: "gradescope.status.timeout",
+    Status.CRASHED: "gradescope.status.crashed",
+    Status.ERROR: "gradescope.status.error",
 }
 # what a lead says when the check left no feedback of its own
-_DEFAULT_FEEDBACK = {"timeout": "feedback.did_not_finish", "crashed": "feedback.process_died",
-                     "error": "feedback.did_not_finish"}
+_DEFAULT_FEEDBACK = {Status.TIMEOUT: "feedback.did_not_finish", Status.CRASHED: "feedback.process_died",
+                     Status.ERROR: "feedback.did_not_finish"}
 
 
 def gradescope_results(gradebook: Gradebook) -> dict[str, Any]:
@@ -105,7 +106,7 @@ def _test(check: CheckResult, number: str, gradebook: Gradebook) -> dict[str, An
         "number": number,
         "score": check.score,
         "max_score": check.max_score,
-        "status": "passed" if check.status == "passed" else "failed",
+        "status": "passed" if check.status == Status.PASSED else "failed",  # Gradescope's own two
         "output": _output(check),
         "output_format": "text",
         "tags": [check.concept] if check.concept else [],

@@ -11,6 +11,7 @@ import re
 
 from ..boundary.shortening import shorten, width_of
 from ..i18n import msg, template
+from ..protocol import STUDENT_FAILED, Status
 from ..scoring import Gradebook
 from .order import course_order
 
@@ -173,7 +174,7 @@ def next_step(gradebook: Gradebook, partial: bool = False) -> str:
     was ``partial``). Broken checks (``error``) are the instructor's,
     listed apart."""
     todo = course_order(gradebook, [c for c in gradebook.checks.values()
-                                    if c.status in ("failed", "timeout", "crashed")], begun_first=False)
+                                    if c.status in STUDENT_FAILED], begun_first=False)
     visible = [c for c in todo if not c.hidden]
     if visible:
         check = visible[0]
@@ -183,7 +184,7 @@ def next_step(gradebook: Gradebook, partial: bool = False) -> str:
         return msg("summary.next", where=where or check.id, what=first)
     if todo:
         return msg("summary.next_hidden", what=gradebook.concept_title(todo[0]))
-    if any(c.status == "error" for c in gradebook.checks.values()):
+    if any(c.status == Status.ERROR for c in gradebook.checks.values()):
         return ""
     return msg("summary.all_done_partial" if partial else "summary.all_done")
 

@@ -19,6 +19,7 @@ from ..boundary.layout import module_path
 from ..boundary.notebooks import SUFFIX as NOTEBOOK
 from ..i18n import msg
 from ..outcomes import GraderError
+from ..protocol import CallHeader, Op, ProtocolError, SpawnReply, SpawnRequest, Stage
 from . import isolation as iso
 from .framing import describe_status, recv_frame
 from .launch import SPAWN_TIMEOUT_S, sandbox_of
@@ -28,6 +29,14 @@ from .worker_handle import OUTPUT_LIMIT, Output, WorkerHandle, close_fd
 
 IMPORT_GRACE_S = 1.0            # seconds past a notebook's import deadline for its own answer
 ANSWER_LIMIT = 1 << 30          # bytes: a bigger answer is refused (the worker is replaced)
+
+
+def _spawn_reply(answer: dict | None) -> SpawnReply | None:
+    """The zygote's reply to a spawn request, None where it did not spawn."""
+    try:
+        return SpawnReply.from_wire(answer) if answer is not None else None
+    except ProtocolError:
+        return None
 
 
 class SandboxExecutor:
@@ -86,22 +95,23 @@ class SandboxExecutor:
             # of note for a uid of the sandbox's own, and root is not held to it
             runs_as = owner if owner is not None else os.getuid()
             tasks = None if runs_as == 0 else iso.tasks_of_user(runs_as) if runs_as == os.getuid() else 0
-            request = {"op": "spawn", "directory": inside, "private": str(private) if private else None,
-                       "memory_mb": self.memory_mb, "tmp_mb": tmp_mb(self.memory_mb), "uid": uid,
-                       "numpy_only": numpy_only, "tasks": tasks, "cuda": self.cuda,
-                       "no_torch": msg("student.numpy_only") if numpy_only else None,
-                       # only its own staged submission in sight, on our CPUs
-                       "cover": [iso.SANDBOX_STAGE] if mode == "bwrap" else [],
-                       "cpus": sorted(os.sched_getaffinity(0))}
+            request = SpawnRequest(directory=inside, private=str(private) if private else None,
+                                   memory_mb=self.memory_mb, tmp_mb=tmp_mb(self.memory_mb), uid=uid,
+                                   numpy_only=numpy_only, tasks=tasks, cuda=self.cuda,
+                                   no_torch=msg("student.numpy_only") if numpy_only else None,
+                                   # only its own staged submission in sight, on our CPUs
+                                   cover=(iso.SANDBOX_STAGE,) if mode == "bwrap" else (),
+                                   cpus=tuple(sorted(os.sched_getaffinity(0))))
             try:
-                reply, fds = sandbox.ask(request, fds=(theirs.fileno(), out_w, status_w))
+                answer, fds = sandbox.ask(request.to_wire(), fds=(theirs.fileno(), out_w, status_w))
             finally:
                 theirs.close()
                 os.close(out_w)
                 os.close(status_w)
-            if reply is not None and len(fds) == 1 and type(reply.get("pid")) is int:
-                worker = WorkerHandle(ours, out_r, status_r, fds[0], bool(reply.get("pidns")), uid, dirs)
-                if sandbox.shared and reply.get("fenced") is not True:
+            reply = _spawn_reply(answer)
+            if reply is not None and len(fds) == 1:
+                worker = WorkerHandle(ours, out_r, status_r, fds[0], reply.pidns, uid, dirs)
+                if sandbox.shared and not reply.fenced:
                     # it would see the files of a student graded beside ours:
                     # a sandbox of our own instead
                     worker.retire()
@@ -163,13 +173,13 @@ class SandboxExecutor:
         key = directory + ("\0numpy" if numpy_only else "")
         hung = self.hung_imports.get((key, module))
         if hung is not None:
-            return dumps({"stage": "import_timeout", "seconds": hung, "earlier": True, **where, "output": ""})
+            return dumps({"stage": Stage.IMPORT_TIMEOUT, "seconds": hung, "earlier": True, **where, "output": ""})
         worker = self.workers.get(key)
         if worker is None:
             try:
                 worker = self.workers[key] = self._spawn(directory, numpy_only)
             except StageError as exc:
-                return dumps({"stage": "unstageable", "reason": str(exc), **where})
+                return dumps({"stage": Stage.UNSTAGEABLE, "reason": str(exc), **where})
         else:
             Output(worker.output_fd).drain()  # what stray code printed between two calls
         started = time.monotonic()
@@ -180,32 +190,32 @@ class SandboxExecutor:
             # that ends within the grace still took too long (below).
             grace = IMPORT_GRACE_S if module_path(Path(directory), module).suffix == NOTEBOOK else 0.0
             kind, reply, answer, output = worker.exchange(
-                {"op": "load", "module": module, "function": "", "seconds": max(0.0, timeout)}, dumps({}),
+                CallHeader(Op.LOAD, module, "", seconds=max(0.0, timeout)), dumps({}),
                 deadline + grace, self.answer_limit)
             self.last_run_seconds = time.monotonic() - started
             if kind == "timeout":
                 self._hung(key, module, worker, timeout)
-                return dumps({"stage": "import_timeout", "seconds": timeout, **where, "output": output})
+                return dumps({"stage": Stage.IMPORT_TIMEOUT, "seconds": timeout, **where, "output": output})
             # A thread or process the import left behind is not a reason to
             # skip the call: the call runs in this worker, which is replaced
             # after its answer (a module that starts a thread at import does
             # so in every worker, and its answers are still its answers).
             loaded = self._answer(key, worker, kind, reply, answer, output, where, timeout, replace_if_left=False)
             try:
-                stage = loads(loaded, Limits(max_bytes=self.answer_limit)).get("stage")
+                stage = Stage.of(loads(loaded, Limits(max_bytes=self.answer_limit)).get("stage"))
             except Exception:
                 stage = None
-            if stage == "ok" and time.monotonic() > deadline:
+            if stage is Stage.OK and time.monotonic() > deadline:
                 self._hung(key, module, worker, timeout)
-                return dumps({"stage": "import_timeout", "seconds": timeout, **where, "output": output})
-            if stage == "import_timeout":
+                return dumps({"stage": Stage.IMPORT_TIMEOUT, "seconds": timeout, **where, "output": output})
+            if stage is Stage.IMPORT_TIMEOUT:
                 # a notebook stopped itself just before the deadline: hung all the same
                 self._hung(key, module, worker, timeout)
-            if stage != "ok":
+            if stage is not Stage.OK:
                 return loaded  # it could not be imported: that is the answer
             worker.loaded.add(module)
         kind, reply, answer, output = worker.exchange(
-            {"op": op, "module": module, "function": function}, payload, deadline, self.answer_limit)
+            CallHeader(Op(op), module, function), payload, deadline, self.answer_limit)
         self.last_run_seconds = time.monotonic() - started
         return self._answer(key, worker, kind, reply, answer, output, where, timeout)
 
@@ -219,13 +229,13 @@ class SandboxExecutor:
         where = {**where, "output": output}
         if kind == "timeout":
             self._retire(key, worker)
-            return dumps({"stage": "timeout", "seconds": timeout, **where})
+            return dumps({"stage": Stage.TIMEOUT, "seconds": timeout, **where})
         if kind == "too_large":
             self._retire(key, worker)
-            return dumps({"stage": "too_large", "size": reply, "limit": self.answer_limit, **where})
+            return dumps({"stage": Stage.TOO_LARGE, "size": reply, "limit": self.answer_limit, **where})
         if kind == "eof":
             status = self._retire(key, worker, died=True)
-            return dumps({"stage": "crashed", "how": describe_status(status), **where})
+            return dumps({"stage": Stage.CRASHED, "how": describe_status(status), **where})
         if replace_if_left and worker.left_behind():
             # a thread or process of the student's would run on between checks
             self._retire(key, worker)

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from ..i18n import msg
 from ..outcomes import GraderError
+from ..protocol import Op, Stage
 from . import isolation as iso
 from .isolation import Fallback, Isolation, Unavailable
 from .launch import SPAWN_TIMEOUT_S, sandbox_of
@@ -156,7 +157,7 @@ def _probe(isolation: Isolation) -> tuple[str | None, bool]:
         Path(folder, "grade_probe.py").write_text(PROBE_MODULE)
         try:
             answer = executor.run(folder, "grade_probe", "ready", _payload(dumps, isolation.mode),
-                                  "call", PROBE_TIMEOUT_S, numpy_only=True)
+                                  Op.CALL, PROBE_TIMEOUT_S, numpy_only=True)
             outcome = loads(answer, Limits())
         except GraderError:
             outcome = None
@@ -165,9 +166,9 @@ def _probe(isolation: Isolation) -> tuple[str | None, bool]:
             executor.close()
     if problem is None:
         stage = outcome.get("stage") if type(outcome) is dict else None
-        if stage == "ok" and outcome.get("value") in ("ok", NETWORKED):
+        if stage == Stage.OK and outcome.get("value") in ("ok", NETWORKED):
             return None, outcome.get("value") == NETWORKED
-        if stage == "raised":
+        if stage == Stage.RAISED:
             error = decode(outcome.get("error"))
             problem = f"{getattr(error, 'type', '?')}: {getattr(error, 'message', '')}"
         else:

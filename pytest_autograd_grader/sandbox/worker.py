@@ -15,6 +15,7 @@ import socket
 import sys
 import tempfile
 
+from ..protocol import CallHeader, SpawnRequest, Stage
 from .framing import frame, recv_frame
 from .memory import limit_address_space, refuse_unbounded_memory
 from .namespaces import libc
@@ -104,13 +105,13 @@ def start_library_threads(cuda: bool) -> None:
         torch.cuda.synchronize()
 
 
-def worker_main(sock_fd: int, output_fd: int, request: dict) -> None:
+def worker_main(sock_fd: int, output_fd: int, request: SpawnRequest) -> None:
     import resource
 
     os.setsid()
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    _drop_privileges(request.get("uid"))
+    _drop_privileges(request.uid)
     sock = socket.socket(fileno=sock_fd)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
@@ -122,33 +123,33 @@ def worker_main(sock_fd: int, output_fd: int, request: dict) -> None:
     sys.stdout = io.TextIOWrapper(open(1, "wb", buffering=0, closefd=False), errors="replace", write_through=True)
     sys.stderr = io.TextIOWrapper(open(2, "wb", buffering=0, closefd=False), errors="replace", write_through=True)
 
-    private = request.get("private") or tempfile.mkdtemp(prefix="worker-", dir="/tmp")
+    private = request.private or tempfile.mkdtemp(prefix="worker-", dir="/tmp")
     os.chdir(private)
     os.environ["TMPDIR"] = os.environ["HOME"] = private
     tempfile.tempdir = private
 
-    memory_mb = int(request["memory_mb"])
+    memory_mb = int(request.memory_mb)
     _limit(resource, "RLIMIT_DATA", memory_mb << 20)
     _limit(resource, "RLIMIT_FSIZE", FILE_SIZE_LIMIT)
     _limit(resource, "RLIMIT_CORE", 0)
     # the grader counted what the uid already runs: our /proc shows only our
     # own PID namespace; the kernel does not enforce RLIMIT_NPROC for root
-    tasks = request.get("tasks")
+    tasks = request.tasks
     if os.getuid() != 0 and type(tasks) is int:
         _limit(resource, "RLIMIT_NPROC", tasks + EXTRA_TASKS)
 
-    if request.get("numpy_only"):
-        sys.meta_path.insert(0, _NoTorch(str(request.get("no_torch") or "torch cannot be imported here")))
+    if request.numpy_only:
+        sys.meta_path.insert(0, _NoTorch(str(request.no_torch or "torch cannot be imported here")))
 
-    if not request.get("numpy_only"):
+    if not request.numpy_only:
         try:
-            start_library_threads(request.get("cuda") is True)
+            start_library_threads(request.cuda is True)
         except Exception:
             pass  # CUDA that cannot start here: the checks that need it say so
     # shared mappings and memory files count too (memory.py): measured now,
     # with torch's own mappings made. Not where CUDA runs: how its driver
     # maps memory after its start was never measured under RLIMIT_AS
-    if request.get("cuda") is not True:
+    if request.cuda is not True:
         limit_address_space(resource, memory_mb)
     refuse_unbounded_memory()
     from ..boundary.student import Loader, call
@@ -160,7 +161,7 @@ def worker_main(sock_fd: int, output_fd: int, request: dict) -> None:
         fflush = ctypes.CDLL(None).fflush
     except (OSError, AttributeError):
         fflush = None
-    loader = Loader(str(request["directory"]), unique_names=True)
+    loader = Loader(str(request.directory), unique_names=True)
     me = os.getpid()
     sock.sendall(frame(json.dumps({"ready": True}).encode()))
     while True:
@@ -168,14 +169,14 @@ def worker_main(sock_fd: int, output_fd: int, request: dict) -> None:
         payload = recv_frame(sock) if data is not None else None
         if payload is None:
             os._exit(0)
-        header = json.loads(data)
-        seconds = header.get("seconds")
+        header = CallHeader.from_wire(json.loads(data))
+        seconds = header.seconds
         loader.import_seconds = float(seconds) if type(seconds) in (int, float) else 0.0
         try:
-            answer = call(loader, str(header["module"]), str(header["function"]), payload, str(header["op"]),
+            answer = call(loader, str(header.module), str(header.function), payload, header.op,
                           capture=False, memory_limit=memory_mb)
         except BaseException as exc:  # student code broke the worker's own machinery
-            answer = dumps({"stage": "crashed", "how": f"the worker broke: {type(exc).__name__}"})
+            answer = dumps({"stage": Stage.CRASHED, "how": f"the worker broke: {type(exc).__name__}"})
         if os.getpid() != me:
             os._exit(0)  # a fork made by student code came back here: it never answers
         for stream in (sys.stdout, sys.stderr):
@@ -185,4 +186,4 @@ def worker_main(sock_fd: int, output_fd: int, request: dict) -> None:
                 pass
         if fflush is not None:
             fflush(None)
-        sock.sendall(frame(json.dumps({"seq": header.get("seq")}).encode()) + frame(answer))
+        sock.sendall(frame(json.dumps({"seq": header.seq}).encode()) + frame(answer))

@@ -5,6 +5,7 @@ worker left behind and kills it whole.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import select
@@ -15,6 +16,7 @@ import time
 from pathlib import Path
 
 from ..boundary.shortening import ELLIPSIS, cut_point
+from ..protocol import CallHeader
 from . import isolation as iso
 from .framing import HEADER, frame
 from .zygote import STATUS, children_of, wait_gone
@@ -216,13 +218,13 @@ class WorkerHandle:
             shutil.rmtree(directory, ignore_errors=True)
         return status, verified
 
-    def exchange(self, header: dict, payload: bytes, deadline: float, limit: int):
+    def exchange(self, header: CallHeader, payload: bytes, deadline: float, limit: int):
         """Send one request; answer ("ok", reply header, answer bytes, output),
         ("timeout", …), ("eof", …) or ("too_large", size, None, output)."""
         self.seq += 1
-        header = {**header, "seq": self.seq}
+        header = dataclasses.replace(header, seq=self.seq)
         output = Output(self.output_fd)
-        data = memoryview(frame(json.dumps(header).encode()) + frame(payload))
+        data = memoryview(frame(json.dumps(header.to_wire()).encode()) + frame(payload))
         buffer = bytearray()
         frames: list[bytes] = []
         sock = self.sock

@@ -27,6 +27,7 @@ import socket
 import struct
 import time
 
+from ..protocol import ProtocolError, SpawnReply, SpawnRequest
 from .namespaces import PR_SET_DUMPABLE, libc, mount_own_proc, outermost, own_proc_levels, unshare_pid_namespace
 
 PR_SET_CHILD_SUBREAPER = 36
@@ -46,10 +47,10 @@ def kill_group(pid: int) -> None:
             pass
 
 
-def _tmp_mb(request: dict) -> int:
+def _tmp_mb(request: SpawnRequest) -> int:
     """The size of a worker's own /tmp and /dev/shm (the spawn request's
     ``tmp_mb``: bubblewrap's tmpfs size)."""
-    size = request.get("tmp_mb")
+    size = request.tmp_mb
     return size if type(size) is int and size > 0 else 1024
 
 
@@ -70,10 +71,10 @@ def _tmp_devices() -> set[int]:
     return {os.stat(path).st_dev for path in ("/tmp", "/dev/shm") if os.path.isdir(path)}
 
 
-def _keeper(report_fd: int, sock_fd: int, output_fd: int, status_fd: int, request: dict) -> None:
+def _keeper(report_fd: int, sock_fd: int, output_fd: int, status_fd: int, request: SpawnRequest) -> None:
     """Runs in a fork of the zygote; never returns."""
     # A worker that drops to a uid of its own must stay in our user namespace.
-    in_namespace = _KEEPER_PIDNS and unshare_pid_namespace(allow_user_namespace=request.get("uid") is None)
+    in_namespace = _KEEPER_PIDNS and unshare_pid_namespace(allow_user_namespace=request.uid is None)
     fenced = False
     if in_namespace:
         child = os.fork()
@@ -85,12 +86,11 @@ def _keeper(report_fd: int, sock_fd: int, output_fd: int, status_fd: int, reques
         # a /tmp of its own, and only its own staged submission, where the
         # worker has a fence to keep it in (bubblewrap, or a uid of its
         # own): not with processes only
-        if _IN_BWRAP or request.get("uid") is not None:
-            cover = request.get("cover")
+        if _IN_BWRAP or request.uid is not None:
             shared = _tmp_devices()
             fenced = mount_own_proc(own_tmp_mb=_tmp_mb(request),
-                                    keep=tuple(str(p) for p in (request.get("directory"), request.get("private")) if p),
-                                    cover=tuple(str(p) for p in cover) if type(cover) is list else (),
+                                    keep=tuple(str(p) for p in (request.directory, request.private) if p),
+                                    cover=tuple(str(p) for p in request.cover),
                                     read_only=_python_dirs())
             if _tmp_devices() & shared:
                 # the next student on this sandbox would read what this one leaves
@@ -222,10 +222,10 @@ class Zygote:
                 kill_group(int(entry))
         self.reap_all()
 
-    def spawn(self, request: dict, fds: list[int], control: socket.socket) -> tuple[dict, list[int]]:
+    def spawn(self, request: SpawnRequest, fds: list[int], control: socket.socket) -> tuple[dict, list[int]]:
         sock_fd, output_fd, status_fd = fds
-        cpus = request.get("cpus")
-        if type(cpus) is list and cpus and all(type(cpu) is int for cpu in cpus):
+        cpus = request.cpus
+        if cpus and all(type(cpu) is int for cpu in cpus):
             # on the asking grading process's CPUs, which wait for this fork:
             # the keeper and its worker inherit them (a worker answers its
             # grading process, never both run at once)
@@ -260,7 +260,8 @@ class Zygote:
             pidfd = os.pidfd_open(keeper)
         except OSError as exc:
             return {"error": f"pidfd_open failed: {exc}"}, []
-        return {"pid": keeper, "pidns": bool(report.get("pidns")), "fenced": report.get("fenced") is True}, [pidfd]
+        reply = SpawnReply(pid=keeper, pidns=bool(report.get("pidns")), fenced=report.get("fenced") is True)
+        return reply.to_wire(), [pidfd]
 
     def close(self, control: socket.socket) -> None:
         """A grading process is gone: its workers go too (one that spins in
@@ -302,8 +303,15 @@ class Zygote:
             message = {}
         op = message.get("op") if type(message) is dict else None
         out_fds: list[int] = []
-        if op == "spawn" and len(fds) == 3:
-            reply, out_fds = self.spawn(message, fds, control)
+        if op == SpawnRequest.OP and len(fds) == 3:
+            try:
+                request = SpawnRequest.from_wire(message)
+            except (ProtocolError, TypeError) as exc:
+                for fd in fds:
+                    os.close(fd)
+                reply = {"error": f"bad request: {exc}"}
+            else:
+                reply, out_fds = self.spawn(request, fds, control)
         elif op == "sweep":
             self.sweep()
             reply = {"ok": True}

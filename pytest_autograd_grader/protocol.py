@@ -1,0 +1,217 @@
+"""The words the grader and its worker say to each other, and a check's status.
+
+Both sides read and write these: the sandbox's worker (``boundary/student.py``
+answers, ``sandbox/zygote.py`` serves spawn requests, ``sandbox/worker.py``
+reads each call's header) and the grader (``sandbox/executor.py`` asks,
+``boundary/failures.py`` turns an answer into feedback, one handler per
+``Stage``). ``SpawnRequest``/``SpawnReply`` (a worker asked of the zygote)
+and ``CallHeader`` (one call of a worker, its ``Op``) are dataclasses with
+``to_wire``/``from_wire``; ``from_wire`` refuses a missing or unknown key. What crosses the process boundary stays plain JSON with plain
+strings, as before: each enum's values are the strings on the wire, so a
+worker of another build still reads and writes the same bytes.
+
+The worker is student code's process: what it answers may be anything.
+``Stage.of`` reads a stage from it and gives None for a word that is not
+one; the grader then reports the generic "crashed" (a hostile worker learns
+nothing from it), and warns with ``ProtocolWarning``, which the grader's
+own test suite turns into an error, so that a stage added on one side only
+cannot slip through unnoticed.
+
+This module imports nothing of the package: every layer may use it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import warnings
+from typing import Any
+
+
+class _WireEnum(str, enum.Enum):
+    """A member is its value everywhere a string is used: formatted, hashed,
+    compared, written to JSON (``str, Enum`` alone formats as
+    ``Class.MEMBER`` from Python 3.11 on, and ``StrEnum`` is not in 3.10)."""
+
+    def __str__(self) -> str:
+        return str.__str__(self)
+
+    def __format__(self, spec: str) -> str:
+        return str.__format__(str.__str__(self), spec)
+
+    def __hash__(self) -> int:
+        return str.__hash__(self)
+
+
+class Stage(_WireEnum):
+    """How a worker's answer ends (its ``stage`` field), or, for the last
+    few, what the sandbox reports in the worker's place."""
+
+    OK = "ok"                          # the value came back
+    # the module could not be loaded
+    MISSING = "missing"
+    EMPTY = "empty"                    # set by the grader: the file has nothing in it
+    NOTEBOOK = "notebook"
+    IMPORT_TIMEOUT = "import_timeout"
+    SYNTAX = "syntax"
+    IMPORT = "import"
+    NO_FUNCTION = "no_function"
+    # the call ended another way
+    RAISED = "raised"
+    EXIT = "exit"
+    INTERRUPT = "interrupt"
+    MEMORY = "memory"
+    REQUEST = "request"                # the worker could not make the grader's arguments
+    # said by the sandbox, not the worker
+    TOO_LARGE = "too_large"
+    UNSTAGEABLE = "unstageable"
+    TIMEOUT = "timeout"
+    CRASHED = "crashed"
+
+    @classmethod
+    def of(cls, value: Any) -> Stage | None:
+        """The stage ``value`` names (it came from the worker), else None."""
+        if isinstance(value, Stage):
+            return value
+        if type(value) is not str:
+            return None
+        try:
+            return cls(value)
+        except ValueError:
+            return None
+
+
+class Status(_WireEnum):
+    """A check's status, as the JSON report writes it (DESIGN.md section 4)."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"        # the check itself broke
+    TIMEOUT = "timeout"
+    CRASHED = "crashed"    # student code killed its process
+    SKIPPED = "skipped"    # not graded (no CUDA, ...)
+
+
+# statuses that mean the student's code did not earn the check
+NOT_PASSED = (Status.FAILED, Status.TIMEOUT, Status.CRASHED, Status.ERROR)
+# the ones whose feedback is about the student's code ("error": the check broke)
+STUDENT_FAILED = (Status.FAILED, Status.TIMEOUT, Status.CRASHED)
+
+
+class Op(_WireEnum):
+    """What the grader asks a worker to do with a module (a call's ``op``)."""
+
+    LOAD = "load"      # import it only: an import that hangs is told apart from a call that hangs
+    CALL = "call"      # call one of its functions
+    VJP = "vjp"        # call it and run backward with the grader's grad_outputs
+    RUN = "run"        # a grader function drives the module (the engine track)
+
+
+class ProtocolWarning(UserWarning):
+    """One side said a word the other does not know (an error in the
+    grader's own tests: tests/conftest.py)."""
+
+
+def unknown(what: str, value: Any) -> None:
+    """Warn that ``value`` (shortened: it may be a hostile worker's) is not a
+    known ``what``."""
+    warnings.warn(ProtocolWarning(f"unknown {what}: {repr(value)[:80]}"), stacklevel=3)
+
+
+class ProtocolError(ValueError):
+    """A message that is not in the protocol's form."""
+
+
+def _from_wire(cls: type, data: Any) -> dict:
+    """``data``'s fields for ``cls``: every field present, nothing else."""
+    if type(data) is not dict:
+        raise ProtocolError(f"a {cls.__name__} must be a JSON object, not {type(data).__name__}")
+    names = {field.name for field in dataclasses.fields(cls)}
+    unknown_keys, missing = sorted(set(data) - names), sorted(names - set(data))
+    if unknown_keys or missing:
+        raise ProtocolError(f"a {cls.__name__} with unknown keys {unknown_keys} and missing keys {missing}")
+    return data
+
+
+@dataclasses.dataclass(frozen=True)
+class SpawnRequest:
+    """What the grader asks the zygote for: a worker for one staged
+    submission (sent as JSON with three file descriptors)."""
+
+    directory: str                 # the staged submission, as the worker sees it
+    private: str | None            # the worker's own folder (None: bubblewrap's tmpfs)
+    memory_mb: int
+    tmp_mb: int                    # the size of the worker's own /tmp and /dev/shm
+    uid: int | None                # the uid the worker drops to, if one of its own
+    numpy_only: bool
+    tasks: int | None              # processes its uid runs already (RLIMIT_NPROC)
+    cuda: bool                     # start CUDA before the worker says it is ready
+    no_torch: str | None           # what importing torch says in a numpy-only worker
+    cover: tuple[str, ...]         # folders hidden from the worker
+    cpus: tuple[int, ...]          # the asking grading process's CPUs
+
+    OP = "spawn"
+
+    def to_wire(self) -> dict:
+        data = dataclasses.asdict(self)
+        data["cover"], data["cpus"] = list(self.cover), list(self.cpus)
+        return {"op": self.OP, **data}
+
+    @classmethod
+    def from_wire(cls, data: Any) -> SpawnRequest:
+        if type(data) is dict and data.get("op") == cls.OP:
+            data = {key: value for key, value in data.items() if key != "op"}
+        fields = _from_wire(cls, data)
+        for name in ("cover", "cpus"):
+            if type(fields[name]) is not list:
+                raise ProtocolError(f"a SpawnRequest's {name} must be a list")
+        return cls(**{**fields, "cover": tuple(fields["cover"]), "cpus": tuple(fields["cpus"])})
+
+
+@dataclasses.dataclass(frozen=True)
+class SpawnReply:
+    """The zygote's answer to a spawn request that worked (the keeper's pid
+    and a pidfd for it come with it)."""
+
+    pid: int
+    pidns: bool                    # the worker has a PID namespace of its own
+    fenced: bool                   # it sees only its own staged submission
+
+    def to_wire(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_wire(cls, data: Any) -> SpawnReply:
+        fields = _from_wire(cls, data)
+        if type(fields["pid"]) is not int:
+            raise ProtocolError("a SpawnReply's pid must be an integer")
+        return cls(pid=fields["pid"], pidns=fields["pidns"] is True, fenced=fields["fenced"] is True)
+
+
+@dataclasses.dataclass(frozen=True)
+class CallHeader:
+    """The header frame of one request to a worker (the arguments follow in
+    a second frame, ``wire.dumps`` bytes); the worker answers with ``seq``."""
+
+    op: Op
+    module: str
+    function: str              # "" for a load
+    seconds: float | None = None  # a load's import deadline; None: none sent
+    seq: int = 0               # numbered by the worker's handle
+
+    def to_wire(self) -> dict:
+        data: dict[str, Any] = {"op": str(self.op), "module": self.module, "function": self.function}
+        if self.seconds is not None:
+            data["seconds"] = self.seconds
+        return {**data, "seq": self.seq}
+
+    @classmethod
+    def from_wire(cls, data: Any) -> CallHeader:
+        if type(data) is dict and "seconds" not in data:
+            data = {**data, "seconds": None}
+        fields = _from_wire(cls, data)
+        try:
+            op = Op(fields["op"])
+        except ValueError:
+            raise ProtocolError(f"unknown op {fields['op']!r}") from None
+        return cls(**{**fields, "op": op})
