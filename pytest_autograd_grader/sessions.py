@@ -139,6 +139,12 @@ class GradingSession:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        self.finish_gradebook(session, exitstatus)
+
+    def finish_gradebook(self, session: pytest.Session, exitstatus: int) -> None:
+        """The gradebook finished and the reports written (--grade-fail-under
+        applied): at the session's end, and at the end of each student's run
+        in the class runner's one session per worker."""
         gradebook = self.state.gradebook
         if gradebook is None:
             return
@@ -251,7 +257,7 @@ def _summarize(tr, state: GradeState, gradebook: Gradebook, partial: list[str]) 
         # workflow commands: GitHub Actions reads them from the job's output
         for line in annotation_lines(gradebook, submission=state.settings.submission):
             tr.write_line(line)
-    tr.write_line(separator(msg("summary.title"), tr._tw.fullwidth), bold=True)
+    tr.write_line(separator(msg("summary.title"), tr.config.get_terminal_writer().fullwidth), bold=True)
     from .reporters import REPORT_FAILURES
 
     failures = tr.config.stash.get(REPORT_FAILURES, {})
