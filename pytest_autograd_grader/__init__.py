@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 
 from . import former_names
+from . import process_state  # noqa: F401  (the process's registries live as long as the package)
 
 __version__ = "0.1.0"
 

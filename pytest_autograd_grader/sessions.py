@@ -203,10 +203,10 @@ def freeze_imports() -> None:
     import atexit
     import gc
 
-    import pytest_autograd_grader as package  # kept where pytester's runs do not unload it
+    from .process_state import PROCESS
 
-    if not package.__dict__.get("_imports_frozen"):
-        package._imports_frozen = True
+    if not PROCESS.imports_frozen:
+        PROCESS.imports_frozen = True
         gc.freeze()
         # Once more as the interpreter ends: its last collections walk every
         # object still alive (about 0.1 s of a student's run, measured),

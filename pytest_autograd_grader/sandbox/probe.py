@@ -226,9 +226,9 @@ def prestart(setting: str, timeout: float = SPAWN_TIMEOUT_S) -> None:
 def isolation_for(setting: str) -> iso.Isolation:
     """``probe.choose``, once per setting and pytest process (probing
     starts a worker, and a new uid would mean a new zygote)."""
-    import pytest_autograd_grader as package
+    from ..process_state import PROCESS
 
-    chosen = package.__dict__.setdefault("_isolations", {})
+    chosen = PROCESS.isolations
     if setting not in chosen:
         chosen[setting] = choose(setting)
     return chosen[setting]
