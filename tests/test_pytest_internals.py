@@ -119,6 +119,44 @@ def test_a_private_thing_gone_at_run_time_is_named_too():
         pytest_internals.teardown_all(object())
 
 
+_ONE_SESSION = """
+import json, sys
+from pathlib import Path
+from pytest_autograd_grader.classroom import runner
+from pytest_autograd_grader.classroom.students import checks_sha256, find_students
+
+root = Path(sys.argv[1])
+settings = runner.ClassSettings(checks=root / "checks", out=root / "out", checks_sha256=checks_sha256(root / "checks"),
+                                timeout=10.0)
+tasks = [(s, 7) for s in sorted(find_students(root / "subs"), key=lambda s: s.id, reverse=True)]
+sent = []
+left = runner._grade_in_one_session(settings, 7, lambda: tasks.pop() if tasks else None, lambda: None, sent.append)
+print(json.dumps({"left": left is not None, "graded": [[r["student"], r["status"], r["percent"]] for r in sent]}))
+"""
+
+
+def test_one_session_grades_every_student_on_this_pytest_without_falling_back(tmp_path):
+    # the class runner's one session per worker falls back to a session per
+    # student where it breaks: slower, with the same grades, so only this
+    # says when a pytest release broke it (CI runs it on the oldest and newest)
+    import json
+    import subprocess
+    import sys
+
+    checks = tmp_path / "checks"
+    checks.mkdir()
+    (checks / "test_whose.py").write_text("import pytest\n\n@pytest.mark.grade(concept='leaf')\n"
+                                          "def test_whose(submission):\n    assert submission('leaf').who() == 'me'\n")
+    for name, who in (("ann", "me"), ("ben", "you"), ("cat", "me")):
+        (tmp_path / "subs" / name).mkdir(parents=True)
+        (tmp_path / "subs" / name / "leaf.py").write_text(f"def who():\n    return {who!r}\n")
+    done = subprocess.run([sys.executable, "-c", _ONE_SESSION, str(tmp_path)], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {
+        "left": False, "graded": [["ann", "graded", 100.0], ["ben", "graded", 0.0], ["cat", "graded", 100.0]]}
+
+
 class _Zygote:
     def __init__(self):
         self.stopped = False
