@@ -102,6 +102,17 @@ def test_the_class_command_refuses_such_a_pytest_before_grading_anyone(tmp_path,
     assert "Traceback" not in err and not (tmp_path / "out").exists()
 
 
+def test_the_audit_refuses_such_a_pytest_too(monkeypatch, capsys):
+    from pytest_autograd_grader.cli import main
+
+    monkeypatch.setattr(pytest_internals, "_present", lambda: {name: name != "Function._initrequest"
+                                                              for name in pytest_internals.CLASS_RUNNER})
+    code = main(["audit", str(REPO / "exercises"), "--solutions", str(REPO / "solutions")])
+    err = capsys.readouterr().err
+    assert code == 2 and f"pytest {pytest.__version__} lacks what the grader relies on (Function._initrequest)" in err
+    assert "Traceback" not in err
+
+
 def test_a_graded_run_on_such_a_pytest_is_a_usage_error_not_a_traceback_per_check(pytester, monkeypatch):
     monkeypatch.setattr(pytest_internals, "_present", lambda: {"item._report_sections": False})
     pytester.makepyfile(test_checks="def test_nothing():\n    pass\n")
