@@ -38,20 +38,34 @@ def private_uses(source: str) -> list[str]:
         elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "_pytest":
             found.append(node.module)
         elif isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
-            base = node.value
-            name = base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else None
-            if name in PYTEST_OBJECTS:
+            if (name := _object_name(node.value)) in PYTEST_OBJECTS:
                 found.append(f"{name}.{node.attr}")
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and len(node.args) >= 2
+              and node.func.id in ("getattr", "setattr", "hasattr", "delattr")
+              and _object_name(node.args[0]) in PYTEST_OBJECTS and _leading_text(node.args[1]).startswith("_")):
+            found.append(f"{node.func.id}({_object_name(node.args[0])}, {_leading_text(node.args[1])!r}...)")
     return found
+
+
+def _object_name(node: ast.expr) -> str | None:
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+
+
+def _leading_text(node: ast.expr) -> str:
+    """The text a string argument starts with (an f-string's first part)."""
+    if isinstance(node, ast.JoinedStr) and node.values:
+        node = node.values[0]
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ""
 
 
 def test_the_scan_finds_the_private_uses_it_forbids():
     # the check below can fail: what the package did before the adapter
     before = ("from _pytest.main import pytest_runtestloop\nimport _pytest.runner\n"
               "session._setupstate.teardown_exact(None)\nitem._initrequest()\n"
-              "tr.write_line(tr._tw.fullwidth)\nx = item.config._inicache\n")
+              "tr.write_line(tr._tw.fullwidth)\nx = item.config._inicache\n"
+              "for name in ('shouldstop',):\n    setattr(session, f'_{name}', False)\n")
     assert sorted(private_uses(before)) == ["_pytest.main", "_pytest.runner", "config._inicache", "item._initrequest",
-                                            "session._setupstate", "tr._tw"]
+                                            "session._setupstate", "setattr(session, '_'...)", "tr._tw"]
     assert private_uses("session.shouldstop = True\nself._x = 1\ntr.config.get_terminal_writer()\n") == []
 
 
@@ -189,6 +203,13 @@ def test_process_state_is_one_object_and_reset_forgets_it(fresh_process_state, m
     assert zygote.stopped and fresh_process_state == process_state.ProcessState()
     probe.isolation_for("process")
     assert chosen == ["process", "process"]
+
+
+def test_no_module_keeps_process_wide_state_on_the_package():
+    # what lives as long as the process is process_state.py's, not attributes written into the package
+    written = [str(path.relative_to(REPO)) for path in sorted(PACKAGE.rglob("*.py"))
+               if "import pytest_autograd_grader as" in path.read_text() or "package.__dict__" in path.read_text()]
+    assert written == []
 
 
 def test_stop_all_stops_the_zygotes_but_keeps_the_imports_frozen(fresh_process_state):
