@@ -26,7 +26,7 @@ The private uses, and why no public API serves:
     ``pytest_sessionfinish``, which must not run between students.
 
 Supported: pytest >=8.0,<10 (``SUPPORTED``, the bound in pyproject.toml),
-checked on 8.0.0, 9.0.3 and 9.1.1; CI runs the adapter's and the class
+checked on 8.0.0, 9.0.3 and 9.2.0; CI runs the adapter's and the class
 runner's tests on the oldest allowed and on the newest (.ci/run). A pytest
 without one of these things is refused loudly, with its version and what to
 install (``check_supported``, which looks for each in pytest's code, importing
