@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 
 from . import former_names
+from . import process_state  # noqa: F401  (the process's registries live as long as the package)
 
 # the one place the version is written: pyproject.toml reads it (dynamic),
 # the platform set-ups name their wheel with it; CHANGELOG.md says what changed

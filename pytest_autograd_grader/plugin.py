@@ -18,6 +18,7 @@ from .fixtures import autograd, executor_for, grade_device, grade_rng, submissio
 from .i18n import msg
 from .outcomes import CheckError, GradeFailure, GraderError, status_of
 from .protocol import STUDENT_FAILED, Status
+from .pytest_internals import LONE_RUN, UnsupportedPytest, check_supported, report_sections
 from .scoring import CheckResult, Gradebook, shown_diagnoses
 from .sessions import (GradeTableLast, GradingSession, PlainSession, isolation_missing, isolation_name,
                        submission_notes, write_reports)
@@ -65,6 +66,10 @@ def pytest_configure(config: pytest.Config) -> None:
         # fail with their feedback, and the run ends saying how to score them.
         config.pluginmanager.register(PlainSession(config), "grade-plain-session")
         return
+    try:
+        check_supported(LONE_RUN)  # a pytest that lacks it is named, not found out check by check
+    except UnsupportedPytest as exc:
+        raise pytest.UsageError(str(exc)) from None
     state = GradeState(settings=settings, is_worker=hasattr(config, "workerinput"))
     if not settings.inline:
         from .sandbox import Unavailable, isolation_for
@@ -289,7 +294,7 @@ class _FeedbackReports:
         time a stub submission takes to grade)."""
         if call.excinfo is None or not isinstance(call.excinfo.value, (GradeFailure, GraderError)):
             return None
-        sections = [(f"Captured {key} {when}", content) for when, key, content in item._report_sections]
+        sections = [(f"Captured {key} {when}", content) for when, key, content in report_sections(item)]
         return pytest.TestReport(item.nodeid, item.location, {name: 1 for name in item.keywords}, "failed",
                                  call.excinfo.value.feedback, call.when, sections, call.duration, call.start,
                                  call.stop, user_properties=item.user_properties)

@@ -140,6 +140,12 @@ class GradingSession:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        self.finish_gradebook(session, exitstatus)
+
+    def finish_gradebook(self, session: pytest.Session, exitstatus: int) -> None:
+        """The gradebook finished and the reports written (--grade-fail-under
+        applied): at the session's end, and at the end of each student's run
+        in the class runner's one session per worker."""
         gradebook = self.state.gradebook
         if gradebook is None:
             return
@@ -198,10 +204,10 @@ def freeze_imports() -> None:
     import atexit
     import gc
 
-    import pytest_autograd_grader as package  # kept where pytester's runs do not unload it
+    from .process_state import PROCESS
 
-    if not package.__dict__.get("_imports_frozen"):
-        package._imports_frozen = True
+    if not PROCESS.imports_frozen:
+        PROCESS.imports_frozen = True
         gc.freeze()
         # Once more as the interpreter ends: its last collections walk every
         # object still alive (about 0.1 s of a student's run, measured),
@@ -252,7 +258,7 @@ def _summarize(tr, state: GradeState, gradebook: Gradebook, partial: list[str]) 
         # workflow commands: GitHub Actions reads them from the job's output
         for line in annotation_lines(gradebook, submission=state.settings.submission):
             tr.write_line(line)
-    tr.write_line(separator(msg("summary.title"), tr._tw.fullwidth), bold=True)
+    tr.write_line(separator(msg("summary.title"), tr.config.get_terminal_writer().fullwidth), bold=True)
     from .reporters import REPORT_FAILURES
 
     failures = tr.config.stash.get(REPORT_FAILURES, {})

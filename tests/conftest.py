@@ -120,6 +120,19 @@ class Graded:
         return found[0]
 
 
+@pytest.fixture
+def fresh_process_state():
+    """The grader's process-wide registries (process_state.py: the sandboxes'
+    zygotes, the isolations chosen) as in a fresh process for one test, and
+    fresh again after it: what the test chose under its monkeypatches is
+    not left to the next."""
+    from pytest_autograd_grader import process_state
+
+    process_state.reset()
+    yield process_state.PROCESS
+    process_state.reset()
+
+
 @pytest.fixture(autouse=True)
 def _outside_github_actions(monkeypatch: pytest.MonkeyPatch) -> None:
     """Runs in these tests never write into a real GitHub job's summary or

@@ -371,13 +371,11 @@ def test_process_mode_says_what_is_missing(pytester: pytest.Pytester):
     assert graded.check("test_f")["status"] == "passed"
 
 
-def test_unavailable_mode_is_a_usage_error(pytester: pytest.Pytester, monkeypatch):
-    import pytest_autograd_grader as package
+def test_unavailable_mode_is_a_usage_error(pytester: pytest.Pytester, monkeypatch, fresh_process_state):
     from pytest_autograd_grader.sandbox import isolation, probe
 
     monkeypatch.setattr(isolation, "is_root", lambda: False)
     monkeypatch.setattr(probe.shutil, "which", lambda name: None)
-    monkeypatch.setattr(package, "_isolations", {}, raising=False)
     pytester.makepyfile(test_checks="def test_nothing():\n    pass\n")
     result = pytester.runpytest("--grade", "--grade-isolation", "user", *QUIET_PLUGINS)
     assert result.ret == pytest.ExitCode.USAGE_ERROR

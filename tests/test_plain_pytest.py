@@ -67,14 +67,14 @@ def test_a_module_that_never_finishes_importing_is_stopped(pytester):
 
 
 def test_a_run_without_graded_checks_starts_nothing_and_says_nothing(pytester):
-    import pytest_autograd_grader as package
+    from pytest_autograd_grader.process_state import PROCESS
 
-    before = dict(package.__dict__.get("_sandboxes", {}))
+    before = dict(PROCESS.sandboxes)
     pytester.makepyfile(test_plain="def test_ok():\n    assert 1 + 1 == 2\n")
     result = pytester.runpytest(*QUIET_PLUGINS)
     result.assert_outcomes(passed=1)
     assert "graded check" not in result.stdout.str()
-    assert package.__dict__.get("_sandboxes", {}).keys() == before.keys()
+    assert PROCESS.sandboxes.keys() == before.keys()
 
 
 def test_hidden_checks_say_nothing_of_themselves(pytester):

@@ -48,6 +48,12 @@ def run(args) -> int:
         setup = prepare(args)
     except AuditUsageError as exc:
         return fail(str(exc))
+    from ..pytest_internals import UnsupportedPytest, check_supported
+
+    try:
+        check_supported()  # graded on the class runner's workers: refused, not graded slower
+    except UnsupportedPytest as exc:
+        return fail(str(exc))
     from .grading import run_audit
 
     document = run_audit(setup, progress=sys.stderr)

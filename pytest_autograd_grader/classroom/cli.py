@@ -168,7 +168,13 @@ def _run(args) -> int:
         return fail(msg("class.bad_student_timeout", seconds=args.student_timeout))
     if args.timeout is not None and not args.timeout > 0:
         return fail(msg("class.bad_timeout", seconds=args.timeout))
+    from ..pytest_internals import UnsupportedPytest, check_supported
     from ..sandbox import Unavailable, choose, require_linux, stop_all
+
+    try:
+        check_supported()  # the one session per worker needs pytest's private API: refused, not graded slower
+    except UnsupportedPytest as exc:
+        return fail(str(exc))
 
     try:
         require_linux()  # off Linux no worker can start: say so before grading anyone

@@ -12,6 +12,13 @@ errors), pytest's own run loop runs every check, a new sandbox executor
 serves them, and the session's end (the executor closed, the gradebook
 finished, the report written) follows as in a lone run.
 
+pytest's own loop is reached through pluggy's public ``subset_hook_caller``
+(the ``pytest_runtestloop`` hook without this plugin); running an item
+again and ending a student's run inside the session need pytest's private
+API, which only ../pytest_internals.py touches (``forget_run``, ``unstop``,
+``teardown_all``). The class command refuses a pytest that lacks it
+(``check_supported``) rather than grade a session per student, slower.
+
 What a check keeps between students is what it kept when every student had
 a session of its own in the same worker: the checks' modules stay imported
 either way. A failure of this machinery ends the loop; the worker grades
@@ -48,6 +55,8 @@ class StudentLoop:
         if state is None or state.gradebook is None:
             return None  # not a graded session: pytest's own loop goes on
         failed, template = session.testsfailed, _options(config)
+        # pytest's own loop (and the wrappers of other plugins): the hook without this plugin
+        run_checks = config.pluginmanager.subset_hook_caller("pytest_runtestloop", remove_plugins=[self])
         gc.collect()
         gc.freeze()  # the session, its plugins and checks live as long as the worker: out of every collection
         pristine = {item: list(item.user_properties) for item in session.items}
@@ -57,7 +66,7 @@ class StudentLoop:
             tmp = Path(tempfile.mkdtemp(prefix="class-grade-"))
             private = tmp / "report.json"
             try:
-                code, said = self._grade(session, student, seed, private, failed, pristine, template[3])
+                code, said = self._grade(session, run_checks, student, seed, private, failed, pristine, template[3])
             except Exception as exc:  # the grader's own failure: the rest get a session each
                 shutil.rmtree(tmp, ignore_errors=True)
                 self.left = task
@@ -69,11 +78,11 @@ class StudentLoop:
         _restore(config, template)
         return True
 
-    def _grade(self, session: pytest.Session, student, seed: int, private: Path, failed: int,
+    def _grade(self, session: pytest.Session, run_checks: Callable, student, seed: int, private: Path, failed: int,
                pristine: dict, template_maxfail: int = 0) -> tuple[int, str]:
         """pytest's exit code for the student's run, and what it said of a
         run it refused (a lone run's error message)."""
-        from _pytest.main import pytest_runtestloop as run_checks
+        from ..pytest_internals import teardown_all, unstop
 
         config = session.config
         try:
@@ -83,19 +92,19 @@ class StudentLoop:
         except pytest.UsageError as exc:
             return int(pytest.ExitCode.USAGE_ERROR), f"ERROR: {exc}"  # as a lone run: no report
         session.testsfailed = failed
-        _unstop(session)
+        unstop(session)
         for item, properties in pristine.items():
             _fresh(item, properties)
         exitstatus = pytest.ExitCode.OK
         try:
-            run_checks(session)
+            run_checks(session=session)
         except (session.Interrupted, session.Failed):
             exitstatus = pytest.ExitCode.INTERRUPTED  # --maxfail or -x in the checks' ini: stopped early
         finally:
             # nothing this student's run set up (a session fixture holding
             # their values) outlives it: pytest tears all down when it stops
             # a run itself, not when something else ends the loop
-            session._setupstate.teardown_exact(None)
+            teardown_all(session)
         if exitstatus == pytest.ExitCode.OK:
             exitstatus = (pytest.ExitCode.TESTS_FAILED if session.testsfailed else
                           pytest.ExitCode.NO_TESTS_COLLECTED if not session.testscollected else pytest.ExitCode.OK)
@@ -146,30 +155,19 @@ def _take_student(config: pytest.Config, student, seed: int, private: Path) -> N
     config.pluginmanager.get_plugin("grade-session").start_gradebook()
 
 
-def _unstop(session: pytest.Session) -> None:
-    """The last student's run stopped early (--maxfail): the next one starts
-    anew. pytest's setters refuse to unset (a warning, nothing done)."""
-    for name in ("shouldstop", "shouldfail"):
-        if hasattr(session, f"_{name}"):
-            setattr(session, f"_{name}", False)
-        else:
-            setattr(session, name, False)
-
-
 def _fresh(item: pytest.Item, properties: list) -> None:
     """The item as collection left it: no fixture values, captured output,
     credit or place of the last student's run."""
     from ..boundary.blame import forget_student_values
+    from ..pytest_internals import forget_run
     from ..state import CREDIT, PLACE
 
-    item._report_sections = []
+    forget_run(item)  # captured output, fixture values and request
     item.user_properties = list(properties)
     for key in (CREDIT, PLACE):
         if key in item.stash:
             del item.stash[key]
     forget_student_values(item)
-    if isinstance(item, pytest.Function):
-        item._initrequest()
 
 
 def _end(session: pytest.Session, exitstatus: int) -> None:
@@ -178,4 +176,4 @@ def _end(session: pytest.Session, exitstatus: int) -> None:
     from ..fixtures import forget_executor
 
     forget_executor(session.config)
-    session.config.pluginmanager.get_plugin("grade-session").pytest_sessionfinish(session, exitstatus)
+    session.config.pluginmanager.get_plugin("grade-session").finish_gradebook(session, exitstatus)

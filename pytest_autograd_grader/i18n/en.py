@@ -21,6 +21,7 @@ EN: dict[str, str] = {
     "usage.isolation_unavailable": "--grade-isolation {mode}: {problem}",
     "usage.answer_limit": "--grade-answer-limit: {value!r} is not a size in megabytes; use a positive number such as 8",
     "usage.memory": "--grade-memory: {value!r} is not a size in megabytes; use a positive whole number such as 4096",
+    "usage.pytest_unsupported": "pytest {version} lacks what the grader relies on ({missing}); it is checked on pytest {supported}: install one of those, such as pip install 'pytest{supported}'",
     # -- marker problems (instructor) --------------------------------------
     "marker.no_concept": "{where}: this check has no concept; add @pytest.mark.grade(concept=...) with one of: {known}",
     "marker.unknown_concept": "{where}: unknown concept {concept!r}; use one of: {known}, or add it with the pytest_grade_concepts hook in the checks' conftest.py: def pytest_grade_concepts(config): return [pytest_autograd_grader.Concept({concept!r}, \"Its title\")]",

@@ -21,6 +21,7 @@ ZH: dict[str, str] = {
     "usage.isolation_unavailable": "--grade-isolation {mode}：{problem}",
     "usage.answer_limit": "--grade-answer-limit：{value!r} 不是以 MB 为单位的大小；请写一个正数，例如 8",
     "usage.memory": "--grade-memory：{value!r} 不是以 MB 为单位的大小；请写一个正整数，例如 4096",
+    "usage.pytest_unsupported": "pytest {version} 缺少评分程序所依赖的部分（{missing}）；评分程序只在 pytest {supported} 上检验过：请安装这个范围内的版本，例如 pip install 'pytest{supported}'",
     # -- 标记的问题（教师） --------------------------------------------------
     "marker.no_concept": "{where}：这个检查没有指定知识点；请加上 @pytest.mark.grade(concept=...)，可选的知识点有：{known}",
     "marker.unknown_concept": "{where}：未知的知识点 {concept!r}；请从这些中选择：{known}，或者在检查目录的 conftest.py 中用 pytest_grade_concepts 钩子添加它：def pytest_grade_concepts(config): return [pytest_autograd_grader.Concept({concept!r}, \"知识点标题\")]",

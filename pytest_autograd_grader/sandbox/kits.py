@@ -120,10 +120,10 @@ def _running_on(cpus: set[int] | None):
 def adopt(kit: Kit) -> None:
     """In the forked process: ``kit`` becomes this process's sandboxes, the
     ones its sessions' isolation_for and sandbox_of answer."""
-    import pytest_autograd_grader as package
+    from ..process_state import PROCESS
 
-    package.__dict__["_sandboxes"] = dict(kit.sandboxes)
-    package.__dict__.setdefault("_isolations", {})[kit.setting] = kit.isolation
+    PROCESS.sandboxes = dict(kit.sandboxes)
+    PROCESS.isolations[kit.setting] = kit.isolation
 
 
 def release(kit: Kit) -> list[subprocess.Popen]:

@@ -259,11 +259,9 @@ class _Sandbox:
 
 
 def sandbox_of(isolation: iso.Isolation, numpy_only: bool = False) -> _Sandbox:
-    # Kept on the package, which pytest never unloads: pytester's in-process
-    # runs forget modules first imported during a run, this one included.
-    import pytest_autograd_grader as package
+    from ..process_state import PROCESS  # lives as long as the package (see there)
 
-    sandboxes = package.__dict__.setdefault("_sandboxes", {})
+    sandboxes = PROCESS.sandboxes
     key = (isolation.mode, isolation.uid, numpy_only)
     sandbox = sandboxes.get(key)
     if sandbox is None:
@@ -276,9 +274,6 @@ def stop_all() -> None:
     """Stop every zygote of this process and forget the isolations chosen:
     for a process about to fork workers that must each start their own (the
     class runner, after checking --isolation)."""
-    import pytest_autograd_grader as package
+    from ..process_state import forget_sandboxes
 
-    for sandbox in package.__dict__.get("_sandboxes", {}).values():
-        sandbox.stop()
-    package.__dict__.get("_sandboxes", {}).clear()
-    package.__dict__.get("_isolations", {}).clear()
+    forget_sandboxes()
