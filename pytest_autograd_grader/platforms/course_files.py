@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import os
 import stat
+import tempfile
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,6 +87,20 @@ def read_checks(checks: Path, prefix: str) -> CheckFiles:
             if section.encode() in found.files.get(name, b""):
                 found.warnings.append(msg(f"{prefix}.ini_ignored", file=checks / name))
     return found
+
+
+def manifest_of_files(files: dict[str, bytes], prefix: str) -> dict:
+    """The manifest of the checks as a bundle will hold ``files`` (name ->
+    bytes), listed from a copy in a temporary folder so that a failure
+    writes nothing; raises ManifestError as ``build_manifest`` does."""
+    from .manifest import build_manifest
+
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        root = Path(tmp) / "checks"
+        for name, data in files.items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_bytes(data)
+        return build_manifest(root)
 
 
 def refuse_inside(output: Path, checks: Path, prefix: str) -> None:

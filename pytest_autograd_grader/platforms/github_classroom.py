@@ -30,7 +30,6 @@ import ast
 import json
 import shutil
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path, PurePosixPath
@@ -170,17 +169,13 @@ def workflow() -> bytes:
 def _manifest(files: dict[str, bytes]) -> dict:
     """The manifest of the checks as DIR/checks will hold them (pytest.ini
     included), listed from a copy so that a failure writes nothing."""
-    from .manifest import ManifestError, build_manifest
+    from .course_files import manifest_of_files
+    from .manifest import ManifestError
 
-    with tempfile.TemporaryDirectory(prefix="github-classroom-") as tmp:
-        root = Path(tmp) / "checks"
-        for name, data in files.items():
-            (root / name).parent.mkdir(parents=True, exist_ok=True)
-            (root / name).write_bytes(data)
-        try:
-            return build_manifest(root)
-        except ManifestError as exc:
-            raise SetupError(msg("github_classroom.manifest_failed", reason=str(exc))) from None
+    try:
+        return manifest_of_files(files, prefix="github-classroom-")
+    except ManifestError as exc:
+        raise SetupError(msg("github_classroom.manifest_failed", reason=str(exc))) from None
 
 
 def _is_hidden(name: str, source: bytes, manifest: dict) -> bool:

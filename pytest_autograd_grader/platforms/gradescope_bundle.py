@@ -20,7 +20,6 @@ import json
 import math
 import re
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -136,18 +135,14 @@ def build_bundle(checks: Path, requirement: str | None = None, timeout: str | fl
 def _manifest(files: dict[str, bytes], bundle: Bundle) -> dict | None:
     """The manifest of the checks as the zip holds them, listed from a copy;
     None, with a warning, when pytest cannot list them here."""
-    from .manifest import ManifestError, build_manifest
+    from .course_files import manifest_of_files
+    from .manifest import ManifestError
 
-    with tempfile.TemporaryDirectory(prefix="gradescope-bundle-") as tmp:
-        root = Path(tmp) / "checks"
-        for name, data in files.items():
-            (root / name).parent.mkdir(parents=True, exist_ok=True)
-            (root / name).write_bytes(data)
-        try:
-            return build_manifest(root)
-        except ManifestError as exc:
-            bundle.warnings.append(msg("bundle.no_manifest", reason=str(exc)))
-            return None
+    try:
+        return manifest_of_files(files, prefix="gradescope-bundle-")
+    except ManifestError as exc:
+        bundle.warnings.append(msg("bundle.no_manifest", reason=str(exc)))
+        return None
 
 
 def _requirement(bundle: Bundle, spec: str | None) -> str:
