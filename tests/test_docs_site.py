@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
+from headless_browser import chromium
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
@@ -119,25 +119,7 @@ def _build(site: Path) -> None:
 
 @pytest.fixture
 def browser(tmp_path):
-    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        webdriver = None
-    if webdriver is None or not chromium or not driver:
-        _needs("headless Chromium", "apt-get install chromium chromium-driver; pip install selenium")
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--window-size=1280,900", f"--user-data-dir={tmp_path / 'profile'}"):
-        options.add_argument(flag)
-    session = webdriver.Chrome(service=Service(driver), options=options)
-    try:
-        yield session
-    finally:
-        session.quit()
+    yield from chromium(tmp_path / "profile", "build and open the documentation site")
 
 
 # what a page shows: every link's and picture's address as the browser

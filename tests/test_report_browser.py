@@ -8,10 +8,9 @@ concepts fits 1280 px without scrolling sideways. CI installs Chromium
 from __future__ import annotations
 
 import json
-import os
-import shutil
 
 import pytest
+from headless_browser import chromium
 
 from pytest_autograd_grader.classroom.outputs import build_outputs
 
@@ -21,28 +20,7 @@ CONCEPTS = ("graph", "leaf", "retain_grad", "dynamic_graph", "retain_graph", "ve
 
 @pytest.fixture
 def browser(tmp_path):
-    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        webdriver = None
-    if webdriver is None or not chromium or not driver:
-        if os.environ.get("CI"):
-            pytest.fail("CI must run the browser test: .ci/run installs chromium, chromium-driver and selenium")
-        pytest.skip("needs headless Chromium: apt-get install chromium chromium-driver; pip install selenium")
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--window-size=1280,900", f"--user-data-dir={tmp_path / 'profile'}"):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    session = webdriver.Chrome(service=Service(driver), options=options)
-    try:
-        yield session
-    finally:
-        session.quit()
+    yield from chromium(tmp_path / "profile", "run the browser test")
 
 
 def _class(out):
