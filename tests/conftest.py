@@ -3,6 +3,7 @@ the JSON report, the way an instructor's CI would."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -24,6 +25,17 @@ from pytest_autograd_grader.i18n import msg
 from pytest_autograd_grader.i18n.en import EN as GRADER_EN
 from pytest_autograd_grader.i18n.zh import ZH as GRADER_ZH
 from pytest_autograd_grader.protocol import ProtocolWarning
+
+
+@contextlib.contextmanager
+def language(code: str):
+    """The grader's messages in ``code`` for the block, the language before put back."""
+    restore = i18n.saved_language()
+    i18n.use_language(code)
+    try:
+        yield
+    finally:
+        restore()
 
 # pytester forgets every module first imported during an in-process run.
 # torch imports parts of itself lazily (torch.testing pulls in

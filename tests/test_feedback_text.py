@@ -6,18 +6,16 @@ left in the course's order (a notebook's cells in turn)."""
 from __future__ import annotations
 
 import ast
-import contextlib
 import warnings
 
 import nbformat
 import pytest
 import torch
-from conftest import grade_checks, run_grader
+from conftest import grade_checks, language, run_grader
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from nbformat.v4 import new_code_cell, new_notebook
 
-from pytest_autograd_grader import i18n
 from pytest_autograd_grader.boundary.records import ErrorRecord, ObjectRecord
 from pytest_autograd_grader.boundary.shortening import ELLIPSIS, QUOTES, is_boundary, shorten, width_of
 from pytest_autograd_grader.boundary.untrusted import shown
@@ -30,16 +28,6 @@ from pytest_autograd_grader.reporters.order import course_order
 from pytest_autograd_grader.reporters.terminal import headline, next_step
 from pytest_autograd_grader.scoring import CheckResult, Gradebook
 from pytest_autograd_grader.state import Credit
-
-
-@contextlib.contextmanager
-def language(code):
-    restore = i18n.saved_language()
-    i18n.use_language(code)
-    try:
-        yield
-    finally:
-        restore()
 
 
 # -- shortening ----------------------------------------------------------------

@@ -2,28 +2,16 @@
 within 80 columns (CJK titles included), the files a concept's points come
 from, what to do next, and a word when the total covers only some checks."""
 
-import contextlib
 import re
 import unicodedata
 
 import pytest
-from conftest import SHIPPED_CONCEPTS, grade_checks
+from conftest import SHIPPED_CONCEPTS, grade_checks, language
 
-from pytest_autograd_grader import i18n
 from pytest_autograd_grader.concepts import Concept
 from pytest_autograd_grader.i18n import msg
 from pytest_autograd_grader.reporters.terminal import next_step, table_lines
 from pytest_autograd_grader.scoring import CheckResult, Gradebook
-
-
-@contextlib.contextmanager
-def language(code):
-    restore = i18n.saved_language()
-    i18n.use_language(code)
-    try:
-        yield
-    finally:
-        restore()
 
 
 def columns(line: str) -> int:
