@@ -33,7 +33,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from pytest_autograd_grader.audit import cli  # noqa: E402
+from pytest_autograd_grader.audit import audit_command  # noqa: E402
 from pytest_autograd_grader.audit.grading import run_audit, topic_variants  # noqa: E402
 from pytest_autograd_grader.audit.variants import build_checks, build_variant  # noqa: E402
 from pytest_autograd_grader.classroom.runner import ClassSettings, pytest_args  # noqa: E402
@@ -43,7 +43,7 @@ def setup_for(options):
     args = argparse.Namespace(checks=str(REPO / "exercises"), solutions=str(REPO / "solutions"), mistakes=None,
                               seeds=options.seeds, json=None, html=None, fail_under=None, accepted=None,
                               no_mutants=False, topic=options.topic, jobs=options.jobs, timeout=None, lang=None)
-    return cli.prepare(args)
+    return audit_command.prepare(args)
 
 
 def sample(setup, size: int, rng: random.Random) -> tuple[list, dict[str, int]]:

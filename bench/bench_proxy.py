@@ -23,7 +23,7 @@ import torch
 
 from pytest_autograd_grader.boundary.submission import InlineExecutor, Submission
 from pytest_autograd_grader.checking.autograd import Autograd
-from pytest_autograd_grader.checking.diagnose import Context
+from pytest_autograd_grader.checking.misconceptions import Context
 from pytest_autograd_grader.outcomes import GradeFailure
 
 STUDENT = '''

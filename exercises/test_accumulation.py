@@ -32,10 +32,10 @@ def inputs(grade_rng, grade_device):
     3-D one with an axis of size 1), each of at least 6 elements (a sum and a
     mean differ, and the number of elements is never a pass count), and a
     0-D x (a single element)."""
-    rows, cols = grade_rng.integers(2, 4), grade_rng.integers(3, 4)
-    three = [grade_rng.integers(2, 3), grade_rng.integers(3, 4), grade_rng.integers(3, 4)]
-    three[grade_rng.integers(0, 2)] = 1
-    shapes = [(rows, cols), (grade_rng.integers(6, 8),), tuple(three)]
+    rows, cols = grade_rng.randint(2, 4), grade_rng.randint(3, 4)
+    three = [grade_rng.randint(2, 3), grade_rng.randint(3, 4), grade_rng.randint(3, 4)]
+    three[grade_rng.randint(0, 2)] = 1
+    shapes = [(rows, cols), (grade_rng.randint(6, 8),), tuple(three)]
     scalar = grade_rng.randn(1).reshape(()).requires_grad_(True)
     grade_rng.note(scalar)
     return [torch.ones(2, 2, dtype=torch.float64, device=grade_device, requires_grad=True)] + \
@@ -57,7 +57,7 @@ def mean_divisors(x):
 
 def pass_counts(grade_rng):
     """Two different pass counts, so no fixed count is right for both."""
-    first = grade_rng.integers(2, 3)  # the tutorial's x has 4 elements: never a pass count
+    first = grade_rng.randint(2, 3)  # the tutorial's x has 4 elements: never a pass count
     second = grade_rng.choice([k for k in (2, 3, 4) if k != first])
     return [first, second, first, second, first]
 
@@ -148,7 +148,7 @@ def mse_gradient(xs, ys):
 def test_train_loop(submission, autograd, grade_rng, grade_device):
     # b >= 3: step 2 of the repeated batch sees 2x the gradient, and 2 must not read as
     # "sum instead of a mean over b samples"
-    k, b, n = grade_rng.integers(2, 4), grade_rng.integers(3, 4), grade_rng.integers(2, 3)
+    k, b, n = grade_rng.randint(2, 4), grade_rng.randint(3, 4), grade_rng.randint(2, 3)
     w = grade_rng.randn(n, requires_grad=True, mixed=True)
     xs, ys = grade_rng.randn(k, b, n, mixed=True), grade_rng.randn(k, b, mixed=True)
     # First the same batch k times with lr 0: every step must see the same
@@ -212,9 +212,9 @@ def check_train_loop(submission, autograd, w, bxs, bys, lr, what):
 def test_microbatch_grad(submission, autograd, grade_rng, grade_device):
     # b != k, both >= 2: a micro-batch summed and a loss not divided by k are told apart;
     # w of n >= 2 elements, then of one (each sample a single feature)
-    k = grade_rng.integers(2, 3)
+    k = grade_rng.randint(2, 3)
     b = grade_rng.choice([s for s in (2, 3, 4) if s != k])
-    for n in (grade_rng.integers(2, 3), 1):
+    for n in (grade_rng.randint(2, 3), 1):
         check_microbatches(submission, autograd, grade_rng, k, b, n)
 
 

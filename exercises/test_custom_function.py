@@ -38,7 +38,7 @@ def gradcheck_shapes(grade_rng):
 
 def hypot_shapes(grade_rng):
     """``swish_shapes`` and a single element (rank 1 to 3, at random)."""
-    return swish_shapes(grade_rng) + [(1,) * grade_rng.integers(1, 3)]
+    return swish_shapes(grade_rng) + [(1,) * grade_rng.randint(1, 3)]
 
 
 def signed(grade_rng, shape, zeros=0):

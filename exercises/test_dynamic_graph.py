@@ -84,7 +84,7 @@ def require_backward(autograd, grad, what, trace):
 
 def eighths(rng, count):
     """``count`` nonzero multiples of 1/8 between 1/8 and 2: sums of them are exact."""
-    return [rng.integers(1, 16) / 8 for _ in range(count)]
+    return [rng.randint(1, 16) / 8 for _ in range(count)]
 
 
 def mixed_input(rng, sign, device):
@@ -92,7 +92,7 @@ def mixed_input(rng, sign, device):
     ``sign`` (exactly 0 when ``sign`` is 0) while x[0] has the other sign:
     a branch taken per element, on x[0], on x.max() or x.min(), or with >=,
     disagrees with the branch on x.sum() > 0."""
-    n = rng.integers(2, 5)
+    n = rng.randint(2, 5)
     if sign == 0:
         while True:
             first = eighths(rng, n - 1)
@@ -105,7 +105,7 @@ def mixed_input(rng, sign, device):
         head = eighths(rng, 1)[0]
         rest = eighths(rng, n - 1)
         if sum(rest) <= head:
-            rest[-1] += head - sum(rest) + rng.integers(1, 8) / 8
+            rest[-1] += head - sum(rest) + rng.randint(1, 8) / 8
         values_ = [-sign * head] + [sign * v for v in rest]
     return torch.tensor(values_, dtype=torch.float64, device=device)
 
@@ -198,7 +198,7 @@ def whole_norm_input(rng, device):
     scale drawn at random) and its norm."""
     entries = list(rng.choice(WHOLE_NORMS))
     order = rng.numpy.permutation(len(entries))
-    scale = 2.0 ** rng.integers(-2, 1)
+    scale = 2.0 ** rng.randint(-2, 1)
     x = torch.tensor([entries[int(i)] * rng.choice((1, -1)) * scale for i in order], dtype=torch.float64)
     return x.to(device), float(sum(e * e for e in entries) ** 0.5) * scale
 
@@ -215,8 +215,8 @@ def loop_cases(rng, device):
     x, norm = whole_norm_input(rng, device)
     c = rng.choice(EXACT_FACTORS)
     cases.append((x, c, norm * c))  # one step, and then the norm equals the limit
-    x, c = rng.randn(rng.integers(2, 3), mixed=True), float(rng.numpy.uniform(1.2, 1.8))  # both signs
-    cases.append((x, c, float(x.norm()) * c ** (rng.integers(2, 6) + float(rng.numpy.uniform(0.2, 0.8)))))
+    x, c = rng.randn(rng.randint(2, 3), mixed=True), float(rng.numpy.uniform(1.2, 1.8))  # both signs
+    cases.append((x, c, float(x.norm()) * c ** (rng.randint(2, 6) + float(rng.numpy.uniform(0.2, 0.8)))))
     return cases
 
 
@@ -280,7 +280,7 @@ def test_rnn_grad(submission, autograd, grade_rng, grade_device):
     # 6 with 2 to 4 features on every run: the same code must follow each
     # length and width.
     autograd.parts(total=6)  # w.grad and h0.grad per sequence: an error keeps the sequences before it
-    for steps, n in ((1, 1), (1, grade_rng.integers(2, 3)), (grade_rng.integers(3, 6), grade_rng.integers(2, 4))):
+    for steps, n in ((1, 1), (1, grade_rng.randint(2, 3)), (grade_rng.randint(3, 6), grade_rng.randint(2, 4))):
         xs = grade_rng.randn(steps, n, mixed=True)
         w = grade_rng.randn(n, requires_grad=True, mixed=True)
         h0 = grade_rng.randn(n, requires_grad=True, mixed=True)

@@ -27,9 +27,9 @@ def shapes(rng, ranks=(1, 2)):
     every run."""
     found = []
     if 1 in ranks:
-        found.append((rng.integers(4, 7),))
-    found.append((rng.integers(2, 4), rng.integers(2, 4)))
-    n = rng.integers(4, 6)
+        found.append((rng.randint(4, 7),))
+    found.append((rng.randint(2, 4), rng.randint(2, 4)))
+    n = rng.randint(4, 6)
     found.append(rng.choice(((1, n), (n, 1))))
     return found
 

@@ -44,7 +44,7 @@ def polynomial(grade_rng):
     all depend on x) and one x of each shape of ``grade_rng.shapes`` (ranks
     1 and 2, rank 3 with a size-1 axis, a single element), each of both
     signs where it has two elements or more, |x| >= 0.1."""
-    coeffs = grade_rng.randn(grade_rng.integers(4, 6) + 1)
+    coeffs = grade_rng.randn(grade_rng.randint(4, 6) + 1)
     xs = []
     shapes = grade_rng.shapes(ranks=(1, 2, 3), low=2, high=3)
     for shape in shapes[:2] + shapes[3:]:  # rank 3 with a size-1 axis stands for rank 3: fewer calls
@@ -219,7 +219,7 @@ def test_derivatives(submission, autograd, grade_rng, grade_device):
     # (the matrix) a create_graph that only the first call passes and a list
     # built from x.grad; n = 2 (the other shapes) what depends on the shape
     traces = []
-    for x, n in [(xs[0], 1), (xs[1], grade_rng.integers(3, 4))] + [(x, 2) for x in xs[2:]]:
+    for x, n in [(xs[0], 1), (xs[1], grade_rng.randint(3, 4))] + [(x, 2) for x in xs[2:]]:
         with differentiating_gradients(submission):
             got = derivatives(coeffs, x, n)
         trace = submission.trace
@@ -245,7 +245,7 @@ def test_derivatives(submission, autograd, grade_rng, grade_device):
 def hvp_cases(grade_rng):
     """(a, x, v) with m, d >= 2; with a single row (m = 1); with x of a
     single element (d = 1): each a shape the docstring allows."""
-    m, d = grade_rng.integers(2, 5), grade_rng.integers(2, 4)
+    m, d = grade_rng.randint(2, 5), grade_rng.randint(2, 4)
     cases = []
     for rows, cols in ((m, d), (1, d), (m, 1)):
         a = grade_rng.randn(rows, cols, mixed=True)

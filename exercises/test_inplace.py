@@ -20,7 +20,7 @@ SGD_INPUTS = ("rank 1", "rank 2", "size-1 axis", "one element", "negative", "pos
 
 def regression(grade_rng, d):
     """A random least-squares problem with d features and a learning rate."""
-    n = grade_rng.integers(3, 8)
+    n = grade_rng.randint(3, 8)
     w = grade_rng.randn(d, requires_grad=True, mixed=True)
     x, y = grade_rng.randn(n, d, mixed=True), grade_rng.randn(n, mixed=True)
     lr = round(float(grade_rng.numpy.uniform(0.01, 0.2)), 3)
@@ -83,14 +83,14 @@ def check_sgd(submission, autograd, grade_rng, steps, d):
 
 @pytest.mark.grade(points=3, instruction_share=0.25, inputs=SGD_INPUTS)
 def test_sgd_step_keeps_leaf(submission, autograd, grade_rng, grade_device):
-    for d in (grade_rng.integers(2, 5), 1):
+    for d in (grade_rng.randint(2, 5), 1):
         check_sgd(submission, autograd, grade_rng, 1, d)
 
 
 @pytest.mark.grade(points=3, instruction_share=0.25, inputs=SGD_INPUTS)
 def test_sgd_steps(submission, autograd, grade_rng, grade_device):
-    steps = grade_rng.integers(2, 5)
-    for d in (grade_rng.integers(2, 5), 1):
+    steps = grade_rng.randint(2, 5)
+    for d in (grade_rng.randint(2, 5), 1):
         check_sgd(submission, autograd, grade_rng, steps, d)
 
 

@@ -25,8 +25,8 @@ def dot(w, x):
 def shapes_of(rng):
     """The shapes x and w take, one call each: 1-D (4 to 7 elements), 2-D
     (2 to 4 per side) and 2-D with an axis of size 1 (4 to 6 elements)."""
-    line = rng.integers(4, 6)
-    return [(rng.integers(4, 7),), (rng.integers(2, 4), rng.integers(2, 4)), rng.choice([(1, line), (line, 1)])]
+    line = rng.randint(4, 6)
+    return [(rng.randint(4, 7),), (rng.randint(2, 4), rng.randint(2, 4)), rng.choice([(1, line), (line, 1)])]
 
 
 def inputs(rng, device, requires_grad, shape):
@@ -135,12 +135,12 @@ def random_graph(rng):
     """A few inputs, some requiring grad, then a few operations on earlier
     tensors; redrawn until the last tensor requires grad (so backward runs)."""
     for _ in range(200):
-        count = rng.integers(2, 4)
-        nodes = [["input", bool(rng.integers(0, 1))] for _ in range(count)]
-        for _ in range(rng.integers(2, 5)):
+        count = rng.randint(2, 4)
+        nodes = [["input", bool(rng.randint(0, 1))] for _ in range(count)]
+        for _ in range(rng.randint(2, 5)):
             op = rng.choice(OPS)
-            i = rng.integers(0, len(nodes) - 1)
-            nodes.append(["exp", i] if op == "exp" else [op, i, rng.integers(0, len(nodes) - 1)])
+            i = rng.randint(0, len(nodes) - 1)
+            nodes.append(["exp", i] if op == "exp" else [op, i, rng.randint(0, len(nodes) - 1)])
         if build(nodes)[-1].requires_grad:
             return nodes
     raise RuntimeError("random_graph: no graph whose output requires grad was drawn")
@@ -158,7 +158,7 @@ def edge_graph(rng):
     nodes = [["input", flag] for _, flag in roles]
     nodes.append([rng.choice(("add", "mul")), at["plain"], at["plain"]])
     nodes.append([rng.choice(("add", "mul")), at["dead"], at["used"]])
-    mixed = [at["used"], 4] if rng.integers(0, 1) else [4, at["used"]]
+    mixed = [at["used"], 4] if rng.randint(0, 1) else [4, at["used"]]
     nodes.append([rng.choice(("add", "mul")), *mixed])
     nodes.append(["exp", 6])
     return nodes

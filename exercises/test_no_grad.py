@@ -61,14 +61,14 @@ def build(nodes):
 
 
 def random_graph(rng):
-    count = rng.integers(2, 4)
-    nodes = [["input", bool(rng.integers(0, 1))] for _ in range(count)]
-    nodes[rng.integers(0, count - 1)][1] = True
-    for _ in range(rng.integers(3, 6)):
+    count = rng.randint(2, 4)
+    nodes = [["input", bool(rng.randint(0, 1))] for _ in range(count)]
+    nodes[rng.randint(0, count - 1)][1] = True
+    for _ in range(rng.randint(3, 6)):
         op = rng.choice(OPS)
-        i = rng.integers(0, len(nodes) - 1)
-        node = [op, i] if op in ("exp", "detach") else [op, i, rng.integers(0, len(nodes) - 1)]
-        if op != "detach" and rng.integers(0, 3) == 0:
+        i = rng.randint(0, len(nodes) - 1)
+        node = [op, i] if op in ("exp", "detach") else [op, i, rng.randint(0, len(nodes) - 1)]
+        if op != "detach" and rng.randint(0, 3) == 0:
             node.append("no_grad")
         nodes.append(node)
     return nodes
@@ -85,7 +85,7 @@ def separating_graph(rng):
 
     def node(op, *args, no_grad=False):
         args = list(args)
-        if len(args) == 2 and rng.integers(0, 1):
+        if len(args) == 2 and rng.randint(0, 1):
             args.reverse()
         op = rng.choice(["add", "mul"]) if op == "binary" else op
         nodes.append([op, *args] + (["no_grad"] if no_grad else []))
@@ -198,9 +198,9 @@ def layer_sizes(rng):
     a mean of the squared outputs differ, and so does a mean over one axis
     only), then one of them 1 (an axis of size 1), then all 1 (every tensor
     a single element)."""
-    n = rng.integers(2, 3)
-    sizes = [n, rng.integers(2, 3), rng.integers(2, 3), 5 - n]
-    axis = rng.integers(0, 3)
+    n = rng.randint(2, 3)
+    sizes = [n, rng.randint(2, 3), rng.randint(2, 3), 5 - n]
+    axis = rng.randint(0, 3)
     return [tuple(sizes), tuple(1 if i == axis else s for i, s in enumerate(sizes)), (1, 1, 1, 1)]
 
 
@@ -290,7 +290,7 @@ def td_sizes(rng):
     a mean over D is not one over N), then D = 1 (w a single element, x an
     axis of size 1), then N = 1 (r a single element; a sum and a mean agree
     there, so it comes last)."""
-    return [(rng.integers(4, 6), rng.integers(2, 3)), (rng.integers(2, 5), 1), (1, rng.integers(2, 3))]
+    return [(rng.randint(4, 6), rng.randint(2, 3)), (rng.randint(2, 5), 1), (1, rng.randint(2, 3))]
 
 
 @pytest.mark.grade(points=3, inputs=("rank 1", "rank 2", "size-1 axis", "one element", "negative", "positive"))

@@ -30,8 +30,8 @@ def mean_square(out):
 def shapes_of(rng):
     """The shapes x and w take, one call each: 1-D (4 to 7 elements), 2-D
     (2 to 4 per side) and 2-D with an axis of size 1 (4 to 6 elements)."""
-    line = rng.integers(4, 6)
-    return [(rng.integers(4, 7),), (rng.integers(2, 4), rng.integers(2, 4)), rng.choice([(1, line), (line, 1)])]
+    line = rng.randint(4, 6)
+    return [(rng.randint(4, 7),), (rng.randint(2, 4), rng.randint(2, 4)), rng.choice([(1, line), (line, 1)])]
 
 
 def inputs(rng, device, shape):
@@ -211,9 +211,9 @@ def layer_sizes(rng):
     elements, so a sum where the task takes the mean shows, and so does a
     mean over one axis only), then one of them 1 (an axis of size 1), then
     all 1 (every tensor a single element)."""
-    n = rng.integers(2, 3)
-    sizes = [n, rng.integers(2, 3), rng.integers(2, 3), 5 - n]
-    axis = rng.integers(0, 3)
+    n = rng.randint(2, 3)
+    sizes = [n, rng.randint(2, 3), rng.randint(2, 3), 5 - n]
+    axis = rng.randint(0, 3)
     return [tuple(sizes), tuple(1 if i == axis else s for i, s in enumerate(sizes)), (1, 1, 1, 1)]
 
 
@@ -261,7 +261,7 @@ def chain_coefficients(rng, steps):
 def test_chain_grads(submission, autograd, grade_rng, grade_device):
     shapes = grade_rng.shapes(ranks=(1, 2), low=2, high=4, one_element=False)
     # a random number of steps, the edge case of a single step, then a random number again
-    for shape, steps in zip(shapes, (grade_rng.integers(2, 5), 1, grade_rng.integers(2, 4))):
+    for shape, steps in zip(shapes, (grade_rng.randint(2, 5), 1, grade_rng.randint(2, 4))):
         x = grade_rng.randn(*shape, requires_grad=True, mixed=True)
         c = chain_coefficients(grade_rng, steps).to(grade_device)
         result = explained(submission, "chain_grads", (x, c), lambda trace: None)

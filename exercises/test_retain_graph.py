@@ -48,8 +48,8 @@ def sum_divisors(x):
 @pytest.mark.grade(points=3, instruction_share=0.25, inputs=ANY_SHAPE)
 def test_backward_k_times(submission, autograd, grade_rng, grade_device):
     # Two different k on every run, so no fixed count passes.
-    k_first = grade_rng.integers(2, 3)
-    ks = (k_first, grade_rng.integers(k_first + 1, 5))
+    k_first = grade_rng.randint(2, 3)
+    ks = (k_first, grade_rng.randint(k_first + 1, 5))
     for i, shape in enumerate(grade_rng.shapes(ranks=(1, 2))):
         k = ks[i % 2]
         x = grade_rng.randn(*shape, requires_grad=True, mixed=True)

@@ -74,8 +74,8 @@ def test_jacobian_rows(submission, autograd, grade_rng, grade_device):
                 torch.tensor([[3.0, 4.0], [5.0, 6.0]], dtype=torch.float64, device=grade_device))
     # x of shape (1, n) for n >= 2 and n = 1 (a single element; Y then has one
     # row), each with at least 2 columns (2 rows to find), then the tutorial's
-    cases = [(grade_rng.randn(1, n, mixed=True), grade_rng.randn(n, grade_rng.integers(2, 4), mixed=True))
-             for n in (grade_rng.integers(2, 4), 1)] + [tutorial]
+    cases = [(grade_rng.randn(1, n, mixed=True), grade_rng.randn(n, grade_rng.randint(2, 4), mixed=True))
+             for n in (grade_rng.randint(2, 4), 1)] + [tutorial]
     for x, Y in cases:
         got = submission("vector_backward").jacobian_rows(x.requires_grad_(True), Y)
         trace = submission.trace
@@ -160,8 +160,8 @@ def check_vjp(submission, autograd, grade_rng, b, n, m):
                    inputs=("rank 1", "rank 2", "size-1 axis", "one element", "negative", "positive"))
 def test_weighted_losses(submission, autograd, grade_rng, grade_device):
     # w of n >= 2 elements, then of one (x then has a single column)
-    for n in (grade_rng.integers(2, 4), 1):
-        check_weighted(submission, autograd, grade_rng, grade_device, grade_rng.integers(2, 5), n)
+    for n in (grade_rng.randint(2, 4), 1):
+        check_weighted(submission, autograd, grade_rng, grade_device, grade_rng.randint(2, 5), n)
 
 
 def check_weighted(submission, autograd, grade_rng, grade_device, b, n):
@@ -170,7 +170,7 @@ def check_weighted(submission, autograd, grade_rng, grade_device, b, n):
     # Two different weights, neither near 1, in a random order: swapped,
     # squared or missing weights all give other gradients.
     small, large = grade_rng.numpy.uniform(0.2, 0.8), grade_rng.numpy.uniform(1.3, 3.0)
-    pair = (small, large) if grade_rng.integers(0, 1) else (large, small)
+    pair = (small, large) if grade_rng.randint(0, 1) else (large, small)
     weights = torch.tensor(pair, dtype=torch.float64, device=grade_device)
     got = submission("vector_backward").weighted_losses(w, x, weights)
     trace = submission.trace

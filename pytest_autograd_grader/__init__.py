@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import importlib
 
-from . import former_names
 from . import process_state  # noqa: F401  (the process's registries live as long as the package)
 
 # the one place the version is written: pyproject.toml reads it (dynamic),
@@ -24,17 +23,15 @@ _PUBLIC = {
     "TensorRecord": "boundary.records", "ErrorRecord": "boundary.records", "ObjectRecord": "boundary.records",
     "Trace": "boundary.tracing", "RaisedError": "boundary.call_facts", "Retained": "boundary.call_facts",
     "same": "checking.compare", "values": "checking.compare", "first_suspect": "checking.compare",
-    "Context": "checking.diagnose", "diagnose_error": "checking.diagnose", "diagnose_update": "checking.diagnose",
-    "diagnose_values": "checking.diagnose", "error_name": "checking.diagnose",
-    "Divisor": "checking.diagnose", "shared_memory": "checking.diagnose", "COPIES_MEMORY": "checking.diagnose", "sgd_variant": "checking.sgd_variants",
+    "Context": "checking.misconceptions", "diagnose_error": "checking.misconceptions", "diagnose_update": "checking.misconceptions",
+    "diagnose_values": "checking.misconceptions", "error_name": "checking.misconceptions",
+    "Divisor": "checking.misconceptions", "shared_memory": "checking.misconceptions", "COPIES_MEMORY": "checking.misconceptions", "sgd_variant": "checking.sgd_variants",
     "GradeFailure": "outcomes", "StudentFailure": "outcomes", "CheckError": "outcomes",
     "Concept": "concepts",
     "fuzz_engine": "engine_fuzz",
     "msg": "i18n",
 }
 __all__ = sorted(_PUBLIC)
-
-former_names.install()
 
 
 def __getattr__(name: str):

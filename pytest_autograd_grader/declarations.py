@@ -14,7 +14,7 @@ from .checking.input_classes import INPUT_CLASSES, unknown_classes
 from .concepts import Concept, merge_concepts
 from .i18n import has_message, msg
 from .scoring import CheckSpec
-from .state import SPEC, state_of
+from .session_state import SPEC, state_of
 
 MARKER_HELP = (
     "grade(concept, points=1, hidden=False, timeout=None, instruction_share=None, inputs=()): a graded check of an "

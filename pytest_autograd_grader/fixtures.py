@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from .state import CREDIT, EXECUTOR, PLACE, Credit, Place, settings_of, state_of
+from .session_state import CREDIT, EXECUTOR, PLACE, Credit, Place, settings_of, state_of
 
 
 def run_seed(config: pytest.Config) -> int:
@@ -114,7 +114,7 @@ def submission(request: pytest.FixtureRequest):
     from .boundary.records import Limits
     from .boundary.submission import Budget, Submission, Submissions
     from .checking.autograd import DEFAULT_INSTRUCTION_SHARE
-    from .checking.diagnose import diagnose_error
+    from .checking.misconceptions import diagnose_error
     from .declarations import spec_of
 
     state = state_of(request.config)

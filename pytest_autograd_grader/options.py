@@ -111,7 +111,7 @@ class Settings:
     manifest_path: Path | None = None
 
 
-def _report_path(option: str, value: str | None, rootpath: Path) -> Path | None:
+def _report_path(option: str, value: str | None) -> Path | None:
     if not value:
         return None
     path = Path(value)
@@ -251,10 +251,10 @@ def read_settings(config: pytest.Config) -> Settings:
         memory_mb=int(memory),
         isolation=isolation,
         answer_limit_mb=answer_limit,
-        json_path=_report_path("--grade-json", _value(config, "grade_json"), config.rootpath),
-        gradescope_path=_report_path("--grade-gradescope", _value(config, "grade_gradescope"), config.rootpath),
+        json_path=_report_path("--grade-json", _value(config, "grade_json")),
+        gradescope_path=_report_path("--grade-gradescope", _value(config, "grade_gradescope")),
         fail_under=fail_under,
-        json_private_path=_report_path("--grade-json-private", _value(config, "grade_json_private"), config.rootpath),
+        json_private_path=_report_path("--grade-json-private", _value(config, "grade_json_private")),
         github=github_enabled(config),
         manifest_path=_manifest_path(_value(config, "grade_manifest")),
         # invocation_params.args holds what was typed, without addopts.

@@ -22,7 +22,7 @@ from .pytest_internals import LONE_RUN, UnsupportedPytest, check_supported, repo
 from .scoring import CheckResult, Gradebook, shown_diagnoses
 from .sessions import (GradeTableLast, GradingSession, PlainSession, isolation_missing, isolation_name,
                        submission_notes, write_reports)
-from .state import CREDIT, NOTED, PLACE, SETTINGS, STATE, Credit, GradeState, state_of
+from .session_state import CREDIT, NOTED, PLACE, SETTINGS, STATE, Credit, GradeState, state_of
 
 # -- set-up ---------------------------------------------------------------
 

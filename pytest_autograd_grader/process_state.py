@@ -14,7 +14,7 @@ here, in one place, as the one ``PROCESS`` object.
 The package imports this module itself, so it lives as long as the
 package: pytester's in-process runs forget every module first imported
 during a run, and a registry forgotten with them would start a zygote for
-every run. Per-session state lives in ``config.stash`` (state.py).
+every run. Per-session state lives in ``config.stash`` (session_state.py).
 ``reset`` is for tests: it stops the zygotes and forgets everything.
 This module imports nothing of the grader's (the sandbox's worker may
 import the package without pytest).

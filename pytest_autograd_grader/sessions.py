@@ -15,16 +15,16 @@ from .protocol import Status
 from .reporters import gradescope_results, next_step, table_lines, write_json_atomic
 from .reporters.terminal import separator
 from .scoring import Gradebook
-from .state import PLAIN_CHECKS, GradeState, state_of
+from .session_state import PLAIN_CHECKS, GradeState, state_of
 
 JSON_REWRITE_INTERVAL_S = 1.0
 
 
 def submission_notes(state: GradeState) -> list[str]:
-    """What is said once of the submission, its notebooks (boundary/notebooks.py):
+    """What is said once of the submission, its notebooks (boundary/notebook_modules.py):
     read once a run, for the header and the report alike."""
     if state.notes is None:
-        from .boundary.notebooks import notes
+        from .boundary.notebook_modules import notes
 
         submission = state.settings.submission
         state.notes = notes(submission) if submission is not None else []

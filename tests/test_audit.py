@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 COURSE = ROOT / "templates" / "course"
 SOLUTION = (COURSE / "solutions" / "hooks.py").read_text()
 # s can be exactly 1 (on seed 2), where -g and -s*g are the same answer: the hole
-WEAK_S = "s = 0.5 + grade_rng.integers(1, 8) / 4"
+WEAK_S = "s = 0.5 + grade_rng.randint(1, 8) / 4"
 # an equivalent mutant: "+ 0 * s" flipped to "- 0 * s" changes nothing
 EQUIVALENT = SOLUTION.replace("return x.grad", "return x.grad + 0 * s")
 
@@ -77,7 +77,7 @@ def test_a_sound_course_passes_with_its_mistake_killed_and_named(course):
 
 def test_a_mistake_that_passes_on_some_seeds_fails_the_audit_with_those_seeds(course):
     checks = course / "exercises" / "test_hooks.py"
-    checks.write_text(checks.read_text().replace("s = 1.5 + grade_rng.integers(0, 6) / 4", WEAK_S))
+    checks.write_text(checks.read_text().replace("s = 1.5 + grade_rng.randint(0, 6) / 4", WEAK_S))
     code, printed, document = audit(course, "--seeds", "3", "--no-mutants")
     assert code == 1, printed
     (mistake,) = document["mistakes"]

@@ -23,7 +23,7 @@ import pytest_autograd_grader
 from pytest_autograd_grader import hookspecs
 from pytest_autograd_grader.boundary import call_facts, records, tracing
 from pytest_autograd_grader.boundary.submission import Submission, Submissions, StudentFunction
-from pytest_autograd_grader.checking import diagnose
+from pytest_autograd_grader.checking import misconceptions
 from pytest_autograd_grader.checking.autograd import Autograd
 from pytest_autograd_grader.checking.input_classes import INPUT_CLASSES
 from pytest_autograd_grader.checking.seeding import GradeRng
@@ -122,14 +122,14 @@ def test_every_field_of_the_records_and_the_trace_is_in_the_reference():
         names += [n for n, v in vars(cls).items() if not n.startswith("_") and (isinstance(v, property) or callable(v))]
         missing += [f"{cls.__name__}.{n}" for n in names if f"`{n}" not in bullet]
     missing += [f"Trace.tampered: {t}" for t in tracing.TAMPERED if f"`{t}`" not in REFERENCE]
-    missing += [f"expect_error: {e}" for e in diagnose.AUTOGRAD_ERRORS if f"`{e}`" not in _bullet("`autograd.expect_error(")]
-    missing += [f"Context: {f.name}" for f in dataclasses.fields(diagnose.Context) if f.name not in _words(_bullet("diagnoses: `Context("))]
+    missing += [f"expect_error: {e}" for e in misconceptions.AUTOGRAD_ERRORS if f"`{e}`" not in _bullet("`autograd.expect_error(")]
+    missing += [f"Context: {f.name}" for f in dataclasses.fields(misconceptions.Context) if f.name not in _words(_bullet("diagnoses: `Context("))]
     assert missing == []
 
 
 def test_every_op_name_the_trace_gives_a_meaning_is_in_the_reference():
     special = (set(tracing.FACTORIES) | set(tracing._PROPERTIES) | set(tracing._MODE_SWITCHES)
-               | set(tracing._BACKWARD.values()) | set(diagnose.COPIES_MEMORY) | set(diagnose.SHARES_MEMORY))
+               | set(tracing._BACKWARD.values()) | set(misconceptions.COPIES_MEMORY) | set(misconceptions.SHARES_MEMORY))
     assert sorted(n for n in special if f"`{n}`" not in REFERENCE) == []
 
 

@@ -20,7 +20,7 @@ from conftest import grade_checks
 from test_diagnose import RAISE
 
 from pytest_autograd_grader.boundary.encode import error_fields, raised_by
-from pytest_autograd_grader.checking.diagnose import AUTOGRAD_ERRORS
+from pytest_autograd_grader.checking.misconceptions import AUTOGRAD_ERRORS
 
 QUIET = ("-p", "no:warnings")
 

@@ -14,7 +14,7 @@ import pytest
 from conftest import grade_checks
 from test_class_outputs import Page
 
-from pytest_autograd_grader.checking.diagnose import Context, diagnose_none
+from pytest_autograd_grader.checking.misconceptions import Context, diagnose_none
 
 # A course's own catalogue, installed by its conftest: not the package's.
 COURSE_CONFTEST = '''

@@ -12,7 +12,7 @@ import json
 import pytest
 from test_class_outputs import CONCEPTS, Page, read_csv, report, write
 
-from pytest_autograd_grader.classroom import cli, fonts
+from pytest_autograd_grader.classroom import class_command, fonts
 from pytest_autograd_grader.classroom.heatmap import NAME_CHARS
 from pytest_autograd_grader.classroom.outputs import build_outputs
 from pytest_autograd_grader.i18n import saved_language, use_language
@@ -186,11 +186,11 @@ def test_the_terminal_names_a_student_by_the_roster(tmp_path):
     roster = tmp_path / "roster.csv"
     roster.write_text(f"student,name\nwang,{CHINESE}\n", encoding="utf-8")
     names: dict[str, str] = {}
-    cli.build(out, {}, str(roster), names)
-    assert cli._named("wang", names) == f"{CHINESE} (wang)"  # the id beside it, for --only
-    assert cli._named("nobody", names) == "nobody"
+    class_command.build(out, {}, str(roster), names)
+    assert class_command._named("wang", names) == f"{CHINESE} (wang)"  # the id beside it, for --only
+    assert class_command._named("nobody", names) == "nobody"
     names["evil"] = "\x1b[2Jgone"
-    assert "\x1b" not in cli._named("evil", names)
+    assert "\x1b" not in class_command._named("evil", names)
 
 
 def test_merge_says_shard_or_shards_as_many_are_missing():

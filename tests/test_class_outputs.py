@@ -15,7 +15,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from pytest_autograd_grader.classroom import mistakes
+from pytest_autograd_grader.classroom import frequent_mistakes
 from pytest_autograd_grader.classroom.class_data import OutputsError
 from pytest_autograd_grader.classroom.outputs import build_outputs
 from pytest_autograd_grader.i18n import msg
@@ -315,7 +315,7 @@ def test_frequent_mistakes_counts_distinct_students_by_id_in_both_languages():
                                      {**check("leaf", "failed"), "diagnoses": [["diag.sign"], {"id": 3, "text": "x"}]},
                                      {**check("leaf", "failed"), "diagnoses": "diag.sign"}]},
     ]
-    found = mistakes.frequent_mistakes(reports)
+    found = frequent_mistakes.frequent_mistakes(reports)
     assert [(m.message_id, m.students) for m in found["leaf"]] == [("diag.sign", 2), ("diag.transpose", 1)]
     assert found["leaf"][1].example == "a student did " + msg("diag.transpose")
     # the students' texts differ (two languages): the most common one is shown
@@ -323,7 +323,7 @@ def test_frequent_mistakes_counts_distinct_students_by_id_in_both_languages():
     # at most five per concept, the most frequent first
     keys = ("diag.sign", "diag.transpose", "diag.ones", "diag.none_leaf", "diag.backward_twice", "diag.implicit_grad")
     many = [student(f"t{i}", *((key, "{key}") for key in keys[: 1 + i % 6])) for i in range(12)]
-    top = mistakes.frequent_mistakes(many)["leaf"]
+    top = frequent_mistakes.frequent_mistakes(many)["leaf"]
     assert len(top) == 5 and top[0] == ("diag.sign", msg("diag.sign"), 12, msg("diag.sign"))
     assert [m.students for m in top] == sorted((m.students for m in top), reverse=True)
 
@@ -338,7 +338,7 @@ def test_a_course_diagnosis_counts_like_the_graders_and_its_values_become_gaps()
             check("hooks", "failed", f"{name}: {text}\n{plain}",
                   diagnoses=[("diag.hooks.scaled", text), (plain, plain)])]}
 
-    found = mistakes.frequent_mistakes([got("ann", 2, "w.grad"), got("ben", 3, "w.grad"), got("cy", 4, "b.grad")])
+    found = frequent_mistakes.frequent_mistakes([got("ann", 2, "w.grad"), got("ben", 3, "w.grad"), got("cy", 4, "b.grad")])
     assert [(m.message_id, m.students) for m in found["hooks"]] == [
         ("Return the gradient from the hook.", 3), ("diag.hooks.scaled", 3)]
     assert found["hooks"][1].text == "Likely mistake: the hook scales … by …; a hook returns the new gradient."

@@ -6,10 +6,10 @@ import pytest
 import torch
 
 from pytest_autograd_grader.checking.autograd import Autograd
-from pytest_autograd_grader.checking.diagnose import Context
+from pytest_autograd_grader.checking.misconceptions import Context
 from pytest_autograd_grader.i18n import msg
 from pytest_autograd_grader.outcomes import GradeFailure
-from pytest_autograd_grader.state import Credit
+from pytest_autograd_grader.session_state import Credit
 
 
 def failure_of(fn, *args, **kwargs) -> str:

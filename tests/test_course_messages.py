@@ -230,7 +230,7 @@ COURSE_FILES = ("conftest.py", "course_messages_en.py", "course_messages_zh.py")
 
 
 def test_every_layout_carries_the_shipped_courses_conftest_and_messages(tmp_path):
-    from pytest_autograd_grader.exercise_notebooks import topics_of
+    from pytest_autograd_grader.handout_notebooks import topics_of
     from pytest_autograd_grader.platforms.github_classroom import build_course
     from pytest_autograd_grader.platforms.gradescope_bundle import build_bundle
     from pytest_autograd_grader.platforms.wheel import package_dir, package_files

@@ -7,7 +7,7 @@ import pytest
 import torch
 from conftest import grade_checks
 
-from pytest_autograd_grader.checking.diagnose import (
+from pytest_autograd_grader.checking.misconceptions import (
     AUTOGRAD_ERRORS,
     Context,
     diagnose_error,

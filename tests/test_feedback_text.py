@@ -27,7 +27,7 @@ from pytest_autograd_grader.outcomes import GradeFailure
 from pytest_autograd_grader.reporters.order import course_order
 from pytest_autograd_grader.reporters.terminal import headline, next_step
 from pytest_autograd_grader.scoring import CheckResult, Gradebook
-from pytest_autograd_grader.state import Credit
+from pytest_autograd_grader.session_state import Credit
 
 
 # -- shortening ----------------------------------------------------------------

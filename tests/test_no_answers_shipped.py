@@ -116,7 +116,7 @@ def test_the_wheel_the_set_ups_carry_holds_no_answer():
 
 def test_exercise_notebooks_hold_no_answer():
     pytest.importorskip("nbformat")
-    from pytest_autograd_grader.exercise_notebooks import notebook_of, topics_of
+    from pytest_autograd_grader.handout_notebooks import notebook_of, topics_of
 
     topics = topics_of(EXERCISES)
     assert "leaf" in topics

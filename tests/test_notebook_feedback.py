@@ -13,7 +13,7 @@ import pytest
 from conftest import EXERCISES, SOLUTIONS, run_grader
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from pytest_autograd_grader.boundary.notebooks import module_of
+from pytest_autograd_grader.boundary.notebook_modules import module_of
 
 LEAF = (SOLUTIONS / "leaf.py").read_text()
 STUB = (EXERCISES / "leaf.py").read_text()

@@ -17,7 +17,7 @@ from conftest import EXERCISES, SOLUTIONS, run_grader
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from pytest_autograd_grader.boundary.layout import find_modules, has_modules, module_path
-from pytest_autograd_grader.boundary.notebooks import module_of
+from pytest_autograd_grader.boundary.notebook_modules import module_of
 
 LEAF = (SOLUTIONS / "leaf.py").read_text()
 STUB = (EXERCISES / "leaf.py").read_text()
@@ -197,7 +197,7 @@ def test_a_notebook_that_cannot_be_read_costs_only_its_own_checks(pytester, cont
 READ_ONE = """
 import re, sys
 from pathlib import Path
-from pytest_autograd_grader.boundary.notebooks import NotebookError, read_notebook
+from pytest_autograd_grader.boundary.notebook_modules import NotebookError, read_notebook
 try:
     read_notebook(Path(sys.argv[1]))
     print("read")

@@ -12,7 +12,7 @@ from conftest import grade_checks, run_grader, solution_with_all
 
 from pytest_autograd_grader.checking.autograd import Autograd
 from pytest_autograd_grader.outcomes import GradeFailure, StudentFailure
-from pytest_autograd_grader.state import Credit
+from pytest_autograd_grader.session_state import Credit
 
 HEADER = """
 import pytest

@@ -367,7 +367,7 @@ pytestmark = pytest.mark.grade(concept="graph")
 def test_inputs(grade_rng, n):
     x = grade_rng.randn(4)
     with open("inputs.txt", "a") as f:
-        f.write(f"{n} {x.tolist()} {grade_rng.integers(0, 10**9)}\n")
+        f.write(f"{n} {x.tolist()} {grade_rng.randint(0, 10**9)}\n")
 """
 
 
@@ -452,7 +452,7 @@ def test_inline_mode_must_be_typed(pytester):
 
         @pytest.mark.grade(concept="leaf")
         def test_mode(request):
-            from pytest_autograd_grader.state import STATE
+            from pytest_autograd_grader.session_state import STATE
             assert request.config.stash[STATE].settings.inline is False
     """)
     assert run_grader(pytester).check("test_mode")["status"] == "passed"

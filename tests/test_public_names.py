@@ -1,5 +1,4 @@
-"""What course files import: the names the package itself offers, and the
-module names of release 0.1 that checks already written still use."""
+"""What course files import: the names the package itself offers."""
 
 from __future__ import annotations
 
@@ -37,28 +36,19 @@ def test_an_unknown_name_says_so():
         raise AssertionError("no AttributeError")
 
 
-def test_former_module_names_are_the_modules_that_hold_them_now():
-    from pytest_autograd_grader import compare, diagnose, messages, records  # noqa: F401  (0.1 names)
-    from pytest_autograd_grader.checking import compare as checking_compare
-    from pytest_autograd_grader.checking import diagnose as checking_diagnose
-    from pytest_autograd_grader.compare import same
-    from pytest_autograd_grader.messages import msg
-
-    assert compare is checking_compare and diagnose is checking_diagnose
-    assert same is pytest_autograd_grader.same and msg is pytest_autograd_grader.msg
-    assert records.TensorRecord is pytest_autograd_grader.TensorRecord
-    assert messages.__name__ == "pytest_autograd_grader.i18n"
+def test_importing_the_package_installs_no_import_finder():
+    # the package answers only its own names: no finder on sys.meta_path
+    # serves module names that were never released
+    code = "import sys; before = list(sys.meta_path); import pytest_autograd_grader; print(sys.meta_path == before)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "True", done.stdout
 
 
-CHECKS_0_1 = """
+CHECKS_FROM_THE_PACKAGE = """
 import pytest
 import torch
 
-from pytest_autograd_grader import TensorRecord
-from pytest_autograd_grader.compare import same, values
-from pytest_autograd_grader.diagnose import Context
-from pytest_autograd_grader.messages import msg
-from pytest_autograd_grader.outcomes import GradeFailure
+from pytest_autograd_grader import Context, GradeFailure, TensorRecord, msg, same, values
 
 pytestmark = pytest.mark.grade(concept="leaf")
 
@@ -74,12 +64,12 @@ def test_grad(submission, autograd):
 """
 
 
-def test_checks_written_for_0_1_still_grade(pytester):
+def test_checks_importing_from_the_package_grade(pytester):
     right = "import torch\ndef grad_of_square(x):\n    x = x.clone().requires_grad_(True)\n" \
             "    (x * x).sum().backward()\n    return x.grad\n"
-    graded = grade_checks(pytester, CHECKS_0_1, leaf=right)
+    graded = grade_checks(pytester, CHECKS_FROM_THE_PACKAGE, leaf=right)
     assert graded.check("test_grad")["status"] == "passed", graded.report
     wrong = right.replace("(x * x)", "(x * x * 2)")
-    graded = grade_checks(pytester, CHECKS_0_1, leaf=wrong)
+    graded = grade_checks(pytester, CHECKS_FROM_THE_PACKAGE, leaf=wrong)
     check = graded.check("test_grad")
     assert check["status"] == "failed" and "x.grad" in check["feedback"], check

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.grade(concept="graph")
 def test_inputs(grade_rng, grade_device, n):
     x = grade_rng.randn(3)
     with open(os.environ["INPUTS_LOG"], "a") as f:
-        f.write(f"{n} {x.tolist()} {grade_rng.integers(0, 10**9)}\n")
+        f.write(f"{n} {x.tolist()} {grade_rng.randint(0, 10**9)}\n")
 """
 
 

@@ -12,7 +12,7 @@ One module per responsibility:
 - ``verdicts.py``    the reports read back: baseline, killed / survived / named, the per-check table,
                      the JSON document
 - ``accepted.py``    the author's accepted survivors (equivalent mutants, each with a reason)
-- ``cli.py``         the command: arguments, the run, the exit code
+- ``audit_command.py`` the command: arguments, the run, the exit code
 - ``text_report.py`` / ``html_report.py``  the document shown in a terminal and as a page
 
 libcst is imported only where mutants are made: the package imports

@@ -163,7 +163,7 @@ def test___FUNCTION__(submission, autograd, grade_rng, grade_device):
     """__FUNCTION__: x.grad of L = (x ** 3).sum() / d"""
     # grade_rng draws afresh on every seed (--grade-seed). d is never 1, so an
     # answer that forgets the division (or multiplies) can never pass by luck.
-    d = 1.5 + grade_rng.integers(0, 6) / 4
+    d = 1.5 + grade_rng.randint(0, 6) / 4
     # One shape of each rank, one with a size-1 axis, one single element.
     for shape in grade_rng.shapes(ranks=(1, 2)):
         # A float64 leaf on the check's device (grade_device: cpu, or cuda

@@ -15,7 +15,7 @@ from ..protocol import Op, Stage, Status, unknown
 from .decode import decode
 from .layout import module_path
 from .notebook_cells import load_failure_hint, missing_hint, name_error_hint, slow_cell_hint
-from .notebooks import NotebookError, cell_of, read_notebook
+from .notebook_modules import NotebookError, cell_of, read_notebook
 from .records import ErrorRecord, Limits
 from .shortening import shorten
 from .sources import function_at

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..i18n import msg
 from .layout import module_path
-from .notebooks import (SKIP_TAG, SUFFIX, NotebookError, NotebookModule, cell_trees, read_notebook,
+from .notebook_modules import (SKIP_TAG, SUFFIX, NotebookError, NotebookModule, cell_trees, read_notebook,
                         without_ipython)
 from .sources import SOURCE_LIMIT
 

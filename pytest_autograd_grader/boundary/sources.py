@@ -25,7 +25,7 @@ class _Source:
 
 @functools.lru_cache(maxsize=256)
 def _parse(path: str, mtime: float, size: int) -> _Source | None:
-    from .notebooks import SUFFIX, NotebookError, cell_trees, read_notebook
+    from .notebook_modules import SUFFIX, NotebookError, cell_trees, read_notebook
 
     try:
         if not path.endswith(SUFFIX):
@@ -81,7 +81,7 @@ def read_source(path: Path) -> _Source | None:
         info = path.lstat()
     except OSError:
         return None
-    from .notebooks import NOTEBOOK_LIMIT, SUFFIX
+    from .notebook_modules import NOTEBOOK_LIMIT, SUFFIX
 
     limit = NOTEBOOK_LIMIT if path.name.endswith(SUFFIX) else SOURCE_LIMIT  # a notebook carries its outputs
     if not stat.S_ISREG(info.st_mode) or info.st_size > limit:

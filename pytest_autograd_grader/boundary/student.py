@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..protocol import Op, Stage
-from . import given, helpers, notebooks, tracing, wire
+from . import given, helpers, notebook_modules, tracing, wire
 from .encode import encode
 from .layout import module_path
 from .shortening import ELLIPSIS, cut_point, shorten
@@ -91,7 +91,7 @@ class Loader:
         if self.directory not in sys.path:
             sys.path.insert(0, self.directory)
         given.install()  # the grader's given modules, never a file of the student's
-        if path.suffix == notebooks.SUFFIX:
+        if path.suffix == notebook_modules.SUFFIX:
             mod = self._notebook(name, module, path)
         else:
             spec = importlib.util.spec_from_file_location(name, path)
@@ -128,15 +128,15 @@ class Loader:
             self.running_cell = None
 
     def _notebook(self, name: str, module: str, path: Path):
-        """A notebook's code cells run as a module (notebooks.py), with its
+        """A notebook's code cells run as a module (notebook_modules.py), with its
         lines registered so that tracebacks quote them; stopped just before
         the grader's own deadline, so the answer says which cell was running."""
         import linecache
         import types
 
         try:
-            notebook = notebooks.read_notebook(path)
-        except (notebooks.NotebookError, ImportError):
+            notebook = notebook_modules.read_notebook(path)
+        except (notebook_modules.NotebookError, ImportError):
             raise _StageError({"stage": Stage.NOTEBOOK, "module": module}) from None
         source = notebook.source
         filename = str(path)
@@ -150,7 +150,7 @@ class Loader:
 
         def run() -> None:
             with _stopped_after(self.import_seconds * 0.9 if self.import_seconds > 0.2 else 0.0):
-                for number, tree in notebooks.cell_trees(notebook, filename):
+                for number, tree in notebook_modules.cell_trees(notebook, filename):
                     self.running_cell = number
                     exec(compile(tree, filename, "exec"), mod.__dict__)
 

@@ -22,7 +22,7 @@ from .arguments import encode_request
 from .failures import failure_from
 from .layout import module_path
 from .notebook_cells import left_out_place, notebook_of, redefinition_remark
-from .notebooks import SUFFIX, cell_of
+from .notebook_modules import SUFFIX, cell_of
 from .records import BoundaryError, ErrorRecord, Limits
 from .sources import definition_line, read_source
 from .tracing import Trace

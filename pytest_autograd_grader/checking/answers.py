@@ -11,7 +11,7 @@ from typing import Any, Callable
 from ..i18n import msg, note_diagnosis
 from ..outcomes import CheckError, GradeFailure, GraderError
 from .compare import describe, matched_expected
-from .diagnose import Context, diagnose_none, diagnose_values
+from .misconceptions import Context, diagnose_none, diagnose_values
 
 
 def answer_form(produced: Any, expected, what: str, context: Context, check_dtype: bool,

@@ -19,7 +19,7 @@ from ..protocol import Status
 from .answers import answer_form, author_diagnosis
 from .compare import close, describe, difference_lines, expected_tensor, hint_text, kind_of, message_text, tolerances
 from .compare import values
-from .diagnose import (
+from .misconceptions import (
     AUTOGRAD_ERRORS,
     Context,
     diagnose_error,

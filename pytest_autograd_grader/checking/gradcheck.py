@@ -11,7 +11,7 @@ from typing import Any, Callable, Sequence
 from ..boundary.shortening import shorten
 from ..i18n import msg
 from ..outcomes import GradeFailure
-from .diagnose import Context, diagnose_values
+from .misconceptions import Context, diagnose_values
 
 
 def jacobians(forward: Callable, backward: Callable, leaves: Sequence, eps: float):

@@ -89,13 +89,14 @@ class GradeRng:
         for tensor in tensors:
             self.drawn |= classes_of(tensor)
 
-    def integers(self, low: int, high: int) -> int:
-        """A whole number in [low, high], both ends included."""
+    def randint(self, low: int, high: int) -> int:
+        """A whole number in [low, high], both ends included, as
+        ``random.randint`` (``self.numpy.integers`` leaves ``high`` out)."""
         return int(self.numpy.integers(low, high + 1))
 
     def shape(self, ndim: int = 1, low: int = 1, high: int = 5) -> tuple[int, ...]:
         """A random shape with ``ndim`` dimensions of sizes in [low, high]."""
-        return tuple(self.integers(low, high) for _ in range(ndim))
+        return tuple(self.randint(low, high) for _ in range(ndim))
 
     def shapes(self, ranks=(1, 2), low: int = 2, high: int = 4, size_one: bool = True,
                one_element: bool = True) -> list[tuple[int, ...]]:
@@ -108,7 +109,7 @@ class GradeRng:
         found = [self.shape(ndim=r, low=max(low, 2), high=max(high, low, 2)) for r in ranks]
         top = found[-1] if found else ()
         if size_one and len(top) >= 2:
-            axis = self.integers(0, len(top) - 1)
+            axis = self.randint(0, len(top) - 1)
             found.append(top[:axis] + (1,) + top[axis + 1:])
         if one_element and ranks:
             found.append((1,) * ranks[-1])
@@ -117,4 +118,4 @@ class GradeRng:
     def choice(self, options):
         """One of ``options``, drawn from the check's seed."""
         options = list(options)
-        return options[self.integers(0, len(options) - 1)]
+        return options[self.randint(0, len(options) - 1)]

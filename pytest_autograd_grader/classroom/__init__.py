@@ -6,9 +6,9 @@ plugin imported once), and ``runner`` is what each worker runs: every
 student graded by an ordinary ``pytest --grade`` session (collected once
 per worker by ``session_loop``), with the sandbox's full isolation;
 ``class_data`` reads the per-student reports back; ``outputs``,
-``html_report`` and ``mistakes`` turn them into the gradebook, the LMS
-import file and the class report; ``cli`` holds the ``class`` and
-``merge`` commands.
+``class_report`` and ``frequent_mistakes`` turn them into the gradebook, the LMS
+import file and the class report; ``class_command`` holds the ``class`` command and ``merge``
+the ``merge`` command.
 
 The top layer but one (only ``cli`` is above it): it may import any layer
 of the grader, and nothing of the grader imports it.

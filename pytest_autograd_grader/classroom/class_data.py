@@ -26,7 +26,10 @@ class OutputsError(Exception):
 
 
 @dataclass
-class Concept:
+class ConceptColumn:
+    """A concept as the class outputs show it: a column of the gradebook
+    and of the class report (its points when every report agrees on them)."""
+
     id: str
     title: str
     max_score: float | None = None
@@ -39,7 +42,7 @@ class ClassData:
     out: Path
     run: dict[str, Any]
     students: list[dict[str, Any]]  # sorted by student id
-    concepts: list[Concept]
+    concepts: list[ConceptColumn]
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -89,20 +92,20 @@ def _read_json(path: Path, warnings: list[str]) -> Any:
         return None
 
 
-def _concept_list(run: dict[str, Any], students: list[dict[str, Any]]) -> list[Concept]:
+def _concept_list(run: dict[str, Any], students: list[dict[str, Any]]) -> list[ConceptColumn]:
     """The run's concepts in its order, then any a report adds, in the order first seen."""
-    concepts: dict[str, Concept] = {}
+    concepts: dict[str, ConceptColumn] = {}
     listed = run.get("concepts")
     for entry in listed if isinstance(listed, list) else ():
         if isinstance(entry, dict) and entry.get("id") is not None:
             cid = str(entry["id"])
-            concepts.setdefault(cid, Concept(cid, str(entry.get("title") or cid), number(entry.get("max_score"))))
+            concepts.setdefault(cid, ConceptColumn(cid, str(entry.get("title") or cid), number(entry.get("max_score"))))
     for report in students:
         for entry in report.get("concepts") or ():
             if isinstance(entry, dict) and entry.get("id") is not None:
                 cid = str(entry["id"])
                 if cid not in concepts:
-                    concepts[cid] = Concept(cid, str(entry.get("title") or cid), None)
+                    concepts[cid] = ConceptColumn(cid, str(entry.get("title") or cid), None)
                 concept = concepts[cid]
                 if concept.max_score is None:
                     concept.max_score = number(entry.get("max_score"))

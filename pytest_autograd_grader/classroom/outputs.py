@@ -1,6 +1,6 @@
 """The class run's outputs for people and platforms: ``gradebook.csv``
 (student x concept), ``canvas.csv`` (Canvas's gradebook import) and
-``report.html`` (``html_report``), all built from the class's data as
+``report.html`` (``class_report``), all built from the class's data as
 read from OUT (``class_data``), so a resumed, partial or merged run gives the same files.
 
 Every text a student controls (their folder's name, feedback) is hostile:
@@ -180,7 +180,7 @@ def build_outputs(out: Path, *, assignment: str | None = None, lms: str = "canva
         warnings += _write_canvas(data, title, pairs, clashes, with_roster=roster_map is not None)
     elif clashes:
         warnings.append(msg("classout.roster_clashes", problems="".join(f"\n  - {c}" for c in clashes)))
-    from .html_report import render
+    from .class_report import render
     from .plots import font_note
 
     _write(data.out / REPORT, render(data, title))

@@ -16,7 +16,6 @@ from ..i18n import msg
 from .class_data import ClassData, concept_scores, percent
 from .fonts import packages, plot_fonts, uncovered
 
-PLOT_IDS = ("plot-concepts", "plot-totals")
 DPI = 100
 
 

@@ -48,7 +48,7 @@ class StudentLoop:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> bool | None:
-        from ..state import state_of
+        from ..session_state import state_of
 
         config = session.config
         state = state_of(config)
@@ -121,7 +121,7 @@ def _options(config: pytest.Config) -> tuple:
 def _restore(config: pytest.Config, template: tuple) -> None:
     """The placeholder's settings again, for the session's own end."""
     from .. import options
-    from ..state import SETTINGS, state_of
+    from ..session_state import SETTINGS, state_of
 
     option = config.option
     option.grade_submission, option.grade_seed, option.grade_json_private, option.maxfail = template
@@ -144,7 +144,7 @@ def _take_student(config: pytest.Config, student, seed: int, private: Path) -> N
     executor and a new gradebook."""
     from .. import options
     from ..fixtures import forget_executor
-    from ..state import SETTINGS, state_of
+    from ..session_state import SETTINGS, state_of
 
     config.option.grade_submission = str(student.modules)
     config.option.grade_seed = str(seed)
@@ -160,7 +160,7 @@ def _fresh(item: pytest.Item, properties: list) -> None:
     credit or place of the last student's run."""
     from ..boundary.blame import forget_student_values
     from ..pytest_internals import forget_run
-    from ..state import CREDIT, PLACE
+    from ..session_state import CREDIT, PLACE
 
     forget_run(item)  # captured output, fixture values and request
     item.user_properties = list(properties)

@@ -1,13 +1,13 @@
 """What the student reads when their engine disagrees: the program as a
 script to run, what differed, and the misconception that fits
-(``diagnosis.py``)."""
+(``explain_difference.py``)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ..i18n import msg
-from .diagnosis import diagnose
+from .explain_difference import diagnose
 from .render import names as names_of
 from .render import op_names, render
 

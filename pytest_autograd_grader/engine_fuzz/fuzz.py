@@ -8,7 +8,7 @@ find and shrink the simplest program of that case that disagrees, then
 takes away every op and step it does not need (``reduce.py``). It returns
 None (no disagreement) or the feedback (``feedback.py``): the program as
 Python, expected against produced (``differences.py``), a diagnosis
-(``diagnosis.py``).
+(``explain_difference.py``).
 
 Reproducible: the search draws from a generator seeded from the check's
 ``grade_rng``, hypothesis from a generator seeded the same way, with no
@@ -23,7 +23,7 @@ import random
 import time
 from collections import OrderedDict
 
-from . import diagnosis, reduce
+from . import explain_difference, reduce
 from . import programs as P
 from .builder import RandomDraws, strategy
 from .differences import compare
@@ -191,7 +191,7 @@ class Fuzzer:
         # no op works even alone: either their derivatives are all wrong (the
         # op check tells), or the engine fails every backward of more than
         # one node (an order or freeing mistake), which any program shows
-        return {} if diagnosis.backward_broken(self) else None
+        return {} if explain_difference.backward_broken(self) else None
 
     def batch(self, d: RandomDraws, options: dict) -> list[dict]:
         """One program of each case of the kind (the behaviours its

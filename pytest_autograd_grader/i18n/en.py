@@ -366,7 +366,7 @@ EN: dict[str, str] = {
     "sandbox.no_worker": "the grader could not start a sandbox process to run your code (isolation {mode}); this is not your code's doing: grade again, and if it happens again, show this message to your instructor. What the sandbox said:",
     "engine.needs_hypothesis": "this check needs the grader's engine extra, not installed here: hypothesis, which draws the programs your engine is tested on. It is not a mistake in your code; install it and check again: pip install 'pytest-autograd-grader[engine]'",
     "engine.unknown_kind": "fuzz_engine: {kind!r} is not a kind of program the engine fuzzer draws; use one of {kinds}",
-    # -- class runner (classroom/pool.py, classroom/runner.py, classroom/cli.py)
+    # -- class runner (classroom/pool.py, classroom/runner.py, classroom/class_command.py)
     "class.no_checks": "--checks: {path} is not a folder; give the folder of the course's check files",
     "class.checks_empty": "--checks: {path} holds no check file (test_*.py or *_test.py); give the folder of the course's check files",
     "class.overlap": "--checks {checks} and --submissions {submissions} overlap: keep the checks outside the students' folders (pytest would collect the students' files)",
@@ -616,7 +616,7 @@ EN: dict[str, str] = {
     "audit.html.status.unnamed": "not named",
     "audit.html.status.accepted": "accepted",
     "audit.html.status.error": "could not be graded",
-    # -- class outputs (classroom/outputs.py, html_report.py, mistakes.py)
+    # -- class outputs (classroom/outputs.py, class_report.py, frequent_mistakes.py)
     "classout.a_student": "a student",
     "classout.skipped_unreadable": "{path}: skipped: not a readable JSON file ({error})",
     "classout.skipped_foreign": "{path}: skipped: not a student's report of a class run (it has no 'student' field)",

@@ -366,7 +366,7 @@ ZH: dict[str, str] = {
     "sandbox.no_worker": "评分程序没能启动运行你代码的沙箱进程（隔离方式 {mode}）；这不是你的代码造成的：请重新评分，如果再次出现，把这条信息给老师看。沙箱的输出：",
     "engine.needs_hypothesis": "这项检查需要评分器的 engine 附加组件，但这里没有安装：它用 hypothesis 生成测试你的引擎所用的程序。这不是你代码的错误；安装后再检查一次：pip install 'pytest-autograd-grader[engine]'",
     "engine.unknown_kind": "fuzz_engine：{kind!r} 不是引擎模糊测试能生成的程序类型；请使用 {kinds} 之一",
-    # -- class runner (classroom/pool.py, classroom/runner.py, classroom/cli.py)
+    # -- class runner (classroom/pool.py, classroom/runner.py, classroom/class_command.py)
     "class.no_checks": "--checks：{path} 不是文件夹；请给出课程检查文件所在的文件夹",
     "class.checks_empty": "--checks：{path} 里没有检查文件（test_*.py 或 *_test.py）；请给出课程检查文件所在的文件夹",
     "class.overlap": "--checks {checks} 和 --submissions {submissions} 互相包含：请把检查文件放在学生文件夹之外（否则 pytest 会收集学生的文件）",
@@ -616,7 +616,7 @@ ZH: dict[str, str] = {
     "audit.html.status.unnamed": "未被指明",
     "audit.html.status.accepted": "已接受",
     "audit.html.status.error": "无法评分",
-    # -- class outputs (classroom/outputs.py, html_report.py, mistakes.py)
+    # -- class outputs (classroom/outputs.py, class_report.py, frequent_mistakes.py)
     "classout.a_student": "某位学生",
     "classout.skipped_unreadable": "{path}：已略过：不是可读取的 JSON 文件（{error}）",
     "classout.skipped_foreign": "{path}：已略过：不是全班评分中某位学生的报告（没有 'student' 字段）",

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from ..boundary.layout import module_path
-from ..boundary.notebooks import SUFFIX as NOTEBOOK
+from ..boundary.notebook_modules import SUFFIX as NOTEBOOK
 from ..i18n import msg
 from ..outcomes import GraderError
 from ..protocol import CallHeader, Op, ProtocolError, SpawnReply, SpawnRequest, Stage

@@ -24,7 +24,7 @@ def likely_mistake(produced, g, s):
 @pytest.mark.grade(points=2, inputs=ANY_SHAPE)
 def test_reversed_grad(submission, autograd, grade_rng, grade_device):
     """reversed_grad: the hook turns x's gradient into -s times it"""
-    s = 1.5 + grade_rng.integers(0, 6) / 4  # never 1, so -g and -s*g always differ
+    s = 1.5 + grade_rng.randint(0, 6) / 4  # never 1, so -g and -s*g always differ
     for shape in grade_rng.shapes(ranks=(1, 2)):
         x = grade_rng.randn(*shape, requires_grad=True, mixed=True)
         got = submission("hooks").reversed_grad(x, s)

@@ -28,7 +28,7 @@ from .class_data import (SCORED, ClassData, concept_scores, counted, display_nam
                          max_total, percent, total)
 from .heatmap import CSS as HEATMAP_CSS
 from .heatmap import heatmap_html
-from .mistakes import Mistake, frequent_mistakes
+from .frequent_mistakes import Mistake, frequent_mistakes
 from .plots import font_note
 from .plots import plots as draw
 

@@ -7,7 +7,7 @@ module's order, each function's or class's docstring as Markdown and its
 stub as a code cell (the statements between them, imports and constants,
 as code cells too), and a last cell, tagged ``skip-grading``, that grades
 the notebook from inside it with ``notebook.check``. Handed in, the notebook
-is graded as the module it stands for (``boundary/notebooks.py``).
+is graded as the module it stands for (``boundary/notebook_modules.py``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from .boundary.layout import is_check_file
-from .boundary.notebooks import SKIP_TAG
+from .boundary.notebook_modules import SKIP_TAG
 from .i18n import msg
 
 CHECK_CELL = '''from pytest_autograd_grader import notebook
