@@ -54,7 +54,7 @@ def sample(setup, size: int, rng: random.Random) -> tuple[list, dict[str, int]]:
     for pair in pairs:
         kinds.setdefault(pair[1].kind, []).append(pair)
     drawn = []
-    for kind, members in kinds.items():
+    for members in kinds.values():
         share = max(1, round(size * len(members) / len(pairs)))
         drawn += rng.sample(members, min(share, len(members)))
     rng.shuffle(drawn)

@@ -53,6 +53,8 @@ stage, run its checks (from the folder above exercises/):
 Use numpy only: the grader runs this file where torch cannot be imported.
 """
 
+# The same imports as the reference solution's, statement for statement.
+# ruff: noqa: I001, UP035
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -61,7 +63,7 @@ import numpy as np
 
 # The given part (engine_given.py); no_grad and is_grad_enabled are imported
 # so that `from engine import no_grad` works, as `from torch import no_grad`.
-from engine_given import ERR_BACKWARD_TWICE, ERR_IMPLICIT_GRAD, ERR_NO_GRAD, ERR_RETAIN_NO_GRAD, ERR_SHAPE
+from engine_given import ERR_BACKWARD_TWICE, ERR_IMPLICIT_GRAD, ERR_NO_GRAD, ERR_RETAIN_NO_GRAD, ERR_SHAPE  # noqa: F401  (for the parts you write)
 from engine_given import NodeBase, TensorBase, is_grad_enabled, no_grad  # noqa: F401
 
 

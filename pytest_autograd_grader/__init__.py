@@ -11,6 +11,7 @@ this package before student code runs and must not import torch with it.
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 from . import process_state  # noqa: F401  (the process's registries live as long as the package)
 
@@ -34,7 +35,9 @@ _PUBLIC = {
 __all__ = sorted(_PUBLIC)
 
 
-def __getattr__(name: str):
+# Any: what the lazily imported name is varies by name, and a type checker
+# asks this function for every public name it cannot find above
+def __getattr__(name: str) -> Any:
     module = _PUBLIC.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

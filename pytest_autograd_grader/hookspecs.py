@@ -7,11 +7,16 @@ marked ``trylast``, so a course's implementation runs first.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+
+# Concept, CheckResult and Gradebook are named in words, not imported: the
+# hooks sit below concepts and scoring in the package's layers (pyproject.toml)
 
 
 @pytest.hookspec
-def pytest_grade_concepts(config):
+def pytest_grade_concepts(config: pytest.Config) -> list[Any] | None:
     """Return a list of :class:`pytest_autograd_grader.concepts.Concept` a
     course grades under (the grader knows none of its own).
 
@@ -23,7 +28,7 @@ def pytest_grade_concepts(config):
 
 
 @pytest.hookspec(historic=True)
-def pytest_grade_messages(config):
+def pytest_grade_messages(config: pytest.Config) -> dict[str, dict[str, str]] | None:
     """Return a course's messages, ``{language: {message id: text}}``, added
     to the grader's catalogue (``pytest_autograd_grader.i18n``).
 
@@ -36,7 +41,7 @@ def pytest_grade_messages(config):
 
 
 @pytest.hookspec(firstresult=True)
-def pytest_grade_check_result(item, result):
+def pytest_grade_check_result(item: pytest.Item, result: Any) -> Any:
     """Adjust one check's result before it is reported.
 
     ``result`` is a :class:`pytest_autograd_grader.scoring.CheckResult`.
@@ -47,7 +52,7 @@ def pytest_grade_check_result(item, result):
 
 
 @pytest.hookspec
-def pytest_grade_gradebook(config, gradebook):
+def pytest_grade_gradebook(config: pytest.Config, gradebook: Any) -> None:
     """Receive the finished :class:`pytest_autograd_grader.scoring.Gradebook`
     once at the end of a graded session (in the controller under xdist).
 

@@ -98,7 +98,7 @@ class CheckResult:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "CheckResult":
+    def from_dict(cls, data: dict[str, Any]) -> CheckResult:
         return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
 
 

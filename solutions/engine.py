@@ -7,6 +7,9 @@ filled in here. It follows PyTorch's semantics and node names, so its
 results can be compared with torch.autograd's.
 """
 
+# The planted mistakes (mistakes/engine/) repeat these imports statement for
+# statement, and tests/planted_mistakes.py diffs them against this file.
+# ruff: noqa: I001, UP035
 from __future__ import annotations
 
 import numbers

@@ -15,10 +15,9 @@ from typing import NamedTuple
 
 import numpy  # noqa: F401
 import pytest
+import shipped_course_plugin
 import torch  # noqa: F401
 from _pytest import pytester as _pytester
-
-import shipped_course_plugin
 
 from pytest_autograd_grader import i18n
 from pytest_autograd_grader.i18n import msg
@@ -412,7 +411,7 @@ class Mistake(NamedTuple):
     function: str  # graded by the check test_<function>
     what: str
     source: str
-    diagnosis: "str | tuple | None"  # the message id(s) its feedback must give (None: none of the check's own)
+    diagnosis: str | tuple | None  # the message id(s) its feedback must give (None: none of the check's own)
     texts: tuple = ()  # more text the feedback must hold
     score: float = 0
     absent: tuple = ()  # text the feedback must not hold (advice the exercise forbids)
@@ -429,13 +428,7 @@ def assert_planted(pytester, topic, mistakes, correct, specific):
     most one mistake per function in each module): each mistake fails on
     every seed with its score, its diagnosis and texts, and none of the
     other message ids ``specific`` lists for its check; each style passes."""
-    by_function = {}
-    for mistake in mistakes:
-        by_function.setdefault(mistake.function, []).append(mistake)
-    versions = {}
-    for i in range(max(len(found) for found in by_function.values())):
-        chosen = {function: found[i] for function, found in by_function.items() if i < len(found)}
-        versions[f"version{i}"] = chosen
+    versions = _one_mistake_per_function(mistakes)
     modules = {name: solution_with_all(topic, {f: m.source for f, m in chosen.items()})
                for name, chosen in versions.items()}
     modules.update({name: solution_with_all(topic, functions) for name, functions in correct.items()})
@@ -448,15 +441,34 @@ def assert_planted(pytester, topic, mistakes, correct, specific):
     for name, chosen in versions.items():
         for function, mistake in chosen.items():
             check = f"test_{function}"
-            given = (mistake.diagnosis,) if isinstance(mistake.diagnosis, str) else mistake.diagnosis or ()
-            others = [fragment(i) for i in specific[check] if i not in given]
-            for run in runs[name][check]:
-                feedback = run["feedback"]
-                assert run["status"] == "failed" and run["score"] == mistake.score, (mistake.what, run)
-                for text in tuple(fragment(i) for i in given) + mistake.texts:
-                    assert text in feedback, (mistake.what, text, feedback)
-                for other in others + list(mistake.absent):
-                    assert other not in feedback, (mistake.what, other, feedback)
+            _assert_caught(mistake, runs[name][check], specific[check])
+
+
+def _one_mistake_per_function(mistakes):
+    """{"version<i>": {function: its i-th mistake}}: as many modules as the
+    function with most mistakes has, each planting at most one per function."""
+    by_function = {}
+    for mistake in mistakes:
+        by_function.setdefault(mistake.function, []).append(mistake)
+    versions = {}
+    for i in range(max(len(found) for found in by_function.values())):
+        chosen = {function: found[i] for function, found in by_function.items() if i < len(found)}
+        versions[f"version{i}"] = chosen
+    return versions
+
+
+def _assert_caught(mistake, runs, specific_ids):
+    """Each run of the mistake's check fails with its score, its diagnosis
+    and texts, and none of the check's other specific message ids."""
+    given = (mistake.diagnosis,) if isinstance(mistake.diagnosis, str) else mistake.diagnosis or ()
+    others = [fragment(i) for i in specific_ids if i not in given]
+    for run in runs:
+        feedback = run["feedback"]
+        assert run["status"] == "failed" and run["score"] == mistake.score, (mistake.what, run)
+        for text in tuple(fragment(i) for i in given) + mistake.texts:
+            assert text in feedback, (mistake.what, text, feedback)
+        for other in others + list(mistake.absent):
+            assert other not in feedback, (mistake.what, other, feedback)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -9,7 +9,6 @@ At least one per behaviour the engine's docstrings specify
 from pathlib import Path
 
 from conftest import SOLUTIONS
-
 from planted_mistakes import read_planted, topic_files
 
 SOURCE = (SOLUTIONS / "engine.py").read_text()

@@ -22,7 +22,7 @@ from conftest import REPO
 import pytest_autograd_grader
 from pytest_autograd_grader import hookspecs
 from pytest_autograd_grader.boundary import call_facts, records, tracing
-from pytest_autograd_grader.boundary.submission import Submission, Submissions, StudentFunction
+from pytest_autograd_grader.boundary.submission import StudentFunction, Submission, Submissions
 from pytest_autograd_grader.checking import misconceptions
 from pytest_autograd_grader.checking.autograd import Autograd
 from pytest_autograd_grader.checking.input_classes import INPUT_CLASSES

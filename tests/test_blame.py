@@ -308,11 +308,11 @@ def test_whole_line_without_columns(monkeypatch):
         a, b = got
 
     def loop():
-        for a, b in got:
+        for a, b in got:  # noqa: B007  (a student's loop that unpacks too many values)
             pass
 
     def own():
-        a, b = (1, 2, 3)
+        a, b = (1, 2, 3)  # noqa: F841  (raises in code of the test's own, not the student's)
 
     assert "too many values to unpack" in blame_student(_raised(unpack), values)
     assert "cannot unpack non-iterable int" in blame_student(_raised(loop), values)

@@ -5,7 +5,6 @@ answer, and grading goes on."""
 
 from __future__ import annotations
 
-
 import pytest
 from conftest import grade_checks
 

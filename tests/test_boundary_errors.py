@@ -15,12 +15,17 @@ tests cover made-up errors written in student code.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 from conftest import grade_checks
 from test_diagnose import RAISE
 
 from pytest_autograd_grader.boundary.encode import error_fields, raised_by
 from pytest_autograd_grader.checking.misconceptions import AUTOGRAD_ERRORS
+
+if TYPE_CHECKING:
+    from pytest_autograd_grader.boundary.tracing import Trace
 
 QUIET = ("-p", "no:warnings")
 
@@ -331,7 +336,7 @@ def test_raised_by_reads_the_raising_instruction_not_the_source():
 ECHOED = "invalid literal for int() with base 10: 'Trying to backward through the graph a second time'"
 
 
-def _second_backward(**call) -> "Trace":
+def _second_backward(**call) -> Trace:
     """A trace whose only call, a backward, raised a RuntimeError (error 0)."""
     from pytest_autograd_grader.boundary.call_facts import RaisedError
     from pytest_autograd_grader.boundary.tracing import BackwardCall, Trace

@@ -10,7 +10,6 @@ import subprocess
 import sys
 import textwrap
 
-import pytest
 from conftest import grade_checks
 from test_class_outputs import Page
 

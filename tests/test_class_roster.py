@@ -129,7 +129,7 @@ def test_two_submissions_on_one_roster_line_refuse_canvas_csv_and_name_both(out,
     refused = [w for w in warnings if "canvas.csv NOT written" in w]
     assert len(refused) == 1, warnings
     assert "2 submissions match line 2 of" in refused[0] and "roster.csv" in refused[0]
-    for student, folder, lms in students:
+    for student, folder, _lms in students:
         assert f"'{folder}' ({student}.json" in refused[0], refused[0]
     if twins == "same-id":
         assert "canvas id 5678" in refused[0]

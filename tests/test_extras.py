@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import shutil
 import sys
-import tomllib
 
+import tomllib
 from conftest import EXERCISES, REPO, grade_checks
 
 from pytest_autograd_grader.cli import main

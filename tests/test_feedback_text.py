@@ -29,7 +29,6 @@ from pytest_autograd_grader.reporters.terminal import headline, next_step
 from pytest_autograd_grader.scoring import CheckResult, Gradebook
 from pytest_autograd_grader.session_state import Credit
 
-
 # -- shortening ----------------------------------------------------------------
 
 CJK = "张量梯度叶子节点计算图反向传播保留"

@@ -10,7 +10,6 @@ import zipfile
 
 import pytest
 from conftest import EXERCISES, REPO, SOLUTIONS
-
 from planted_mistakes import MISTAKES_DIR, changed_source
 
 ARCHIVES = (".whl", ".zip")

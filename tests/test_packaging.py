@@ -5,11 +5,11 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tomllib
 import zipfile
 from pathlib import Path
 
 import pytest
+import tomllib
 from conftest import REPO
 
 

@@ -9,7 +9,6 @@ import re
 
 import pytest
 from conftest import EN, EXERCISES, REPO, SOLUTIONS
-
 from planted_mistakes import MISTAKES_DIR, SOURCES_USED, changed_source, read_planted, topic_files
 
 FILES = sorted(MISTAKES_DIR.glob("*/*.py"))

@@ -13,10 +13,20 @@ import pytest
 
 import pytest_autograd_grader
 from pytest_autograd_grader.boundary.failures import HANDLERS, failure_from
-from pytest_autograd_grader.boundary.wire import dumps, loads
 from pytest_autograd_grader.boundary.records import Limits
-from pytest_autograd_grader.protocol import (NOT_PASSED, STUDENT_FAILED, CallHeader, Op, ProtocolError, ProtocolWarning,
-                                             SpawnReply, SpawnRequest, Stage, Status)
+from pytest_autograd_grader.boundary.wire import dumps, loads
+from pytest_autograd_grader.protocol import (
+    NOT_PASSED,
+    STUDENT_FAILED,
+    CallHeader,
+    Op,
+    ProtocolError,
+    ProtocolWarning,
+    SpawnReply,
+    SpawnRequest,
+    Stage,
+    Status,
+)
 from pytest_autograd_grader.scoring import CheckResult
 
 PACKAGE = Path(pytest_autograd_grader.__file__).resolve().parent

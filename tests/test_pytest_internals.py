@@ -8,10 +8,10 @@ and their reset. CI runs this file on the oldest pytest allowed too (.ci/run).""
 from __future__ import annotations
 
 import ast
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 from conftest import QUIET_PLUGINS
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version

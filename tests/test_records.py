@@ -74,9 +74,9 @@ def test_doctored_payloads_are_refused(payload, reason):
 
 # -- answers from student code are read under Limits --------------------------
 
-from pytest_autograd_grader.boundary.decode import decode
+from pytest_autograd_grader.boundary.decode import decode  # noqa: E402
 from pytest_autograd_grader.boundary.encode import encode  # noqa: E402
-from pytest_autograd_grader.boundary.records import Limits
+from pytest_autograd_grader.boundary.records import Limits  # noqa: E402
 
 LIMITS = Limits()
 

@@ -290,8 +290,8 @@ def test_mistakes_fail_on_every_seed_with_their_diagnosis(pytester):
     fails_everywhere(v[13]["test_accumulated_grad"], one_axis, absent=["a constant factor in your derivative"])
     for run in v[12]["test_microbatch_grad"]:
         k, b = (int(run["feedback"].split(sep)[1].split(" ")[0]) for sep in ("accumulated over ", " micro-batches of "))
-        fails_everywhere([run], "you divided by the micro-batch size b=%d instead of the number of micro-batches k=%d"
-                         % (b, k), absent=[LAST])
+        fails_everywhere([run], f"you divided by the micro-batch size b={b} instead of the number of micro-batches k={k}",
+                         absent=[LAST])
     # .grad kept through a view of it
     fails_everywhere(v[12]["test_zeroed_grads"], msg("diag.accumulation.shares_memory", name="x", op=".detach()"),
                      absent=[ALIAS_X])

@@ -156,17 +156,27 @@ def test_each_save_regrades_its_topic_and_the_whole_table_stays(tmp_path):
         assert "helpers.py changed" in "\n".join(regrade) and row(regrade, "Computational").split()[3] == "0/10"
         watch.until("watch: waiting")
     finally:
-        os.killpg(watch.process.pid, signal.SIGINT)  # Ctrl-C reaches the terminal's whole group
-        try:
-            code = watch.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            watch.process.kill()
-            time.sleep(0.5)
-            while not watch.lines.empty():
-                watch.seen.append(watch.lines.get().rstrip("\n"))
-            pytest.fail("the watch did not stop within 30 s of Ctrl-C; its last lines:\n"
-                        + "\n".join(watch.seen[-25:]))
+        code = _ctrl_c(watch)
     assert code == 0
+    _assert_stopped_and_gone(watch)
+
+
+def _ctrl_c(watch):
+    """Ctrl-C to the watch's terminal group; its exit code (fails the test,
+    with the watch's last lines, when it does not stop within 30 s)."""
+    os.killpg(watch.process.pid, signal.SIGINT)  # Ctrl-C reaches the terminal's whole group
+    try:
+        return watch.process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        watch.process.kill()
+        time.sleep(0.5)
+        while not watch.lines.empty():
+            watch.seen.append(watch.lines.get().rstrip("\n"))
+        pytest.fail("the watch did not stop within 30 s of Ctrl-C; its last lines:\n"
+                    + "\n".join(watch.seen[-25:]))
+
+
+def _assert_stopped_and_gone(watch):
     assert watch.until("watch: stopped", timeout=5)
     time.sleep(0.5)
     # nothing of the watch's left: no zygote, no worker

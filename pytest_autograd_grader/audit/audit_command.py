@@ -13,7 +13,6 @@ from .planted import AuditUsageError, find_planted
 from .text_report import print_report
 
 
-
 def add_arguments(parser) -> None:
     parser.add_argument("checks", metavar="CHECKS", help="the folder of the course's checks (and stubs)")
     parser.add_argument("--solutions", required=True, metavar="DIR", help="the folder of the reference solutions")

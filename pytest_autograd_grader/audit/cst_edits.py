@@ -7,11 +7,11 @@ mutant's diff shows only its change.
 
 from __future__ import annotations
 
-from typing import NamedTuple, Union
+from typing import NamedTuple
 
 import libcst as cst
 
-Replacement = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]
+Replacement = cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel
 DROP = cst.RemoveFromParent()  # a statement dropped (mutants.py puts `pass` where a block would be empty)
 _EMPTY = cst.Module(body=[])
 

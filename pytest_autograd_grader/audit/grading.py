@@ -12,9 +12,10 @@ from __future__ import annotations
 import json
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import TextIO
 
 from ..classroom.runner import ClassSettings, Outcome
 from ..classroom.students import Student, checks_sha256
@@ -105,7 +106,7 @@ class Setup:
     stop_mutants_first: bool = True
 
 
-def run_audit(setup: Setup, progress=None) -> dict:
+def run_audit(setup: Setup, progress: TextIO | None = None) -> dict:
     """Grade every topic's variants on every seed (a pool per topic) and
     return the JSON document."""
     from ..classroom.pool import usable_cpus
@@ -117,18 +118,26 @@ def run_audit(setup: Setup, progress=None) -> dict:
     with work_folder() as tmp:
         for topic in setup.topics:
             variants = topic_variants(setup, topic)
-            count = [0]
-
-            def done(outcome: Outcome, total=len(variants) * len(setup.seeds), topic=topic) -> None:
-                count[0] += 1
-                if progress is not None and (count[0] == total or count[0] % 20 == 0):
-                    print(msg("audit.progress", topic=topic, done=count[0], total=total), file=progress, flush=True)
-
+            done = _progress_of(topic, len(variants) * len(setup.seeds), progress)
             reports = grade_topic(setup.checks, setup.solutions, setup.check_files[topic], variants, setup.seeds,
                                   options, Path(tmp) / topic, done)
             for index, variant in enumerate(variants):
                 graded[(variant.kind, topic, variant.key)] = Graded({s: reports[(index, s)] for s in setup.seeds})
     return build_document(setup, graded, time.monotonic() - started)
+
+
+def _progress_of(topic: str, total: int, progress: TextIO | None) -> Callable[[Outcome], None]:
+    """What each graded variant calls: every 20th and the last says how far
+    the topic is."""
+    count = 0
+
+    def done(outcome: Outcome) -> None:
+        nonlocal count
+        count += 1
+        if progress is not None and (count == total or count % 20 == 0):
+            print(msg("audit.progress", topic=topic, done=count, total=total), file=progress, flush=True)
+
+    return done
 
 
 def topic_variants(setup: Setup, topic: str) -> list[Variant]:

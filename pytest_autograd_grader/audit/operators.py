@@ -20,8 +20,20 @@ from typing import Protocol
 
 import libcst as cst
 
-from .cst_edits import DROP, Change, call_statement, called, changed, code, method, named, receiver, respelled, \
-    swapped, without_arg
+from .cst_edits import (
+    DROP,
+    Change,
+    call_statement,
+    called,
+    changed,
+    code,
+    method,
+    named,
+    receiver,
+    respelled,
+    swapped,
+    without_arg,
+)
 
 GRAPH_KEYWORDS = ("retain_graph", "create_graph")
 ARMED_KEYWORDS = GRAPH_KEYWORDS + ("requires_grad",)  # dropping them is its own operator, flipping them a duplicate

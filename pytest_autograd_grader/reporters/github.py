@@ -32,7 +32,6 @@ from ..scoring import CheckResult, Gradebook
 from .order import course_order
 from .terminal import place, points
 
-
 # Annotations: GitHub shows a short message; the job's log has all of it.
 ANNOTATION_LINES = 20
 ANNOTATION_CHARS = 4000
