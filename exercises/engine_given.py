@@ -26,7 +26,8 @@ from __future__ import annotations
 import itertools
 import numbers
 import sys
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -133,7 +134,7 @@ def _engine_of(cls: type) -> dict[str, Any]:
         for value in vars(klass).values():
             found = getattr(getattr(value, "fget", value), "__globals__", None)
             if found is not None and "AddBackward0" in found:
-                setattr(cls, "_engine_names", found)
+                cls._engine_names = found
                 return found
     module = sys.modules.get(cls.__module__)
     if module is not None and "AddBackward0" in vars(module):

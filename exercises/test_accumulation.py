@@ -1,8 +1,18 @@
 import pytest
 import torch
 
-from pytest_autograd_grader import (Context, Divisor, TensorRecord, diagnose_update, first_suspect, msg, same,
-                                    sgd_variant, shared_memory, values)
+from pytest_autograd_grader import (
+    Context,
+    Divisor,
+    TensorRecord,
+    diagnose_update,
+    first_suspect,
+    msg,
+    same,
+    sgd_variant,
+    shared_memory,
+    values,
+)
 
 pytestmark = pytest.mark.grade(concept="accumulation")
 
@@ -156,11 +166,11 @@ def test_train_loop(submission, autograd, grade_rng, grade_device):
     repeated = (xs[0].expand(k, b, n).clone(), ys[0].expand(k, b).clone())
     # then k different batches, and a w of one element (each x a single column)
     single = (grade_rng.randn(1, requires_grad=True), grade_rng.randn(k, b, 1, mixed=True), grade_rng.randn(k, b))
-    lr = grade_rng.choice([0.01, 0.05, 0.1])
+    rate = grade_rng.choice([0.01, 0.05, 0.1])
     for start, (bxs, bys), lr, what in (
             (w, repeated, 0.0, msg("label.accumulation.repeated_batch", lr=0.0)),
-            (w, (xs, ys), lr, msg("label.accumulation.different_batches", lr=lr, k=k)),
-            (single[0], single[1:], lr, msg("label.accumulation.one_feature", lr=lr, k=k))):
+            (w, (xs, ys), rate, msg("label.accumulation.different_batches", lr=rate, k=k)),
+            (single[0], single[1:], rate, msg("label.accumulation.one_feature", lr=rate, k=k))):
         check_train_loop(submission, autograd, start, bxs, bys, lr, what)
 
 

@@ -275,7 +275,7 @@ def test_loop_grad(submission, autograd, grade_rng, grade_device):
 # -- rnn_grad ------------------------------------------------------------------------
 
 @pytest.mark.grade(points=3, inputs=("rank 1", "rank 2", "size-1 axis", "one element", "negative", "positive"))
-def test_rnn_grad(submission, autograd, grade_rng, grade_device):
+def test_rnn_grad(submission, autograd, grade_rng, grade_device):  # noqa: C901  (one check per kind of RNN mistake, each a branch)
     # Sequences of length 1 (one feature, and 2 or 3) and one of length 3 to
     # 6 with 2 to 4 features on every run: the same code must follow each
     # length and width.

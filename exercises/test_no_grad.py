@@ -119,7 +119,7 @@ def node_name(nodes, k):
     return msg("label.node.under_no_grad", node=text) if node[-1] == "no_grad" else text
 
 
-def explain_prediction(nodes, got, expected):
+def explain_prediction(nodes, got, expected):  # noqa: C901  (one branch per way a prediction can be wrong, in the order a student makes them)
     """Diagnoses of a wrong prediction, each told once, for the first node it
     explains. Each node is judged by the student's own predictions for its
     inputs, so a mistake is blamed where it is made, not where it spreads."""
