@@ -6,8 +6,11 @@ reads each call's header) and the grader (``sandbox/executor.py`` asks,
 ``boundary/failures.py`` turns an answer into feedback, one handler per
 ``Stage``). ``SpawnRequest``/``SpawnReply`` (a worker asked of the zygote)
 and ``CallHeader`` (one call of a worker, its ``Op``) are dataclasses with
-``to_wire``/``from_wire``; ``from_wire`` refuses a missing or unknown key. What crosses the process boundary stays plain JSON with plain
-strings, as before: each enum's values are the strings on the wire, so a
+``to_wire``/``from_wire``; ``from_wire`` refuses a missing or unknown key.
+The answers are dataclasses too: the zygote's (``SpawnReply``,
+``Acknowledged``, ``Refusal``, to a ``ControlOp``) and the worker's
+(``Ready`` once, then a ``CallReply`` per call). What crosses the process
+boundary stays plain JSON with plain strings, as before: each enum's values are the strings on the wire, so a
 worker of another build still reads and writes the same bytes.
 
 The worker is student code's process: what it answers may be anything.
@@ -122,7 +125,16 @@ class ProtocolError(ValueError):
     """A message that is not in the protocol's form."""
 
 
-def _from_wire(cls: type, data: Any) -> dict:
+class ControlOp(_WireEnum):
+    """What the grader asks of the zygote on its control socket (a
+    message's ``op``)."""
+
+    SPAWN = "spawn"    # a worker for one staged submission: a SpawnRequest
+    SWEEP = "sweep"    # kill the orphans of keepers that had no PID namespace
+    PING = "ping"      # answered once the zygote's imports are done: it is warm
+
+
+def _from_wire(cls: type, data: Any) -> dict[str, Any]:
     """``data``'s fields for ``cls``: every field present, nothing else."""
     if type(data) is not dict:
         raise ProtocolError(f"a {cls.__name__} must be a JSON object, not {type(data).__name__}")
@@ -150,9 +162,9 @@ class SpawnRequest:
     cover: tuple[str, ...]         # folders hidden from the worker
     cpus: tuple[int, ...]          # the asking grading process's CPUs
 
-    OP = "spawn"
+    OP = ControlOp.SPAWN
 
-    def to_wire(self) -> dict:
+    def to_wire(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
         data["cover"], data["cpus"] = list(self.cover), list(self.cpus)
         return {"op": self.OP, **data}
@@ -173,11 +185,11 @@ class SpawnReply:
     """The zygote's answer to a spawn request that worked (the keeper's pid
     and a pidfd for it come with it)."""
 
-    pid: int
+    pid: int                       # the keeper's
     pidns: bool                    # the worker has a PID namespace of its own
     fenced: bool                   # it sees only its own staged submission
 
-    def to_wire(self) -> dict:
+    def to_wire(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
     @classmethod
@@ -186,6 +198,40 @@ class SpawnReply:
         if type(fields["pid"]) is not int:
             raise ProtocolError("a SpawnReply's pid must be an integer")
         return cls(pid=fields["pid"], pidns=fields["pidns"] is True, fenced=fields["fenced"] is True)
+
+
+@dataclasses.dataclass(frozen=True)
+class Acknowledged:
+    """The zygote's answer to a sweep or a ping: done."""
+
+    ok: bool = True
+
+    def to_wire(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_wire(cls, data: Any) -> Acknowledged:
+        if _from_wire(cls, data)["ok"] is not True:
+            raise ProtocolError("an Acknowledged's ok must be true")
+        return cls()
+
+
+@dataclasses.dataclass(frozen=True)
+class Refusal:
+    """The zygote's answer to a request it could not serve (no file
+    descriptors come with it)."""
+
+    error: str                     # why, for the sandbox's log
+
+    def to_wire(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_wire(cls, data: Any) -> Refusal:
+        error = _from_wire(cls, data)["error"]
+        if type(error) is not str:
+            raise ProtocolError("a Refusal's error must be a string")
+        return cls(error)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -199,7 +245,7 @@ class CallHeader:
     seconds: float | None = None  # a load's import deadline; None: none sent
     seq: int = 0               # numbered by the worker's handle
 
-    def to_wire(self) -> dict:
+    def to_wire(self) -> dict[str, Any]:
         data: dict[str, Any] = {"op": str(self.op), "module": self.module, "function": self.function}
         if self.seconds is not None:
             data["seconds"] = self.seconds
@@ -215,3 +261,44 @@ class CallHeader:
         except ValueError:
             raise ProtocolError(f"unknown op {fields['op']!r}") from None
         return cls(**{**fields, "op": op})
+
+
+# The worker's answers. Student code runs in the worker and may write to
+# its socket: the grader reads them with from_wire, which trusts no field's
+# type, and treats a message in another form as the worker's end (a crash).
+
+
+@dataclasses.dataclass(frozen=True)
+class Ready:
+    """A worker's first frame: its libraries are started, and no student
+    code has run yet."""
+
+    ready: bool = True
+
+    def to_wire(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_wire(cls, data: Any) -> Ready:
+        if _from_wire(cls, data)["ready"] is not True:
+            raise ProtocolError("a Ready's ready must be true")
+        return cls()
+
+
+@dataclasses.dataclass(frozen=True)
+class CallReply:
+    """The header frame of a worker's answer to one call (the answer's
+    ``wire.dumps`` bytes follow in a second frame): the ``seq`` of the
+    ``CallHeader`` it answers."""
+
+    seq: int
+
+    def to_wire(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_wire(cls, data: Any) -> CallReply:
+        seq = _from_wire(cls, data)["seq"]
+        if type(seq) is not int:
+            raise ProtocolError("a CallReply's seq must be an integer")
+        return cls(seq)

@@ -18,10 +18,14 @@ from pytest_autograd_grader.boundary.wire import dumps, loads
 from pytest_autograd_grader.protocol import (
     NOT_PASSED,
     STUDENT_FAILED,
+    Acknowledged,
     CallHeader,
+    CallReply,
     Op,
     ProtocolError,
     ProtocolWarning,
+    Ready,
+    Refusal,
     SpawnReply,
     SpawnRequest,
     Stage,
@@ -151,6 +155,28 @@ def test_a_spawn_reply_is_read_or_refused():
     for reply in ({"error": "the keeper did not start"}, {"pid": "12", "pidns": True, "fenced": True}):
         with pytest.raises(ProtocolError):
             SpawnReply.from_wire(reply)
+
+
+def test_the_answers_cross_as_the_same_json():
+    # the bytes the worker and the zygote sent before the answers had classes
+    assert json.dumps(Ready().to_wire()) == '{"ready": true}'
+    assert json.dumps(CallReply(seq=7).to_wire()) == '{"seq": 7}'
+    assert json.dumps(Acknowledged().to_wire()) == '{"ok": true}'
+    assert json.dumps(Refusal("bad request").to_wire()) == '{"error": "bad request"}'
+    for answer in (Ready(), CallReply(seq=7), Acknowledged(), Refusal("bad request")):
+        assert type(answer).from_wire(json.loads(json.dumps(answer.to_wire()))) == answer
+
+
+@pytest.mark.parametrize("cls, wire", [
+    # what student code in the worker might write on its socket instead
+    (CallReply, {"seq": "7"}), (CallReply, {"seq": True}), (CallReply, {"seq": 7.0}), (CallReply, {}),
+    (CallReply, {"seq": 7, "stage": "ok"}), (CallReply, [7]), (CallReply, None),
+    (Ready, {"ready": 1}), (Ready, {"ready": True, "pid": 1}), (Ready, {}),
+    (Acknowledged, {"ok": False}), (Refusal, {"error": ["x"]}), (Refusal, {"ok": True}),
+])
+def test_an_answer_in_another_form_is_refused(cls, wire):
+    with pytest.raises(ProtocolError):
+        cls.from_wire(wire)
 
 
 def test_a_status_is_its_string_everywhere():

@@ -484,6 +484,38 @@ def test_executor_round_trip_and_restart(tmp_path):
     assert executor.workers == {}
 
 
+FORGED_REPLY = """
+import os, socket, stat, struct
+
+def forge():
+    # student code writes a reply header of its own on the worker's socket,
+    # nested too deep for any JSON reader
+    for fd in range(3, 256):
+        try:
+            if not stat.S_ISSOCK(os.fstat(fd).st_mode):
+                continue
+            sock = socket.socket(fileno=os.dup(fd))
+        except OSError:
+            continue
+        if sock.family == socket.AF_UNIX and sock.type == socket.SOCK_STREAM:
+            header = b"[" * 200000
+            sock.sendall(struct.pack("!I", len(header)) + header + struct.pack("!I", 2) + b"{}")
+            return 1
+    return 0
+"""
+
+
+def test_a_reply_header_forged_by_student_code_is_a_crash_not_the_graders_traceback(tmp_path):
+    (tmp_path / "m.py").write_text(FORGED_REPLY)
+    empty = dumps({"args": {"$": "tuple", "items": []}, "kwargs": {"$": "dict", "keys": [], "values": []}})
+    executor = SandboxExecutor(isolation_for("auto"), memory_mb=2048)
+    try:
+        answer = loads(executor.run(str(tmp_path), "m", "forge", empty, "call", 30))
+    finally:
+        executor.close()
+    assert answer["stage"] == "crashed"
+
+
 def test_describe_status():
     assert describe_status(11) == "segmentation fault, SIGSEGV"
     assert describe_status(3 << 8).startswith("the process exited with code 3")

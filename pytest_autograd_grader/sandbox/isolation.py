@@ -29,6 +29,7 @@ import stat
 import sys
 import sysconfig
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -320,7 +321,7 @@ def torch_dirs(binds: list[tuple[str, str]]) -> list[str]:
     return sorted(set(found))
 
 
-def bwrap_command(binds: list[tuple[str, str]], hidden: list[str] = ()) -> list[str]:
+def bwrap_command(binds: list[tuple[str, str]], hidden: Sequence[str] = ()) -> list[str]:
     """bubblewrap's arguments for the sandbox, up to the ``--``; ``binds``
     as ``sandbox_binds`` gives them (their sources possibly handed over,
     see handoff.py); ``hidden``: folders under them the sandbox sees empty."""

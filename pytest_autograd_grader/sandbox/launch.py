@@ -15,11 +15,13 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from . import isolation as iso
 from . import leftovers
+from .keeper import kill_group
 from .worker_handle import KILL_TIMEOUT_S, close_fd, send_kill
-from .zygote import kill_group, wait_gone
+from .zygote import wait_gone
 
 SPAWN_TIMEOUT_S = 120.0         # zygote start (imports torch) plus one fork
 HUGE_MALLOC = "glibc.malloc.hugetlb=1"
@@ -80,7 +82,7 @@ class _Sandbox:
         self.counter = itertools.count(1)
         self.prefix = ""  # of its staged submissions' folder names: a view's own
 
-    def views(self) -> list["_Sandbox"]:
+    def views(self) -> list[_Sandbox]:
         """One sandbox per control socket, for processes about to be forked:
         each asks for its workers on its own socket and names its staged
         submissions apart, and none of them stops the sandbox (it ends when
@@ -108,17 +110,7 @@ class _Sandbox:
         if self.alive():
             return
         self.stop()
-        mode, uid = self.isolation.mode, self.isolation.uid
-        other_uids = mode == "user" or uid is not None
-        parent = self.folder if self.folder is not None else iso.sandbox_parent(other_uids)
-        leftovers.sweep(parent)  # what runs that were killed left there
-        base = self.base = Path(tempfile.mkdtemp(prefix="grade-sandbox-", dir=parent))
-        leftovers.claim(base)
-        # others may pass through (workers' own uids reach their directories), not list
-        os.chmod(base, 0o711)
-        for name in ("stage", "work", "lib"):
-            (base / name).mkdir(mode=0o711)
-            os.chmod(base / name, 0o711)  # whatever the umask (a class run's is 077)
+        base = self.base = self._make_base()
         pairs = [socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET) for _ in range(max(1, self.connections))]
         log = os.open(base / "zygote.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         # written only through this descriptor: a worker of our own uid that
@@ -126,33 +118,16 @@ class _Sandbox:
         # reopen its stderr, /proc/1/fd/2, to put words in the grader's messages
         os.fchmod(log, 0o400)
         pass_fds = [theirs.fileno() for _, theirs in pairs]
-        kwargs: dict = {}
         python = [sys.executable, "-P", "-m", "pytest_autograd_grader.sandbox", ",".join(map(str, pass_fds))]
-        flags = ["numpy-only"] if self.numpy_only else []
-        if mode == "bwrap":
+        write_end = None
+        if self.isolation.mode == "bwrap":
             read_end, write_end = os.pipe()
             self.status_pipe = read_end
             pass_fds.append(write_end)
-            binds = iso.sandbox_binds(str(base / "stage"))
-            # the engine track's sandbox holds no torch at all: an engine that
-            # removes the import hook still finds nothing to import
-            hidden = iso.torch_dirs(binds) if self.numpy_only else []
-            handed: list[list[str]] = []
-            if uid is not None:
-                os.chown(base / "stage", uid, uid)
-                binds, handed = _hand_over(binds, base / "host")
-            command = iso.bwrap_command(binds, hidden) + ["--json-status-fd", str(write_end), "--", *python, "bwrap", *flags]
-            if handed:
-                # root binds what the uid cannot reach, then becomes the uid (handoff.py)
-                spec = json.dumps({"binds": handed, "uid": uid})
-                command = [sys.executable, "-I", "-S", str(Path(__file__).with_name("handoff.py")), spec, *command]
-            elif uid is not None:
-                kwargs = {"user": uid, "group": uid, "extra_groups": []}
-            env = iso.worker_env(iso.SANDBOX_LIB, "/tmp")
+            command, env, kwargs = self._in_bwrap(base, python, write_end)
         else:
             os.symlink(iso.PACKAGE_DIR, base / "lib" / iso.PACKAGE_DIR.name)
-            command = python + flags
-            env = iso.worker_env(str(base / "lib"), str(base / "work"))
+            command, env, kwargs = python + self._flags(), iso.worker_env(str(base / "lib"), str(base / "work")), {}
         if _cow_splits_huge_pages():
             # malloc's memory on 2 MB pages from the start (glibc 2.35+; ignored
             # elsewhere): zygote.huge_pages then has little left to move
@@ -166,10 +141,51 @@ class _Sandbox:
             for _, theirs in pairs:
                 theirs.close()
             os.close(log)
-            if mode == "bwrap":
-                os.close(write_end)
+            close_fd(write_end)
         self.controls = [ours for ours, _ in pairs]
         self.control = self.controls[0]
+
+    def _flags(self) -> list[str]:
+        return ["numpy-only"] if self.numpy_only else []
+
+    def _make_base(self) -> Path:
+        """The sandbox's own folder, with its stage, work and lib folders
+        (what runs that were killed left beside it removed first)."""
+        other_uids = self.isolation.mode == "user" or self.isolation.uid is not None
+        parent = self.folder if self.folder is not None else iso.sandbox_parent(other_uids)
+        leftovers.sweep(parent)
+        base = Path(tempfile.mkdtemp(prefix="grade-sandbox-", dir=parent))
+        leftovers.claim(base)
+        # others may pass through (workers' own uids reach their directories), not list
+        os.chmod(base, 0o711)
+        for name in ("stage", "work", "lib"):
+            (base / name).mkdir(mode=0o711)
+            os.chmod(base / name, 0o711)  # whatever the umask (a class run's is 077)
+        return base
+
+    def _in_bwrap(self, base: Path, python: list[str], status_fd: int
+                  ) -> tuple[list[str], dict[str, str], dict[str, Any]]:
+        """The command that starts the zygote in bubblewrap, its environment
+        and Popen's arguments for the uid it runs as."""
+        uid = self.isolation.uid
+        binds = iso.sandbox_binds(str(base / "stage"))
+        # the engine track's sandbox holds no torch at all: an engine that
+        # removes the import hook still finds nothing to import
+        hidden = iso.torch_dirs(binds) if self.numpy_only else []
+        handed: list[list[str]] = []
+        if uid is not None:
+            os.chown(base / "stage", uid, uid)
+            binds, handed = _hand_over(binds, base / "host")
+        command = iso.bwrap_command(binds, hidden) + ["--json-status-fd", str(status_fd), "--", *python, "bwrap",
+                                                      *self._flags()]
+        kwargs: dict[str, Any] = {}
+        if handed:
+            # root binds what the uid cannot reach, then becomes the uid (handoff.py)
+            spec = json.dumps({"binds": handed, "uid": uid})
+            command = [sys.executable, "-I", "-S", str(Path(__file__).with_name("handoff.py")), spec, *command]
+        elif uid is not None:
+            kwargs = {"user": uid, "group": uid, "extra_groups": []}
+        return command, iso.worker_env(iso.SANDBOX_LIB, "/tmp"), kwargs
 
     def _bwrap_child(self) -> int | None:
         """bubblewrap's first process inside (pid 1 of the sandbox), from its
@@ -195,12 +211,7 @@ class _Sandbox:
         when that is verified. A view only lets go of its socket: the
         zygote ends the workers it asked for, and serves the others."""
         if self.shared:
-            if self.control is not None:
-                with contextlib.suppress(OSError):
-                    self.control.close()
-            self.control, self.controls, self.launcher, self.launcher_fd = None, [], None, None
-            self.status_pipe, self.base = None, None
-            self.shared = False  # started again, it is a sandbox of its own
+            self._let_go()
             return True
         verified = True
         child = self._bwrap_child()
@@ -210,7 +221,8 @@ class _Sandbox:
                 pidfd = os.pidfd_open(child)
             except OSError:
                 pidfd = None
-        for control in self.controls or [self.control]:
+        controls: list[socket.socket | None] = [*self.controls] or [self.control]
+        for control in controls:
             if control is not None:
                 with contextlib.suppress(OSError):
                     control.close()
@@ -220,8 +232,31 @@ class _Sandbox:
             send_kill(pidfd)
             verified = wait_gone(pidfd, KILL_TIMEOUT_S)
             os.close(pidfd)
+        killed = self._end_launcher()
+        if killed is not None:
+            verified = killed
+        close_fd(self.status_pipe)
+        self.status_pipe = None
+        if self.base is not None:
+            shutil.rmtree(self.base, ignore_errors=True)
+            self.base = None
+        return verified
+
+    def _let_go(self) -> None:
+        """A view's stop: its socket closed, and the sandbox forgotten."""
+        if self.control is not None:
+            with contextlib.suppress(OSError):
+                self.control.close()
+        self.control, self.controls, self.launcher, self.launcher_fd = None, [], None, None
+        self.status_pipe, self.base = None, None
+        self.shared = False  # started again, it is a sandbox of its own
+
+    def _end_launcher(self) -> bool | None:
+        """Wait for the launcher to end, killed if it does not: None where it
+        ended by itself (or there was none), else whether it was seen to end."""
         launcher, self.launcher = self.launcher, None
         launcher_fd, self.launcher_fd = self.launcher_fd, None
+        verified = None
         if launcher is not None:
             # waited for by its pidfd: Popen.wait() answers at once in a forked
             # class worker, which is not the launcher's parent
@@ -230,11 +265,6 @@ class _Sandbox:
                 verified = launcher_fd is None or wait_gone(launcher_fd, 5)
             launcher.poll()  # reaped where we are its parent
         close_fd(launcher_fd)
-        close_fd(self.status_pipe)
-        self.status_pipe = None
-        if self.base is not None:
-            shutil.rmtree(self.base, ignore_errors=True)
-            self.base = None
         return verified
 
     def ask(self, message: dict, fds=(), timeout: float = SPAWN_TIMEOUT_S) -> tuple[dict | None, list[int]]:

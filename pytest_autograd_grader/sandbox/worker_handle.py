@@ -14,12 +14,14 @@ import signal
 import socket
 import time
 from pathlib import Path
+from typing import Literal
 
 from ..boundary.shortening import ELLIPSIS, cut_point
-from ..protocol import CallHeader
+from ..protocol import CallHeader, CallReply
 from . import isolation as iso
 from .framing import HEADER, frame
-from .zygote import STATUS, children_of, wait_gone
+from .keeper import STATUS, children_of
+from .zygote import wait_gone
 
 OUTPUT_LIMIT = 4000            # characters of a call's output kept for feedback
 KILL_TIMEOUT_S = 5.0
@@ -218,74 +220,123 @@ class WorkerHandle:
             shutil.rmtree(directory, ignore_errors=True)
         return status, verified
 
-    def exchange(self, header: CallHeader, payload: bytes, deadline: float, limit: int):
-        """Send one request; answer ("ok", reply header, answer bytes, output),
-        ("timeout", …), ("eof", …) or ("too_large", size, None, output)."""
+    def exchange(self, header: CallHeader, payload: bytes, deadline: float, limit: int) -> Exchanged:
+        """Send one request and read its answer, or see the worker end, by
+        ``deadline``; a frame over ``limit`` bytes is refused."""
         self.seq += 1
         header = dataclasses.replace(header, seq=self.seq)
-        output = Output(self.output_fd)
-        data = memoryview(frame(json.dumps(header.to_wire()).encode()) + frame(payload))
-        buffer = bytearray()
-        frames: list[bytes] = []
-        sock = self.sock
-        poller = select.poll()
-        poller.register(sock.fileno(), select.POLLIN | select.POLLOUT)
-        poller.register(self.output_fd, select.POLLIN)
-        sock.setblocking(False)
+        data = frame(json.dumps(header.to_wire()).encode()) + frame(payload)
+        self.sock.setblocking(False)
         try:
-            while True:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    output.drain()
-                    return "timeout", None, None, output.text()
-                for fd, events in poller.poll(left * 1000):
-                    if fd == self.output_fd:
-                        if not output.drain():
-                            poller.unregister(self.output_fd)
-                        continue
-                    if events & select.POLLOUT and data:
-                        try:
-                            sent = sock.send(data)
-                        except BlockingIOError:
-                            sent = 0
-                        except OSError:
-                            return "eof", None, None, output.text()
-                        data = data[sent:]
-                        if not data:
-                            poller.modify(sock.fileno(), select.POLLIN)
-                    if events & (select.POLLIN | select.POLLHUP | select.POLLERR):
-                        try:
-                            chunk = sock.recv(1 << 20)
-                        except BlockingIOError:
-                            continue
-                        except OSError:
-                            chunk = b""
-                        if not chunk:
-                            output.drain()
-                            return "eof", None, None, output.text()
-                        buffer += chunk
-                        while len(buffer) >= HEADER.size:
-                            size = HEADER.unpack_from(buffer)[0]
-                            if size > limit:
-                                output.drain()
-                                return "too_large", size, None, output.text()
-                            if len(buffer) < HEADER.size + size:
-                                break
-                            frames.append(bytes(buffer[HEADER.size:HEADER.size + size]))
-                            del buffer[:HEADER.size + size]
-                        if len(frames) >= 2:
-                            # the answer was sent after the output was flushed, so the
-                            # pipe already holds all of this call's output
-                            output.drain()
-                            try:
-                                reply = json.loads(frames[0])
-                            except ValueError:
-                                reply = None
-                            if type(reply) is not dict or reply.get("seq") != self.seq or frames[2:] or buffer:
-                                return "eof", None, None, output.text()
-                            return "ok", reply, frames[1], output.text()
+            return _Round(self.sock, self.output_fd, data, limit, self.seq).until(deadline)
         finally:
             try:
-                sock.setblocking(True)
+                self.sock.setblocking(True)
             except OSError:
                 pass
+
+
+@dataclasses.dataclass(frozen=True)
+class Exchanged:
+    """How one request to a worker ended."""
+
+    kind: Literal["ok", "timeout", "eof", "too_large"]  # eof: the worker ended, or broke the protocol
+    output: str                     # what it printed meanwhile (the first part)
+    answer: bytes | None = None     # "ok": the worker's answer bytes
+    size: int | None = None         # "too_large": the size of the frame refused
+
+
+class _Round:
+    """One request and its answer on a worker's socket (non-blocking),
+    with the worker's output read meanwhile, so that neither pipe fills."""
+
+    def __init__(self, sock: socket.socket, output_fd: int, data: bytes, limit: int, seq: int):
+        self.sock, self.output_fd, self.limit, self.seq = sock, output_fd, limit, seq
+        self.output = Output(output_fd)
+        self.data = memoryview(data)  # what is left to send
+        self.buffer = bytearray()     # received, not yet a whole frame
+        self.frames: list[bytes] = []
+        self.poller = select.poll()
+        self.poller.register(sock.fileno(), select.POLLIN | select.POLLOUT)
+        self.poller.register(output_fd, select.POLLIN)
+
+    def until(self, deadline: float) -> Exchanged:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return self._end("timeout")
+            for fd, events in self.poller.poll(left * 1000):
+                ended = self._on(fd, events)
+                if ended is not None:
+                    return ended
+
+    def _on(self, fd: int, events: int) -> Exchanged | None:
+        if fd == self.output_fd:
+            if not self.output.drain():
+                self.poller.unregister(self.output_fd)
+            return None
+        if events & select.POLLOUT and self.data and not self._send():
+            return Exchanged("eof", self.output.text())
+        if events & (select.POLLIN | select.POLLHUP | select.POLLERR):
+            return self._receive()
+        return None
+
+    def _end(self, kind: Literal["ok", "timeout", "eof", "too_large"], answer: bytes | None = None,
+             size: int | None = None) -> Exchanged:
+        """The exchange ends: what the worker printed so far comes with it."""
+        self.output.drain()
+        return Exchanged(kind, self.output.text(), answer, size)
+
+    def _send(self) -> bool:
+        """Send what the socket takes now; False when the worker is gone."""
+        try:
+            sent = self.sock.send(self.data)
+        except BlockingIOError:
+            sent = 0
+        except OSError:
+            return False
+        self.data = self.data[sent:]
+        if not self.data:
+            self.poller.modify(self.sock.fileno(), select.POLLIN)
+        return True
+
+    def _receive(self) -> Exchanged | None:
+        try:
+            chunk = self.sock.recv(1 << 20)
+        except BlockingIOError:
+            return None
+        except OSError:
+            chunk = b""
+        if not chunk:
+            return self._end("eof")
+        self.buffer += chunk
+        size = self._take_frames()
+        if size is not None:
+            return self._end("too_large", size=size)
+        return self._answer() if len(self.frames) >= 2 else None
+
+    def _take_frames(self) -> int | None:
+        """Move each whole frame from the buffer to ``frames``; the size of
+        one over the limit, if one is."""
+        while len(self.buffer) >= HEADER.size:
+            size: int = HEADER.unpack_from(self.buffer)[0]
+            if size > self.limit:
+                return size
+            if len(self.buffer) < HEADER.size + size:
+                break
+            self.frames.append(bytes(self.buffer[HEADER.size:HEADER.size + size]))
+            del self.buffer[:HEADER.size + size]
+        return None
+
+    def _answer(self) -> Exchanged:
+        """The answer: a reply header for this request, then the answer
+        bytes, and nothing more (the answer was sent after the output was
+        flushed, so the pipe already holds all of this call's output)."""
+        self.output.drain()
+        try:
+            reply: CallReply | None = CallReply.from_wire(json.loads(self.frames[0]))
+        except (ValueError, RecursionError):  # ProtocolError is a ValueError
+            reply = None
+        if reply is None or reply.seq != self.seq or self.frames[2:] or self.buffer:
+            return Exchanged("eof", self.output.text())
+        return Exchanged("ok", self.output.text(), answer=self.frames[1])
