@@ -26,7 +26,8 @@ import inspect
 import sys
 import textwrap
 import types
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .shortening import shorten
 

@@ -10,15 +10,16 @@ into a ``StudentFailure`` whose feedback says what happened
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from ..i18n import msg
 from ..outcomes import CheckError, GradeFailure, StudentFailure
 from ..protocol import Op, Stage, Status
 from . import tracing
-from .decode import decode
 from .arguments import encode_request
+from .decode import decode
 from .failures import failure_from
 from .layout import module_path
 from .notebook_cells import left_out_place, notebook_of, redefinition_remark
@@ -108,11 +109,11 @@ class Submission:
     time spent reading counts in the check's ``Budget``. ``on_value`` is
     called with every value handed back to the check."""
 
-    def __init__(self, executor: Executor, directory: Path, module: str, timeout: "float | Budget", *,
+    def __init__(self, executor: Executor, directory: Path, module: str, timeout: float | Budget, *,
                  limits: Limits | None = None, on_value: Callable[[Any], None] | None = None,
                  on_trace: Callable[[Trace], None] | None = None, numpy_only: bool = False,
                  on_place: Callable[..., None] | None = None,
-                 explain: Callable[[str], "str | None"] | None = None,
+                 explain: Callable[[str], str | None] | None = None,
                  on_remark: Callable[[str], None] | None = None):
         self._executor = executor
         self._directory = str(directory)
@@ -128,7 +129,7 @@ class Submission:
         self._explain = explain  # an error's likely mistake, for its feedback (checking.diagnose)
         self._on_remark = on_remark  # a line for the check's feedback should it fail (which definition was graded)
 
-    def __getattr__(self, name: str) -> "StudentFunction":
+    def __getattr__(self, name: str) -> StudentFunction:
         if name.startswith("__"):
             raise AttributeError(name)
         return StudentFunction(self, name)
@@ -326,7 +327,7 @@ class StudentFunction:
         self._submission = submission
         self._path = path
 
-    def __getattr__(self, name: str) -> "StudentFunction":
+    def __getattr__(self, name: str) -> StudentFunction:
         if name.startswith("__"):
             raise AttributeError(name)
         return StudentFunction(self._submission, f"{self._path}.{name}")

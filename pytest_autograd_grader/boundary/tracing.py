@@ -220,9 +220,8 @@ def recorder():
     every torch call the student makes, so its common path does little:
     top-level arguments only, names cached, text made once at the end."""
     import torch
-    from torch.overrides import TorchFunctionMode
-
     from torch.autograd import Variable
+    from torch.overrides import TorchFunctionMode
 
     def entry_points() -> tuple:
         return (torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad,
