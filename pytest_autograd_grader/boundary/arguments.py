@@ -66,18 +66,25 @@ class _Encoder:
             return {"$": kind.__name__, "items": [self.encode(item, f"{where}[{index}]")
                                                  for index, item in enumerate(obj)]}
         if kind is dict:
-            for key in obj:
-                if type(key) not in (str, int):
-                    raise self.refuse(obj, where, msg("check.argument.key", type=type(key).__name__))
-            return self.mapping(obj, lambda key: f"{where}[{key!r}]")
+            return self.dict_tree(obj, where)
         if kind in (types.FunctionType, types.BuiltinFunctionType, FunctionRef):
             return self.function_tree(obj, where)
+        return self.tensor_or_array(obj, where)
+
+    def dict_tree(self, obj: dict, where: str) -> dict:
+        for key in obj:
+            if type(key) not in (str, int):
+                raise self.refuse(obj, where, msg("check.argument.key", type=type(key).__name__))
+        return self.mapping(obj, lambda key: f"{where}[{key!r}]")
+
+    def tensor_or_array(self, obj: Any, where: str) -> Any:
+        """A tensor or a numpy array or number; anything else is refused."""
         torch = _torch()
         if torch is not None and isinstance(obj, torch.Tensor):
             if self.numpy_only:
                 raise self.refuse(obj, where, msg("check.argument.numpy_only"))
             return encode(obj)  # a subclass (a Parameter) as a plain tensor
-        if kind is TensorRecord:
+        if type(obj) is TensorRecord:
             raise self.refuse(obj, where, msg("check.argument.record"))
         numpy = _numpy()
         if numpy is not None and isinstance(obj, (numpy.ndarray, numpy.generic)):

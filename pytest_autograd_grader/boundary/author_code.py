@@ -21,9 +21,9 @@ def library_dirs() -> tuple[str, ...]:
     dirs.update(site.getsitepackages() if hasattr(site, "getsitepackages") else ())
     dirs.add(os.path.dirname(os.path.dirname(__file__)))  # the grader's package
     for name in ("pytest", "_pytest", "pluggy"):
-        module = sys.modules.get(name)
-        if module is not None and getattr(module, "__file__", None):
-            dirs.add(os.path.dirname(module.__file__))
+        file = getattr(sys.modules.get(name), "__file__", None)
+        if file:
+            dirs.add(os.path.dirname(file))
     return tuple(os.path.join(os.path.realpath(d), "") for d in dirs)
 
 
@@ -34,7 +34,7 @@ def is_author_file(filename: str) -> bool:
         return False
     path = os.path.realpath(filename)
     dirs = library_dirs()
-    torch = sys.modules.get("torch")
-    if torch is not None and getattr(torch, "__file__", None):
-        dirs += (os.path.join(os.path.realpath(os.path.dirname(torch.__file__)), ""),)
+    torch_file = getattr(sys.modules.get("torch"), "__file__", None)
+    if torch_file:
+        dirs += (os.path.join(os.path.realpath(os.path.dirname(torch_file)), ""),)
     return not path.startswith(dirs)

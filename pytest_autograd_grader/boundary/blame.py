@@ -22,6 +22,7 @@ import json
 import linecache
 import re
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
@@ -79,20 +80,9 @@ class StudentValues:
             if id(obj) in self.objects:
                 continue
             self.objects[id(obj)] = obj
-            kind = type(obj)
-            if kind is str:
+            if type(obj) is str:
                 self.strings.add(obj)
-            elif kind in (list, tuple):
-                stack.extend((item, True) for item in obj)
-            elif kind is dict:
-                stack.extend((item, True) for pair in obj.items() for item in pair)
-            elif kind is TensorRecord:
-                # dtype, device and shape are read from the tensor by the grader
-                stack.extend((item, False) for item in (obj.data, obj.grad, obj.grad_fn))
-            elif kind is ErrorRecord:
-                stack.extend((item, False) for item in (obj.type, obj.message, obj.file, obj.code, obj.raised_by))
-            elif kind is ObjectRecord:
-                stack.extend((item, False) for item in (obj.type, obj.repr))
+            stack.extend(_parts(obj))
 
     def owns(self, value: Any) -> bool:
         if value is None or type(value) is bool:
@@ -101,6 +91,24 @@ class StudentValues:
 
     def __bool__(self) -> bool:
         return bool(self.objects or self.singletons)
+
+
+def _parts(obj: Any) -> Iterable[tuple[Any, bool]]:
+    """What ``obj`` holds, each with whether it is part of the answer's
+    structure (an item) or a record's field."""
+    kind = type(obj)
+    if kind in (list, tuple):
+        return ((item, True) for item in obj)
+    if kind is dict:
+        return ((item, True) for pair in obj.items() for item in pair)
+    if kind is TensorRecord:
+        # dtype, device and shape are read from the tensor by the grader
+        return ((item, False) for item in (obj.data, obj.grad, obj.grad_fn))
+    if kind is ErrorRecord:
+        return ((item, False) for item in (obj.type, obj.message, obj.file, obj.code, obj.raised_by))
+    if kind is ObjectRecord:
+        return ((item, False) for item in (obj.type, obj.repr))
+    return ()
 
 
 STUDENT_VALUES = pytest.StashKey[StudentValues]()
@@ -243,7 +251,9 @@ def _operand(node: ast.AST, parents: dict) -> ast.AST:
         return node.iter
     while isinstance(getattr(node, "ctx", None), ast.Store) and node in parents:
         parent = parents[node]
-        if isinstance(parent, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
+        if isinstance(parent, (ast.Assign, ast.AugAssign, ast.NamedExpr)):
+            return parent.value
+        if isinstance(parent, ast.AnnAssign) and parent.value is not None:  # ``x: int`` alone runs nothing
             return parent.value
         if isinstance(parent, (ast.For, ast.AsyncFor, ast.comprehension)):
             return parent.iter

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dis
 import types
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,7 +70,7 @@ class Retained:
 
 # -- the worker's side ----------------------------------------------------------
 
-def flat_tensors(value: Any) -> list:
+def flat_tensors(value: Any) -> list[Any]:
     import torch
 
     if isinstance(value, torch.Tensor):
@@ -83,17 +84,17 @@ class Facts:
     """The facts of one student call, gathered while the recorder runs."""
 
     def __init__(self) -> None:
-        self.watched: tuple = ()  # (position, tensor): the function's leaves that require grad
+        self.watched: tuple[tuple[int, Any], ...] = ()  # (position, tensor): the function's leaves that require grad
         self.positions = 0
-        self.args: tuple = ()  # the function's positional arguments
-        self.retained: list = []  # the tensors retain_grad() was called on, first call first
-        self.freed: list = []  # root nodes of the graphs completed calls freed
-        self.errors: list = []  # plain RaisedError entries
-        self.exceptions: dict = {}  # id(exception) -> (exception, index in errors)
+        self.args: tuple[Any, ...] = ()  # the function's positional arguments
+        self.retained: list[Any] = []  # the tensors retain_grad() was called on, first call first
+        self.freed: list[Any] = []  # root nodes of the graphs completed calls freed
+        self.errors: list[dict[str, Any]] = []  # plain RaisedError entries
+        self.exceptions: dict[int, tuple[BaseException, int]] = {}  # id(exception) -> (exception, index in errors)
         self.budget = MAX_ADDED
         self.walk_budget = MAX_WALK
 
-    def watch(self, args: tuple) -> None:
+    def watch(self, args: tuple[Any, ...]) -> None:
         import torch
 
         args = tuple(args)[:MAX_ARGS]
@@ -103,13 +104,13 @@ class Facts:
                              if isinstance(a, torch.Tensor) and a.is_leaf and a.requires_grad)
 
     # -- a backward or autograd.grad call -------------------------------------
-    def before(self, call: dict, kind: str, outputs: Any) -> tuple:
+    def before(self, call: dict[str, Any], kind: str, outputs: Any) -> tuple[list[Any], list[Any]]:
         """Note what the call is given; returns what ``after`` compares with."""
         outs = flat_tensors(outputs)
         call["scalar"] = all(t.numel() == 1 and not t.is_complex() for t in outs)  # what backward() needs
         call["no_graph"] = any(not t.requires_grad for t in outs)
         roots = [t.grad_fn for t in outs if t.grad_fn is not None]
-        grads = []
+        grads: list[Any] = []
         if kind == "backward":
             for _, t in self.watched:
                 g = t.grad
@@ -118,9 +119,10 @@ class Facts:
                 grads.append((g, -1 if g is None else g._version, copy))
         return roots, grads
 
-    def after(self, call: dict, kind: str, state: tuple, inputs: Any, result: Any, keeps_graph: bool) -> None:
+    def after(self, call: dict[str, Any], kind: str, state: tuple[list[Any], list[Any]], inputs: Any, result: Any,
+              keeps_graph: bool) -> None:
         roots, grads = state
-        added: list = [None] * self.positions
+        added: list[Any] = [None] * self.positions
         if kind == "backward":
             for (position, t), (g0, version, copy) in zip(self.watched, grads):
                 g = t.grad
@@ -140,7 +142,7 @@ class Facts:
         if not keeps_graph and len(self.freed) < MAX_FREED:
             self.freed.extend(roots[:MAX_FREED - len(self.freed)])
 
-    def _keep(self, t):
+    def _keep(self, t: Any) -> Any:
         """A copy of a gradient, while the trace's budget lasts."""
         n = t.numel()
         if n > self.budget:
@@ -148,7 +150,7 @@ class Facts:
         self.budget -= n
         return t.detach().clone()
 
-    def through_freed(self, roots: list) -> bool | None:
+    def through_freed(self, roots: list[Any]) -> bool | None:
         """Whether a graph an earlier call freed shares a node with the graph
         from ``roots``; None when that took more than the walk's budget."""
         if not self.freed:
@@ -161,8 +163,8 @@ class Facts:
             return None
         return any(key in mine and mine[key] is node for key, node in theirs.items())
 
-    def _walk(self, roots: list) -> dict | None:
-        seen: dict = {}
+    def _walk(self, roots: list[Any]) -> dict[int, Any] | None:
+        seen: dict[int, Any] = {}
         stack = [r for r in roots if r is not None]
         while stack:
             node = stack.pop()
@@ -176,7 +178,7 @@ class Facts:
         return seen
 
     # -- retain_grad() -----------------------------------------------------------
-    def retain(self, args: tuple) -> None:
+    def retain(self, args: tuple[Any, ...]) -> None:
         """A retain_grad() call: its tensor is held until the call's end."""
         import torch
 
@@ -184,7 +186,7 @@ class Facts:
         if isinstance(t, torch.Tensor) and len(self.retained) < MAX_RETAINED and all(t is not r for r in self.retained):
             self.retained.append(t)
 
-    def retained_on(self, value: Any) -> list:
+    def retained_on(self, value: Any) -> list[dict[str, Any]]:
         """Plain ``Retained`` entries of the tensors retain_grad() was called
         on, told apart by what the student function returned (``value``)."""
         if not self.retained:
@@ -204,8 +206,8 @@ class Facts:
         return found
 
     # -- an error a torch call raised -----------------------------------------
-    def raised(self, exc: BaseException, name: str, args: tuple, call: int = -1, frame=None,
-               engine_codes: frozenset = frozenset()) -> None:
+    def raised(self, exc: BaseException, name: str, args: tuple[Any, ...], call: int = -1, frame: Any = None,
+               engine_codes: frozenset[Any] = frozenset()) -> None:
         if id(exc) in self.exceptions or len(self.errors) >= MAX_ERRORS:
             return  # the innermost call that raised it is the one that counts
         import torch
@@ -227,11 +229,11 @@ class Facts:
         return found[1] if found is not None and found[0] is exc else -1
 
 
-def _position(tensors, t) -> int:
+def _position(tensors: Iterable[Any], t: Any) -> int:
     return next((i for i, other in enumerate(tensors) if other is t), -1)
 
 
-def _next_to(node, nodes: list, upstream: bool) -> int:
+def _next_to(node: Any, nodes: list[Any], upstream: bool) -> int:
     """The position in ``nodes`` of the node one edge from ``node``: one of
     its inputs (``upstream``) or one it is an input of; -1 if none."""
     if node is None:
@@ -245,7 +247,7 @@ def _next_to(node, nodes: list, upstream: bool) -> int:
     return -1
 
 
-def own_code_raised(exc: BaseException, frame, engine_codes: frozenset) -> bool:
+def own_code_raised(exc: BaseException, frame: Any, engine_codes: frozenset[Any]) -> bool:
     """Whether code other than torch's ran inside the call (whose frame is
     ``frame``) on the way to ``exc``: a hook, a custom Function's backward,
     a tensor subclass. Only torch's own frames, and the grader's counting
@@ -275,7 +277,7 @@ def _reads_saved(code: types.CodeType, offset: int) -> bool:
 ENGINE_RUNS = [0]  # runs of torch's autograd engine through the counting stand-in
 
 
-def count_engine_runs(torch) -> type:
+def count_engine_runs(torch: Any) -> type:
     """Put a counter in front of torch's autograd engine. Every backward and
     autograd.grad runs it through ``Variable._execution_engine``; a run the
     recording mode never saw called (under ``torch._C.DisableTorchFunction``,
@@ -289,18 +291,21 @@ def count_engine_runs(torch) -> type:
     class CountingEngine:
         __slots__ = ("_CountingEngine__engine",)
 
-        def __init__(self, engine=None):
-            self.__engine = engine if engine is not None else engine_type()
+        def __init__(self, engine: Any = None) -> None:
+            # the slot is this name mangled, which mypy does not see
+            self.__engine = engine if engine is not None else engine_type()  # type: ignore[misc]
 
-        def run_backward(self, *args, **kwargs):
+        def run_backward(self, *args: Any, **kwargs: Any) -> Any:
             ENGINE_RUNS[0] += 1
             return self.__engine.run_backward(*args, **kwargs)
 
-        def __getattr__(self, name):
+        def __getattr__(self, name: str) -> Any:
             return getattr(self.__engine, name)
 
-    Variable._execution_engine = CountingEngine(Variable._execution_engine)
-    torch._C._ImperativeEngine = variable.ImperativeEngine = CountingEngine
+    # the stand-in in place of torch's engine, on purpose; torch's stubs also
+    # name a function ``variable`` where the module is found at run time
+    Variable._execution_engine = CountingEngine(Variable._execution_engine)  # type: ignore[assignment]
+    torch._C._ImperativeEngine = variable.ImperativeEngine = CountingEngine  # type: ignore[attr-defined]
     return CountingEngine
 
 
@@ -310,7 +315,7 @@ def engine_runs() -> int:
     return ENGINE_RUNS[0]
 
 
-_CURRENT: list = [None]  # the Facts of the student call running now (one at a time per worker)
+_CURRENT: list[Facts | None] = [None]  # the Facts of the student call running now (one at a time per worker)
 
 
 def start() -> Facts:
@@ -323,13 +328,13 @@ def start() -> Facts:
 
 # -- the grader's side -------------------------------------------------------------
 
-def _typed(value: Any, kinds: tuple, what: str, error: type) -> Any:
+def _typed(value: Any, kinds: tuple[type, ...], what: str, error: type[Exception]) -> Any:
     if type(value) not in kinds:
         raise error(what)
     return value
 
 
-def read_errors(entries: Any, error: type) -> tuple[RaisedError, ...]:
+def read_errors(entries: Any, error: type[Exception]) -> tuple[RaisedError, ...]:
     """``RaisedError`` records from the worker's plain entries; ``error``
     (tracing.TraceError) for anything malformed."""
     found = []
@@ -343,7 +348,7 @@ def read_errors(entries: Any, error: type) -> tuple[RaisedError, ...]:
     return tuple(found)
 
 
-def read_retained(entries: Any, error: type) -> tuple[Retained, ...]:
+def read_retained(entries: Any, error: type[Exception]) -> tuple[Retained, ...]:
     """``Retained`` records from the worker's plain entries, checked for form."""
     found = []
     for entry in _typed(entries, (list,), "retained", error)[:MAX_RETAINED]:
@@ -355,7 +360,7 @@ def read_retained(entries: Any, error: type) -> tuple[Retained, ...]:
     return tuple(found)
 
 
-def read_added(entries: Any, error: type) -> tuple:
+def read_added(entries: Any, error: type[Exception]) -> tuple[Any, ...]:
     """The gradients one call added (plain tensors or None), checked for form."""
     import torch
 

@@ -156,8 +156,8 @@ def error_fields(exc: BaseException, in_student_file=None, raised_at=None) -> di
             "code": shorten(code, 200), "raised_by": who, "raised_at": _raised_at(exc, raised_at)}
 
 
-def encode(obj: Any, in_student_file=None, _depth: int = 0, _budget: list | None = None, *,
-           raised_at=None) -> Any:
+def encode(obj: Any, in_student_file: Any = None, _depth: int = 0, _budget: list | None = None, *,
+           raised_at: Any = None) -> Any:
     """Turn any object into a tree ``dumps`` can write. torch is not
     imported here: a numpy-only worker has none, and then nothing can be a
     torch tensor. ``raised_at``: the traced call's ``Facts.raised_at``,
@@ -172,43 +172,76 @@ def encode(obj: Any, in_student_file=None, _depth: int = 0, _budget: list | None
     kind = type(obj)
     if kind in PRIMITIVES:
         return obj
-    if kind is types.FunctionType or kind is types.BuiltinFunctionType:
-        qualname = getattr(obj, "__qualname__", "")
-        return {"$": "function", "module": getattr(obj, "__module__", "") or "", "qualname": qualname,
-                "file": getattr(getattr(obj, "__code__", None), "co_filename", "")}
-    if kind is FunctionRef:
-        return {"$": "function", "module": obj.module, "qualname": obj.qualname, "file": obj.file}
+    if kind is types.FunctionType or kind is types.BuiltinFunctionType or kind is FunctionRef:
+        return _function_tree(obj)
     if torch is not None and isinstance(obj, torch.Tensor):
-        if type(obj) is torch.Tensor:  # reading .grad of a leaf or a retained tensor never warns
-            grad = obj.grad if obj.is_leaf or obj.retains_grad else None
-        else:
-            with _no_warnings():  # a subclass's .grad may warn (under "error", raise)
-                grad = obj.grad if obj.is_leaf or obj.retains_grad else None
-        return {
-            "$": "tensor", "data": _plain_tensor(obj), "grad": None if grad is None else _plain_tensor(grad),
-            "requires_grad": bool(obj.requires_grad), "is_leaf": bool(obj.is_leaf),
-            "grad_fn": None if obj.grad_fn is None else type(obj.grad_fn).__name__,
-            "retains_grad": bool(obj.retains_grad), "dtype": str(obj.dtype).removeprefix("torch."),
-            "device": str(obj.device), "shape": [int(s) for s in obj.shape],
-        }
+        return _tensor_tree(obj, torch)
     if isinstance(obj, BaseException):
         return error_fields(obj, in_student_file, raised_at)
+    if kind in (list, tuple) or kind is dict:
+        tree = _container_tree(obj, in_student_file, _depth, budget, raised_at)
+        if tree is not None:
+            return tree
+    value = _as_builtin(obj)
+    return value if value is not _NOT_BUILTIN else _described(obj)
+
+
+def _function_tree(obj: Any) -> dict:
+    if type(obj) is FunctionRef:
+        return {"$": "function", "module": obj.module, "qualname": obj.qualname, "file": obj.file}
+    qualname = getattr(obj, "__qualname__", "")
+    return {"$": "function", "module": getattr(obj, "__module__", "") or "", "qualname": qualname,
+            "file": getattr(getattr(obj, "__code__", None), "co_filename", "")}
+
+
+def _tensor_tree(obj: Any, torch: Any) -> dict:
+    if type(obj) is torch.Tensor:  # reading .grad of a leaf or a retained tensor never warns
+        grad = obj.grad if obj.is_leaf or obj.retains_grad else None
+    else:
+        with _no_warnings():  # a subclass's .grad may warn (under "error", raise)
+            grad = obj.grad if obj.is_leaf or obj.retains_grad else None
+    return {
+        "$": "tensor", "data": _plain_tensor(obj), "grad": None if grad is None else _plain_tensor(grad),
+        "requires_grad": bool(obj.requires_grad), "is_leaf": bool(obj.is_leaf),
+        "grad_fn": None if obj.grad_fn is None else type(obj.grad_fn).__name__,
+        "retains_grad": bool(obj.retains_grad), "dtype": str(obj.dtype).removeprefix("torch."),
+        "device": str(obj.device), "shape": [int(s) for s in obj.shape],
+    }
+
+
+def _container_tree(obj: Any, in_student_file: Any, depth: int, budget: list, raised_at: Any) -> dict | None:
+    """A list, tuple or dict, its items encoded; None for a dict with a key
+    that is neither a str nor an int (then described as an object)."""
+    kind = type(obj)
     if kind in (list, tuple):
-        return {"$": kind.__name__, "items": _encode_all(obj, in_student_file, _depth + 1, budget, raised_at)}
-    if kind is dict:
-        keys = list(obj.keys())
-        if all(type(k) in (str, int) for k in keys):
-            values = _encode_all([obj[k] for k in keys], in_student_file, _depth + 1, budget, raised_at)
-            return {"$": "dict", "keys": keys[:len(values)], "values": values}
+        return {"$": kind.__name__, "items": _encode_all(obj, in_student_file, depth + 1, budget, raised_at)}
+    keys = list(obj.keys())
+    if not all(type(k) in (str, int) for k in keys):
+        return None
+    values = _encode_all([obj[k] for k in keys], in_student_file, depth + 1, budget, raised_at)
+    return {"$": "dict", "keys": keys[:len(values)], "values": values}
+
+
+_NOT_BUILTIN = object()
+
+
+def _as_builtin(obj: Any) -> Any:
+    """A bool, int, float or str of another type (a numpy scalar, an int
+    subclass) as the builtin value: the value kept, the type lost."""
     if isinstance(obj, (bool, int, float, str)):
-        # e.g. numpy scalars or an int subclass: keep the value, lose the type
         for base in (bool, int, float, str):
             if isinstance(obj, base):
                 try:
                     return base(obj)
                 except Exception:
                     break
-    module = STUDENT_PREFIX.sub("", str(type(obj).__module__))
+    return _NOT_BUILTIN
+
+
+def _described(obj: Any) -> Any:
+    """A numpy number or array of numbers as itself; anything else by its type and a short repr."""
+    kind = type(obj)
+    module = STUDENT_PREFIX.sub("", str(kind.__module__))
     if module == "numpy" and hasattr(obj, "dtype") and hasattr(obj, "shape"):
         import numpy
 

@@ -5,9 +5,10 @@ worker reported.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..i18n import msg
 from ..outcomes import StudentFailure

@@ -26,7 +26,8 @@ import inspect
 import sys
 import textwrap
 import types
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any, cast
 
 from .shortening import shorten
 
@@ -201,7 +202,7 @@ def _imported(code: types.CodeType) -> set[str]:
 
 def _default_names(source: str) -> set[str]:
     """Names the defaults of the function's parameters read, when it is defined."""
-    node = ast.parse(source).body[0]
+    node = cast(ast.FunctionDef, ast.parse(source).body[0])  # the source of one def
     defaults = [d for d in (*node.args.defaults, *node.args.kw_defaults) if d is not None]
     return {n.id for d in defaults for n in ast.walk(d) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 

@@ -18,8 +18,15 @@ from pathlib import Path
 
 from ..i18n import msg
 from .layout import module_path
-from .notebook_modules import (SKIP_TAG, SUFFIX, NotebookError, NotebookModule, cell_trees, read_notebook,
-                        without_ipython)
+from .notebook_modules import (
+    SKIP_TAG,
+    SUFFIX,
+    NotebookError,
+    NotebookModule,
+    cell_trees,
+    read_notebook,
+    without_ipython,
+)
 from .sources import SOURCE_LIMIT
 
 _NAME_ERROR = re.compile(r"name '([A-Za-z_][A-Za-z0-9_]{0,99})' is not defined")

@@ -34,6 +34,7 @@ import stat
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .shortening import shorten
 
@@ -136,7 +137,7 @@ def _strip_magics(code: str) -> tuple[str, list[str], str | None]:
     if not candidates:
         return code, [], None
     try:
-        inside = set()
+        inside: set[int] = set()
         for token in tokenize.generate_tokens(io.StringIO(_passed(lines, candidates)).readline):
             if token.type == tokenize.STRING or token.type == getattr(tokenize, "FSTRING_MIDDLE", -1):
                 inside.update(range(token.start[0] + 1, token.end[0] + 1))
@@ -207,30 +208,48 @@ def module_of(text: str) -> NotebookModule:
     """The module a notebook's JSON ``text`` stands for; NotebookError when
     it is not a notebook nbformat can read, or holds more than a student's
     notebook needs (VALUES_LIMIT, DEPTH_LIMIT, CELLS_LIMIT)."""
-    import json
-
+    # first: without nbformat the notebook is not measured (ImportError, told as such)
     import nbformat
-    from nbformat.reader import NotJSONError, get_version, parse_json
-
-    def first_line(exc: BaseException) -> str:
-        return shorten((str(exc).strip().splitlines() or [type(exc).__name__])[0], 300)
+    import nbformat.reader
 
     _measure(text)
+    data, major = _notebook_json(text, nbformat.reader)
+    return _module_from(_as_version_4(data, major, nbformat))
+
+
+def _first_line(exc: BaseException) -> str:
+    return shorten((str(exc).strip().splitlines() or [type(exc).__name__])[0], 300)
+
+
+def _notebook_json(text: str, reader: Any) -> tuple[Any, int]:
+    """The notebook's JSON and its format's major version (``reader``: nbformat.reader)."""
     try:
-        data = parse_json(text)
-        major = get_version(data)[0]
-    except NotJSONError as exc:
-        raise NotebookError(first_line(exc), "student.notebook_not_json") from None
+        data = reader.parse_json(text)
+        major = reader.get_version(data)[0]
+    except reader.NotJSONError as exc:
+        raise NotebookError(_first_line(exc), "student.notebook_not_json") from None
     except Exception as exc:  # JSON, but not a notebook's (a list, a number, no version)
-        raise NotebookError(first_line(exc), "student.notebook_unreadable") from None
+        raise NotebookError(_first_line(exc), "student.notebook_unreadable") from None
+    return data, major
+
+
+def _as_version_4(data: Any, major: int, nbformat: Any) -> Any:
+    """The notebook read by nbformat, its sources only, in format 4."""
+    import json
+
     text = json.dumps(_sources_only(data))
     try:
         # formats 1 to 3 are converted, as Jupyter converts them when it opens one
-        notebook = nbformat.reads(text, as_version=4)
+        return nbformat.reads(text, as_version=4)
     except Exception as exc:  # nbformat raises validation and version errors of several kinds
         if major != 4:
-            raise NotebookError(first_line(exc), "student.notebook_old_format", version=major) from None
-        raise NotebookError(first_line(exc), "student.notebook_unreadable") from None
+            raise NotebookError(_first_line(exc), "student.notebook_old_format", version=major) from None
+        raise NotebookError(_first_line(exc), "student.notebook_unreadable") from None
+
+
+def _module_from(notebook: Any) -> NotebookModule:
+    """The code cells joined into one module, the IPython-only lines left
+    out, and where each cell's lines went."""
     parts: list[str] = []
     cells = []
     magics: list[str] = []

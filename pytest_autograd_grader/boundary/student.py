@@ -95,9 +95,12 @@ class Loader:
             mod = self._notebook(name, module, path)
         else:
             spec = importlib.util.spec_from_file_location(name, path)
+            if spec is None or spec.loader is None:  # never for a .py file; for mypy
+                raise ImportError(f"no loader for {path.name}")
+            loader = spec.loader
             mod = importlib.util.module_from_spec(spec)
             sys.modules[name] = mod
-            self._run(module, name, lambda: spec.loader.exec_module(mod))
+            self._run(module, name, lambda: loader.exec_module(mod))
         self.modules[module] = mod
         return mod
 
@@ -145,7 +148,7 @@ class Loader:
         mod.__file__ = filename
         # a kernel gives every cell display(); a notebook that shows a value
         # at the top level should not fail to import for want of it
-        mod.display = _display
+        mod.__dict__["display"] = _display
         sys.modules[name] = mod
 
         def run() -> None:
@@ -303,6 +306,21 @@ def _out_of_memory(exc: BaseException) -> bool:
     return "can't allocate memory" in text or "out of memory" in text.lower()
 
 
+class _CallTrace:
+    """The recorder of one call, once made, and what the answer takes of it."""
+
+    def __init__(self) -> None:
+        self.rec: Any = None
+
+    def fields(self, value: Any = None) -> dict:
+        return {"trace": self.rec.plain(value)} if self.rec is not None else {}
+
+    def raised_at(self) -> Any:
+        # the link from an error to the traced torch call that raised it:
+        # this call's own facts, handed to encode (nothing kept between calls)
+        return self.rec.facts.raised_at if self.rec is not None else None
+
+
 def call(loader: Loader, module: str, function: str, payload: bytes, op: str = Op.CALL, *,
          capture: bool = True, memory_limit: int | None = None) -> bytes:
     """Run one request; the answer is always bytes of plain data.
@@ -320,56 +338,9 @@ def call(loader: Loader, module: str, function: str, payload: bytes, op: str = O
     trusts none of the bytes it gets back (``records.Limits``).
     """
     output = _CappedText()
-    rec = None
-
-    def trace(value=None) -> dict:
-        return {"trace": rec.plain(value)} if rec is not None else {}
-
-    def raised_at():
-        # the link from an error to the traced torch call that raised it:
-        # this call's own facts, handed to encode (nothing kept between calls)
-        return rec.facts.raised_at if rec is not None else None
-
+    traced = _CallTrace()
     try:
-        mod = loader.load(module)
-        if op == Op.LOAD:
-            # the sandbox imports a module on its own first, so an import that
-            # never ends is told apart from a function that never ends
-            return wire.dumps({"stage": Stage.OK, "value": None, "output": output.getvalue()})
-        try:
-            # a numpy-only worker never loads torch: its arrays are read as arrays
-            request = loads(payload, arrays="torch" not in sys.modules)
-            args = materialize(request["args"])
-            kwargs = materialize(request["kwargs"])
-            grad_outputs = materialize(request["grad_outputs"]) if op == Op.VJP else None
-        except Exception as exc:
-            # the grader's own arguments cannot be made here (CUDA that will
-            # not start in the sandbox, say): not the student's doing
-            cause = exc.__context__ or exc
-            return wire.dumps({"stage": Stage.REQUEST, "reason": shorten(f"{type(cause).__name__}: {cause}", 600),
-                               "output": output.getvalue()})
-        if op == Op.RUN:
-            # a grader function that drives the student's module (the engine
-            # track's program interpreter): the module is its first argument
-            target, args = args[0], (mod, *args[1:])
-        else:
-            try:
-                target = _resolve(mod, function)
-            except AttributeError:
-                return wire.dumps({"stage": Stage.NO_FUNCTION, "module": module, "function": function})
-        # a numpy-only worker (the engine track) has no torch to trace
-        rec = tracing.recorder() if "torch" in sys.modules else None
-        if rec is not None:
-            rec.watch(args)
-        with (contextlib.redirect_stdout(output) if capture else contextlib.nullcontext()), \
-                (contextlib.redirect_stderr(output) if capture else contextlib.nullcontext()):
-            if op == Op.VJP:
-                value = _vjp(target, args, grad_outputs, rec)
-            else:
-                with _traced(rec):
-                    value = target(*args, **kwargs)
-        return wire.dumps({"stage": Stage.OK, "value": encode(value, loader.in_student_file, raised_at=raised_at()),
-                           "output": output.getvalue(), **trace(value)})
+        return _answer(loader, module, function, payload, op, capture, output, traced)
     except _StageError as exc:
         return wire.dumps({**exc.outcome, "output": output.getvalue()})
     except SystemExit as exc:
@@ -382,5 +353,57 @@ def call(loader: Loader, module: str, function: str, payload: bytes, op: str = O
             return wire.dumps({"stage": Stage.MEMORY, "module": module, "function": function,
                           "limit": memory_limit if memory_limit is not None else "?", "output": output.getvalue()})
         return wire.dumps({"stage": Stage.RAISED, "module": module, "function": function,
-                              "error": encode(exc, loader.in_student_file, raised_at=raised_at()),
-                           "output": output.getvalue(), **trace()})
+                              "error": encode(exc, loader.in_student_file, raised_at=traced.raised_at()),
+                           "output": output.getvalue(), **traced.fields()})
+
+
+def _answer(loader: Loader, module: str, function: str, payload: bytes, op: str, capture: bool,
+            output: _CappedText, traced: _CallTrace) -> bytes:
+    """``call``'s steps: load the module, read the request, find the
+    function, run it traced; what the student's code raises is ``call``'s."""
+    mod = loader.load(module)
+    if op == Op.LOAD:
+        # the sandbox imports a module on its own first, so an import that
+        # never ends is told apart from a function that never ends
+        return wire.dumps({"stage": Stage.OK, "value": None, "output": output.getvalue()})
+    try:
+        args, kwargs, grad_outputs = _arguments(payload, op)
+    except Exception as exc:
+        # the grader's own arguments cannot be made here (CUDA that will
+        # not start in the sandbox, say): not the student's doing
+        cause = exc.__context__ or exc
+        return wire.dumps({"stage": Stage.REQUEST, "reason": shorten(f"{type(cause).__name__}: {cause}", 600),
+                           "output": output.getvalue()})
+    if op == Op.RUN:
+        # a grader function that drives the student's module (the engine
+        # track's program interpreter): the module is its first argument
+        target, args = args[0], (mod, *args[1:])
+    else:
+        try:
+            target = _resolve(mod, function)
+        except AttributeError:
+            return wire.dumps({"stage": Stage.NO_FUNCTION, "module": module, "function": function})
+    # a numpy-only worker (the engine track) has no torch to trace
+    rec = traced.rec = tracing.recorder() if "torch" in sys.modules else None
+    if rec is not None:
+        rec.watch(args)
+    with (contextlib.redirect_stdout(output) if capture else contextlib.nullcontext()), \
+            (contextlib.redirect_stderr(output) if capture else contextlib.nullcontext()):
+        value = _vjp(target, args, grad_outputs, rec) if op == Op.VJP else _run_traced(target, args, kwargs, rec)
+    return wire.dumps({"stage": Stage.OK, "value": encode(value, loader.in_student_file, raised_at=traced.raised_at()),
+                       "output": output.getvalue(), **traced.fields(value)})
+
+
+def _arguments(payload: bytes, op: str) -> tuple[Any, Any, Any]:
+    """The request's arguments, keyword arguments and (``vjp``) output gradients."""
+    # a numpy-only worker never loads torch: its arrays are read as arrays
+    request = loads(payload, arrays="torch" not in sys.modules)
+    args = materialize(request["args"])
+    kwargs = materialize(request["kwargs"])
+    grad_outputs = materialize(request["grad_outputs"]) if op == Op.VJP else None
+    return args, kwargs, grad_outputs
+
+
+def _run_traced(target: Any, args: Any, kwargs: Any, rec: Any) -> Any:
+    with _traced(rec):
+        return target(*args, **kwargs)

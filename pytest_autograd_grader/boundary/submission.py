@@ -10,15 +10,16 @@ into a ``StudentFailure`` whose feedback says what happened
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from ..i18n import msg
 from ..outcomes import CheckError, GradeFailure, StudentFailure
 from ..protocol import Op, Stage, Status
 from . import tracing
-from .decode import decode
 from .arguments import encode_request
+from .decode import decode
 from .failures import failure_from
 from .layout import module_path
 from .notebook_cells import left_out_place, notebook_of, redefinition_remark
@@ -108,12 +109,14 @@ class Submission:
     time spent reading counts in the check's ``Budget``. ``on_value`` is
     called with every value handed back to the check."""
 
-    def __init__(self, executor: Executor, directory: Path, module: str, timeout: "float | Budget", *,
+    # the options are keywords, each a listener or limit of the check that
+    # fixtures.py passes by name: a bundle of them would only be unpacked again
+    def __init__(self, executor: Executor, directory: Path, module: str, timeout: float | Budget, *,  # noqa: PLR0913 (keyword options)
                  limits: Limits | None = None, on_value: Callable[[Any], None] | None = None,
                  on_trace: Callable[[Trace], None] | None = None, numpy_only: bool = False,
                  on_place: Callable[..., None] | None = None,
-                 explain: Callable[[str], "str | None"] | None = None,
-                 on_remark: Callable[[str], None] | None = None):
+                 explain: Callable[[str], str | None] | None = None,
+                 on_remark: Callable[[str], None] | None = None) -> None:
         self._executor = executor
         self._directory = str(directory)
         self._module = module
@@ -128,7 +131,7 @@ class Submission:
         self._explain = explain  # an error's likely mistake, for its feedback (checking.diagnose)
         self._on_remark = on_remark  # a line for the check's feedback should it fail (which definition was graded)
 
-    def __getattr__(self, name: str) -> "StudentFunction":
+    def __getattr__(self, name: str) -> StudentFunction:
         if name.startswith("__"):
             raise AttributeError(name)
         return StudentFunction(self, name)
@@ -141,7 +144,7 @@ class Submission:
         """The name of the student's module this proxy loads ("engine")."""
         return self._module
 
-    def run(self, function: Callable, *args: Any) -> Any:
+    def run(self, function: Callable[..., Any], *args: Any) -> Any:
         """``function(module, *args)`` in the worker, where ``module`` is this
         student module: ``function`` must be importable there by its module
         and name (a function of the grader's package, say the engine track's
@@ -153,7 +156,8 @@ class Submission:
         outcome["op"] = Op.RUN
         return StudentFunction(self, outcome["function"])._answer(outcome)
 
-    def _request(self, path: str, op: str, args: tuple, kwargs: dict, grad_outputs=None) -> dict:
+    def _request(self, path: str, op: str, args: tuple[Any, ...], kwargs: dict[str, Any],
+                 grad_outputs: Iterable[Any] | None = None) -> dict[str, Any]:
         # what cannot be handed to the worker is refused here, as the check's
         # mistake (CheckValueError), naming the argument
         named = f"{self._module}.{'run()' if op == Op.RUN else path}"
@@ -213,7 +217,7 @@ class Submission:
             text = msg("student.unreadable", module=self._module, function=path, reason=_reason(exc))
         return StudentFailure(text, status=Status.FAILED)
 
-    def _note_place(self, outcome: dict, limits: Limits) -> None:
+    def _note_place(self, outcome: dict[str, Any], limits: Limits) -> None:
         """Tell ``on_place`` where in the student's files this answer points:
         the line that raised, else where the called function is defined.
         The worker's word decides only where the student's own annotation
@@ -238,7 +242,7 @@ class Submission:
             # read from the student's file here, not taken from the worker
             self._place(own_file, definition_line(Path(self._directory) / own_file, outcome["function"]), False)
 
-    def _notebook_place(self, outcome: dict) -> bool:
+    def _notebook_place(self, outcome: dict[str, Any]) -> bool:
         """For a notebook: a function it lacks is placed at the cell that was
         left out with it (True: placed), and the check is told which of
         several definitions of the function it called was graded."""
@@ -252,13 +256,14 @@ class Submission:
         found = notebook_of(Path(self._directory), self._module)
         where = left_out_place(found[0], function.split(".")[0]) if found and \
             outcome["stage"] in (Stage.EMPTY, Stage.NO_FUNCTION) else None
-        if where is None:
+        if where is None or found is None or self._on_place is None:  # found and on_place: always, with where
             return False
         self._on_place(found[1], where[1], False, where[0])
         return True
 
     def _place(self, file: Any, line: Any, raised: bool) -> None:
-        if type(file) is not str or not 0 < len(file) <= 300 or not file.isprintable():
+        on_place = self._on_place
+        if on_place is None or type(file) is not str or not 0 < len(file) <= 300 or not file.isprintable():
             return
         parts = Path(file).parts
         if Path(file).is_absolute() or ".." in parts:
@@ -268,9 +273,9 @@ class Submission:
         # read from the notebook by the grader
         cell = cell_of(Path(self._directory), file, line) if good_line else None
         if cell is not None:
-            self._on_place(Path(file).as_posix(), cell[1], raised, cell[0])
+            on_place(Path(file).as_posix(), cell[1], raised, cell[0])
         else:
-            self._on_place(Path(file).as_posix(), line if good_line and not file.endswith(SUFFIX) else None, raised)
+            on_place(Path(file).as_posix(), line if good_line and not file.endswith(SUFFIX) else None, raised)
 
     def _handed_back(self, value: Any) -> Any:
         if self._on_value is not None:
@@ -326,7 +331,7 @@ class StudentFunction:
         self._submission = submission
         self._path = path
 
-    def __getattr__(self, name: str) -> "StudentFunction":
+    def __getattr__(self, name: str) -> StudentFunction:
         if name.startswith("__"):
             raise AttributeError(name)
         return StudentFunction(self._submission, f"{self._path}.{name}")
@@ -338,13 +343,13 @@ class StudentFunction:
     def qualname(self) -> str:
         return f"{self._submission._module}.{self._path}"
 
-    def _answer(self, outcome: dict, capture: bool = False):
+    def _answer(self, outcome: dict[str, Any], capture: bool = False) -> Any:
         """The decoded value of an answer, or the failure it reports; with
         ``capture`` an exception the student's code raised is the value."""
         submission = self._submission
         limits = submission._limits
 
-        def read():
+        def read() -> Any:
             submission._note_place(outcome, limits)
             trace = None
             if outcome["stage"] in (Stage.OK, Stage.RAISED):
@@ -363,15 +368,15 @@ class StudentFunction:
 
         return submission._handed_back(submission._read(self._path, read))
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._answer(self._submission._request(self._path, Op.CALL, args, kwargs))
 
-    def capture(self, *args, **kwargs):
+    def capture(self, *args: Any, **kwargs: Any) -> Any:
         """Like calling, but an exception the student's code raises comes back
         as an ``ErrorRecord`` instead of failing the check."""
         return self._answer(self._submission._request(self._path, Op.CALL, args, kwargs), capture=True)
 
-    def answers_ahead(self, calls: list[tuple], vjp: bool = False) -> list | None:
+    def answers_ahead(self, calls: list[tuple[Any, ...]], vjp: bool = False) -> list[Any] | None:
         """What the function returns for each argument tuple of ``calls``
         (with ``vjp``: what ``vjp`` returns for each (inputs, grad_outputs)
         of ``calls``), asked in one request instead of one each: for calls
@@ -392,7 +397,7 @@ class StudentFunction:
             return None
         return answers if type(answers) is list and len(answers) == len(calls) else None
 
-    def vjp(self, inputs: tuple, grad_outputs: tuple):
+    def vjp(self, inputs: tuple[Any, ...], grad_outputs: tuple[Any, ...]) -> Any:
         """Run the function on ``inputs`` and backpropagate ``grad_outputs``
         through the student's own graph; return (output records, gradients)."""
         outcome = self._submission._request(self._path, Op.VJP, tuple(inputs), {}, grad_outputs=grad_outputs)

@@ -166,38 +166,61 @@ def _parse_json(raw: bytes) -> Any:
 
 def _loads(payload: bytes, limits: Limits | None, arrays: bool = False) -> Any:
     if limits is not None:
-        if type(payload) in (bytearray, memoryview):
-            payload = bytes(payload)
-        if type(payload) is not bytes:
-            raise refuse("malformed", problem=type(payload).__name__)
-        if len(payload) > limits.max_bytes:
-            raise refuse("max_bytes", len(payload), limits.max_bytes)
-        if len(payload) < _LENGTH.size:
-            raise refuse("malformed", problem="length")
+        payload = _checked_payload(payload, limits)
     (length,) = _LENGTH.unpack_from(payload)
     if limits is not None:
-        if length > limits.max_header:
-            raise refuse("max_header", length, limits.max_header)
-        if _LENGTH.size + length > len(payload):
-            raise refuse("header_length", length, len(payload) - _LENGTH.size)
+        _check_header_length(length, payload, limits)
     header = _parse_json(payload[_LENGTH.size:_LENGTH.size + length])
     offset = _LENGTH.size + length
     if limits is not None:
-        if type(header) is not dict or set(header) != {"tree", "tensors"} or type(header["tensors"]) is not list:
-            raise refuse("malformed", problem="header")
-        if len(header["tensors"]) > limits.max_items:
-            raise refuse("max_items", len(header["tensors"]), limits.max_items)
-    tensors = []
-    for entry in header["tensors"]:
-        read = _read_array if arrays and limits is None else _read_tensor
-        tensor, offset = (read(entry, payload, offset) if limits is None
-                          else _read_checked_tensor(entry, payload, offset, limits))
-        tensors.append(tensor)
+        _check_header(header, limits)
+    tensors, offset = _read_tensors(header["tensors"], payload, offset, limits, arrays)
     if limits is not None and offset != len(payload):
         raise refuse("trailing", len(payload) - offset)
     if limits is None:
         return _walk(header["tree"], tensors)
     return _walk_checked(header["tree"], tensors, Meter(limits, _json_depth(limits)), 0)
+
+
+def _checked_payload(payload: Any, limits: Limits) -> bytes:
+    """The answer's bytes, measured before anything is parsed."""
+    if type(payload) in (bytearray, memoryview):
+        payload = bytes(payload)
+    if type(payload) is not bytes:
+        raise refuse("malformed", problem=type(payload).__name__)
+    if len(payload) > limits.max_bytes:
+        raise refuse("max_bytes", len(payload), limits.max_bytes)
+    if len(payload) < _LENGTH.size:
+        raise refuse("malformed", problem="length")
+    return payload
+
+
+def _check_header_length(length: int, payload: bytes, limits: Limits) -> None:
+    if length > limits.max_header:
+        raise refuse("max_header", length, limits.max_header)
+    if _LENGTH.size + length > len(payload):
+        raise refuse("header_length", length, len(payload) - _LENGTH.size)
+
+
+def _check_header(header: Any, limits: Limits) -> None:
+    if type(header) is not dict or set(header) != {"tree", "tensors"} or type(header["tensors"]) is not list:
+        raise refuse("malformed", problem="header")
+    if len(header["tensors"]) > limits.max_items:
+        raise refuse("max_items", len(header["tensors"]), limits.max_items)
+
+
+def _read_tensors(entries: Any, payload: bytes, offset: int, limits: Limits | None,
+                  arrays: bool) -> tuple[list, int]:
+    """The tensors (or, with ``arrays`` and no limits, numpy arrays) the
+    header's table describes, read in order from ``offset``; and the offset
+    past the last one."""
+    tensors = []
+    for entry in entries:
+        read = _read_array if arrays and limits is None else _read_tensor
+        tensor, offset = (read(entry, payload, offset) if limits is None
+                          else _read_checked_tensor(entry, payload, offset, limits))
+        tensors.append(tensor)
+    return tensors, offset
 
 
 def _read_tensor(entry, payload: bytes, offset: int):
