@@ -192,7 +192,7 @@ def _seed(value) -> str:
 
 
 def _resource(name: str) -> bytes:
-    return resources.files(__package__).joinpath("gradescope_files", name).read_bytes()
+    return resources.files(__package__).joinpath("gradescope_files").joinpath(name).read_bytes()
 
 
 def _run_autograder(lang: str) -> bytes:
