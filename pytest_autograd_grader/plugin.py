@@ -168,8 +168,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "grade_device" in metafunc.fixturenames:
         from .checking.devices import device_params
 
-        setting = (options._value(metafunc.config, "grade_device") or "cpu").lower()
-        params = device_params(setting if setting in options.DEVICES else "cpu")
+        setting = options.read_device(metafunc.config)
+        params = device_params(setting if setting in options.DEVICES else options.DEFAULTS["grade_device"])
         metafunc.parametrize("grade_device", params, ids=params, indirect=True)
 
 
