@@ -174,7 +174,7 @@ def _requirement(bundle: Bundle, spec: str | None) -> str:
     return spec
 
 
-def _timeout(value) -> str:
+def _timeout(value: str | float) -> str:
     try:
         seconds = float(value)
     except (TypeError, ValueError):
@@ -184,7 +184,7 @@ def _timeout(value) -> str:
     return f"{seconds:g}"
 
 
-def _seed(value) -> str:
+def _seed(value: str | int) -> str:
     try:
         return str(int(str(value), 10))
     except ValueError:
