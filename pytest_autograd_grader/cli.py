@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from collections.abc import Callable
 
 # name -> (module, one-line help)
 COMMANDS = {
@@ -38,7 +39,7 @@ COMMANDS = {
 }
 
 
-def _functions(spec: str):
+def _functions(spec: str) -> tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]:
     """``module`` gives add_arguments/run; ``module:name`` gives
     add_name_arguments/run_name (two commands in one module)."""
     module, _, name = spec.partition(":")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from typing import Any, TypeGuard
 
 import pytest
 
@@ -62,51 +63,93 @@ def spec_of(item: pytest.Item) -> CheckSpec:
     cached = item.stash.get(SPEC, None)
     if cached is not None:
         return cached
-    where = item.nodeid
-    kwargs: dict = {}
-    problem = None
-    for mark in reversed(list(item.iter_markers("grade"))):
-        if mark.args:
-            problem = msg("marker.positional", where=where)
-        kwargs.update(mark.kwargs)
-    concepts = known_concepts(item.config)
-    known = ", ".join(concepts) or msg("marker.none_known")
-    concept = kwargs.get("concept")
-    points = kwargs.get("points", 1)
-    hidden = kwargs.get("hidden", False)
-    timeout = kwargs.get("timeout", None)
-    share = kwargs.get("instruction_share", None)
-    inputs = kwargs.get("inputs", ())
-    inputs = (inputs,) if isinstance(inputs, str) else inputs
-    valid_inputs = isinstance(inputs, (tuple, list)) and not unknown_classes(inputs)
-    valid_share = share is None or (isinstance(share, (int, float)) and not isinstance(share, bool)
-                                    and 0 < share <= MAX_INSTRUCTION_SHARE)
-    valid_timeout = timeout is None or (isinstance(timeout, (int, float)) and not isinstance(timeout, bool)
-                                        and timeout > 0 and timeout == timeout)
-    if problem is None:
-        if not concept:
-            problem = msg("marker.no_concept", where=where, known=known)
-        elif concept not in concepts:
-            problem = msg("marker.unknown_concept", where=where, concept=concept, known=known)
-        elif isinstance(points, bool) or not isinstance(points, (int, float)) or not points > 0:
-            problem = msg("marker.bad_points", where=where, points=points)
-        elif not isinstance(hidden, (bool, str)) or hidden not in HIDDEN_VISIBILITY:
-            problem = msg("marker.bad_hidden", where=where, hidden=hidden)
-        elif not valid_timeout:
-            problem = msg("marker.bad_timeout", where=where, timeout=timeout)
-        elif not valid_share:
-            problem = msg("marker.bad_instruction_share", where=where, share=share, most=MAX_INSTRUCTION_SHARE)
-        elif not valid_inputs:
-            problem = msg("marker.bad_inputs", where=where, inputs=inputs, known=", ".join(INPUT_CLASSES))
-    valid_points = isinstance(points, (int, float)) and not isinstance(points, bool) and points > 0
-    visibility = HIDDEN_VISIBILITY.get(hidden, "visible") if isinstance(hidden, (bool, str)) else "visible"
-    spec = CheckSpec(concept=str(concept or ""), points=float(points) if valid_points else 0.0,
-                     hidden=visibility != "visible", problem=problem, visibility=visibility,
-                     timeout=float(timeout) if valid_timeout and timeout is not None else None,
-                     instruction_share=float(share) if valid_share and share is not None else None,
-                     inputs=tuple(inputs) if valid_inputs else ())
+    kwargs, positional = _merged_marks(item)
+    if positional:
+        problem: str | None = msg("marker.positional", where=item.nodeid)
+    else:
+        problem = _marker_problem(item.nodeid, kwargs, known_concepts(item.config))
+    spec = _spec_from(kwargs, problem)
     item.stash[SPEC] = spec
     return spec
+
+
+def _merged_marks(item: pytest.Item) -> tuple[dict[str, Any], bool]:
+    """The keywords of every ``grade`` marker, the closest winning, and
+    whether any marker was given positional arguments."""
+    kwargs: dict[str, Any] = {}
+    positional = False
+    for mark in reversed(list(item.iter_markers("grade"))):
+        positional = positional or bool(mark.args)
+        kwargs.update(mark.kwargs)
+    return kwargs, positional
+
+
+def _is_number(value: object) -> TypeGuard[float]:
+    # bool is an int to Python, never a number of points or seconds to us
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _valid_points(points: object) -> bool:
+    return _is_number(points) and points > 0
+
+
+def _valid_timeout(timeout: object) -> bool:
+    # timeout == timeout refuses NaN
+    return timeout is None or (_is_number(timeout) and timeout > 0 and timeout == timeout)
+
+
+def _valid_share(share: object) -> bool:
+    return share is None or (_is_number(share) and 0 < share <= MAX_INSTRUCTION_SHARE)
+
+
+def _inputs(kwargs: dict[str, Any]) -> Any:
+    inputs = kwargs.get("inputs", ())
+    return (inputs,) if isinstance(inputs, str) else inputs
+
+
+def _valid_inputs(inputs: object) -> bool:
+    return isinstance(inputs, (tuple, list)) and not unknown_classes(inputs)
+
+
+def _visibility(hidden: object) -> str | None:
+    """The visibility ``hidden=`` names; None when it names none."""
+    return HIDDEN_VISIBILITY.get(hidden) if isinstance(hidden, (bool, str)) else None
+
+
+def _marker_problem(where: str, kwargs: dict[str, Any], concepts: dict[str, Concept]) -> str | None:
+    """What is wrong with the merged marker, the first thing only."""
+    known = ", ".join(concepts) or msg("marker.none_known")
+    concept, points, hidden = kwargs.get("concept"), kwargs.get("points", 1), kwargs.get("hidden", False)
+    timeout, share, inputs = kwargs.get("timeout"), kwargs.get("instruction_share"), _inputs(kwargs)
+    if not concept:
+        return msg("marker.no_concept", where=where, known=known)
+    if concept not in concepts:
+        return msg("marker.unknown_concept", where=where, concept=concept, known=known)
+    if not _valid_points(points):
+        return msg("marker.bad_points", where=where, points=points)
+    if _visibility(hidden) is None:
+        return msg("marker.bad_hidden", where=where, hidden=hidden)
+    if not _valid_timeout(timeout):
+        return msg("marker.bad_timeout", where=where, timeout=timeout)
+    if not _valid_share(share):
+        return msg("marker.bad_instruction_share", where=where, share=share, most=MAX_INSTRUCTION_SHARE)
+    if not _valid_inputs(inputs):
+        return msg("marker.bad_inputs", where=where, inputs=inputs, known=", ".join(INPUT_CLASSES))
+    return None
+
+
+def _spec_from(kwargs: dict[str, Any], problem: str | None) -> CheckSpec:
+    """The spec a marker declares; an invalid keyword gives its harmless
+    value (0 points, visible, no timeout) beside the problem."""
+    points, timeout = kwargs.get("points", 1), kwargs.get("timeout")
+    share, inputs = kwargs.get("instruction_share"), _inputs(kwargs)
+    visibility = _visibility(kwargs.get("hidden", False)) or "visible"
+    return CheckSpec(concept=str(kwargs.get("concept") or ""),
+                     points=float(points) if _valid_points(points) else 0.0,
+                     hidden=visibility != "visible", problem=problem, visibility=visibility,
+                     timeout=float(timeout) if _valid_timeout(timeout) and timeout is not None else None,
+                     instruction_share=float(share) if _valid_share(share) and share is not None else None,
+                     inputs=tuple(inputs) if _valid_inputs(inputs) else ())
 
 
 def topic_of(item: pytest.Item) -> str:

@@ -17,10 +17,14 @@ import ast
 import inspect
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .boundary.layout import is_check_file
 from .boundary.notebook_modules import SKIP_TAG
 from .i18n import msg
+
+if TYPE_CHECKING:
+    from nbformat import NotebookNode
 
 CHECK_CELL = '''from pytest_autograd_grader import notebook
 
@@ -43,17 +47,18 @@ def _docstring_node(node: ast.AST) -> ast.Expr | None:
 
 def _first_line(node: ast.stmt) -> int:
     """Where the statement starts, counted from 0: its first decorator's line."""
-    return (node.decorator_list[0].lineno if getattr(node, "decorator_list", None) else node.lineno) - 1
+    decorators = getattr(node, "decorator_list", None)
+    return (decorators[0].lineno if decorators else node.lineno) - 1
 
 
-def _without_docstring(lines: list[str], node: ast.AST) -> str:
+def _without_docstring(lines: list[str], node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> str:
     """The definition's source with its docstring taken out (it is the
     Markdown cell above), unless the docstring is all the body holds."""
     first = _first_line(node)
     text = lines[first:node.end_lineno]
     doc = _docstring_node(node)
     if doc is not None and len(node.body) > 1:
-        del text[doc.lineno - 1 - first:doc.end_lineno - first]
+        del text[doc.lineno - 1 - first:(doc.end_lineno or doc.lineno) - first]
     return "".join(text).rstrip()
 
 
@@ -94,7 +99,7 @@ def cells_of(source: str, topic: str) -> list:
     return cells
 
 
-def notebook_of(source: str, topic: str):
+def notebook_of(source: str, topic: str) -> NotebookNode:
     import nbformat
     from nbformat.v4 import new_notebook
 

@@ -45,12 +45,12 @@ class NotebookCheckError(Exception):
     functions, cloudpickle missing): a message id and its fields, said in
     the student's language."""
 
-    def __init__(self, key: str, **fields):
+    def __init__(self, key: str, **fields: object):
         super().__init__(key)
         self.key, self.fields = key, fields
 
 
-def _say(lang: str | None, key: str, **fields) -> str:
+def _say(lang: str | None, key: str, **fields: object) -> str:
     return catalogue(lang or current_language())[key].format(**fields)
 
 
@@ -64,7 +64,7 @@ class Graded:
     problem: NotebookCheckError | None = None  # what stopped the check before grading
     lang: str | None = None  # the language asked for; the report's own decides once there is one
 
-    def say(self, key: str, **fields) -> str:
+    def say(self, key: str, **fields: object) -> str:
         return _say(self.report.get("lang") or self.lang, key, **fields)
 
     @property

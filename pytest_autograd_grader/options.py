@@ -10,6 +10,7 @@ import os
 import random
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
@@ -19,16 +20,31 @@ from .i18n import LANGUAGES, msg
 DEVICES = ("cpu", "cuda", "auto", "all")
 ISOLATIONS = ("auto", "bwrap", "user", "process")
 
-# (flag, ini type, help). The dest of "--grade-x" is "grade_x", as is the ini key.
-OPTIONS: tuple[tuple[str, str, str], ...] = (
+IniType = Literal["bool", "string", "cli"]
+
+# The options' defaults, written once: the help texts below and
+# read_settings take them from here, and tests/test_options_defaults.py
+# holds docs/instructors/options.md to them.
+DEFAULTS: dict[str, str] = {
+    "grade_device": "cpu",
+    "grade_seed": "random",
+    "grade_timeout": "10",
+    "grade_memory": "4096",
+    "grade_isolation": "auto",
+    "grade_answer_limit": "8",
+}
+
+# (flag, ini type, help). The dest of "--grade-x" is "grade_x", as is the ini
+# key; "{default}" in a help text is the option's entry in DEFAULTS.
+_OPTION_TEXTS: tuple[tuple[str, IniType, str], ...] = (
     ("--grade", "bool", "grade the checks: per-concept scores, report files, student code run in sandboxed workers"),
     ("--grade-submission", "string", "directory the student's modules are loaded from (default: the directory of each checks file)"),
-    ("--grade-device", "string", "device for tensors: cpu, cuda, auto (cuda when available) or all (every available device); default cpu"),
-    ("--grade-seed", "string", "seed of the random inputs: a whole number, or 'random' (the default); printed in the header"),
-    ("--grade-timeout", "string", "wall-clock limit in seconds for student code in one check (default 10)"),
-    ("--grade-memory", "string", "memory limit in megabytes for a worker running student code (default 4096)"),
-    ("--grade-isolation", "string", "how student code is fenced off: auto (the strongest that works), bwrap (bubblewrap), user (a uid per worker; needs root) or process"),
-    ("--grade-answer-limit", "string", "largest answer in megabytes a student function may return (default 8)"),
+    ("--grade-device", "string", "device for tensors: cpu, cuda, auto (cuda when available) or all (every available device); default {default}"),
+    ("--grade-seed", "string", "seed of the random inputs: a whole number, or 'random' (default {default}); printed in the header"),
+    ("--grade-timeout", "string", "wall-clock limit in seconds for student code in one check (default {default})"),
+    ("--grade-memory", "string", "memory limit in megabytes for a worker running student code (default {default})"),
+    ("--grade-isolation", "string", "how student code is fenced off: auto (the strongest that works), bwrap (bubblewrap), user (a uid per worker; needs root) or process; default {default}"),
+    ("--grade-answer-limit", "string", "largest answer in megabytes a student function may return (default {default})"),
     ("--grade-lang", "string", "language of every message: en or zh (default: from the locale, LANG=zh_* gives zh)"),
     ("--grade-json", "string", "write the JSON report (schema pytest-autograd-grader/1) to this path"),
     ("--grade-json-private", "string", "write the JSON report with hidden checks' real feedback (for instructors only) to this path"),
@@ -39,6 +55,16 @@ OPTIONS: tuple[tuple[str, str, str], ...] = (
     ("--grade-inline", "cli", "UNSAFE, for check authors debugging with pdb: run student code inside the pytest process"),
 )
 
+
+def _dest(flag: str) -> str:
+    return flag[2:].replace("-", "_")
+
+
+OPTIONS: tuple[tuple[str, IniType, str], ...] = tuple(
+    (flag, ini_type, text.format(default=DEFAULTS.get(_dest(flag))))
+    for flag, ini_type, text in _OPTION_TEXTS
+)
+
 # Turning the sandbox off must be typed by a person: never read from an ini
 # file or addopts, which may sit in a student's repository.
 CLI_ONLY = {"grade_inline"}
@@ -47,7 +73,7 @@ CLI_ONLY = {"grade_inline"}
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("grade", "autograd grading (pytest-autograd-grader)")
     for flag, ini_type, help_text in OPTIONS:
-        dest = flag[2:].replace("-", "_")
+        dest = _dest(flag)
         if ini_type in ("bool", "cli"):
             group.addoption(flag, action="store_true", default=None, dest=dest, help=help_text)
         else:
@@ -56,13 +82,24 @@ def add_options(parser: pytest.Parser) -> None:
             parser.addini(dest, help_text, type=ini_type, default=None)
 
 
-def _value(config: pytest.Config, dest: str):
+def _value(config: pytest.Config, dest: str) -> str | bool | None:
     value = config.getoption(dest)
     if value is None and dest not in CLI_ONLY:
         value = config.getini(dest)
     if isinstance(value, str):
         value = value.strip() or None
     return value
+
+
+def _setting(config: pytest.Config, dest: str) -> str:
+    """The option's value as typed, else its entry in DEFAULTS."""
+    value = _value(config, dest)
+    return DEFAULTS[dest] if value is None else str(value)
+
+
+def read_device(config: pytest.Config) -> str:
+    """``--grade-device`` lower-cased, unchecked (read_settings checks it)."""
+    return _setting(config, "grade_device").lower()
 
 
 def grading_enabled(config: pytest.Config) -> bool:
@@ -83,9 +120,7 @@ def github_enabled(config: pytest.Config) -> bool:
 def _manifest_path(value: str | None) -> Path | None:
     if not value:
         return None
-    path = Path(value)
-    if not path.is_absolute():
-        path = Path(os.getcwd()) / path
+    path = _absolute(value)
     if not path.is_file():
         raise pytest.UsageError(msg("usage.manifest_missing", path=value))
     return path
@@ -114,9 +149,7 @@ class Settings:
 def _report_path(option: str, value: str | None) -> Path | None:
     if not value:
         return None
-    path = Path(value)
-    if not path.is_absolute():
-        path = Path(os.getcwd()) / path
+    path = _absolute(value)
     if path.is_dir():
         raise pytest.UsageError(msg("usage.report_is_dir", option=option, path=value))
     directory = path.parent
@@ -127,7 +160,7 @@ def _report_path(option: str, value: str | None) -> Path | None:
     return path
 
 
-def _number(value, key: str, *, low: float, high: float | None = None, low_inclusive: bool = True) -> float:
+def _number(value: str | bool | float, key: str, *, low: float, high: float | None = None, low_inclusive: bool = True) -> float:
     try:
         number = float(value)
     except (TypeError, ValueError):
@@ -138,7 +171,7 @@ def _number(value, key: str, *, low: float, high: float | None = None, low_inclu
     return number
 
 
-def parse_seed(value) -> tuple[int, bool]:
+def parse_seed(value: object) -> tuple[int, bool]:
     if value is None or str(value).strip().lower() == "random":
         return random.Random().getrandbits(32), True
     try:
@@ -186,77 +219,110 @@ def _authors_configuration(config: pytest.Config, submission: Path) -> bool:
     exercises/ is the course's own folder with its pytest.ini)."""
     if getattr(config.option, "inifilename", None):
         return True
-    folders = []
-    for arg in config.args:
-        path = Path(arg.split("::")[0])
-        path = (path if path.is_absolute() else config.invocation_params.dir / path).resolve()
-        folders.append(path if path.is_dir() else path.parent)
+    paths = [_argument_path(config, arg) for arg in config.args]
+    folders = [path if path.is_dir() else path.parent for path in paths]
     return bool(folders) and all(folder == submission for folder in folders)
 
 
-def read_settings(config: pytest.Config) -> Settings:
-    """Validate every grading option; raise UsageError naming the bad one."""
-    submission = _value(config, "grade_submission")
-    submission_path = None
-    if submission:
-        submission_path = Path(submission)
-        if not submission_path.is_absolute():
-            submission_path = Path(os.getcwd()) / submission_path
-        if not submission_path.exists():
-            raise pytest.UsageError(msg("usage.submission_missing", path=submission))
-        if not submission_path.is_dir():
-            raise pytest.UsageError(msg("usage.submission_not_dir", path=submission))
-        submission_path = submission_path.resolve()
-        inipath = config.inipath
-        if inipath is not None and submission_path in Path(inipath).resolve().parents \
-                and not _authors_configuration(config, submission_path):
-            # "--grade-submission DIR" in two words makes pytest look for its
-            # configuration in DIR before our option is known.
-            raise pytest.UsageError(msg("usage.student_config", inifile=str(inipath), path=submission))
-        for arg in config.args:
-            tests = Path(arg.split("::")[0])
-            tests = (tests if tests.is_absolute() else config.invocation_params.dir / tests).resolve()
-            if _collects_submission(tests, submission_path):
-                # the student's conftest.py and test files would run inside
-                # the grader, outside the sandbox
-                raise pytest.UsageError(msg("usage.submission_collected", path=submission, tests=arg))
+def _absolute(value: str) -> Path:
+    """``value`` as a path, relative ones from the current directory."""
+    path = Path(value)
+    return path if path.is_absolute() else Path(os.getcwd()) / path
 
-    device = (_value(config, "grade_device") or "cpu").lower()
-    if device not in DEVICES:
-        raise pytest.UsageError(msg("usage.device", value=device))
 
+def _argument_path(config: pytest.Config, arg: str) -> Path:
+    """The file or folder of a test argument (``path::name``), resolved
+    from where pytest was invoked."""
+    path = Path(arg.split("::")[0])
+    return (path if path.is_absolute() else config.invocation_params.dir / path).resolve()
+
+
+def _refuse_students_configuration(config: pytest.Config, submission: Path, value: str) -> None:
+    inipath = config.inipath
+    if inipath is not None and submission in Path(inipath).resolve().parents \
+            and not _authors_configuration(config, submission):
+        # "--grade-submission DIR" in two words makes pytest look for its
+        # configuration in DIR before our option is known.
+        raise pytest.UsageError(msg("usage.student_config", inifile=str(inipath), path=value))
+
+
+def _refuse_collected_submission(config: pytest.Config, submission: Path, value: str) -> None:
+    for arg in config.args:
+        if _collects_submission(_argument_path(config, arg), submission):
+            # the student's conftest.py and test files would run inside
+            # the grader, outside the sandbox
+            raise pytest.UsageError(msg("usage.submission_collected", path=value, tests=arg))
+
+
+def _submission(config: pytest.Config) -> Path | None:
+    """``--grade-submission``: an existing folder, neither holding the
+    configuration pytest read nor collected by it."""
+    value = _value(config, "grade_submission")
+    if not value:
+        return None
+    value = str(value)
+    path = _absolute(value)
+    if not path.exists():
+        raise pytest.UsageError(msg("usage.submission_missing", path=value))
+    if not path.is_dir():
+        raise pytest.UsageError(msg("usage.submission_not_dir", path=value))
+    path = path.resolve()
+    _refuse_students_configuration(config, path, value)
+    _refuse_collected_submission(config, path, value)
+    return path
+
+
+def _choice(config: pytest.Config, dest: str, choices: tuple[str, ...], key: str) -> str:
+    value = _setting(config, dest).lower()
+    if value not in choices:
+        raise pytest.UsageError(msg(key, value=value))
+    return value
+
+
+def _seed(config: pytest.Config) -> tuple[int, bool]:
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None and "grade_seed" in workerinput:
         # An xdist worker grades with the controller's seed.
-        seed, was_random = workerinput["grade_seed"], workerinput["grade_seed_was_random"]
-    else:
-        seed, was_random = parse_seed(_value(config, "grade_seed"))
+        return int(workerinput["grade_seed"]), bool(workerinput["grade_seed_was_random"])
+    return parse_seed(_setting(config, "grade_seed"))
 
-    timeout = _number(_value(config, "grade_timeout") or 10, "usage.timeout", low=0, low_inclusive=False)
-    memory = _number(_value(config, "grade_memory") or 4096, "usage.memory", low=1)
-    isolation = (_value(config, "grade_isolation") or "auto").lower()
-    if isolation not in ISOLATIONS:
-        raise pytest.UsageError(msg("usage.isolation", value=isolation))
-    answer_limit = _number(_value(config, "grade_answer_limit") or 8, "usage.answer_limit", low=0, low_inclusive=False)
-    fail_under = _value(config, "grade_fail_under")
-    if fail_under is not None:
-        fail_under = _number(fail_under, "usage.fail_under", low=0, high=100)
 
+def _fail_under(config: pytest.Config) -> float | None:
+    value = _value(config, "grade_fail_under")
+    return None if value is None else _number(value, "usage.fail_under", low=0, high=100)
+
+
+def _path_option(config: pytest.Config, dest: str) -> str | None:
+    value = _value(config, dest)
+    return None if value is None else str(value)
+
+
+def read_settings(config: pytest.Config) -> Settings:
+    """Validate every grading option; raise UsageError naming the bad one
+    (in the order below, so the first bad option is the one named)."""
+    submission = _submission(config)
+    device = _choice(config, "grade_device", DEVICES, "usage.device")
+    seed, was_random = _seed(config)
+    timeout = _number(_setting(config, "grade_timeout"), "usage.timeout", low=0, low_inclusive=False)
+    memory = _number(_setting(config, "grade_memory"), "usage.memory", low=1)
+    isolation = _choice(config, "grade_isolation", ISOLATIONS, "usage.isolation")
+    answer_limit = _number(_setting(config, "grade_answer_limit"), "usage.answer_limit", low=0, low_inclusive=False)
+    fail_under = _fail_under(config)
     return Settings(
-        submission=submission_path,
+        submission=submission,
         device=device,
-        seed=int(seed),
-        seed_was_random=bool(was_random),
+        seed=seed,
+        seed_was_random=was_random,
         timeout=timeout,
         memory_mb=int(memory),
         isolation=isolation,
         answer_limit_mb=answer_limit,
-        json_path=_report_path("--grade-json", _value(config, "grade_json")),
-        gradescope_path=_report_path("--grade-gradescope", _value(config, "grade_gradescope")),
+        json_path=_report_path("--grade-json", _path_option(config, "grade_json")),
+        gradescope_path=_report_path("--grade-gradescope", _path_option(config, "grade_gradescope")),
         fail_under=fail_under,
-        json_private_path=_report_path("--grade-json-private", _value(config, "grade_json_private")),
+        json_private_path=_report_path("--grade-json-private", _path_option(config, "grade_json_private")),
         github=github_enabled(config),
-        manifest_path=_manifest_path(_value(config, "grade_manifest")),
+        manifest_path=_manifest_path(_path_option(config, "grade_manifest")),
         # invocation_params.args holds what was typed, without addopts.
         inline=bool(config.getoption("grade_inline")) and "--grade-inline" in config.invocation_params.args,
         lang=i18n.current_language(),

@@ -8,6 +8,9 @@ graded session or a grading fixture needs them.
 
 from __future__ import annotations
 
+from collections.abc import Generator
+from typing import Any
+
 import pytest
 
 from . import hookspecs, i18n, options
@@ -19,10 +22,9 @@ from .i18n import msg
 from .outcomes import CheckError, GradeFailure, GraderError, status_of
 from .protocol import STUDENT_FAILED, Status
 from .pytest_internals import LONE_RUN, UnsupportedPytest, check_supported, report_sections
-from .scoring import CheckResult, Gradebook, shown_diagnoses
-from .sessions import (GradeTableLast, GradingSession, PlainSession, isolation_missing, isolation_name,
-                       submission_notes, write_reports)
+from .scoring import CheckResult, CheckSpec, Gradebook, shown_diagnoses
 from .session_state import CREDIT, NOTED, PLACE, SETTINGS, STATE, Credit, GradeState, state_of
+from .sessions import GradeTableLast, GradingSession, PlainSession, header_lines, in_github_log, write_reports
 
 # -- set-up ---------------------------------------------------------------
 
@@ -66,6 +68,12 @@ def pytest_configure(config: pytest.Config) -> None:
         # fail with their feedback, and the run ends saying how to score them.
         config.pluginmanager.register(PlainSession(config), "grade-plain-session")
         return
+    _start_grading(config, settings)
+
+
+def _start_grading(config: pytest.Config, settings: options.Settings) -> None:
+    """A graded run: its state, isolation, session hooks, and the sandbox
+    started early where checks will run."""
     try:
         check_supported(LONE_RUN)  # a pytest that lacks it is named, not found out check by check
     except UnsupportedPytest as exc:
@@ -96,7 +104,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistSeed(settings), "grade-xdist-seed")
     if settings.manifest_path is not None:
-        from .platforms.manifest import register_guard
+        from .platforms.manifest_guard import register_guard
 
         # edited or missing check files fail their checks (and are never imported)
         register_guard(config, state)
@@ -113,7 +121,7 @@ class _XdistSeed:
     def __init__(self, settings: options.Settings):
         self.settings = settings
 
-    def pytest_configure_node(self, node) -> None:
+    def pytest_configure_node(self, node: Any) -> None:  # xdist's WorkerController
         node.workerinput["grade_seed"] = self.settings.seed
         node.workerinput["grade_seed_was_random"] = self.settings.seed_was_random
 
@@ -135,41 +143,15 @@ def pytest_grade_gradebook(config: pytest.Config, gradebook: Gradebook) -> None:
 
 def pytest_report_header(config: pytest.Config) -> list[str] | None:
     state = state_of(config)
-    if state is None:
-        return None
-    s = state.settings
-    lines = [msg("header", seed=s.seed, device=s.device,
-                 submission=str(s.submission) if s.submission else msg("header.beside_checks"),
-                 isolation=isolation_name(state))]
-    lines += [msg("header.missing", what=what) for what in isolation_missing(state)]
-    if state.isolation is not None:
-        from .sandbox.probe import describe
-
-        # each stronger mode once, with why it was not used and what would make it work
-        lines += [msg("header.fallback", mode=f.mode, reason=describe(f)) for f in state.isolation.fallbacks]
-    # a note names the student's files and lines: never at the start of a line
-    notes = [msg("header.note", note=note) for note in submission_notes(state)]
-    if _in_github_log(state):
-        from .reporters.github import defuse_commands
-
-        notes = [defuse_commands(note) for note in notes]
-    return lines + notes
-
-
-def _in_github_log(state: GradeState) -> bool:
-    """Whether what pytest prints lands in a GitHub Actions job's log: with
-    GitHub's outputs on, or on GitHub's runner even with them off."""
-    import os
-
-    return state.settings.github or os.environ.get("GITHUB_ACTIONS") == "true"
+    return header_lines(state) if state is not None else None
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "grade_device" in metafunc.fixturenames:
         from .checking.devices import device_params
 
-        setting = (options._value(metafunc.config, "grade_device") or "cpu").lower()
-        params = device_params(setting if setting in options.DEVICES else "cpu")
+        setting = options.read_device(metafunc.config)
+        params = device_params(setting if setting in options.DEVICES else options.DEFAULTS["grade_device"])
         metafunc.parametrize("grade_device", params, ids=params, indirect=True)
 
 
@@ -183,20 +165,20 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_pyfunc_call(pyfuncitem: pytest.Function):
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, object]:
     # the diagnoses the check formats or is given, for its report (_result_for)
     with i18n.noting_diagnoses() as noted:
         pyfuncitem.stash[NOTED] = noted
         return (yield from _credited(pyfuncitem))
 
 
-def _credited(pyfuncitem: pytest.Function):
+def _credited(pyfuncitem: pytest.Function) -> Generator[None, object, object]:
     try:
         result = yield
     except GradeFailure as raised:
         credit = pyfuncitem.stash.get(CREDIT, None)
         failure = credit.failure(raised) if credit is not None else raised
-        if failure is raised:
+        if failure is None or failure is raised:
             raise
         raise failure from None
     credit = pyfuncitem.stash.get(CREDIT, None)
@@ -220,57 +202,80 @@ def _crash_line(report: pytest.TestReport) -> str:
     return str(report.longrepr or "").strip().splitlines()[-1] if report.longrepr else ""
 
 
-def _result_for(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestReport) -> CheckResult:
+def _result_for(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport) -> CheckResult:
+    """The check's result from one phase's report: status, score, the
+    instruction's part, the input classes drawn, and feedback in words."""
     spec = spec_of(item)
-    file, line, cell = item.stash[PLACE].best() if PLACE in item.stash else (None, None, None)
-    result = CheckResult(id=item.nodeid, concept=spec.concept, score=0.0, max_score=spec.points,
-                         status=None, hidden=spec.hidden, device=_device_of(item),
-                         duration_s=round(report.duration, 6), topic=topic_of(item), title=title_of(item),
-                         file=file, line=line, cell=cell, visibility=spec.visibility)
+    result = _blank_result(item, spec, report)
     exc = call.excinfo.value if call.excinfo is not None else None
     if report.skipped:
-        result.status = Status.SKIPPED
-        result.max_score = 0.0
-        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else ""
-        result.feedback = reason.removeprefix("Skipped: ")
+        _mark_skipped(result, report)
     elif report.failed:
-        result.status = status_of(exc) if exc is not None else Status.ERROR
-        if report.when != "call" and result.status == Status.FAILED:
-            result.status = Status.ERROR  # a fixture's assert is the check's problem, not the student's
-        fraction = getattr(exc, "fraction", None) or 0.0
-        result.score = round(spec.points * fraction, 6)
-        result.feedback = getattr(exc, "feedback", None) or (spec.problem if isinstance(exc, CheckError) else _crash_line(report))
-        if result.status == Status.ERROR and report.when == "call" and exc is not None \
-                and not isinstance(exc, GraderError):
-            from .boundary.blame import STUDENT_VALUES, blame_student
-
-            # The check tripped over the form of the student's answer: the
-            # student's failure, not the instructor's bug.
-            blamed = blame_student(exc, item.stash.get(STUDENT_VALUES, None))
-            if blamed is not None:
-                result.status, result.feedback = Status.FAILED, blamed
+        _mark_failed(item, spec, result, report, exc)
     elif report.when == "call":
         result.status = Status.PASSED
         result.score = spec.points
-    credit = item.stash.get(CREDIT, None) or Credit(points=spec.points, share=spec.instruction_share)
     if result.status != Status.SKIPPED:
         # declared on the marker, or taken on by a check that looked at an instruction
+        credit = item.stash.get(CREDIT, None) or Credit(points=spec.points, share=spec.instruction_share)
         result.instruction = credit.instruction_part(result.score)
         _note_inputs(item, spec, result)
     if result.feedback and result.status in STUDENT_FAILED:
-        remarks = item.stash[PLACE].remarks if PLACE in item.stash else {}
-        result.feedback += "".join("\n" + remark for remark in remarks)
-        title = concept_title(item.config, spec.concept)
-        result.feedback = msg("feedback.header", title=title, what=result.feedback)
-        # the diagnoses it gave (a broken check, status error, gives none: its text is no diagnosis)
-        result.diagnoses = shown_diagnoses(item.stash.get(NOTED, []), result.feedback)
-        if spec.hidden:
-            # the reason goes only where instructors read (see CheckResult.public)
-            result.private_feedback, result.feedback = result.feedback, msg("feedback.hidden", title=title)
+        _frame_student_feedback(item, spec, result)
     return result
 
 
-def _note_inputs(item: pytest.Item, spec, result: CheckResult) -> None:
+def _blank_result(item: pytest.Item, spec: CheckSpec, report: pytest.TestReport) -> CheckResult:
+    """The check's result before its outcome: what it declares and where."""
+    file, line, cell = item.stash[PLACE].best() if PLACE in item.stash else (None, None, None)
+    return CheckResult(id=item.nodeid, concept=spec.concept, score=0.0, max_score=spec.points,
+                       status=None, hidden=spec.hidden, device=_device_of(item),
+                       duration_s=round(report.duration, 6), topic=topic_of(item), title=title_of(item),
+                       file=file, line=line, cell=cell, visibility=spec.visibility)
+
+
+def _mark_skipped(result: CheckResult, report: pytest.TestReport) -> None:
+    result.status = Status.SKIPPED
+    result.max_score = 0.0
+    reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else ""
+    result.feedback = reason.removeprefix("Skipped: ")
+
+
+def _mark_failed(item: pytest.Item, spec: CheckSpec, result: CheckResult, report: pytest.TestReport,
+                 exc: BaseException | None) -> None:
+    result.status = status_of(exc) if exc is not None else Status.ERROR
+    if report.when != "call" and result.status == Status.FAILED:
+        result.status = Status.ERROR  # a fixture's assert is the check's problem, not the student's
+    fraction = getattr(exc, "fraction", None) or 0.0
+    result.score = round(spec.points * fraction, 6)
+    given = getattr(exc, "feedback", None)
+    result.feedback = given or ((spec.problem or "") if isinstance(exc, CheckError) else _crash_line(report))
+    if result.status == Status.ERROR and report.when == "call" and exc is not None \
+            and not isinstance(exc, GraderError):
+        from .boundary.blame import STUDENT_VALUES, blame_student
+
+        # The check tripped over the form of the student's answer: the
+        # student's failure, not the instructor's bug.
+        blamed = blame_student(exc, item.stash.get(STUDENT_VALUES, None))
+        if blamed is not None:
+            result.status, result.feedback = Status.FAILED, blamed
+
+
+def _frame_student_feedback(item: pytest.Item, spec: CheckSpec, result: CheckResult) -> None:
+    """Feedback the student failed: the place's remarks, the concept's
+    header, the diagnoses given; a hidden check's only where instructors read."""
+    remarks = item.stash[PLACE].remarks if PLACE in item.stash else {}
+    result.feedback += "".join("\n" + remark for remark in remarks)
+    title = concept_title(item.config, spec.concept)
+    result.feedback = msg("feedback.header", title=title, what=result.feedback)
+    # the diagnoses it gave (a broken check, status error, gives none: its text is no diagnosis)
+    result.diagnoses = shown_diagnoses(item.stash.get(NOTED, []), result.feedback)
+    if spec.hidden:
+        # the reason goes only where instructors read (see CheckResult.public)
+        result.private_feedback, result.feedback = result.feedback, msg("feedback.hidden", title=title)
+
+
+def _note_inputs(item: pytest.Item, spec: CheckSpec, result: CheckResult) -> None:
     """The input classes the check drew, and those it declared and did not
     draw (a check that failed early may not have drawn them all)."""
     from .checking.input_classes import missing_classes, ordered
@@ -295,20 +300,23 @@ class _FeedbackReports:
         if call.excinfo is None or not isinstance(call.excinfo.value, (GradeFailure, GraderError)):
             return None
         sections = [(f"Captured {key} {when}", content) for when, key, content in report_sections(item)]
+        when = call.when
+        assert when != "collect", "an item's call is never its collection"
         return pytest.TestReport(item.nodeid, item.location, {name: 1 for name in item.keywords}, "failed",
-                                 call.excinfo.value.feedback, call.when, sections, call.duration, call.start,
+                                 call.excinfo.value.feedback, when, sections, call.duration, call.start,
                                  call.stop, user_properties=item.user_properties)
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     from .boundary.blame import STUDENT_VALUES, forget_student_values, redact, redact_report
 
     report = yield
     values = item.stash.get(STUDENT_VALUES, None)
     if report.when == "teardown":
         forget_student_values(item)  # keep no student tensor alive past its check
-    if state_of(item.config) is None:
+    state = state_of(item.config)
+    if state is None:
         _plain_feedback(item, call, report)
         return report
     result = _result_for(item, call, report)
@@ -319,10 +327,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         result.feedback = redact(result.feedback, values)
         redact_report(report, values)
     _show_safely(result, report)
-    report.grade = result.to_dict()
+    graded = result.to_dict()
+    # an attribute of ours on pytest's report (xdist carries it to the controller)
+    vars(report)["grade"] = graded
     if report.when == "call" or (report.failed and report.when == "setup"):
         properties = [("grade_concept", result.concept), ("grade_score", result.score),
-                      ("grade_max_score", result.max_score), ("grade_status", report.grade["status"])]
+                      ("grade_max_score", result.max_score), ("grade_status", graded["status"])]
         report.user_properties.extend(properties)
         # junitxml writes the properties of the teardown report, which
         # copies item.user_properties when it is made
@@ -334,7 +344,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     elif report.failed and result.status in STUDENT_FAILED:
         # The student needs the feedback once, not a traceback into the grader.
         report.longrepr = result.feedback
-    if _in_github_log(state_of(item.config)):
+    if in_github_log(state):
         from .reporters.github import defuse_commands
 
         # GitHub's runner reads workflow commands from the job's log: text the

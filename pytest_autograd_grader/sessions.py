@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable, Generator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
@@ -16,6 +19,9 @@ from .reporters import gradescope_results, next_step, table_lines, write_json_at
 from .reporters.terminal import separator
 from .scoring import Gradebook
 from .session_state import PLAIN_CHECKS, GradeState, state_of
+
+if TYPE_CHECKING:
+    from .sandbox.isolation import Isolation
 
 JSON_REWRITE_INTERVAL_S = 1.0
 
@@ -31,15 +37,52 @@ def submission_notes(state: GradeState) -> list[str]:
     return state.notes
 
 
+def isolation_of(state: GradeState) -> Isolation | None:
+    """The run's isolation; None when student code runs inline."""
+    # session_state.py keeps it as an object: typed here, where it is read
+    return cast("Isolation | None", state.isolation)
+
+
 def isolation_name(state: GradeState) -> str:
-    return state.isolation.mode if state.isolation is not None else "inline"
+    isolation = isolation_of(state)
+    return isolation.mode if isolation is not None else "inline"
 
 
 def isolation_missing(state: GradeState) -> list[str]:
     """The protections the run lacks, in words for the header and reports."""
-    if state.isolation is None:
+    isolation = isolation_of(state)
+    if isolation is None:
         return [msg("isolation.inline")]
-    return list(state.isolation.missing)
+    return list(isolation.missing)
+
+
+def header_lines(state: GradeState) -> list[str]:
+    """The lines a graded run adds to pytest's header: seed, device,
+    submission, isolation and what it lacks, notes on the submission."""
+    s = state.settings
+    lines = [msg("header", seed=s.seed, device=s.device,
+                 submission=str(s.submission) if s.submission else msg("header.beside_checks"),
+                 isolation=isolation_name(state))]
+    lines += [msg("header.missing", what=what) for what in isolation_missing(state)]
+    isolation = isolation_of(state)
+    if isolation is not None:
+        from .sandbox.probe import describe
+
+        # each stronger mode once, with why it was not used and what would make it work
+        lines += [msg("header.fallback", mode=f.mode, reason=describe(f)) for f in isolation.fallbacks]
+    # a note names the student's files and lines: never at the start of a line
+    notes = [msg("header.note", note=note) for note in submission_notes(state)]
+    if in_github_log(state):
+        from .reporters.github import defuse_commands
+
+        notes = [defuse_commands(note) for note in notes]
+    return lines + notes
+
+
+def in_github_log(state: GradeState) -> bool:
+    """Whether what pytest prints lands in a GitHub Actions job's log: with
+    GitHub's outputs on, or on GitHub's runner even with them off."""
+    return state.settings.github or os.environ.get("GITHUB_ACTIONS") == "true"
 
 
 class PlainSession:
@@ -56,7 +99,7 @@ class PlainSession:
             self.config.stash[PLAIN_CHECKS] = sum(1 for item in session.items if item.get_closest_marker("grade"))
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int):
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> Generator[None, object, object]:
         result = yield  # the terminal reporter's own: the summary, "=== 38 failed in 3.1s ==="
         terminalreporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if terminalreporter is not None and self.config.stash.get(PLAIN_CHECKS, 0):
@@ -122,8 +165,10 @@ class GradingSession:
             self._add_collect_error(*error)
 
     def _add_collect_error(self, nodeid: str, feedback: str, private: str) -> None:
-        self.state.gradebook.add_error(nodeid, feedback)
-        self.state.gradebook.checks[nodeid].private_feedback = private
+        gradebook = self.state.gradebook
+        assert gradebook is not None, "a collection error is added to a started gradebook"
+        gradebook.add_error(nodeid, feedback)
+        gradebook.checks[nodeid].private_feedback = private
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         gradebook = self.state.gradebook
@@ -168,7 +213,7 @@ class GradeTableLast:
         self.state = state
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int):
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> Generator[None, object, object]:
         result = yield
         tr = self.config.pluginmanager.get_plugin("terminalreporter")
         if tr is not None and self.state.gradebook is not None:
@@ -216,7 +261,7 @@ def freeze_imports() -> None:
         atexit.register(gc.freeze)
 
 
-def _report_files(state: GradeState, gradebook: Gradebook):
+def _report_files(state: GradeState, gradebook: Gradebook) -> tuple[tuple[str, Path | None, Callable[[], dict[str, Any]]], ...]:
     """(option, path, content) of every report file the run writes."""
     s = state.settings
     return (("--grade-json", s.json_path, gradebook.to_json),
@@ -232,6 +277,8 @@ def write_reports(config: pytest.Config, gradebook: Gradebook, final: bool = Fal
     from .reporters import REPORT_FAILURES
 
     state = state_of(config)
+    if state is None:  # not a graded run: no report files
+        return
     failures = config.stash.setdefault(REPORT_FAILURES, {})
     for option, path, content in _report_files(state, gradebook):
         if path is None:
@@ -251,14 +298,35 @@ def write_reports(config: pytest.Config, gradebook: Gradebook, final: bool = Fal
             failures[f"--grade-github {problem}"] = problem
 
 
-def _summarize(tr, state: GradeState, gradebook: Gradebook, partial: list[str]) -> None:
+def _summarize(tr: pytest.TerminalReporter, state: GradeState, gradebook: Gradebook, partial: list[str]) -> None:
+    """The end of a graded run's output: annotations for GitHub, where the
+    reports went, broken checks, the table, and what to do next."""
     if state.settings.github:
-        from .reporters.github import annotation_lines
-
-        # workflow commands: GitHub Actions reads them from the job's output
-        for line in annotation_lines(gradebook, submission=state.settings.submission):
-            tr.write_line(line)
+        _write_annotations(tr, state, gradebook)
     tr.write_line(separator(msg("summary.title"), tr.config.get_terminal_writer().fullwidth), bold=True)
+    _write_report_places(tr, state, gradebook)
+    _write_broken_checks(tr, gradebook)
+    for line in table_lines(gradebook):
+        tr.write_line(line)
+    if partial:
+        _write_partial(tr, partial)
+    if state.settings.fail_under is not None:
+        _write_fail_under(tr, gradebook, state.settings.fail_under)
+    step = next_step(gradebook, partial=bool(partial))
+    if step:
+        tr.write_line(step, bold=True)
+
+
+def _write_annotations(tr: pytest.TerminalReporter, state: GradeState, gradebook: Gradebook) -> None:
+    from .reporters.github import annotation_lines
+
+    # workflow commands: GitHub Actions reads them from the job's output
+    for line in annotation_lines(gradebook, submission=state.settings.submission):
+        tr.write_line(line)
+
+
+def _write_report_places(tr: pytest.TerminalReporter, state: GradeState, gradebook: Gradebook) -> None:
+    """Each report file written, then each that could not be, with why."""
     from .reporters import REPORT_FAILURES
 
     failures = tr.config.stash.get(REPORT_FAILURES, {})
@@ -267,28 +335,32 @@ def _summarize(tr, state: GradeState, gradebook: Gradebook, partial: list[str]) 
             tr.write_line(msg("summary.json", path=path))
     for failure in failures.values():
         tr.write_line(failure, red=True)
-    errors = [c for c in gradebook.checks.values() if c.status == Status.ERROR]
-    if errors:
-        tr.write_line(msg("summary.errors", count=len(errors)), red=True)
-        for check in errors:
-            first = check.feedback.strip().splitlines()[0] if check.feedback.strip() else ""
-            tr.write_line(f"  {check.id}: {first}")
-        tr.write_line("")
-    for line in table_lines(gradebook):
-        tr.write_line(line)
-    if partial:
-        import shlex
 
-        # the folders of the files named (a node id's file, a checks file): the whole score's run
-        paths = (arg.split("::")[0] for arg in tr.config.args)
-        folders = sorted({(os.path.dirname(p) or ".") if p.endswith(".py") else p for p in paths})
-        command = shlex.join(["pytest", "--grade", *folders])
-        tr.write_line(msg("summary.partial", why="; ".join(partial), command=command), yellow=True)
-    if state.settings.fail_under is not None:
-        passed = gradebook.percent >= state.settings.fail_under
-        tr.write_line(msg("summary.fail_under", percent=gradebook.percent,
-                          relation=msg("summary.at_or_above" if passed else "summary.below"), required=state.settings.fail_under),
-                      green=passed, red=not passed)
-    step = next_step(gradebook, partial=bool(partial))
-    if step:
-        tr.write_line(step, bold=True)
+
+def _write_broken_checks(tr: pytest.TerminalReporter, gradebook: Gradebook) -> None:
+    errors = [c for c in gradebook.checks.values() if c.status == Status.ERROR]
+    if not errors:
+        return
+    tr.write_line(msg("summary.errors", count=len(errors)), red=True)
+    for check in errors:
+        first = check.feedback.strip().splitlines()[0] if check.feedback.strip() else ""
+        tr.write_line(f"  {check.id}: {first}")
+    tr.write_line("")
+
+
+def _write_partial(tr: pytest.TerminalReporter, partial: list[str]) -> None:
+    """Why the total covers only some checks, and the command for all."""
+    import shlex
+
+    # the folders of the files named (a node id's file, a checks file): the whole score's run
+    paths = (arg.split("::")[0] for arg in tr.config.args)
+    folders = sorted({(os.path.dirname(p) or ".") if p.endswith(".py") else p for p in paths})
+    command = shlex.join(["pytest", "--grade", *folders])
+    tr.write_line(msg("summary.partial", why="; ".join(partial), command=command), yellow=True)
+
+
+def _write_fail_under(tr: pytest.TerminalReporter, gradebook: Gradebook, required: float) -> None:
+    passed = gradebook.percent >= required
+    tr.write_line(msg("summary.fail_under", percent=gradebook.percent,
+                      relation=msg("summary.at_or_above" if passed else "summary.below"), required=required),
+                  green=passed, red=not passed)

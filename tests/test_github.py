@@ -26,7 +26,8 @@ from pytest_autograd_grader.reporters.github import (
 )
 from pytest_autograd_grader.scoring import CheckResult, Gradebook
 
-WORKFLOW = REPO / "templates" / "github-classroom" / ".github" / "workflows" / "classroom.yml"
+# the one source of the workflow `autograd-grader github-classroom` writes
+WORKFLOW = REPO / "pytest_autograd_grader" / "platforms" / "github_files" / "classroom.yml"
 
 # DESIGN.md section 1, the instructor's safe invocation, without its
 # platform's report option (--grade-gradescope results.json).

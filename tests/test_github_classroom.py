@@ -140,9 +140,9 @@ def _steps(workflow: dict) -> dict[str, dict]:
 def test_the_workflow_installs_the_grader_from_the_checks_repository(course, tmp_path):
     out_dir = course[0]
     written = (out_dir / "template" / ".github" / "workflows" / "classroom.yml").read_bytes()
-    # one workflow: the hand set-up's copy in templates/ is the one the command writes
-    assert (REPO / "templates" / "github-classroom" / ".github" / "workflows" / "classroom.yml").read_bytes() \
-        == written, "copy pytest_autograd_grader/platforms/github_files/classroom.yml to templates/github-classroom"
+    # one workflow: the command writes the package's file, the one source (no copy in templates/)
+    assert written == (REPO / "pytest_autograd_grader" / "platforms" / "github_files" / "classroom.yml").read_bytes()
+    assert not (REPO / "templates" / "github-classroom" / ".github").exists()
     steps = _steps(yaml.safe_load(written))
     torch_step, grader_step = steps["Install PyTorch (CPU build)"], steps["Install the grader from the checks repository"]
     names = list(steps)

@@ -199,10 +199,11 @@ def test_the_wheel_the_set_ups_carry_holds_the_license(tmp_path):
 
 def test_grading_never_imports_the_platform_set_ups():
     done = subprocess.run([sys.executable, "-c", "import sys, pytest_autograd_grader.plugin, "
-                           "pytest_autograd_grader.platforms.manifest; print(sorted(m for m in sys.modules if '.platforms' in m))"],
+                           "pytest_autograd_grader.platforms.manifest_guard; print(sorted(m for m in sys.modules if '.platforms' in m))"],
                           capture_output=True, text=True, check=True)
     # the manifest guard, and none of the set-ups (bundle, course, wheel)
-    assert done.stdout.strip() == "['pytest_autograd_grader.platforms', 'pytest_autograd_grader.platforms.manifest']"
+    assert done.stdout.strip() == ("['pytest_autograd_grader.platforms', 'pytest_autograd_grader.platforms.manifest', "
+                                   "'pytest_autograd_grader.platforms.manifest_guard']")
 
 
 # `pip install NAME` where NAME is this grader by its package name (extras and

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import string
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from .en import EN
 
@@ -56,7 +56,7 @@ def current_language() -> str:
     return _language
 
 
-def saved_language():
+def saved_language() -> Callable[[], None]:
     """A function that puts back the language and the course's messages in
     use now (a pytest run inside another, as pytester makes, must neither
     change the outer one's nor leave its course's messages to the next)."""
@@ -83,19 +83,35 @@ def set_language(messages: dict[str, str]) -> None:
     _custom.update(messages)
 
 
-def add_course_messages(messages: dict[str, dict[str, str]], source: str = "pytest_grade_messages") -> None:
+def add_course_messages(messages: object, source: str = "pytest_grade_messages") -> None:
     """Add a course's ``{language: {id: text}}``; ``CourseMessageError``
     (in words, naming ``source``) when an id is the grader's own, an id or
     text is no string, or one id's fields differ between languages."""
+    checked = _checked_course(messages, source)
+    _check_fields_agree(checked, source)
+    for language, texts in checked.items():
+        _course.setdefault(language, {}).update(texts)
+
+
+def _checked_course(messages: object, source: str) -> dict[str, dict[str, str]]:
+    """``messages`` once it is a dict of languages to texts none of whose
+    ids is the grader's own."""
     if not isinstance(messages, dict):
         raise CourseMessageError(msg("messages.not_dict", source=source, got=type(messages).__name__))
+    checked: dict[str, dict[str, str]] = {}
     for language, texts in messages.items():
         if not isinstance(language, str) or not isinstance(texts, dict):
             raise CourseMessageError(msg("messages.not_dict", source=source, got=repr(language)))
-        _check_texts(texts, source)
-        for key in texts:
+        checked[language] = _check_texts(texts, source)
+        for key in checked[language]:
             if key in EN:
                 raise CourseMessageError(msg("messages.grader_id", source=source, message_id=key))
+    return checked
+
+
+def _check_fields_agree(messages: dict[str, dict[str, str]], source: str) -> None:
+    """Each id has the same {fields} in every language, the course's
+    messages added before included."""
     for language, texts in messages.items():
         for key, text in texts.items():
             for other, known in [*messages.items(), *_course.items()]:
@@ -103,11 +119,10 @@ def add_course_messages(messages: dict[str, dict[str, str]], source: str = "pyte
                     raise CourseMessageError(msg(
                         "messages.fields_differ", source=source, message_id=key, language=language, other=other,
                         fields=_listed(_fields(text)), other_fields=_listed(_fields(known[key]))))
-    for language, texts in messages.items():
-        _course.setdefault(language, {}).update(texts)
 
 
-def _check_texts(texts: object, source: str) -> None:
+def _check_texts(texts: object, source: str) -> dict[str, str]:
+    """``texts`` once it is a dict of string ids to texts that format."""
     if not isinstance(texts, dict):
         raise CourseMessageError(msg("messages.not_dict", source=source, got=type(texts).__name__))
     for key, text in texts.items():
@@ -118,6 +133,7 @@ def _check_texts(texts: object, source: str) -> None:
             _fields(text)
         except ValueError as exc:
             raise CourseMessageError(msg("messages.bad_text", source=source, message_id=key, reason=str(exc))) from None
+    return texts
 
 
 def _listed(fields: set[str]) -> str:
@@ -190,7 +206,8 @@ def noting_diagnoses() -> Iterator[list[tuple[str, str]]]:
     or was given, in order. A nested use (a pytest run inside a check)
     notes its own, and the outer one goes on after it."""
     global _noted
-    outer, mine = _noted, {}
+    outer = _noted
+    mine: dict[tuple[str, str], None] = {}
     _noted = mine
     noted: list[tuple[str, str]] = []
     try:

@@ -1,5 +1,6 @@
 """What instructors' platforms read: the manifest of a course's checks
-(``manifest``, which ``--grade-manifest`` verifies before grading), and the
+(``manifest`` writes it; ``manifest_guard`` verifies it before grading, with
+``--grade-manifest``), and the
 set-ups: Gradescope's autograder bundle
 (``gradescope_bundle``), GitHub Classroom's course of two repositories
 (``github_classroom``), what both share (``course_files``: the copy of a
@@ -9,7 +10,7 @@ installs a package the index does not have.
 
 These modules may import the layers below them (declarations, scoring,
 reporters, boundary, i18n); of them, a ``pytest --grade`` run imports only
-``manifest``, and only with ``--grade-manifest``: the set-ups never load
+``manifest_guard`` (and ``manifest``), and only with ``--grade-manifest``: the set-ups never load
 while a student is graded.
 """
 

@@ -58,35 +58,51 @@ def read_checks(checks: Path, prefix: str) -> CheckFiles:
     found = CheckFiles()
     for root, dirs, names in os.walk(checks, followlinks=False):
         here = Path(root)
-        kept = []
-        for name in sorted(dirs):
-            if name in SKIP_DIRS:
-                continue
-            if (here / name).is_symlink():
-                found.warnings.append(msg(f"{prefix}.symlink", path=here / name))
-            else:
-                kept.append(name)
-        dirs[:] = kept
+        dirs[:] = _folders_to_walk(here, dirs, found, prefix)
         for name in sorted(names):
-            path = here / name
-            if name.endswith(SKIP_SUFFIXES):
-                continue
-            if path.is_symlink():
-                found.warnings.append(msg(f"{prefix}.symlink", path=path))
-                continue
-            if not path.is_file():
-                continue  # sockets, fifos
-            found.files[path.relative_to(checks).as_posix()] = path.read_bytes()
+            _read_file(checks, here / name, found, prefix)
     if not any(is_check_file(name.rsplit("/", 1)[-1]) for name in found.files):
         raise SetupError(msg(f"{prefix}.no_tests", path=str(checks)))
     if "pytest.ini" not in found.files:
-        found.files["pytest.ini"] = MINIMAL_INI
-        found.added.add("pytest.ini")
-        found.warnings.append(msg(f"{prefix}.ini_written", path=checks))
-        for name, section in OTHER_CONFIGS:
-            if section.encode() in found.files.get(name, b""):
-                found.warnings.append(msg(f"{prefix}.ini_ignored", file=checks / name))
+        _add_minimal_ini(checks, found, prefix)
     return found
+
+
+def _folders_to_walk(here: Path, dirs: list[str], found: CheckFiles, prefix: str) -> list[str]:
+    """The folders under ``here`` to read: no caches or VCS data, and no
+    symbolic link (left out with a warning)."""
+    kept = []
+    for name in sorted(dirs):
+        if name in SKIP_DIRS:
+            continue
+        if (here / name).is_symlink():
+            found.warnings.append(msg(f"{prefix}.symlink", path=here / name))
+        else:
+            kept.append(name)
+    return kept
+
+
+def _read_file(checks: Path, path: Path, found: CheckFiles, prefix: str) -> None:
+    """Keep ``path`` if it is a regular file to ship; a symbolic link is
+    left out with a warning, a cache file, socket or fifo silently."""
+    if path.name.endswith(SKIP_SUFFIXES):
+        return
+    if path.is_symlink():
+        found.warnings.append(msg(f"{prefix}.symlink", path=path))
+        return
+    if path.is_file():  # not sockets, fifos
+        found.files[path.relative_to(checks).as_posix()] = path.read_bytes()
+
+
+def _add_minimal_ini(checks: Path, found: CheckFiles, prefix: str) -> None:
+    """A ``pytest.ini`` for checks without one, with a warning, and another
+    for each configuration file whose pytest settings it now hides."""
+    found.files["pytest.ini"] = MINIMAL_INI
+    found.added.add("pytest.ini")
+    found.warnings.append(msg(f"{prefix}.ini_written", path=checks))
+    for name, section in OTHER_CONFIGS:
+        if section.encode() in found.files.get(name, b""):
+            found.warnings.append(msg(f"{prefix}.ini_ignored", file=checks / name))
 
 
 def manifest_of_files(files: dict[str, bytes], prefix: str) -> dict:

@@ -159,9 +159,9 @@ def write_course(course: Course, output: Path) -> None:
 
 
 def workflow() -> bytes:
-    """The workflow students' repositories run (templates/github-classroom
-    holds the same file for those who set the course up by hand)."""
-    return resources.files(__package__).joinpath("github_files", "classroom.yml").read_bytes()
+    """The workflow students' repositories run: github_files/classroom.yml,
+    its one source (templates/github-classroom/README.md points here)."""
+    return resources.files(__package__).joinpath("github_files").joinpath("classroom.yml").read_bytes()
 
 
 # -- the pieces --------------------------------------------------------------
@@ -205,7 +205,7 @@ def _marks_hidden(source: bytes) -> bool:
 
 
 def _resource(name: str, wheel: str) -> bytes:
-    text = resources.files(__package__).joinpath("github_files", name).read_text(encoding="utf-8")
+    text = resources.files(__package__).joinpath("github_files").joinpath(name).read_text(encoding="utf-8")
     return text.replace("@WHEEL@", wheel).replace("@VERSION@", __version__).encode("utf-8")
 
 

@@ -174,7 +174,7 @@ def _requirement(bundle: Bundle, spec: str | None) -> str:
     return spec
 
 
-def _timeout(value) -> str:
+def _timeout(value: str | float) -> str:
     try:
         seconds = float(value)
     except (TypeError, ValueError):
@@ -184,7 +184,7 @@ def _timeout(value) -> str:
     return f"{seconds:g}"
 
 
-def _seed(value) -> str:
+def _seed(value: str | int) -> str:
     try:
         return str(int(str(value), 10))
     except ValueError:
@@ -192,7 +192,7 @@ def _seed(value) -> str:
 
 
 def _resource(name: str) -> bytes:
-    return resources.files(__package__).joinpath("gradescope_files", name).read_bytes()
+    return resources.files(__package__).joinpath("gradescope_files").joinpath(name).read_bytes()
 
 
 def _run_autograder(lang: str) -> bytes:

@@ -58,15 +58,21 @@ def grade_command(root: Path, modules: Path, options: list[str]) -> list[str]:
             "--grade-gradescope", str(root / "results" / "results.json"), *options]
 
 
-def _number(value) -> bool:
+def _number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _dict(value: object) -> dict:
+    """``value`` when it is a dict, else an empty one (results.json and
+    bundle.json are read, not trusted)."""
+    return value if isinstance(value, dict) else {}
 
 
 def finish_results(path: Path, code: int, messages: dict[str, str]) -> dict:
     """The results Gradescope gets after a grading run that exited with
     ``code``: the grader's own when they are complete; else what could be
     read of them (partial scores kept) with an explanation on top."""
-    def text(key: str, **fields) -> str:
+    def text(key: str, **fields: object) -> str:
         template = messages.get(key) or MESSAGES[key]
         try:
             return template.format(**fields)
@@ -82,7 +88,7 @@ def finish_results(path: Path, code: int, messages: dict[str, str]) -> dict:
     else:
         if not isinstance(data, dict):
             data = {}
-        extra = data.get("extra_data") if isinstance(data.get("extra_data"), dict) else {}
+        extra = _dict(data.get("extra_data"))
         if _number(data.get("score")) and extra.get("complete") is not False:
             return data  # a complete run: the grader's own results
         reason = "gradescope.failed.incomplete" if data else "gradescope.failed.unreadable"
@@ -94,7 +100,7 @@ def finish_results(path: Path, code: int, messages: dict[str, str]) -> dict:
     data["output"] = text("gradescope.failed", reason=text(reason, code=code)) + ("\n\n" + output if output else "")
     data.setdefault("output_format", "text")
     data.setdefault("stdout_visibility", "hidden")
-    extra = data.get("extra_data") if isinstance(data.get("extra_data"), dict) else {}
+    extra = _dict(data.get("extra_data"))
     data["extra_data"] = {**extra, "grader_exit_code": code, "complete": False}
     return data
 
@@ -109,7 +115,7 @@ def main(argv: list[str]) -> int:
     root = Path(argv[1] if len(argv) > 1 else os.environ.get("AUTOGRADER_ROOT", "/autograder")).absolute()
     results = root / "results" / "results.json"
     bundle = load_bundle(root / "source")
-    messages = bundle.get("messages") if isinstance(bundle.get("messages"), dict) else {}
+    messages = _dict(bundle.get("messages"))
     code = -1
     try:
         options = [str(o) for o in bundle.get("grade_options", [])]
