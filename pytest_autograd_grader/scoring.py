@@ -97,6 +97,16 @@ class CheckResult:
             data["diagnoses"] = []  # as its feedback: only that it failed
         return data
 
+    def known_status(self) -> Status | None:
+        """The status as a ``Status``; None for none yet or a word that names
+        none (a report read back from a file may carry anything)."""
+        if self.status is None:
+            return None
+        try:
+            return Status(self.status)
+        except ValueError:
+            return None
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CheckResult:
         return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})

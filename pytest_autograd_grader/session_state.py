@@ -66,7 +66,7 @@ class Credit:
         lines = self.parts.lines(raised) if self.parts.children else []
         if not stopped and self.explicit is not None:
             lines.insert(0, self.explicit_feedback or msg("cmp.credit", fraction=self.explicit))
-        status = raised.grade_status if stopped else worst_status(self.parts.children)
+        status = raised.grade_status if raised is not None else worst_status(self.parts.children)
         return GradeFailure("\n".join(lines), status=status, fraction=fraction or 0.0)
 
     def failure(self, raised: GradeFailure | None = None) -> GradeFailure | None:

@@ -5,6 +5,7 @@ Exit 0 all good, 1 the audit failed (GUIDE), 2 usage."""
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -87,10 +88,7 @@ def prepare(args):
         topics = [t for t in topics if t in args.topic]
     mistakes_dir = _mistakes_dir(args, checks)
     planted = [p for p in find_planted(mistakes_dir, list(modules)) if p.topic in topics] if mistakes_dir else []
-    accepted_file = Path(args.accepted) if args.accepted else (mistakes_dir / "accepted.toml" if mistakes_dir
-                                                                else None)
-    if args.accepted and not accepted_file.is_file():
-        raise AuditUsageError(msg("audit.no_accepted", path=args.accepted))
+    accepted_file = _accepted_file(args, mistakes_dir)
     from .accepted import read_accepted
 
     accepted = read_accepted(accepted_file)
@@ -98,6 +96,17 @@ def prepare(args):
     return Setup(checks, solutions, mistakes_dir, topics, {t: checked[t] for t in topics}, modules, planted,
                  mutants, accepted, list(range(1, args.seeds + 1)), args.jobs, args.timeout, args.lang,
                  args.fail_under)
+
+
+def _accepted_file(args: argparse.Namespace, mistakes_dir: Path | None) -> Path | None:
+    """The accepted mutants' file: --accepted's, which must exist, else the
+    mistakes folder's accepted.toml (read only if there)."""
+    if args.accepted:
+        given = Path(args.accepted)
+        if not given.is_file():
+            raise AuditUsageError(msg("audit.no_accepted", path=args.accepted))
+        return given
+    return mistakes_dir / "accepted.toml" if mistakes_dir else None
 
 
 def _mistakes_dir(args, checks: Path) -> Path | None:

@@ -7,7 +7,8 @@ mutant's diff shows only its change.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple, Protocol, TypeVar, cast
 
 import libcst as cst
 
@@ -33,10 +34,22 @@ def changed(node: cst.CSTNode, new: cst.CSTNode) -> Change:
     return Change(new, code(node), code(new))
 
 
-def respelled(node: cst.CSTNode, operator: type) -> cst.CSTNode:
+# the nodes whose operator an operator respells
+_Operation = TypeVar("_Operation", cst.BinaryOperation, cst.AugAssign, cst.ComparisonTarget, cst.BooleanOperation)
+
+
+class _Spaced(Protocol):
+    whitespace_before: cst.BaseParenthesizableWhitespace
+    whitespace_after: cst.BaseParenthesizableWhitespace
+
+
+def respelled(node: _Operation, operator: Callable[..., cst.CSTNode]) -> _Operation:
     """``node`` with its operator replaced by ``operator``, spacing kept."""
-    return node.with_changes(operator=operator(whitespace_before=node.operator.whitespace_before,
-                                               whitespace_after=node.operator.whitespace_after))
+    # cast: every concrete libcst operator (one token or two) has this
+    # spacing, but BaseBinaryOp, BaseAugOp and BaseCompOp do not declare it
+    old = cast(_Spaced, node.operator)
+    return node.with_changes(operator=operator(whitespace_before=old.whitespace_before,
+                                               whitespace_after=old.whitespace_after))
 
 
 def called(call: cst.Call) -> str:
@@ -83,6 +96,7 @@ def swapped(items: list, i: int, j: int) -> list:
 
 def receiver(call: cst.Call) -> cst.BaseExpression:
     """``x`` of ``x.method(...)``, keeping the call's own parentheses."""
+    assert isinstance(call.func, cst.Attribute), "only for a method call (see method())"
     receiver = call.func.value
     return receiver.with_changes(lpar=list(call.lpar) + list(receiver.lpar),
                                  rpar=list(receiver.rpar) + list(call.rpar))

@@ -165,8 +165,9 @@ def accepted_html(document: dict) -> str:
 
 
 def errors_html(document: dict) -> str:
-    failed = [(f"{m.get('topic')}/{m.get('name')}", m) for m in _items(document, "mistakes")
-              if m.get("status") == "error"]
+    # a mutant's id read back from the document may be anything; _e shows any value
+    failed: list[tuple[object, dict]] = [(f"{m.get('topic')}/{m.get('name')}", m)
+                                         for m in _items(document, "mistakes") if m.get("status") == "error"]
     failed += [(m.get("id"), m) for m in _items(document, "mutants") if m.get("status") == "error"]
     if not failed:
         return ""

@@ -26,6 +26,7 @@ from .operators import OPERATORS
 
 _SKIPPED = (cst.Import, cst.ImportFrom, cst.Annotation, cst.Decorator, cst.Parameters, cst.Raise, cst.Assert)
 _PASS = cst.SimpleStatementLine(body=[cst.Pass()])
+_TopStatement = cst.SimpleStatementLine | cst.BaseCompoundStatement  # what a module's body holds
 
 
 class MutantsError(ValueError):
@@ -78,8 +79,8 @@ class _Sites(cst.CSTVisitor):
         elif isinstance(node, _SKIPPED) or _is_docstring(node):
             self._parents.append(node)
             return False  # on_leave still comes
-        elif self._function() is not None:
-            self._offer(node)
+        elif (function := self._function()) is not None:
+            self._offer(node, function)
         self._parents.append(node)
         return True
 
@@ -92,12 +93,12 @@ class _Sites(cst.CSTVisitor):
         functions = [node for _, node in self._scopes if isinstance(node, cst.FunctionDef)]
         return functions[-1] if functions else None
 
-    def _offer(self, node: cst.CSTNode) -> None:
+    def _offer(self, node: cst.CSTNode, function: cst.FunctionDef) -> None:
         ancestors = tuple(self._parents)
         qualname = ".".join(name for name, _ in self._scopes)
         for name, operator in OPERATORS.items():
             for change in operator.mutations(node, ancestors):
-                self.sites.append(_Site(self._top, ancestors[1:], self._function(), qualname, node, name, change,
+                self.sites.append(_Site(self._top, ancestors[1:], function, qualname, node, name, change,
                                         self._line(node)))
 
     def _line(self, node: cst.CSTNode) -> int:
@@ -156,7 +157,7 @@ class _Layout:
             self.spans.append((found, found + len(text)))
             start = found + len(text)
 
-    def spliced(self, top: int, statement: cst.CSTNode) -> str:
+    def spliced(self, top: int, statement: _TopStatement) -> str:
         if not self.spans:
             body = list(self.module.body)
             body[top] = statement
@@ -202,12 +203,18 @@ def _apply(layout: _Layout, site: _Site, label: str) -> tuple[str, str] | None:
     """(mutated module source, mutated function source), or None when it would not compile."""
     news = [site.change.new]
     if isinstance(site.change.new, cst.RemovalSentinel):
+        # only a statement is ever dropped (operators.py's DROP)
+        assert isinstance(site.target, _TopStatement)
         news.append(_PASS.with_changes(leading_lines=site.target.leading_lines))  # the block's only statement
     for new in news:
         replace = _Replace(site, new)
         statement = layout.module.body[site.top].visit(replace)
+        # the change lies inside a function, below the top statement, which is only rebuilt around it
+        assert isinstance(statement, _TopStatement)
         source = layout.spliced(site.top, statement)
         if _compiles(source, label):
+            # the site's function is on the path to its target: _Replace kept it
+            assert replace.function is not None
             return source, layout.module.code_for_node(replace.function.with_changes(leading_lines=()))
     return None
 

@@ -43,8 +43,12 @@ _NOT_SWAPPED = ("print", "isinstance", "issubclass", "getattr", "setattr", "hasa
 
 
 class Operator(Protocol):
-    name: str
-    doc: str  # one line, for developers; authors read the catalogue's audit.op.<name>
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def doc(self) -> str:
+        """One line, for developers; authors read the catalogue's audit.op.<name>."""
 
     def mutations(self, node: cst.CSTNode, ancestors: tuple[cst.CSTNode, ...]) -> Iterator[Change]:
         """Every change of ``node``; ``ancestors`` run from the module down to its parent."""
@@ -134,7 +138,10 @@ def _drop_no_grad(node, ancestors):
     item = node.items[0].item
     if isinstance(item, cst.Call) and named(item.func, ("no_grad", "enable_grad")):
         body = list(node.body.body)
-        body[0] = body[0].with_changes(leading_lines=list(node.leading_lines) + list(body[0].leading_lines))
+        first = body[0]
+        # libcst's BaseStatement has just these two kinds, both with leading lines
+        assert isinstance(first, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
+        body[0] = first.with_changes(leading_lines=list(node.leading_lines) + list(first.leading_lines))
         yield Change(cst.FlattenSentinel(body), "with " + code(item) + ":", "")
 
 
@@ -299,9 +306,10 @@ def _swap_mul_div(node, ancestors):
         yield changed(node, respelled(node, other))
 
 
-_COMPARISONS = {cst.LessThan: cst.LessThanEqual, cst.LessThanEqual: cst.LessThan,
-                cst.GreaterThan: cst.GreaterThanEqual, cst.GreaterThanEqual: cst.GreaterThan,
-                cst.Equal: cst.NotEqual, cst.NotEqual: cst.Equal}
+_COMPARISONS: dict[type[cst.BaseCompOp], type[cst.BaseCompOp]] = {
+    cst.LessThan: cst.LessThanEqual, cst.LessThanEqual: cst.LessThan,
+    cst.GreaterThan: cst.GreaterThanEqual, cst.GreaterThanEqual: cst.GreaterThan,
+    cst.Equal: cst.NotEqual, cst.NotEqual: cst.Equal}
 
 
 @_operator(cst.Comparison)

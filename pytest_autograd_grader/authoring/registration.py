@@ -41,7 +41,7 @@ def registration(conftest: Path, topic: Topic) -> Registration:
     registered = tree is not None and topic.concept in _concept_ids(tree)
     bound = _imported(tree) if tree is not None else set()
     text = block(topic, with_concept=not registered, imports=_imports(topic, not registered, bound, appended=True))
-    if not problem:
+    if tree is not None:  # read and parsed: no problem so far
         problem = _clash(tree, topic)
     if problem:
         return Registration("", text, exists=True, problem=problem)

@@ -176,7 +176,8 @@ def _shown(gradebook: Gradebook, submission: Path | None) -> list[_Shown]:
     """Every graded check as students may see it: a hidden one under a
     neutral name ("hidden check 2 of Leaf tensors"), with the generic
     sentence for its message and no place in the code."""
-    shown, hidden_count = [], {}
+    shown: list[_Shown] = []
+    hidden_count: dict[str, int] = {}
     for check in gradebook.graded():
         concept = gradebook.concept_title(check)
         if check.hidden:
@@ -294,7 +295,7 @@ def classroom_result(gradebook: Gradebook, submission: Path | None = None,
         message = _bounded(message, SUMMARY_FEEDBACK_LINES, message_chars) if message_chars else ""
         tests.append({
             "name": defuse_commands(item.name),
-            "status": _CLASSROOM_STATUS.get(check.status or Status.ERROR, "error"),
+            "status": _CLASSROOM_STATUS.get(check.known_status() or Status.ERROR, "error"),
             "score": check.score,
             "message": defuse_commands(message),
             # the reporter prints " - line N" unless line_no is 0

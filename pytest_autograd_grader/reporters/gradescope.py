@@ -87,10 +87,10 @@ def _output(check: CheckResult) -> str:
     # A hidden check's test is shown only as its visibility allows, to
     # students; instructors see it at once, with the real reason.
     feedback = (check.private_feedback or check.feedback) if check.hidden else check.feedback
-    lead = STATUS_LEADS.get(check.status or "")
-    if lead is None:
+    status = check.known_status()
+    if status not in STATUS_LEADS:
         return feedback
-    return msg(lead, feedback=feedback or msg(_DEFAULT_FEEDBACK[check.status]))
+    return msg(STATUS_LEADS[status], feedback=feedback or msg(_DEFAULT_FEEDBACK[status]))
 
 
 def _visibility(check: CheckResult) -> str:

@@ -8,6 +8,7 @@ before titles are cut; a title is cut between words, its concept's id kept.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from ..boundary.shortening import shorten, width_of
 from ..i18n import msg, template
@@ -99,8 +100,13 @@ def topic_files(gradebook: Gradebook) -> dict[str, str]:
             counts = called.setdefault(check.topic, {})
             counts[check.file] = counts.get(check.file, 0) + 1
     topics = {check.topic for check in gradebook.checks.values() if check.topic}
-    return {topic: max(called[topic], key=called[topic].get) if topic in called else f"{topic}.py"
+    return {topic: _most(called[topic]) if topic in called else f"{topic}.py"
             for topic in topics}
+
+
+def _most(counts: Mapping[str, float]) -> str:
+    """The key with the largest count, the first of those on a tie."""
+    return max(counts, key=counts.__getitem__)
 
 
 def _sources(gradebook: Gradebook) -> dict[str, list[str]]:
@@ -117,7 +123,7 @@ def _sources(gradebook: Gradebook) -> dict[str, list[str]]:
         if len(per_topic) < 2:
             continue
         # the concept's own topic (leaf for leaf) first; else the one with most points
-        own = concept if concept in per_topic else max(per_topic, key=per_topic.get)
+        own = concept if concept in per_topic else _most(per_topic)
         out[concept] = [msg("summary.points_in", points=points(p), file=file_of[t])
                         for t, p in per_topic.items() if t != own]
     return out
