@@ -241,3 +241,15 @@ def test_a_check_meeting_an_unknown_stage_fails_loudly_in_this_suite(tmp_path):
     # for a student: the generic crash
     assert failure.value.grade_status == "crashed"
     assert "unexpected answer 'from_a_newer_worker'" in failure.value.feedback
+
+
+@pytest.mark.parametrize("status", [None, "graded-by-me", ["passed"], {"passed": 1}, 3])
+def test_a_status_read_back_that_names_no_status_is_unknown(status):
+    # a report read back from a file (Gradescope's, a class's) may carry anything
+    check = CheckResult(id="c", concept="leaf", score=0, max_score=1, status=status, feedback="")
+    assert check.known_status() is None
+
+
+def test_a_status_read_back_as_its_word_is_the_status():
+    check = CheckResult(id="c", concept="leaf", score=0, max_score=1, status="crashed", feedback="")
+    assert check.known_status() is Status.CRASHED
