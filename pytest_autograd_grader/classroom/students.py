@@ -9,10 +9,14 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..boundary.layout import find_modules, has_modules
 from ..i18n import msg
 from .shards import parse as parse_shard
+
+if TYPE_CHECKING:
+    from .intake import Handed
 
 # files of the checks directory that decide a grade; caches are not part of it
 _SKIP = {"__pycache__", ".pytest_cache", ".git", ".hypothesis"}
@@ -76,7 +80,7 @@ def _unique(base: str, taken: set[str]) -> str:
 
 
 def find_students(submissions: Path, skipped: list[tuple[str, str]] | None = None,
-                  handed: dict[str, dict] | None = None) -> list[Student]:
+                  handed: dict[str, Handed] | None = None) -> list[Student]:
     """Every folder directly in ``submissions`` is a student (hidden folders
     and caches aside), sorted by name. What is not graded although it may be
     a student's (a file, a zip, a symbolic link) is added to ``skipped`` as
