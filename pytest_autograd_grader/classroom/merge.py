@@ -14,8 +14,8 @@ from pathlib import Path
 from ..boundary.untrusted import shown
 from ..i18n import msg
 from ..reporters.files import write_json_atomic
-from .class_data import counted, students_text
 from .class_command import RUN_FILE, build, fail, read_run
+from .class_data import counted, students_text
 
 # what every part must share, and how a mismatch is told
 SHARED = (("checks_sha256", "checks"), ("seed", "seed"), ("seeding", "seeding"), ("salt", "salt"),

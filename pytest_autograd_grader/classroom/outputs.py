@@ -12,13 +12,25 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from ..i18n import msg
 from ..reporters.files import ReportWriteError, write_text_atomic
-from .class_data import (ClassData, OutputsError, concept_scores, counted, display_name, format_score, intake_problems,
-                         load_class, max_total, percent, total)
+from .class_data import (
+    ClassData,
+    OutputsError,
+    concept_scores,
+    counted,
+    display_name,
+    format_score,
+    intake_problems,
+    load_class,
+    max_total,
+    percent,
+    total,
+)
 from .roster import Entry, folded, read_roster, reconcile, submission
 
 GRADEBOOK = "gradebook.csv"

@@ -31,9 +31,10 @@ from __future__ import annotations
 import csv
 import io
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ..boundary.untrusted import shown
 from ..i18n import msg

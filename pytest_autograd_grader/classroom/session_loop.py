@@ -30,8 +30,8 @@ from __future__ import annotations
 import gc
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
