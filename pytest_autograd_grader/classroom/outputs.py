@@ -175,7 +175,8 @@ def build_outputs(out: Path, *, assignment: str | None = None, lms: str = "canva
     data = load_class(Path(out))
     warnings = data.warnings
     title = assignment or str(data.run.get("assignment") or "") or DEFAULT_ASSIGNMENT
-    pairs, clashes = [(report, None) for report in data.students], []
+    pairs: list[tuple[dict[str, Any], Entry | None]] = [(report, None) for report in data.students]
+    clashes: list[str] = []
     if roster_map is not None:
         reconciled = reconcile(data, roster_map)
         pairs, clashes = reconciled.pairs, reconciled.clashes

@@ -87,8 +87,8 @@ def plots(data: ClassData, scored: list[dict[str, Any]]) -> dict[str, str] | Non
             axes = figure.subplots(rows, cols, squeeze=False, sharex=True, sharey=True)
             figure.subplots_adjust(left=0.45 / width, right=1 - 0.1 / width, bottom=0.4 / height,
                                    top=1 - 0.3 / height, wspace=0.12, hspace=0.45)
-            for ax, title, values in zip(axes.flat, _titles(data), shares):
-                counts, _ = np.histogram(values, bins=bins)
+            for ax, title, share in zip(axes.flat, _titles(data), shares):
+                counts, _ = np.histogram(share, bins=bins)
                 ax.bar(bins[:-1], counts, width=10.0, align="edge", color="#4c72b0", edgecolor="white")
                 ax.set_title(title)
             for ax in list(axes.flat)[len(concepts):]:
