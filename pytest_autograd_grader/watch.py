@@ -125,13 +125,13 @@ class Watch:
     def _observer(self) -> BaseObserver:
         """watchdog's observer of the checks' folder and the submission,
         not started yet: every save's files go to ``self.events``."""
-        from watchdog.events import FileSystemEventHandler
+        from watchdog.events import FileSystemEvent, FileSystemEventHandler
         from watchdog.observers import Observer
 
         events = self.events
 
         class Handler(FileSystemEventHandler):
-            def on_any_event(self, event) -> None:
+            def on_any_event(self, event: FileSystemEvent) -> None:
                 # what a save does; not the reads of a grading run (opened, closed without writing)
                 if event.event_type in SAVES:
                     for path in (event.src_path, getattr(event, "dest_path", "")):

@@ -3,6 +3,7 @@ joins the shards)."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import secrets
@@ -30,7 +31,7 @@ RUN_FILE = "class-run.json"
 RUN_SCHEMA = "pytest-autograd-grader-class/1"
 
 
-def add_arguments(parser) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--checks", required=True, metavar="CHECKS", help="the folder of the course's checks")
     parser.add_argument("--submissions", required=True, metavar="DIR|ZIP",
                         help="the class's submissions as your LMS's bulk download gives them, a folder or a zip "
@@ -92,7 +93,7 @@ def _done_before(out: Path, student: Student, sha: str, seed: int) -> bool:
             and report.get("seed") == seed and report.get("status") != "error")
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     """Grade the class. Everything the run writes is the grader's alone
     (``make_private``); the caller's umask is back when it returns (the run
     may be called in-process, by a test or an instructor's script, whose
@@ -131,7 +132,7 @@ class Graded:
     interrupted: bool
 
 
-def _run(args) -> int:
+def _run(args: argparse.Namespace) -> int:
     """The class command's steps: validate -> intake -> plan -> grade -> outputs."""
     try:
         paths = validate(args)
@@ -143,7 +144,7 @@ def _run(args) -> int:
     return _outputs(args, paths.out, plan.run_info, graded)
 
 
-def _plan(args, paths: Paths, intake: Intake) -> Plan:
+def _plan(args: argparse.Namespace, paths: Paths, intake: Intake) -> Plan:
     """This run's students (the shard's, --only's), their seeds, those
     --resume keeps; recorded in class-run.json before grading starts."""
     students = _chosen(args, intake.everyone)
@@ -168,7 +169,7 @@ def _plan(args, paths: Paths, intake: Intake) -> Plan:
     return Plan(work=work, kept=len(students) - len(work), run_info=run_info)
 
 
-def _chosen(args, everyone: list[Student]) -> list[Student]:
+def _chosen(args: argparse.Namespace, everyone: list[Student]) -> list[Student]:
     """The shard's students, of them those --only names."""
     students = shard(everyone, args.shard)  # over the whole class: --only picks within the shard
     if not args.only:
@@ -183,7 +184,7 @@ def _chosen(args, everyone: list[Student]) -> list[Student]:
     return [s for s in students if s.id in wanted or s.folder in wanted]
 
 
-def _grade(args, paths: Paths, plan: Plan) -> Graded:
+def _grade(args: argparse.Namespace, paths: Paths, plan: Plan) -> Graded:
     """Every student of the plan graded, a progress line as each is done;
     Ctrl-C or SIGTERM keeps what is finished. class-run.json then says
     whether the run finished."""
@@ -219,7 +220,7 @@ def _grade(args, paths: Paths, plan: Plan) -> Graded:
     return Graded(outcomes=outcomes, seconds=seconds, interrupted=interrupted)
 
 
-def _outputs(args, out: Path, run_info: dict, graded: Graded) -> int:
+def _outputs(args: argparse.Namespace, out: Path, run_info: dict, graded: Graded) -> int:
     """Gradebook, LMS file and class report written; the summary, each
     student's error and each output's problem told; the exit code."""
     names: dict[str, str] = {}

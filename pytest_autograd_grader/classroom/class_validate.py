@@ -4,6 +4,7 @@ earns, told before anything is written or anyone graded (``Refused``, exit
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import zipfile
@@ -32,7 +33,7 @@ class Paths:
     out: Path
 
 
-def validate(args) -> Paths:
+def validate(args: argparse.Namespace) -> Paths:
     """Every refusal a bad option or machine earns, before anything is
     written or anyone graded; then OUT made, private. Fills in --jobs and
     --shard where their defaults come from the machine or the environment."""
@@ -50,7 +51,7 @@ def validate(args) -> Paths:
     return paths
 
 
-def _check_paths(args, paths: Paths) -> None:
+def _check_paths(args: argparse.Namespace, paths: Paths) -> None:
     checks, submissions, out = paths.checks, paths.submissions, paths.out
     if not checks.is_dir():
         raise Refused(msg("class.no_checks", path=args.checks))
@@ -64,7 +65,7 @@ def _check_paths(args, paths: Paths) -> None:
         raise Refused(msg("class.out_inside", out=args.out))
 
 
-def _check_numbers(args) -> None:
+def _check_numbers(args: argparse.Namespace) -> None:
     if args.jobs < 1:
         raise Refused(msg("class.bad_jobs", jobs=args.jobs))
     if args.seed is not None and args.seed_per_student:
@@ -94,7 +95,7 @@ def _check_machine(isolation: str | None) -> None:
             stop_all()  # the probe's zygote: each forked worker starts its own
 
 
-def _settle_shard(args, out: Path) -> Path:
+def _settle_shard(args: argparse.Namespace, out: Path) -> Path:
     """OUT for this run: --shard checked, else the shard a job array's
     environment names, whose part gets a folder of its own in OUT."""
     if args.shard is not None:

@@ -5,6 +5,7 @@ parts graded with other checks, seeds, grader versions or submissions."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -22,7 +23,7 @@ SHARED = (("checks_sha256", "checks"), ("seed", "seed"), ("seeding", "seeding"),
           ("grader", "grader"), ("class_sha256", "class"))
 
 
-def add_arguments(parser) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("parts", nargs="+", metavar="PART",
                         help="OUT folders of 'autograd-grader class --shard' runs, or the OUT a job's tasks shared "
                              "(its part-K-of-N folders)")
@@ -97,7 +98,7 @@ def _shards(names: list[str], specs: list[str | None]) -> list[str]:
     return found
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     out = Path(args.out).resolve()
     parts = []
     for given in (Path(p).resolve() for p in args.parts):
