@@ -19,8 +19,12 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .i18n import msg
+
+if TYPE_CHECKING:
+    from watchdog.observers.api import BaseObserver
 
 QUIET_S = 0.05  # a save is over when no file event came for this long (editors write in steps)
 INTERRUPTED = 2  # pytest's exit code after Ctrl-C
@@ -75,6 +79,14 @@ def _topics(path: Path) -> tuple[Path, dict[str, Path]]:
     return path, topics
 
 
+def _use_language(language: str | None) -> None:
+    """The feedback's language, where --grade-lang names one the grader speaks."""
+    if language in ("en", "zh"):
+        from . import i18n
+
+        i18n.use_language(language)
+
+
 class Watch:
     def __init__(self, folder: Path, topics: dict[str, Path], submission: Path, extra: list[str]):
         self.folder = folder.resolve()
@@ -90,52 +102,17 @@ class Watch:
         self.concepts: dict[str, str] = {}  # concept id -> title, in the order first seen
 
     def loop(self) -> int:
-        from watchdog.events import FileSystemEventHandler
-        from watchdog.observers import Observer
-
         from .in_process import warm_sandbox
         from .sandbox import stop_all
 
-        events = self.events
-
-        class Handler(FileSystemEventHandler):
-            def on_any_event(self, event) -> None:
-                # what a save does; not the reads of a grading run (opened, closed without writing)
-                if event.event_type in SAVES:
-                    for path in (event.src_path, getattr(event, "dest_path", "")):
-                        if path:
-                            events.put(str(path))
-
-        language = _option(self.extra, "--grade-lang")
-        if language in ("en", "zh"):
-            from . import i18n
-
-            i18n.use_language(language)
-        observer = Observer()
-        for folder in {self.folder, self.submission}:
-            observer.schedule(Handler(), str(folder), recursive=True)
+        _use_language(_option(self.extra, "--grade-lang"))
+        observer = self._observer()
         previous = signal.signal(signal.SIGINT, self._on_ctrl_c)
         try:
             observer.start()
             print(msg("watch.starting", folder=self.folder), flush=True)
             warm_sandbox(_option(self.extra, "--grade-isolation"))
-            code = self.grade(list(self.topics.values()), msg("watch.first"))
-            if code in (3, 4):  # pytest's internal and usage errors: its message is above
-                return code
-            if code == INTERRUPTED or self.interrupted.is_set():
-                raise KeyboardInterrupt
-            print(msg("watch.waiting"), flush=True)
-            while True:
-                changed = self.wait()
-                if changed is None:
-                    raise KeyboardInterrupt
-                files = self.checks_for(changed)
-                if files:
-                    names = ", ".join(sorted({Path(p).name for p in changed}))
-                    code = self.grade(files, msg("watch.changed", files=names))
-                    if code == INTERRUPTED or self.interrupted.is_set():
-                        raise KeyboardInterrupt  # Ctrl-C while grading: pytest caught it (or lost it), we stop
-                    print(msg("watch.waiting"), flush=True)
+            return self._grade_every_save()
         except KeyboardInterrupt:
             print("\n" + msg("watch.stopped"), flush=True)
             return 0
@@ -144,6 +121,50 @@ class Watch:
             observer.stop()
             observer.join(timeout=5)
             stop_all()
+
+    def _observer(self) -> BaseObserver:
+        """watchdog's observer of the checks' folder and the submission,
+        not started yet: every save's files go to ``self.events``."""
+        from watchdog.events import FileSystemEvent, FileSystemEventHandler
+        from watchdog.observers import Observer
+
+        events = self.events
+
+        class Handler(FileSystemEventHandler):
+            def on_any_event(self, event: FileSystemEvent) -> None:
+                # what a save does; not the reads of a grading run (opened, closed without writing)
+                if event.event_type in SAVES:
+                    for path in (event.src_path, getattr(event, "dest_path", "")):
+                        if path:
+                            events.put(str(path))
+
+        observer = Observer()
+        for folder in {self.folder, self.submission}:
+            observer.schedule(Handler(), str(folder), recursive=True)
+        return observer
+
+    def _grade_every_save(self) -> int:
+        """Every topic graded, then again those each save touches, until
+        Ctrl-C (KeyboardInterrupt); pytest's own error's exit code."""
+        code = self.grade(list(self.topics.values()), msg("watch.first"))
+        if code in (3, 4):  # pytest's internal and usage errors: its message is above
+            return code
+        self._stop_if_interrupted(code)
+        print(msg("watch.waiting"), flush=True)
+        while True:
+            changed = self.wait()
+            if changed is None:
+                raise KeyboardInterrupt
+            files = self.checks_for(changed)
+            if files:
+                names = ", ".join(sorted({Path(p).name for p in changed}))
+                code = self.grade(files, msg("watch.changed", files=names))
+                self._stop_if_interrupted(code)
+                print(msg("watch.waiting"), flush=True)
+
+    def _stop_if_interrupted(self, code: int) -> None:
+        if code == INTERRUPTED or self.interrupted.is_set():
+            raise KeyboardInterrupt  # Ctrl-C while grading: pytest caught it (or lost it), we stop
 
     def wait(self) -> set[str] | None:
         """Tidy up while the student edits, then the files their next save

@@ -3,6 +3,7 @@ joins the shards)."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import secrets
@@ -10,29 +11,27 @@ import signal
 import statistics
 import sys
 import time
-import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from .. import __version__
-from ..boundary.layout import has_checks
 from ..boundary.untrusted import quoted, shown
 from ..i18n import LANGUAGES, msg
 from ..options import ISOLATIONS
 from ..reporters.files import write_json_atomic
 from .class_data import counted, students_text
+from .class_validate import Paths, Refused, validate
 from .plots import preload as preload_plots
-from .pool import grade_all, make_private, usable_cpus
+from .pool import grade_all
+from .progress import Progress
 from .runner import ClassSettings, Outcome, now_iso
-from .shards import ShardError, part_folder
-from .shards import from_environment as shard_from_environment
-from .shards import parse as parse_shard
 from .students import Student, checks_sha256, class_sha256, find_students, shard, student_seed
 
 RUN_FILE = "class-run.json"
 RUN_SCHEMA = "pytest-autograd-grader-class/1"
 
 
-def add_arguments(parser) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--checks", required=True, metavar="CHECKS", help="the folder of the course's checks")
     parser.add_argument("--submissions", required=True, metavar="DIR|ZIP",
                         help="the class's submissions as your LMS's bulk download gives them, a folder or a zip "
@@ -94,46 +93,7 @@ def _done_before(out: Path, student: Student, sha: str, seed: int) -> bool:
             and report.get("seed") == seed and report.get("status") != "error")
 
 
-class Progress:
-    """A progress bar on a terminal (tqdm), plain lines every few seconds
-    elsewhere (CI logs), and the summary line at the end."""
-
-    def __init__(self, total: int, stream=None):
-        self.total = total
-        self.stream = stream or sys.stderr
-        self.done = 0
-        self.started = time.monotonic()
-        self.last_line = self.started
-        self.bar = None
-        if total and self.stream.isatty():
-            try:
-                from tqdm import tqdm
-            except ImportError:
-                tqdm = None
-            if tqdm is not None:
-                self.bar = tqdm(total=total, unit="student", file=self.stream, dynamic_ncols=True)
-
-    def update(self, outcome: Outcome) -> None:
-        self.done += 1
-        if self.bar is not None:
-            self.bar.set_postfix_str(f"{outcome.student}: {outcome.status}", refresh=False)
-            self.bar.update(1)
-            return
-        now = time.monotonic()
-        if now - self.last_line >= 10 or self.done == self.total:
-            self.last_line = now
-            elapsed = now - self.started
-            rate = self.done / elapsed if elapsed > 0 else 0.0
-            left = (self.total - self.done) / rate if rate else 0.0
-            print(counted("class.progress", self.total, done=self.done, total=self.total, rate=rate, left=left),
-                  file=self.stream, flush=True)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-
-
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     """Grade the class. Everything the run writes is the grader's alone
     (``make_private``); the caller's umask is back when it returns (the run
     may be called in-process, by a test or an instructor's script, whose
@@ -146,114 +106,97 @@ def run(args) -> int:
         os.umask(umask)
 
 
-def _run(args) -> int:
-    checks, submissions, out = Path(args.checks).resolve(), Path(args.submissions).resolve(), Path(args.out).resolve()
-    if not checks.is_dir():
-        return fail(msg("class.no_checks", path=args.checks))
-    if not has_checks(checks):  # else every student would be "graded" 0 of 0
-        return fail(msg("class.checks_empty", path=args.checks))
-    if not submissions.is_dir() and not (submissions.is_file() and zipfile.is_zipfile(submissions)):
-        return fail(msg("class.no_submissions", path=args.submissions))
-    if checks == submissions or checks in submissions.parents or submissions in checks.parents:
-        return fail(msg("class.overlap", checks=args.checks, submissions=args.submissions))
-    if out in checks.parents or out == checks or checks in out.parents or submissions in out.parents or out == submissions:
-        return fail(msg("class.out_inside", out=args.out))
-    if args.jobs is None:
-        args.jobs = usable_cpus()
-    if args.jobs < 1:
-        return fail(msg("class.bad_jobs", jobs=args.jobs))
-    if args.seed is not None and args.seed_per_student:
-        return fail(msg("class.seed_conflict", seed=args.seed))
-    if not args.student_timeout > 0:
-        return fail(msg("class.bad_student_timeout", seconds=args.student_timeout))
-    if args.timeout is not None and not args.timeout > 0:
-        return fail(msg("class.bad_timeout", seconds=args.timeout))
-    from ..pytest_internals import UnsupportedPytest, check_supported
-    from ..sandbox import Unavailable, choose, require_linux, stop_all
+@dataclass
+class Intake:
+    """The class as the intake found it: every student, what the intake
+    could not take (kept in class-run.json), the checks' hash."""
 
+    everyone: list[Student]
+    info: dict
+    checks_sha256: str
+
+
+@dataclass
+class Plan:
+    """Who is graded with which seed, and the run's record."""
+
+    work: list[tuple[Student, int]]
+    kept: int
+    run_info: dict
+
+
+@dataclass
+class Graded:
+    outcomes: list[Outcome]
+    seconds: float
+    interrupted: bool
+
+
+def _run(args: argparse.Namespace) -> int:
+    """The class command's steps: validate -> intake -> plan -> grade -> outputs."""
     try:
-        check_supported()  # the one session per worker needs pytest's private API: refused, not graded slower
-    except UnsupportedPytest as exc:
+        paths = validate(args)
+        intake = _intake(paths)
+        plan = _plan(args, paths, intake)
+    except Refused as exc:
         return fail(str(exc))
+    graded = _grade(args, paths, plan)
+    return _outputs(args, paths.out, plan.run_info, graded)
 
-    try:
-        require_linux()  # off Linux no worker can start: say so before grading anyone
-    except Unavailable as exc:
-        return fail(str(exc))
-    if args.isolation:
-        try:
-            choose(args.isolation)  # bwrap asked for where it cannot run: say so before grading anyone
-        except Unavailable as exc:
-            return fail(str(exc))
-        finally:
-            stop_all()  # the probe's zygote: each forked worker starts its own
-    if args.shard is not None:
-        try:
-            parse_shard(args.shard)
-        except ValueError:
-            return fail(msg("class.bad_shard", shard=args.shard))
-    else:
-        try:
-            found = shard_from_environment(os.environ)
-        except ShardError as exc:
-            return fail(str(exc))
-        if found:  # every task of the job may share one OUT: each writes its own part of it
-            args.shard, source = found
-            out = out / part_folder(args.shard)
-            print(msg("class.shard_from", shard=args.shard, source=source, out=str(out)), file=sys.stderr)
-    if args.roster:
-        from .class_data import OutputsError
-        from .outputs import read_roster
 
-        try:
-            read_roster(Path(args.roster))  # a bad roster is told before grading, not after
-        except OutputsError as exc:
-            return fail(str(exc))
-    out.mkdir(parents=True, exist_ok=True)
-    make_private(out)  # a student's code must not read a classmate's files or report
-
-    found = _intake(checks, submissions, out)
-    if isinstance(found, int):
-        return found
-    students, intake_info = found
-    everyone = students
-    students = shard(students, args.shard)  # over the whole class: --only picks within the shard
-    if args.only:
-        wanted = set(args.only)
-        unknown = wanted - {s.id for s in everyone} - {s.folder for s in everyone}
-        if unknown:
-            return fail(msg("class.unknown_students", names=", ".join(sorted(unknown))))
-        elsewhere = sorted(s.folder for s in everyone if (s.id in wanted or s.folder in wanted) and s not in students)
-        if elsewhere:
-            return fail(msg("class.only_other_shard", names=", ".join(shown(n) for n in elsewhere), shard=args.shard))
-        students = [s for s in students if s.id in wanted or s.folder in wanted]
-    previous = read_run(out)
+def _plan(args: argparse.Namespace, paths: Paths, intake: Intake) -> Plan:
+    """This run's students (the shard's, --only's), their seeds, those
+    --resume keeps; recorded in class-run.json before grading starts."""
+    students = _chosen(args, intake.everyone)
+    previous = read_run(paths.out)
     salt = args.salt or previous.get("salt") or secrets.token_hex(8)
-    sha = intake_info.pop("checks_sha256")
+    sha = intake.checks_sha256
     # One seed for the class unless asked otherwise: every grading process then
     # draws the engine track's programs and torch's results once (bench_class.py)
     seeding = "per-student" if args.seed_per_student else "class"
     seeds = {s.id: args.seed if args.seed is not None else
              student_seed(salt, s.id if seeding == "per-student" else "") for s in students}
-    work = [(s, seeds[s.id]) for s in students if not (args.resume and _done_before(out, s, sha, seeds[s.id]))]
-    kept = len(students) - len(work)
-
-    run_info = {"schema": RUN_SCHEMA, "checks": str(checks), "checks_sha256": sha, "submissions": str(submissions),
+    work = [(s, seeds[s.id]) for s in students if not (args.resume and _done_before(paths.out, s, sha, seeds[s.id]))]
+    run_info = {"schema": RUN_SCHEMA, "checks": str(paths.checks), "checks_sha256": sha,
+                "submissions": str(paths.submissions),
                 "salt": salt, "seed": args.seed, "seeding": seeding, "shard": args.shard, "grader": __version__,
                 # the whole class before sharding: merge tells parts of other submissions apart
-                "class_sha256": class_sha256(everyone), "class_size": len(everyone),
+                "class_sha256": class_sha256(intake.everyone), "class_size": len(intake.everyone),
                 "assignment": args.assignment or previous.get("assignment") or "Autograd",
                 "students": sorted(set(previous.get("students") or []) | {s.id for s in students}),
-                "intake": intake_info, "started": now_iso(), "finished": None}
-    write_json_atomic(out / RUN_FILE, run_info)
-    print(msg("class.start", students=students_text(len(work)), kept=kept,
-              workers=counted("class.n_workers", args.jobs), out=str(out), salt=salt), file=sys.stderr)
+                "intake": intake.info, "started": now_iso(), "finished": None}
+    write_json_atomic(paths.out / RUN_FILE, run_info)
+    return Plan(work=work, kept=len(students) - len(work), run_info=run_info)
 
-    settings = ClassSettings(checks=checks, out=out, checks_sha256=sha, timeout=args.timeout,
-                             isolation=args.isolation, lang=args.lang, student_timeout=args.student_timeout,
-                             submissions=submissions)
+
+def _chosen(args: argparse.Namespace, everyone: list[Student]) -> list[Student]:
+    """The shard's students, of them those --only names."""
+    students = shard(everyone, args.shard)  # over the whole class: --only picks within the shard
+    if not args.only:
+        return students
+    wanted = set(args.only)
+    unknown = wanted - {s.id for s in everyone} - {s.folder for s in everyone}
+    if unknown:
+        raise Refused(msg("class.unknown_students", names=", ".join(sorted(unknown))))
+    elsewhere = sorted(s.folder for s in everyone if (s.id in wanted or s.folder in wanted) and s not in students)
+    if elsewhere:
+        raise Refused(msg("class.only_other_shard", names=", ".join(shown(n) for n in elsewhere), shard=args.shard))
+    return [s for s in students if s.id in wanted or s.folder in wanted]
+
+
+def _grade(args: argparse.Namespace, paths: Paths, plan: Plan) -> Graded:
+    """Every student of the plan graded, a progress line as each is done;
+    Ctrl-C or SIGTERM keeps what is finished. class-run.json then says
+    whether the run finished."""
+    run_info = plan.run_info
+    print(msg("class.start", students=students_text(len(plan.work)), kept=plan.kept,
+              workers=counted("class.n_workers", args.jobs), out=str(paths.out), salt=run_info["salt"]),
+          file=sys.stderr)
+    settings = ClassSettings(checks=paths.checks, out=paths.out, checks_sha256=run_info["checks_sha256"],
+                             timeout=args.timeout, isolation=args.isolation, lang=args.lang,
+                             student_timeout=args.student_timeout, submissions=paths.submissions)
     outcomes: list[Outcome] = []
-    progress = Progress(len(work))
+    progress = Progress(len(plan.work))
     started = time.monotonic()
     interrupted = False
 
@@ -263,67 +206,83 @@ def _run(args) -> int:
 
     # SIGTERM (kill, a scheduler cancelling the job) stops the run as Ctrl-C
     # does: workers stopped, their folders removed, what is finished kept
-    previous = signal.signal(signal.SIGTERM, _interrupt)
+    handler = signal.signal(signal.SIGTERM, _interrupt)
     try:
-        grade_all(settings, work, args.jobs, done, meanwhile=preload_plots)
+        grade_all(settings, plan.work, args.jobs, done, meanwhile=preload_plots)
     except KeyboardInterrupt:
         interrupted = True
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGTERM, handler)
         progress.close()
-    elapsed = time.monotonic() - started
+    seconds = time.monotonic() - started
     run_info["finished"] = None if interrupted else now_iso()
-    write_json_atomic(out / RUN_FILE, run_info)
+    write_json_atomic(paths.out / RUN_FILE, run_info)
+    return Graded(outcomes=outcomes, seconds=seconds, interrupted=interrupted)
+
+
+def _outputs(args: argparse.Namespace, out: Path, run_info: dict, graded: Graded) -> int:
+    """Gradebook, LMS file and class report written; the summary, each
+    student's error and each output's problem told; the exit code."""
     names: dict[str, str] = {}
     warnings = build(out, run_info, args.roster, names)
+    _summarize(graded, out, names)
+    for warning in warnings:
+        print(warning, file=sys.stderr)
+    if graded.interrupted:
+        print(msg("class.interrupted"), file=sys.stderr)
+        return 130
+    return 0
+
+
+def _summarize(graded: Graded, out: Path, names: dict[str, str]) -> None:
+    outcomes = graded.outcomes
     counts = {status: sum(o.status == status for o in outcomes) for status in ("graded", "not attempted", "missing", "error")}
     median = statistics.median([o.seconds for o in outcomes]) if outcomes else 0.0
-    print(msg("class.summary", students=students_text(len(outcomes)), seconds=elapsed, median=median,
+    print(msg("class.summary", students=students_text(len(outcomes)), seconds=graded.seconds, median=median,
               graded=counts["graded"], not_attempted=counts["not attempted"], missing=counts["missing"],
               errors=counted("class.n_errors", counts["error"]), out=str(out)), file=sys.stderr)
     for outcome in outcomes:
         if outcome.status == "error":
             print(msg("class.student_error", student=_named(outcome.student, names),
                       error=quoted(shown(outcome.error))), file=sys.stderr)
-    for warning in warnings:
-        print(warning, file=sys.stderr)
-    if interrupted:
-        print(msg("class.interrupted"), file=sys.stderr)
-        return 130
-    return 0
 
 
-def _intake(checks: Path, submissions: Path, out: Path) -> tuple[list[Student], dict] | int:
+def _intake(paths: Paths) -> Intake:
     """The class laid out and found, what the intake could not take (told
-    now and kept in class-run.json), and the checks' hash; or the exit
-    code of a refusal. The checks must be what they were before: no upload
-    may ever reach them (belt and braces: the intake writes under OUT only)."""
+    now and kept in class-run.json), and the checks' hash. The checks must
+    be what they were before: no upload may ever reach them (belt and
+    braces: the intake writes under OUT only)."""
     from .intake import IntakeError, gather
 
-    before = checks_sha256(checks)
+    before = checks_sha256(paths.checks)
     try:
-        intake = gather(submissions, out)
+        intake = gather(paths.submissions, paths.out)
     except IntakeError as exc:
-        return fail(str(exc))
+        raise Refused(str(exc)) from None
     if intake.handed:
         late = sum(h.late for h in intake.handed.values())
         print(counted("class.intake", len(intake.handed), export=intake.export, late=late,
-                  folder=str(intake.graded)), file=sys.stderr)
+                      folder=str(intake.graded)), file=sys.stderr)
     skipped: list[tuple[str, str]] = list(intake.skipped)
     students = find_students(intake.graded, skipped, intake.handed)
-    after = checks_sha256(checks)
+    after = checks_sha256(paths.checks)
     if after != before:
-        return fail(msg("class.checks_changed", path=str(checks)))
+        raise Refused(msg("class.checks_changed", path=str(paths.checks)))
+    _tell_intake(students, skipped, intake.export)
     problems = {s.id: s.handed["intake_problems"] for s in students if s.handed.get("intake_problems")}
+    info = {"export": intake.export, "problems": problems, "skipped": [[name, why] for name, why in skipped]}
+    return Intake(everyone=students, info=info, checks_sha256=after)
+
+
+def _tell_intake(students: list[Student], skipped: list[tuple[str, str]], export: str) -> None:
+    """What the intake could not take, student by student."""
     for student in students:
         for problem in student.handed.get("intake_problems", []):
             # names in them are the student's (or their LMS display name's) text
             name = shown(student.handed.get("name", student.folder))
             print(msg("class.intake_problem", name=name, problem=quoted(shown(problem))), file=sys.stderr)
     for name, why in skipped:
-        print(msg(f"class.skipped_{why}", name=shown(name), export=intake.export), file=sys.stderr)
-    info = {"export": intake.export, "problems": problems, "skipped": [[name, why] for name, why in skipped]}
-    return students, {**info, "checks_sha256": after}
+        print(msg(f"class.skipped_{why}", name=shown(name), export=export), file=sys.stderr)
 
 
 def _named(student: str, names: dict[str, str]) -> str:

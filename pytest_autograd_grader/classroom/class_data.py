@@ -208,12 +208,13 @@ def max_total(report: dict[str, Any], data: ClassData) -> float | None:
 
 
 def percent(report: dict[str, Any], data: ClassData) -> float | None:
-    if total(report) is None:
+    got = total(report)
+    if got is None:
         return None
     value = number(report.get("percent"))
     if value is None:
         most = max_total(report, data)
-        value = 100.0 * total(report) / most if most else None
+        value = 100.0 * got / most if most else None
     return value
 
 

@@ -24,14 +24,23 @@ from ..i18n import current_language, msg
 from ..i18n.en import EN
 from ..i18n.zh import ZH
 from ..protocol import Status
-from .class_data import (SCORED, ClassData, concept_scores, counted, display_name, format_score, intake_problems,
-                         max_total, percent, total)
+from .class_data import (
+    SCORED,
+    ClassData,
+    concept_scores,
+    counted,
+    display_name,
+    format_score,
+    intake_problems,
+    max_total,
+    percent,
+    total,
+)
+from .frequent_mistakes import Mistake, frequent_mistakes
 from .heatmap import CSS as HEATMAP_CSS
 from .heatmap import heatmap_html
-from .frequent_mistakes import Mistake, frequent_mistakes
 from .plots import font_note
 from .plots import plots as draw
-
 
 _CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto; max-width: 72em;
@@ -258,102 +267,125 @@ def _mistakes_html(data: ClassData, mistakes: dict[str, list[Mistake]]) -> str:
 def render(data: ClassData, assignment: str) -> str:
     """The whole page, as text."""
     scored = _scored(data)
-    percents = [p for p in (percent(r, data) for r in scored) if p is not None]
+    flagged = {r["student"]: flags(r) for r in data.students}
+    title = msg("classout.title", assignment=assignment)
+    body = [f"<h1>{_e(title)}</h1>", *_run_section(data, assignment, scored, flagged)]
+    if not data.students:
+        body.append(f'<p class="note" id="no-students">{_e(msg("classout.no_students"))}</p>')
+    else:
+        body += _class_sections(data, scored)
+    body += _gradebook_section(data, flagged)
+    if data.students:
+        body.append(f'<h2 id="students">{_e(msg("classout.students_section"))}</h2>')
+        body.append(_students_html(data, flagged))
+    return page(title, body, css=HEATMAP_CSS, script=_SCRIPT)
+
+
+def _run_section(data: ClassData, assignment: str, scored: list[dict[str, Any]],
+                 flagged: dict[str, dict[str, int]]) -> list[str]:
+    """The run: assignment, checks, date, how many students of each status
+    and flag, the class's mean and median."""
     run = data.run
+    percents = [p for p in (percent(r, data) for r in scored) if p is not None]
     counts = {s: sum(r.get("status") == s for r in data.students) for s in ("graded", "not attempted", "missing", "error")}
     date = run.get("finished") or run.get("started") or max((str(r.get("finished") or "") for r in data.students),
                                                             default="")
-    title = msg("classout.title", assignment=assignment)
-    body = [f"<h1>{_e(title)}</h1>", f'<h2 id="run">{_e(msg("classout.run"))}</h2>']
     info = [(msg("classout.assignment"), assignment),
             (msg("classout.checks"), run.get("checks_sha256") or ""),
             (msg("classout.date"), date),
             (msg("classout.students"), msg("classout.statuses", students=len(data.students), graded=counts["graded"],
                                            not_attempted=counts["not attempted"], missing=counts["missing"],
                                            errors=counts["error"]))]
-    flagged = {r["student"]: flags(r) for r in data.students}
     many: dict[str, Any] = {f: sum(counts[f] > 0 for counts in flagged.values()) for f in FLAGS}
     many["timeout"] = counted("class.n_students", many["timeout"])  # the sentence's noun: "1 student", "2 students"
     info.append((msg("classout.flagged"), msg("classout.flagged_counts", **many)))
     if percents:
         info.append((msg("classout.mean_median"), msg("classout.percents", mean=statistics.fmean(percents),
                                                       median=statistics.median(percents))))
-    body.append('<table id="run-info"><tbody>' + "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in info)
-                + "</tbody></table>")
-    if not data.students:
-        body.append(f'<p class="note" id="no-students">{_e(msg("classout.no_students"))}</p>')
-    else:
-        body.append(f'<p class="note">{_e(counted("classout.scored_note", len(scored)))}</p>')
-        plots = draw(data, scored)
-        if plots is None:
-            body.append(f'<p class="note" id="no-plots">{_e(msg("classout.no_matplotlib"))}</p>')
-            plots = {}
-        note = font_note(data) if plots else None  # the concepts' numbers stand in their panels' titles
+    return [f'<h2 id="run">{_e(msg("classout.run"))}</h2>',
+            '<table id="run-info"><tbody>' + "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in info)
+            + "</tbody></table>"]
 
-        body.append(f'<h2 id="concepts">{_e(msg("classout.concepts"))}</h2>')
-        header = [(_e(msg(k)), n) for k, n in (("classout.col.concept", False), ("classout.col.points", True),
-                                               ("classout.col.mean", True), ("classout.col.median", True),
-                                               ("classout.col.min", True), ("classout.col.max", True),
-                                               ("classout.col.full", True))]
-        rows = []
-        for number, row in enumerate(_concept_stats(data, scored), 1):
-            concept = row["concept"]
-            full = row.get("full")
-            numbered = f"<small>#{number}</small> " if note else ""
-            rows.append([(f"{numbered}{_e(concept.title)} <small>({_e(concept.id)})</small>", False),
-                         (_e(format_score(concept.max_score)), True),
-                         *((_e(format_score(row.get(k), 2)), True) for k in ("mean", "median", "min", "max")),
-                         (_e(f"{full:.0%}" if full is not None else ""), True)])
-        body.append(_table("concept-table", header, rows))
-        if "plot-concepts" in plots:
-            body.append(_figure("plot-concepts", plots["plot-concepts"], msg("classout.alt.concepts"),
-                                msg("classout.caption.concepts")))
-            if note:
-                body.append(f'<p class="note" id="plot-fonts">{_e(note)}</p>')
 
-        if data.concepts:  # drawn by the browser: every script's names, none clipped
-            body.append(f'<h2 id="heatmap">{_e(msg("classout.heatmap"))}</h2>')
-            body.append(heatmap_html(data, _e, _anchor))
-        if "plot-totals" in plots:
-            body.append(f'<h2 id="totals">{_e(msg("classout.totals"))}</h2>')
-            body.append(_figure("plot-totals", plots["plot-totals"], msg("classout.alt.totals"),
-                                msg("classout.caption.totals")))
+def _class_sections(data: ClassData, scored: list[dict[str, Any]]) -> list[str]:
+    """The class as a whole: the concepts (table and plot), the heat map,
+    the totals' distribution, the frequent mistakes."""
+    body = [f'<p class="note">{_e(counted("classout.scored_note", len(scored)))}</p>']
+    plots = draw(data, scored)
+    if plots is None:
+        body.append(f'<p class="note" id="no-plots">{_e(msg("classout.no_matplotlib"))}</p>')
+        plots = {}
+    note = font_note(data) if plots else None  # the concepts' numbers stand in their panels' titles
+    body.append(f'<h2 id="concepts">{_e(msg("classout.concepts"))}</h2>')
+    body.append(_concept_table(data, scored, numbered=bool(note)))
+    if "plot-concepts" in plots:
+        body.append(_figure("plot-concepts", plots["plot-concepts"], msg("classout.alt.concepts"),
+                            msg("classout.caption.concepts")))
+        if note:
+            body.append(f'<p class="note" id="plot-fonts">{_e(note)}</p>')
+    if data.concepts:  # drawn by the browser: every script's names, none clipped
+        body.append(f'<h2 id="heatmap">{_e(msg("classout.heatmap"))}</h2>')
+        body.append(heatmap_html(data, _e, _anchor))
+    if "plot-totals" in plots:
+        body.append(f'<h2 id="totals">{_e(msg("classout.totals"))}</h2>')
+        body.append(_figure("plot-totals", plots["plot-totals"], msg("classout.alt.totals"),
+                            msg("classout.caption.totals")))
+    body.append(f'<h2 id="mistakes">{_e(msg("classout.mistakes"))}</h2>')
+    body.append(f'<p class="note">{_e(msg("classout.mistakes_note"))}</p>')
+    body.append(_mistakes_html(data, frequent_mistakes(data.students, top=None)))  # every one, ranked
+    return body
 
-        body.append(f'<h2 id="mistakes">{_e(msg("classout.mistakes"))}</h2>')
-        body.append(f'<p class="note">{_e(msg("classout.mistakes_note"))}</p>')
-        body.append(_mistakes_html(data, frequent_mistakes(data.students, top=None)))  # every one, ranked
 
-    body.append(f'<h2 id="gradebook">{_e(msg("classout.gradebook"))}</h2>')
-    body.append(f'<p class="note">{_e(msg("classout.gradebook_note"))}</p>')
+def _concept_table(data: ClassData, scored: list[dict[str, Any]], numbered: bool) -> str:
+    """Each concept's points and statistics; ``numbered`` where the plot's
+    panels are titled by number."""
+    header = [(_e(msg(k)), n) for k, n in (("classout.col.concept", False), ("classout.col.points", True),
+                                           ("classout.col.mean", True), ("classout.col.median", True),
+                                           ("classout.col.min", True), ("classout.col.max", True),
+                                           ("classout.col.full", True))]
+    rows: list[list[tuple]] = []
+    for number, row in enumerate(_concept_stats(data, scored), 1):
+        concept = row["concept"]
+        full = row.get("full")
+        prefix = f"<small>#{number}</small> " if numbered else ""
+        rows.append([(f"{prefix}{_e(concept.title)} <small>({_e(concept.id)})</small>", False),
+                     (_e(format_score(concept.max_score)), True),
+                     *((_e(format_score(row.get(k), 2)), True) for k in ("mean", "median", "min", "max")),
+                     (_e(f"{full:.0%}" if full is not None else ""), True)])
+    return _table("concept-table", header, rows)
+
+
+def _gradebook_section(data: ClassData, flagged: dict[str, dict[str, int]]) -> list[str]:
+    """The gradebook: a row a student, sortable by every column."""
     header = [(_e(msg("classout.col.student")), False), (_e(msg("classout.col.status")), False),
               # concept ids may break after their underscores: the table fits the page
               *((_e(c.id).replace("_", "_<wbr>"), True) for c in data.concepts),
               (_e(msg("classout.col.total")), True), (_e(msg("classout.col.percent")), True)]
-    rows, classes = [], []
-    for report in data.students:
-        scores = concept_scores(report)
-        status = str(report.get("status"))
-        error = report.get("error") if status == "error" else None
-        late = f'<span class="flag">{_e(msg("classout.late"))}</span>' if report.get("late") else ""
-        status_cell = _e(_status(status)) + (f'<br><small>{_e(str(error)[:500])}</small>' if error else "") + \
-            ("<br>" if late or any(flagged[report["student"]].values()) else "") + late + \
-            _flag_html(flagged[report["student"]])
-        graded = status != "error"
-        most = max_total(report, data)
-        pct = percent(report, data)
-        got = total(report)
-        rows.append([(f'<a href="#{_e(_anchor(report))}">{_who(report)}</a>', False, _name(report)),
-                     (status_cell, False, status),
-                     *((_e(format_score(scores.get(c.id)) if graded else ""), True, scores.get(c.id) if graded else None)
-                       for c in data.concepts),
-                     (_e(f"{format_score(got)} / {format_score(most)}" if got is not None else ""), True, got),
-                     (_e(f"{pct:.1f}" if pct is not None else ""), True, pct)])
-        classes.append(status.replace(" ", "-"))
-    body.append(_table("gradebook-table", header, rows, classes, sortable=True))
-    if data.students:
-        body.append(f'<h2 id="students">{_e(msg("classout.students_section"))}</h2>')
-        body.append(_students_html(data, flagged))
-    return page(title, body, css=HEATMAP_CSS, script=_SCRIPT)
+    rows = [_gradebook_row(data, report, flagged[report["student"]]) for report in data.students]
+    classes = [str(report.get("status")).replace(" ", "-") for report in data.students]
+    return [f'<h2 id="gradebook">{_e(msg("classout.gradebook"))}</h2>',
+            f'<p class="note">{_e(msg("classout.gradebook_note"))}</p>',
+            _table("gradebook-table", header, rows, classes, sortable=True)]
+
+
+def _gradebook_row(data: ClassData, report: dict[str, Any], flags_of: dict[str, int]) -> list[tuple]:
+    """One student's cells: (html, numeric, the value it sorts by)."""
+    scores = concept_scores(report)
+    status = str(report.get("status"))
+    error = report.get("error") if status == "error" else None
+    late = f'<span class="flag">{_e(msg("classout.late"))}</span>' if report.get("late") else ""
+    status_cell = _e(_status(status)) + (f'<br><small>{_e(str(error)[:500])}</small>' if error else "") + \
+        ("<br>" if late or any(flags_of.values()) else "") + late + _flag_html(flags_of)
+    graded = status != "error"
+    most = max_total(report, data)
+    pct = percent(report, data)
+    got = total(report)
+    return [(f'<a href="#{_e(_anchor(report))}">{_who(report)}</a>', False, _name(report)),
+            (status_cell, False, status),
+            *((_e(format_score(scores.get(c.id)) if graded else ""), True, scores.get(c.id) if graded else None)
+              for c in data.concepts),
+            (_e(f"{format_score(got)} / {format_score(most)}" if got is not None else ""), True, got),
+            (_e(f"{pct:.1f}" if pct is not None else ""), True, pct)]
 
 
 def page(title: str, body: list[str], css: str = "", script: str | None = None) -> str:

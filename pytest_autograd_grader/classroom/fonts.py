@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import unicodedata
-from typing import Iterable
+from collections.abc import Iterable
 
 # tried in order for each glyph (matplotlib >= 3.6 falls back per glyph)
 FALLBACK = ("DejaVu Sans", "Noto Sans", "Noto Sans CJK SC", "Noto Sans CJK JP", "Noto Sans CJK KR",
@@ -33,7 +33,7 @@ def plot_fonts() -> tuple[str, ...]:
     return tuple(family for family in FALLBACK if family in present) or ("DejaVu Sans",)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _charmap(family: str) -> frozenset[int]:
     from matplotlib import font_manager, ft2font
 

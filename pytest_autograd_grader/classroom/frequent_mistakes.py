@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from typing import Any, NamedTuple
 
@@ -115,6 +116,22 @@ def general_text(texts: Counter) -> str:
     return shared if fixed >= KEPT_SHARE * min(len(t) for t in common) else common[0]
 
 
+Key = tuple[str, str]  # (concept, diagnosis id)
+
+
+@dataclass
+class _Tally:
+    """Per (concept, id): the students who got it; its texts, counted; the
+    names in them to anonymise; the first example. ``concepts`` in the
+    order first met."""
+
+    students: dict[Key, set[str]] = field(default_factory=dict)
+    texts: dict[Key, Counter] = field(default_factory=dict)
+    names: dict[Key, set[str]] = field(default_factory=dict)
+    examples: dict[Key, str] = field(default_factory=dict)
+    concepts: dict[str, None] = field(default_factory=dict)
+
+
 def frequent_mistakes(reports: Iterable[Mapping[str, Any]], top: int | None = TOP) -> dict[str, list[Mistake]]:
     """Per concept id (in the order first met), its ``top`` diagnoses (None:
     every one) by the number of distinct students who got them (ties by
@@ -123,38 +140,41 @@ def frequent_mistakes(reports: Iterable[Mapping[str, Any]], top: int | None = TO
     ``reports`` are per-student class reports (``student``, ``folder``,
     ``checks``); a hidden check's diagnoses are in the instructors' report a
     class run writes, and its example is its ``private_feedback``."""
-    # (concept, id) -> the students who got it; its texts, counted; the
-    # names in them to anonymise; the first example
-    students: dict[tuple[str, str], set[str]] = {}
-    texts: dict[tuple[str, str], Counter] = {}
-    names: dict[tuple[str, str], set[str]] = {}
-    examples: dict[tuple[str, str], str] = {}
-    concepts: dict[str, None] = {}
+    tally = _Tally()
     for number, report in enumerate(reports):
         if not isinstance(report, Mapping):
             continue
         student = str(report.get("student") or f"#{number}")
         folder = str(report.get("folder") or "")
         for check in report.get("checks") or ():
-            if not isinstance(check, Mapping) or check.get("status") not in MISTAKE_STATUSES:
-                continue
-            found = check_diagnoses(check)
-            if not found:
-                continue
-            concept = str(check.get("concept") or "")
-            concepts.setdefault(concept, None)
-            for message_id, text in found:
-                key = (concept, message_id)
-                students.setdefault(key, set()).add(student)
-                texts.setdefault(key, Counter())[text] += 1
-                names.setdefault(key, set()).update((student, folder))
-                if key not in examples:
-                    examples[key] = shorten(anonymise(_feedback(check) or text, student, folder))
-    result: dict[str, list[Mistake]] = {concept: [] for concept in concepts}
-    for key, who in students.items():
+            if isinstance(check, Mapping) and check.get("status") in MISTAKE_STATUSES:
+                _count_check(tally, check, student, folder)
+    return _ranked(tally, top)
+
+
+def _count_check(tally: _Tally, check: Mapping[str, Any], student: str, folder: str) -> None:
+    """One student's check's diagnoses counted."""
+    found = check_diagnoses(check)
+    if not found:
+        return
+    concept = str(check.get("concept") or "")
+    tally.concepts.setdefault(concept, None)
+    for message_id, text in found:
+        key = (concept, message_id)
+        tally.students.setdefault(key, set()).add(student)
+        tally.texts.setdefault(key, Counter())[text] += 1
+        tally.names.setdefault(key, set()).update((student, folder))
+        if key not in tally.examples:
+            tally.examples[key] = shorten(anonymise(_feedback(check) or text, student, folder))
+
+
+def _ranked(tally: _Tally, top: int | None) -> dict[str, list[Mistake]]:
+    """Each concept's mistakes, anonymised, most students first."""
+    result: dict[str, list[Mistake]] = {concept: [] for concept in tally.concepts}
+    for key, who in tally.students.items():
         concept, message_id = key
-        text = shorten(_anonymiser(names[key])(general_text(texts[key])), lines=3)
-        result[concept].append(Mistake(message_id, text, len(who), examples[key]))
+        text = shorten(_anonymiser(tally.names[key])(general_text(tally.texts[key])), lines=3)
+        result[concept].append(Mistake(message_id, text, len(who), tally.examples[key]))
     for mistakes in result.values():
         mistakes.sort(key=lambda m: (-m.students, m.message_id))
         if top is not None:

@@ -11,7 +11,8 @@ carrier of the value) on viridis's colour for it.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..i18n import msg
 from .class_data import SCORED, ClassData, concept_scores, display_name, format_score

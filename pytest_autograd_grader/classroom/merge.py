@@ -5,6 +5,7 @@ parts graded with other checks, seeds, grader versions or submissions."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -14,15 +15,15 @@ from pathlib import Path
 from ..boundary.untrusted import shown
 from ..i18n import msg
 from ..reporters.files import write_json_atomic
-from .class_data import counted, students_text
 from .class_command import RUN_FILE, build, fail, read_run
+from .class_data import counted, students_text
 
 # what every part must share, and how a mismatch is told
 SHARED = (("checks_sha256", "checks"), ("seed", "seed"), ("seeding", "seeding"), ("salt", "salt"),
           ("grader", "grader"), ("class_sha256", "class"))
 
 
-def add_arguments(parser) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("parts", nargs="+", metavar="PART",
                         help="OUT folders of 'autograd-grader class --shard' runs, or the OUT a job's tasks shared "
                              "(its part-K-of-N folders)")
@@ -49,7 +50,7 @@ def problems(parts: list[Path], infos: list[dict], reports: list[dict[str, Path]
     the parts concerned; empty when they can."""
     found = []
     names = [str(p) for p in parts]
-    same = {}
+    same: dict[Path, list[str]] = {}
     for resolved, name in zip(parts, names):
         same.setdefault(resolved, []).append(name)
     found += [msg("class.merge_twice", path=names[0]) for names in same.values() if len(names) > 1]
@@ -57,7 +58,7 @@ def problems(parts: list[Path], infos: list[dict], reports: list[dict[str, Path]
     for field, what in SHARED:
         if field in ("salt", "seeding") and seeded:
             continue  # one seed given for every student: the salt seeds nothing
-        values = {}
+        values: dict[str, list[str]] = {}
         for name, info in zip(names, infos):
             values.setdefault(json.dumps(info.get(field)), []).append(name)
         if len(values) > 1:
@@ -79,12 +80,13 @@ def _shards(names: list[str], specs: list[str | None]) -> list[str]:
     if not all(specs):
         whole = [n for n, s in zip(names, specs) if not s]
         return [msg("class.merge_not_sharded", parts=", ".join(whole))]
-    split = [tuple(int(x) for x in s.split("/")) for s in specs]
+    split = [tuple(int(x) for x in s.split("/")) for s in specs if s]  # every one (all(specs))
     counts = {n for _, n in split}
     if len(counts) > 1:
         return [msg("class.merge_shard_counts", parts="; ".join(f"{n}: {s}" for n, s in zip(names, specs)))]
     (count,) = counts
-    found, seen = [], {}
+    found: list[str] = []
+    seen: dict[int, str] = {}
     for name, (k, _) in zip(names, split):
         if k in seen:
             found.append(msg("class.merge_shard_twice", shard=f"{k}/{count}", first=seen[k], second=name))
@@ -96,7 +98,7 @@ def _shards(names: list[str], specs: list[str | None]) -> list[str]:
     return found
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     out = Path(args.out).resolve()
     parts = []
     for given in (Path(p).resolve() for p in args.parts):

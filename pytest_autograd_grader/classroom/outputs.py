@@ -12,13 +12,25 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from ..i18n import msg
 from ..reporters.files import ReportWriteError, write_text_atomic
-from .class_data import (ClassData, OutputsError, concept_scores, counted, display_name, format_score, intake_problems,
-                         load_class, max_total, percent, total)
+from .class_data import (
+    ClassData,
+    OutputsError,
+    concept_scores,
+    counted,
+    display_name,
+    format_score,
+    intake_problems,
+    load_class,
+    max_total,
+    percent,
+    total,
+)
 from .roster import Entry, folded, read_roster, reconcile, submission
 
 GRADEBOOK = "gradebook.csv"
@@ -163,7 +175,8 @@ def build_outputs(out: Path, *, assignment: str | None = None, lms: str = "canva
     data = load_class(Path(out))
     warnings = data.warnings
     title = assignment or str(data.run.get("assignment") or "") or DEFAULT_ASSIGNMENT
-    pairs, clashes = [(report, None) for report in data.students], []
+    pairs: list[tuple[dict[str, Any], Entry | None]] = [(report, None) for report in data.students]
+    clashes: list[str] = []
     if roster_map is not None:
         reconciled = reconcile(data, roster_map)
         pairs, clashes = reconciled.pairs, reconciled.clashes

@@ -19,10 +19,11 @@ import shutil
 import stat
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
+from multiprocessing.context import BaseContext
 from pathlib import Path
-from typing import Callable
 
 from ..i18n import msg
 from ..sandbox.isolation import Unavailable, sandbox_parent
@@ -167,7 +168,7 @@ def _start_kits(settings: ClassSettings, scratches: list[Path], cpus: list[set[i
 
 
 def _start(context, settings: ClassSettings, scratch: Path | None = None, kit: Kit | None = None,
-           others: list[Kit | None] = (), cpus: set[int] | None = None) -> _Slot:
+           others: Sequence[Kit | None] = (), cpus: set[int] | None = None) -> _Slot:
     """Fork a worker; ``kit``: its sandboxes, started already (``others``:
     kits of workers not forked yet, which this one must not hold); ``cpus``:
     where it and its sandboxes run."""
@@ -221,6 +222,20 @@ def warm_up() -> None:
     freeze_imports()  # before the fork: the workers share these pages and never scan them
 
 
+@dataclass
+class _Crew:
+    """One ``grade_all``'s workers, the students not handed out yet, and
+    what it does with each outcome."""
+
+    settings: ClassSettings
+    context: BaseContext  # multiprocessing's "fork" one
+    pending: list[tuple[Student, int]]  # the next one last
+    on_done: Callable[[Outcome], None]
+    recycle: int
+    recycle_mb: float
+    slots: list[_Slot] = field(default_factory=list)
+
+
 def grade_all(settings: ClassSettings, work: list[tuple[Student, int]], jobs: int,
               on_done: Callable[[Outcome], None], recycle: int = RECYCLE, recycle_mb: float = RECYCLE_MB,
               meanwhile: Callable[[], None] | None = None) -> None:
@@ -235,45 +250,68 @@ def grade_all(settings: ClassSettings, work: list[tuple[Student, int]], jobs: in
     kits = _start_kits(settings, scratches, cpus)  # their torch imports overlap ours
     work = _refuse_readable(settings, kits, work, on_done)
     warm_up()
-    context = multiprocessing.get_context("fork")
-    pending = list(reversed(work))
-    slots: list[_Slot] = []
+    crew = _Crew(settings, multiprocessing.get_context("fork"), list(reversed(work)), on_done, recycle, recycle_mb)
     try:
         for number, scratch in enumerate(scratches):
-            slots.append(_start(context, settings, scratch, kits[number], kits[number + 1:], cpus[number]))
-        for slot in slots:
-            _give(slot, pending)
+            crew.slots.append(_start(crew.context, settings, scratch, kits[number], kits[number + 1:], cpus[number]))
+        for slot in crew.slots:
+            _give(slot, crew.pending)
         if meanwhile is not None:
             meanwhile()
-        while any(slot.student is not None for slot in slots):
-            busy = [slot for slot in slots if slot.student is not None]
-            first_deadline = min(_deadline(settings, slot) for slot in busy)
-            ready = wait([slot.results for slot in busy] + [slot.process.sentinel for slot in busy],
-                         timeout=max(0.0, first_deadline - time.monotonic()))
-            for slot in busy:
-                _read(slot)
-                overdue = slot.outcome is None and time.monotonic() > _deadline(settings, slot)
-                if overdue:
-                    slot.process.kill()
-                    slot.process.join()
-                    slot.overdue = True
-                if overdue or slot.outcome is not None or slot.process.sentinel in ready:
-                    outcome = _collect(settings, slot)
-                    on_done(outcome)
-                    if not slot.process.is_alive() or slot.done >= recycle or outcome.rss_mb > recycle_mb:
-                        _stop(slot, kill=not slot.process.is_alive())
-                        if pending:
-                            slots[slots.index(slot)] = slot = _start(context, settings, cpus=slot.cpus)
-                    _give(slot, pending)
+        while any(slot.student is not None for slot in crew.slots):
+            _next_outcomes(crew)
     finally:
-        for slot in slots:
-            if slot.process.is_alive() or slot.process.exitcode is None:
-                _stop(slot, kill=slot.student is not None)
-        for kit, scratch in list(zip(kits, scratches))[len(slots):]:  # never handed to a worker
-            for sandbox in kit.sandboxes.values() if kit is not None else ():
-                sandbox.stop()
-            shutil.rmtree(scratch, ignore_errors=True)
-        stop_shared(kits)  # the workers are gone: the zygotes they shared, and their folder
+        _stop_crew(crew.slots, kits, scratches)
+
+
+def _next_outcomes(crew: _Crew) -> None:
+    """Wait for a busy worker's outcome, its death, or the first deadline;
+    then settle every busy worker that has one."""
+    busy = [slot for slot in crew.slots if slot.student is not None]
+    first_deadline = min(_deadline(crew.settings, slot) for slot in busy)
+    ready = wait([slot.results for slot in busy] + [slot.process.sentinel for slot in busy],
+                 timeout=max(0.0, first_deadline - time.monotonic()))
+    for slot in busy:
+        _read(slot)
+        overdue = _stop_if_overdue(crew.settings, slot)
+        if overdue or slot.outcome is not None or slot.process.sentinel in ready:
+            _finish_student(crew, slot)
+
+
+def _stop_if_overdue(settings: ClassSettings, slot: _Slot) -> bool:
+    """Kill the worker of a student past --student-timeout (which costs
+    that student only)."""
+    overdue = slot.outcome is None and time.monotonic() > _deadline(settings, slot)
+    if overdue:
+        slot.process.kill()
+        slot.process.join()
+        slot.overdue = True
+    return overdue
+
+
+def _finish_student(crew: _Crew, slot: _Slot) -> None:
+    """The slot's student done: its outcome told, the worker replaced if
+    it died or is spent, and the next student handed out."""
+    outcome = _collect(crew.settings, slot)
+    crew.on_done(outcome)
+    if not slot.process.is_alive() or slot.done >= crew.recycle or outcome.rss_mb > crew.recycle_mb:
+        _stop(slot, kill=not slot.process.is_alive())
+        if crew.pending:
+            crew.slots[crew.slots.index(slot)] = slot = _start(crew.context, crew.settings, cpus=slot.cpus)
+    _give(slot, crew.pending)
+
+
+def _stop_crew(slots: list[_Slot], kits: list[Kit | None], scratches: list[Path]) -> None:
+    """Every worker stopped (killed mid-student), the sandboxes and
+    folders of those never started removed, the shared zygotes stopped."""
+    for slot in slots:
+        if slot.process.is_alive() or slot.process.exitcode is None:
+            _stop(slot, kill=slot.student is not None)
+    for kit, scratch in list(zip(kits, scratches))[len(slots):]:  # never handed to a worker
+        for sandbox in kit.sandboxes.values() if kit is not None else ():
+            sandbox.stop()
+        shutil.rmtree(scratch, ignore_errors=True)
+    stop_shared(kits)  # the workers are gone: the zygotes they shared, and their folder
 
 
 def _deadline(settings: ClassSettings, slot: _Slot) -> float:

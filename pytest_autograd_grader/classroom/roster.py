@@ -31,9 +31,10 @@ from __future__ import annotations
 import csv
 import io
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ..boundary.untrusted import shown
 from ..i18n import msg
@@ -163,7 +164,7 @@ def candidates(roster: Roster, report: dict[str, Any]) -> list[Entry]:
     out a line that holds an id of the kind the report carries (that line
     is someone's by that id)."""
     lms_id = str(report.get("lms_id") or "")
-    held = [(folded(lms_id), EMAIL_COLUMNS if "@" in lms_id else LMS_ID_COLUMNS.get(report.get("lms"), IDENTITIES))]
+    held = [(folded(lms_id), EMAIL_COLUMNS if "@" in lms_id else LMS_ID_COLUMNS.get(str(report.get("lms") or ""), IDENTITIES))]
     held += [(folded(report[f]), columns) for f, columns in OTHER_IDS.items() if isinstance(report.get(f), str)]
     held = [(value, columns) for value, columns in held if value]
     found = _lines(roster.ids[c].get(value) for value, columns in held for c in columns)

@@ -18,10 +18,10 @@ import json
 import os
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Callable
 
 from ..i18n import msg
 from ..in_process import run_session, warm_sandbox
@@ -158,14 +158,50 @@ def error_report(settings: ClassSettings, student: Student, seed: int, error: st
             "started": now_iso(), "finished": now_iso(), **student.handed}
 
 
+Task = tuple[Student, int]
+
+
 def _worker(settings: ClassSettings, tasks: Connection, results: Connection, scratch: Path, kit: Kit | None,
-            others: list[Kit | None], cpus: set[int] | None = None) -> None:
+            others: Sequence[Kit | None], cpus: set[int] | None = None) -> None:
     """A forked worker: grade the students it is sent until told to stop,
     in one session that collected the checks once (session_loop.py), else
     in a session each."""
-    import signal
-
     from ..sandbox import stop_all
+
+    _settle_worker(settings, scratch, kit, others, cpus)
+    inbox = _Inbox(tasks)
+
+    def sent(report: dict) -> None:
+        _send_outcome(settings, results, report)
+
+    def began() -> None:
+        results.send(BEGAN)
+
+    first = inbox.receive()
+    if first is not None:
+        inbox.put_back(first)  # its seed is the session's; it is graded there, or below if not
+        left = _grade_in_one_session(settings, first[1], inbox.receive, began, sent)
+        if left is not None:
+            inbox.put_back(left)
+    # what that session could not grade (it broke, or never collected the checks): a session each
+    while (task := inbox.receive()) is not None:
+        student, seed = task
+        began()
+        try:
+            report = grade_student(settings, student, seed)
+        except BaseException as exc:  # the grader's own failure: this student only
+            report = _grader_failed(settings, student, seed, exc)
+        sent(report)
+    stop_all()  # our zygotes, their folders with them
+    os._exit(0)  # no atexit handlers of the parent's copy of the process
+
+
+def _settle_worker(settings: ClassSettings, scratch: Path, kit: Kit | None, others: Sequence[Kit | None],
+                   cpus: set[int] | None) -> None:
+    """The forked worker made its own: deaf to Ctrl-C, dying with its
+    parent, on its CPUs, its temporary files in its scratch folder, its
+    own kit only, its sandbox warm."""
+    import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
     _die_with_parent()
@@ -179,49 +215,40 @@ def _worker(settings: ClassSettings, tasks: Connection, results: Connection, scr
     if kit is not None:
         adopt(kit)
     _warm_sandbox(settings)
-    stopped = False
-    waiting: list[tuple[Student, int]] = []  # a task looked at and put back
 
-    def receive() -> tuple[Student, int] | None:
-        nonlocal stopped
-        if waiting:
-            return waiting.pop()
+
+class _Inbox:
+    """The students the parent sends, a task looked at and put back first;
+    None once the parent said stop (or is gone), and ever after."""
+
+    def __init__(self, tasks: Connection) -> None:
+        self.tasks = tasks
+        self.stopped = False
+        self.waiting: list[Task] = []
+
+    def receive(self) -> Task | None:
+        if self.waiting:
+            return self.waiting.pop()
         try:
-            task = None if stopped else tasks.recv()
+            task = None if self.stopped else self.tasks.recv()
         except EOFError:
             task = None
-        stopped = task is None
+        self.stopped = task is None
         return task
 
-    def sent(report: dict) -> None:
-        try:
-            write_report(settings.out, report)
-        except OSError as exc:  # OUT gone or full: the parent still hears of this student, or waits for ever
-            report = {**report, "status": "error", "error": msg("class.report_unwritten", out=str(settings.out),
-                                                                   error=f"{type(exc).__name__}: {exc}")}
-        results.send(Outcome(report["student"], report["status"], float(report.get("percent") or 0.0),
-                             float(report.get("grading_s") or 0.0), str(report.get("error") or ""), _rss_mb()))
+    def put_back(self, task: Task) -> None:
+        self.waiting.append(task)
 
-    def began() -> None:
-        results.send(BEGAN)
 
-    first = receive()
-    if first is not None:
-        waiting.append(first)  # its seed is the session's; it is graded there, or below if not
-        left = _grade_in_one_session(settings, first[1], receive, began, sent)
-        if left is not None:
-            waiting.append(left)
-    # what that session could not grade (it broke, or never collected the checks): a session each
-    while (task := receive()) is not None:
-        student, seed = task
-        began()
-        try:
-            report = grade_student(settings, student, seed)
-        except BaseException as exc:  # the grader's own failure: this student only
-            report = _grader_failed(settings, student, seed, exc)
-        sent(report)
-    stop_all()  # our zygotes, their folders with them
-    os._exit(0)  # no atexit handlers of the parent's copy of the process
+def _send_outcome(settings: ClassSettings, results: Connection, report: dict) -> None:
+    """The student's report written, and the parent told how it went."""
+    try:
+        write_report(settings.out, report)
+    except OSError as exc:  # OUT gone or full: the parent still hears of this student, or waits for ever
+        report = {**report, "status": "error", "error": msg("class.report_unwritten", out=str(settings.out),
+                                                               error=f"{type(exc).__name__}: {exc}")}
+    results.send(Outcome(report["student"], report["status"], float(report.get("percent") or 0.0),
+                         float(report.get("grading_s") or 0.0), str(report.get("error") or ""), _rss_mb()))
 
 
 PR_SET_PDEATHSIG = 1
@@ -248,22 +275,23 @@ def _grader_failed(settings: ClassSettings, student: Student, seed: int, exc: Ba
     return error_report(settings, student, seed, f"the grader failed: {type(exc).__name__}: {exc}")
 
 
-def _grade_in_one_session(settings: ClassSettings, seed: int, receive: Callable[[], tuple | None],
-                          began: Callable[[], None], sent: Callable[[dict], None]) -> tuple | None:
+def _grade_in_one_session(settings: ClassSettings, seed: int, receive: Callable[[], Task | None],
+                          began: Callable[[], None], sent: Callable[[dict], None]) -> Task | None:
     """Grade the students ``receive`` gives in one session that collected
     the checks once (session_loop.py), configured with ``seed``; the task
     it took but could not grade when that session broke."""
     from .session_loop import StudentLoop
 
-    clock = [now_iso(), time.monotonic()]
+    started, clock = now_iso(), time.monotonic()
 
     def start() -> None:
+        nonlocal started, clock
         began()
-        clock[:] = [now_iso(), time.monotonic()]
+        started, clock = now_iso(), time.monotonic()
 
     def finish(student: Student, seed: int, private: Path, code: int, said: str) -> None:
         try:
-            report = student_report(settings, student, seed, private, code, said, *clock)
+            report = student_report(settings, student, seed, private, code, said, started, clock)
         except Exception as exc:  # the grader's own failure: this student only
             report = _grader_failed(settings, student, seed, exc)
         sent(report)

@@ -30,8 +30,9 @@ from __future__ import annotations
 import gc
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
+from typing import Any
 
 import pytest
 
@@ -126,7 +127,15 @@ def _restore(config: pytest.Config, template: tuple) -> None:
     option = config.option
     option.grade_submission, option.grade_seed, option.grade_json_private, option.maxfail = template
     state = state_of(config)
+    assert state is not None  # a session the class runner drives grades
     state.settings = config.stash[SETTINGS] = options.read_settings(config)
+
+
+def _grade_session(config: pytest.Config) -> Any:
+    """The plugin's session object (plugin.py registers it as "grade-session")."""
+    plugin = config.pluginmanager.get_plugin("grade-session")
+    assert plugin is not None  # registered by --grade, which every class session is given
+    return plugin
 
 
 def _give_up(session: pytest.Session, template: tuple, exc: Exception) -> bool:
@@ -150,9 +159,10 @@ def _take_student(config: pytest.Config, student, seed: int, private: Path) -> N
     config.option.grade_seed = str(seed)
     config.option.grade_json_private = str(private)
     state = state_of(config)
+    assert state is not None  # a session the class runner drives grades
     state.settings = config.stash[SETTINGS] = options.read_settings(config)
     forget_executor(config)
-    config.pluginmanager.get_plugin("grade-session").start_gradebook()
+    _grade_session(config).start_gradebook()
 
 
 def _fresh(item: pytest.Item, properties: list) -> None:
@@ -164,7 +174,8 @@ def _fresh(item: pytest.Item, properties: list) -> None:
 
     forget_run(item)  # captured output, fixture values and request
     item.user_properties = list(properties)
-    for key in (CREDIT, PLACE):
+    keys: tuple[pytest.StashKey[Any], ...] = (CREDIT, PLACE)
+    for key in keys:
         if key in item.stash:
             del item.stash[key]
     forget_student_values(item)
@@ -176,4 +187,4 @@ def _end(session: pytest.Session, exitstatus: int) -> None:
     from ..fixtures import forget_executor
 
     forget_executor(session.config)
-    session.config.pluginmanager.get_plugin("grade-session").finish_gradebook(session, exitstatus)
+    _grade_session(session.config).finish_gradebook(session, exitstatus)

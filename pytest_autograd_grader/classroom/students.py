@@ -7,8 +7,10 @@ import hashlib
 import os
 import re
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from ..boundary.layout import find_modules, has_modules
 from ..i18n import msg
@@ -75,8 +77,20 @@ def _unique(base: str, taken: set[str]) -> str:
     return candidate
 
 
+class Told(Protocol):
+    """What an LMS export said of a student's folder (``intake.Handed``;
+    named here by its fields, as intake imports this module)."""
+
+    name: str
+    late: bool
+    lms: str
+    lms_id: str
+    submission_id: str
+    problems: list[str]
+
+
 def find_students(submissions: Path, skipped: list[tuple[str, str]] | None = None,
-                  handed: dict[str, dict] | None = None) -> list[Student]:
+                  handed: Mapping[str, Told] | None = None) -> list[Student]:
     """Every folder directly in ``submissions`` is a student (hidden folders
     and caches aside), sorted by name. What is not graded although it may be
     a student's (a file, a zip, a symbolic link) is added to ``skipped`` as

@@ -34,6 +34,7 @@ class Canvas:
         handed: dict[str, Handed] = {}
         for name in names:
             found = NAME.fullmatch(name)
+            assert found is not None  # claim() took only the names that match
             user = found.group("user")
             student = handed.setdefault(user, Handed(name=found.group("name"), lms_id=user))
             student.late = student.late or bool(found.group("late"))

@@ -11,7 +11,7 @@ import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO
 
 from ...i18n import msg
 from ...sandbox.staging import MAX_BYTES, MAX_FILES, SKIP_DIRS
@@ -29,7 +29,7 @@ class Entry:
     parts: tuple[str, ...]   # its path in the export, one name per level, as the export spells it
     kind: str                # "file", "dir" or "link"
     size: int = 0            # as declared (a zip's may lie: writes count what they write)
-    source: object = None    # the zip's member, or the file on disk
+    source: zipfile.ZipInfo | Path | None = None  # the zip's member, or the file on disk
 
 
 class Export:
@@ -78,9 +78,11 @@ class Export:
             self._index = {e.parts[0]: e for e in self.entries if len(e.parts) == 1}
         return self._index[name]
 
-    def open(self, entry: Entry) -> BinaryIO:
+    def open(self, entry: Entry) -> IO[bytes]:
         if isinstance(entry.source, zipfile.ZipInfo):
+            assert self.zipped is not None  # a member is listed from its zip only
             return self.zipped.open(entry.source)
+        assert entry.source is not None  # every entry listed says where it is
         fd = os.open(entry.source, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))  # a link is never read through
         return os.fdopen(fd, "rb")
 

@@ -28,10 +28,11 @@ class Folders:
         return len(name) + 1 if kind == "dir" or (kind == "file" and _zip(name)) else None
 
     def collect(self, export: Export, names: dict[str, str], into: Path) -> tuple[Path, list[Handed]]:
-        in_place = export.root is not None and not any(
+        root = export.root
+        in_place = root is not None and not any(
             (kind == "file" and _zip(name)) or _only_zips(export, name) for name, kind in names.items())
-        if in_place:
-            return export.root, []  # one folder per student already: graded where it is
+        if root is not None and in_place:
+            return root, []  # one folder per student already: graded where it is
         handed = []
         taken: set[str] = set()
         for name, kind in names.items():

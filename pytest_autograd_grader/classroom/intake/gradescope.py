@@ -38,7 +38,9 @@ def _metadata(export: Export) -> dict[str, object]:
         except (OSError, ValueError, yaml.YAMLError) as exc:
             raise IntakeError(msg("intake.bad_metadata", path=METADATA, reason=str(exc))) from None
         export.cache[METADATA] = {str(k): v for k, v in data.items()}
-    return export.cache[METADATA]
+    cached = export.cache[METADATA]
+    assert isinstance(cached, dict)  # only this function writes it, a dict
+    return cached
 
 
 def _submitters(record: object) -> list[dict]:

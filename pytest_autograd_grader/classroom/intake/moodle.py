@@ -39,6 +39,7 @@ class Moodle:
         uploads: dict[str, list[tuple[Entry, str]]] = {}
         for name, kind in names.items():
             found = _match(name, kind)
+            assert found is not None  # claim() took only the names that match
             key = found.group("id")
             handed.setdefault(key, Handed(name=found.group("name"), lms_id=key, submission_id=key))
             files = uploads.setdefault(key, [])

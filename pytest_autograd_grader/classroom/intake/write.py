@@ -11,7 +11,7 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO
 
 from ...i18n import msg
 from ...sandbox.staging import MAX_BYTES, MAX_FILES
@@ -88,7 +88,7 @@ def folder_in(folder: Path, parts: tuple[str, ...], budget: Budget) -> Path:
     return path
 
 
-def write_new(folder: Path, parts: tuple[str, ...], source: BinaryIO, budget: Budget) -> Path:
+def write_new(folder: Path, parts: tuple[str, ...], source: IO[bytes], budget: Budget) -> Path:
     """Copy ``source`` to ``folder/parts`` (a new file, never through a
     link), charging ``budget`` as it is written: declared sizes can lie."""
     target = folder_in(folder, parts[:-1], budget) / parts[-1]
