@@ -10,7 +10,7 @@ right engine and a wrong one alike."""
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from .builder import Builder, numel
 from .programs import BROADCAST_OPS, OPS

@@ -37,7 +37,8 @@ from __future__ import annotations
 import functools
 import math
 import random
-from typing import Any, Callable, Protocol, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 from hypothesis import strategies as st
 
@@ -71,7 +72,7 @@ class Builder:
         self.given: list[bool] = []  # a leaf of the program (not an op's result)
 
     @classmethod
-    def of(cls, program: dict) -> "Builder":
+    def of(cls, program: dict) -> Builder:
         """A builder that has built ``program`` (leaves first, as numbered
         there): its shapes and flags, to add steps to or to read."""
         b = cls()

@@ -10,9 +10,16 @@ of the kind beside them. The programs' format and their builder are
 from __future__ import annotations
 
 from .builder import CONST, SIZES, UNARY, WIDE, Builder, Draws, done, numel, shapes, unary
-from .rules import (ACCUMULATION_CASES, LEAF_CASES, RETAIN_GRAPH_CASES, VECTOR_CASES, accumulation_programs,
-                    leaf_programs, retain_graph_programs, vector_backward_programs)
-
+from .rules import (
+    ACCUMULATION_CASES,
+    LEAF_CASES,
+    RETAIN_GRAPH_CASES,
+    VECTOR_CASES,
+    accumulation_programs,
+    leaf_programs,
+    retain_graph_programs,
+    vector_backward_programs,
+)
 
 # -- ops -----------------------------------------------------------------------
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from .builder import CONSTS, GRADS, Builder, Draws, done, numel, shapes
 
-
 # -- leaves and requires_grad ----------------------------------------------------------
 
 LEAF_CASES = ("retain_grad", "no_grad", "detach", "constants", "retain_leaf", "retain_no_grad", "no_grad_root")
