@@ -9,20 +9,34 @@ imported inside the fixtures, never at module level.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Generator
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import pytest
 
 from .session_state import CREDIT, EXECUTOR, PLACE, Credit, Place, settings_of, state_of
+
+if TYPE_CHECKING:
+    from .boundary.submission import InlineExecutor, Submission, Submissions
+    from .boundary.tracing import Trace
+    from .checking.autograd import Autograd
+    from .checking.seeding import GradeRng
+    from .options import Settings
+    from .sandbox import SandboxExecutor
+    from .sandbox.isolation import Isolation
+
+    RunExecutor = SandboxExecutor | InlineExecutor
 
 
 def run_seed(config: pytest.Config) -> int:
     return settings_of(config).seed
 
 
-def executor_for(config: pytest.Config):
+def executor_for(config: pytest.Config) -> RunExecutor:
     """One executor per pytest process, closed when the session ends."""
-    executor = config.stash.get(EXECUTOR, None)
+    # the stash is typed object in session_state; only this module writes it
+    executor = cast("RunExecutor | None", config.stash.get(EXECUTOR, None))
     if executor is None:
         state = state_of(config)
         settings = settings_of(config)
@@ -30,7 +44,7 @@ def executor_for(config: pytest.Config):
             from .checking.devices import graded_devices
             from .sandbox import SandboxExecutor
 
-            isolation = state.isolation if state is not None else _plain_isolation(settings)
+            isolation = cast("Isolation", state.isolation) if state is not None else _plain_isolation(settings)
             executor = SandboxExecutor(memory_mb=settings.memory_mb, isolation=isolation,
                                        answer_limit=int(settings.answer_limit_mb * (1 << 20)),
                                        cuda="cuda" in graded_devices(settings.device))
@@ -51,7 +65,7 @@ def forget_executor(config: pytest.Config) -> None:
     """Close the run's executor (every worker stopped) and forget it: the
     next check gets a new one, as a new session would (the class runner's
     one session grading student after student)."""
-    executor = config.stash.get(EXECUTOR, None)
+    executor = cast("RunExecutor | None", config.stash.get(EXECUTOR, None))
     if executor is not None:
         executor.close()
         del config.stash[EXECUTOR]
@@ -60,7 +74,7 @@ def forget_executor(config: pytest.Config) -> None:
             config.pluginmanager.unregister(closer)
 
 
-def _plain_isolation(settings):
+def _plain_isolation(settings: Settings) -> Isolation:
     """A plain run picks its isolation when a check first needs it (a run
     with no graded checks never probes); one that cannot work fails the
     check in words."""
@@ -74,11 +88,11 @@ def _plain_isolation(settings):
 
 
 class _CloseBeforeReports:
-    def __init__(self, executor):
+    def __init__(self, executor: SandboxExecutor) -> None:
         self.executor = executor
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_sessionfinish(self):
+    def pytest_sessionfinish(self) -> Generator[None, object, object]:
         self.executor.close()
         return (yield)
 
@@ -100,7 +114,7 @@ def _device_of(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def grade_rng(request: pytest.FixtureRequest):
+def grade_rng(request: pytest.FixtureRequest) -> GradeRng:
     """Generators seeded from the run's seed and this check's id."""
     from .checking.seeding import GradeRng, check_seed
 
@@ -108,7 +122,7 @@ def grade_rng(request: pytest.FixtureRequest):
 
 
 @pytest.fixture
-def submission(request: pytest.FixtureRequest):
+def submission(request: pytest.FixtureRequest) -> Submissions:
     """``submission("leaf")`` returns a proxy to the student's ``leaf.py``."""
     from .boundary.blame import student_values
     from .boundary.records import Limits
@@ -134,7 +148,7 @@ def submission(request: pytest.FixtureRequest):
 
     root = Path(directory).resolve()
 
-    def load(module: str, on_trace=None, numpy_only: bool = False) -> Submission:
+    def load(module: str, on_trace: Callable[[Trace], None] | None = None, numpy_only: bool = False) -> Submission:
         return Submission(executor, root, module, budget, on_value=on_value, limits=limits,
                           on_trace=on_trace, numpy_only=numpy_only, on_place=on_place,
                           explain=diagnose_error, on_remark=place.remark if place is not None else None)
@@ -145,7 +159,7 @@ def submission(request: pytest.FixtureRequest):
 
 
 @pytest.fixture
-def autograd(request: pytest.FixtureRequest):
+def autograd(request: pytest.FixtureRequest) -> Autograd:
     """Comparisons against torch.autograd, diagnoses and partial credit."""
     from .checking.autograd import Autograd
 

@@ -6,7 +6,8 @@ which is asked for every kind of wrong answer and replaces the generic one.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..i18n import msg, note_diagnosis
 from ..outcomes import CheckError, GradeFailure, GraderError

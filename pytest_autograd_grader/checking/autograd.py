@@ -9,7 +9,8 @@ known misconception fits, its diagnosis.
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..boundary.records import ErrorRecord, TensorRecord
 from ..boundary.tracing import Trace
@@ -17,11 +18,24 @@ from ..i18n import msg, note_diagnosis
 from ..outcomes import CheckError, GradeFailure, StudentFailure
 from ..protocol import Status
 from .answers import answer_form, author_diagnosis
-from .compare import close, describe, difference_lines, expected_tensor, hint_text, kind_of, message_text, tolerances
-from .compare import values
+from .compare import (
+    close,
+    describe,
+    difference_lines,
+    expected_tensor,
+    hint_text,
+    kind_of,
+    message_text,
+    tolerances,
+    values,
+)
+from .grad_options import GradOptions, aligned_answers
+from .gradcheck import run_gradcheck
+from .malformed import why_not_one, why_not_sequence, with_reason
 from .misconceptions import (
     AUTOGRAD_ERRORS,
     Context,
+    Divisor,
     diagnose_error,
     diagnose_none,
     diagnose_update,
@@ -30,10 +44,12 @@ from .misconceptions import (
     error_name,
     torch_wording,
 )
-from .gradcheck import run_gradcheck
-from .malformed import why_not_one, why_not_sequence, with_reason
-from .parts import Part, Parts
+from .parts import CheckCredit, Part, Parts
 from .provenance import ForgedError, calls_added, error_problem
+from .reference import reference_grad
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 # the share of a check's points for instructions read from the student's own
 # trace, where its marker declares none (grade(instruction_share=...))
@@ -43,56 +59,28 @@ DEFAULT_INSTRUCTION_SHARE = 0.25
 class Autograd:
     """Compare a student's gradients with torch.autograd and explain misses."""
 
-    def __init__(self, device: str = "cpu", credit=None):
+    def __init__(self, device: str = "cpu", credit: CheckCredit | None = None) -> None:
         self.device = device
         self._credit = credit
 
     # -- references --------------------------------------------------------
-    def grad(self, fn: Callable, inputs: Sequence, grad_outputs=None, *, wrt: Sequence[int] | None = None,
-             order: int = 1) -> tuple:
+    def grad(self, fn: Callable[..., Any], inputs: Sequence[Any], grad_outputs: Any = None, *,
+             wrt: Sequence[int] | None = None, order: int = 1) -> tuple[Tensor, ...]:
         """Gradients of ``fn(*inputs)`` with respect to ``inputs[i]`` for i in
         ``wrt`` (default: every floating tensor), computed in float64 and
         returned in each input's dtype. ``grad_outputs`` gives the vector of
         a vector-Jacobian product; ``order=2`` differentiates the (summed)
         first gradient once more."""
-        import torch
-
-        leaves = [x.detach().to(torch.float64).requires_grad_(True) if isinstance(x, torch.Tensor) and x.is_floating_point()
-                  else x for x in inputs]
-        if wrt is None:
-            wrt = [i for i, x in enumerate(leaves) if isinstance(x, torch.Tensor) and x.requires_grad]
-        targets = [leaves[i] for i in wrt]
-        with torch.enable_grad():
-            out = fn(*leaves)
-            outs = list(out) if isinstance(out, (tuple, list)) else [out]
-            if grad_outputs is None:
-                if any(o.numel() != 1 for o in outs):
-                    raise CheckError("autograd.grad: fn returns a non-scalar; pass grad_outputs")
-                gos = [torch.ones_like(o) for o in outs]
-            else:
-                gos = list(grad_outputs) if isinstance(grad_outputs, (tuple, list)) else [grad_outputs]
-                gos = [g.detach().to(device=o.device, dtype=o.dtype) for g, o in zip(gos, outs)]
-            grads = torch.autograd.grad(outs, targets, gos, allow_unused=True, create_graph=order > 1)
-            for _ in range(order - 1):
-                live = [(g, t) for g, t in zip(grads, targets) if g is not None and g.requires_grad]
-                higher = torch.autograd.grad([g.sum() for g, _ in live], [t for _, t in live], allow_unused=True,
-                                             create_graph=True) if live else []
-                it = iter(higher)
-                grads = [next(it) if g is not None and g.requires_grad else None for g in grads]
-        result = []
-        for g, i in zip(grads, wrt):
-            original = inputs[i]
-            g = torch.zeros_like(leaves[i]) if g is None else g
-            result.append(g.detach().to(original.dtype))
-        return tuple(result)
+        return reference_grad(fn, inputs, grad_outputs, wrt, order)
 
     # -- comparisons ---------------------------------------------------------
-    def _tensor(self, produced: Any, expected, what: str):
+    def _tensor(self, produced: Any, expected: Tensor, what: str) -> Tensor:
         import numpy
         import torch
 
         if isinstance(produced, TensorRecord):
-            return produced.data
+            data: Tensor = produced.data  # records hold a plain tensor (typed Any there)
+            return data
         if type(produced) is torch.Tensor:
             return produced
         if isinstance(produced, numpy.ndarray) and produced.dtype.kind in "biuf":
@@ -101,7 +89,7 @@ class Autograd:
             return torch.tensor(produced, dtype=expected.dtype, device=expected.device).reshape(expected.shape)
         raise GradeFailure(with_reason(msg("cmp.not_tensor", what=what, got=kind_of(produced)), why_not_one(produced)))
 
-    def assert_grad(self, produced: Any, expected, what: str, *, context: Context | None = None,
+    def assert_grad(self, produced: Any, expected: Any, what: str, *, context: Context | None = None,
                     check_dtype: bool = True, rtol: float | None = None, atol: float | None = None,
                     diagnose: Callable[[], str | None] | None = None) -> None:
         """Compare one produced gradient (a record, tensor, number or None)
@@ -143,15 +131,16 @@ class Autograd:
             lines.append(hint)
         raise GradeFailure("\n".join(lines))
 
-    def assert_close(self, produced: Any, expected, what: str, **kwargs) -> None:
+    def assert_close(self, produced: Any, expected: Any, what: str, **kwargs: Any) -> None:
         """Compare values that are not gradients (outputs, intermediates)."""
         self.assert_grad(produced, expected, what, **kwargs)
 
-    def check_grad(self, produced: Any, fn: Callable, inputs: Sequence, *, grad_outputs=None,
-                   wrt: Sequence[int] | None = None, order: int = 1, names: Sequence[str] | None = None,
-                   mean_over: int | None = None, calls: int | None = None, holders: Sequence | None = None,
-                   role: str | None = None, scale: float = 1.0, previous: Sequence = (),
-                   trace: Trace | None = None, grad_of: str = "x", divisors: Sequence = ()) -> None:
+    def check_grad(  # noqa: PLR0913  (public API: the documented keywords)
+            self, produced: Any, fn: Callable[..., Any], inputs: Sequence[Any], *, grad_outputs: Any = None,
+            wrt: Sequence[int] | None = None, order: int = 1, names: Sequence[str] | None = None,
+            mean_over: int | None = None, calls: int | None = None, holders: Sequence[Any] | None = None,
+            role: str | None = None, scale: float = 1.0, previous: Sequence[Tensor] = (),
+            trace: Trace | None = None, grad_of: str = "x", divisors: Sequence[Divisor] = ()) -> None:
         """The student's gradient(s) of ``fn`` at ``inputs`` against
         torch.autograd's. ``produced`` is one gradient or a sequence aligned
         with ``wrt``; ``scale`` multiplies the reference (e.g. k backward
@@ -161,27 +150,25 @@ class Autograd:
         calls the student really made; ``grad_of`` names the tensor whose
         ``.grad`` it is in advice ("zero w.grad"); ``divisors`` (``Divisor``
         entries) name the reductions the task divides by and likely slips."""
+        options = GradOptions(grad_outputs=grad_outputs, wrt=wrt, order=order, names=names, mean_over=mean_over,
+                              calls=calls, holders=holders, role=role, scale=scale, previous=previous,
+                              trace=trace, grad_of=grad_of, divisors=divisors)
         expected = self.grad(fn, inputs, grad_outputs, wrt=wrt, order=order)
-        ones = None
-        if grad_outputs is not None:
-            import torch
-
-            gos = grad_outputs if isinstance(grad_outputs, (tuple, list)) else (grad_outputs,)
-            ones = self.grad(fn, inputs, tuple(torch.ones_like(g) for g in gos), wrt=wrt, order=order)
-        single = len(expected) == 1 and not isinstance(produced, (tuple, list))
-        items = [produced] if single else list(produced) if isinstance(produced, (tuple, list)) else None
-        if items is None or len(items) != len(expected):
-            what = names[0] if names and single else msg("cmp.gradients")
-            text = msg("cmp.count", what=what, expected=len(expected), got=len(items)) if items is not None else \
-                msg("cmp.container", what=what, expected=msg("kind.sequence", n=len(expected)), got=kind_of(produced))
-            raise GradeFailure(with_reason(text, why_not_sequence(produced, len(expected))))
+        ones = self._ones_vjps(fn, inputs, options)
+        items = aligned_answers(produced, len(expected), names)
         for i, (got, want) in enumerate(zip(items, expected)):
-            what = names[i] if names else msg("cmp.gradient_n", n=i + 1)
-            holder = holders[i] if holders else None
-            context = Context(holder=holder, role=role, ones_vjp=None if ones is None else ones[i] * scale,
-                              mean_over=mean_over, calls=calls, order=order, previous=tuple(previous), trace=trace,
-                              grad_of=grad_of, divisors=tuple(divisors))
-            self.assert_grad(got, want * scale, what, context=context)
+            self.assert_grad(got, want * scale, options.what(i), context=options.context(i, ones))
+
+    def _ones_vjps(self, fn: Callable[..., Any], inputs: Sequence[Any],
+                   options: GradOptions) -> tuple[Tensor, ...] | None:
+        """The VJPs with vectors of ones where ``grad_outputs`` were given:
+        the answer of a student who ignored them."""
+        if options.grad_outputs is None:
+            return None
+        import torch
+
+        gos = options.grad_outputs if isinstance(options.grad_outputs, (tuple, list)) else (options.grad_outputs,)
+        return self.grad(fn, inputs, tuple(torch.ones_like(g) for g in gos), wrt=options.wrt, order=options.order)
 
     def assert_equal(self, produced: Any, expected: Any, what: str, *, labels: Sequence[str] | None = None,
                      hint: str | None = None) -> None:
@@ -192,7 +179,7 @@ class Autograd:
         if lines:
             raise GradeFailure("\n".join(lines + ([hint_text(hint)] if hint else [])))
 
-    def fail_with(self, what: str, produced: Any, expected, diagnosis: str) -> None:
+    def fail_with(self, what: str, produced: Any, expected: Tensor, diagnosis: str) -> None:
         """Fail as a wrong value of ``what`` with the check's own diagnosis
         (a text), for a mistake the check recognised (``first_suspect``):
         expected against produced, then the diagnosis."""
@@ -202,7 +189,7 @@ class Autograd:
             msg("cmp.mismatch", what=what), msg("cmp.expected", desc=describe(expected)),
             msg("cmp.produced", desc=describe(shown) if shown is not None else kind_of(produced)), diagnosis]))
 
-    def call_update(self, function: Any, probe_args: tuple | None, name: str, what: str, *args: Any) -> Any:
+    def call_update(self, function: Any, probe_args: tuple[Any, ...] | None, name: str, what: str, *args: Any) -> Any:
         """Call a student function that updates the parameter ``name`` step by
         step. When it fails with an error, run one step alone on
         ``probe_args`` (None: do not): if that step left the parameter a
@@ -253,7 +240,7 @@ class Autograd:
             return
         credit.instruction(ok, text, DEFAULT_INSTRUCTION_SHARE)
 
-    def unpack(self, produced: Any, n: int, what: str) -> list:
+    def unpack(self, produced: Any, n: int, what: str) -> list[Any]:
         """``produced`` as a list of ``n`` values. Unpack student returns with
         this rather than ``a, b = ...``: a malformed return is then the
         student's failed check, not a ValueError that marks the check broken."""
@@ -334,7 +321,7 @@ class Autograd:
         self.instruction(True, "")
         return produced
 
-    def calls_added(self, trace: Trace, expected: Sequence, argument: int = 0, *, kind: str | None = None) -> bool:
+    def calls_added(self, trace: Trace, expected: Sequence[Tensor], argument: int = 0, *, kind: str | None = None) -> bool:
         """Whether each backward (and autograd.grad) call that completed in
         ``trace`` did its share: exactly one call per entry of ``expected``
         (the gradients the calls should add, e.g. one per micro-batch), each
@@ -346,7 +333,7 @@ class Autograd:
         ``autograd.instruction``."""
         return calls_added(trace, expected, argument, kind=kind)
 
-    def gradcheck(self, student_fn: Any, inputs: Sequence, what: str | None = None, *,
+    def gradcheck(self, student_fn: Any, inputs: Sequence[Tensor], what: str | None = None, *,
                   names: Sequence[str] | None = None, **kwargs: Any) -> None:
         """``torch.autograd.gradcheck`` on a student function (for example a
         custom Function's ``apply``), run from the grader: the forward and the
@@ -360,11 +347,11 @@ class Autograd:
         wrong backward pass when its errors cancel, e.g. over inputs of both
         signs.) The summary reuses the calls gradcheck made, so a failure
         costs the student's code almost no extra calls."""
-        what = what or getattr(student_fn, "qualname", "function")
+        what = what or str(getattr(student_fn, "qualname", "function"))
         run_gradcheck(student_fn, inputs, what, names, self._tensor, **kwargs)
 
     @contextlib.contextmanager
-    def hints(self, **task: Any):
+    def hints(self, **task: Any) -> Iterator[Context]:
         """Tell the grader what the task is about (``Context`` fields, e.g.
         ``order=2``), so an error the student's code raises inside this block
         gets the diagnosis that fits the task rather than the generic one."""
@@ -411,5 +398,8 @@ class Autograd:
         is reported failed with ``feedback``."""
         if not 0 <= fraction <= 1:
             raise CheckError(f"autograd.credit: fraction must be between 0 and 1, got {fraction!r}")
-        self._credit.explicit = float(fraction)
-        self._credit.explicit_feedback = feedback
+        credit = self._credit
+        if credit is None:  # an Autograd() of a test's own, not the fixture
+            raise CheckError("autograd.credit: partial credit needs the autograd fixture of a graded check")
+        credit.explicit = float(fraction)
+        credit.explicit_feedback = feedback

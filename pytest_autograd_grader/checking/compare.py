@@ -5,7 +5,8 @@ mistakes of their own (``values``, ``same``, ``first_suspect``).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..boundary.records import ErrorRecord, ObjectRecord, TensorRecord
 from ..boundary.shortening import shorten
@@ -13,6 +14,9 @@ from ..boundary.untrusted import quoted
 from ..i18n import MissingField, msg, note_diagnosis, text
 from ..outcomes import CheckError
 from .malformed import why_not_one, why_not_sequence
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 # torch.testing.assert_close's documented defaults, spelled out so feedback
 # can show them; float32 is widened on CUDA (different reduction orders).
@@ -29,7 +33,7 @@ def tolerances(dtype: str, device: str) -> tuple[float, float]:
     return TOLERANCES.get(dtype, (0.0, 0.0))
 
 
-def close(got, expected, rtol: float, atol: float) -> bool:
+def close(got: Tensor, expected: Tensor, rtol: float, atol: float) -> bool:
     """torch.testing.assert_close's verdict on two tensors of one shape,
     dtype and device type: |got - expected| <= atol + rtol * |expected| at
     every element, NaN close to nothing, equal infinities close, integers
@@ -43,7 +47,7 @@ def close(got, expected, rtol: float, atol: float) -> bool:
     return bool(torch.isclose(got, expected, rtol=rtol, atol=atol, equal_nan=False).all())
 
 
-def expected_tensor(expected: Any, what: str) -> tuple[Any, bool, bool]:
+def expected_tensor(expected: Any, what: str) -> tuple[Tensor, bool, bool]:
     """The check's expected value as a tensor, and whether it states its
     own dtype and its own device. A tensor states both; a numpy array its
     dtype; a Python number or a list of numbers neither: it is compared in
@@ -74,14 +78,14 @@ def expected_tensor(expected: Any, what: str) -> tuple[Any, bool, bool]:
                           msg("cmp.not_tensor", what=what, got=kind_of(expected)))
 
 
-def matched_expected(expected, got, own_dtype: bool, own_device: bool):
+def matched_expected(expected: Tensor, got: Tensor, own_dtype: bool, own_device: bool) -> Tensor:
     """An expected value that states no dtype (device) in the answer's."""
     if not own_dtype and (got.is_floating_point() or got.is_complex()):
         expected = expected.to(got.dtype)
     return expected if own_device else expected.to(got.device)
 
 
-def describe(t) -> str:
+def describe(t: Tensor) -> str:
     values = t.detach().flatten()[:SHOWN_VALUES].double().cpu().tolist()
     shown = ", ".join(f"{v:.6g}" for v in values)
     more = ", ..." if t.numel() > SHOWN_VALUES else ""
@@ -155,7 +159,7 @@ def difference_lines(produced: Any, expected: Any, what: str, labels: Sequence[s
 
 # -- helpers for checks that recognise mistakes of their own ---------------------
 
-def values(produced: Any):
+def values(produced: Any) -> Tensor | None:
     """A produced tensor (a record, a tensor or a numeric numpy array) as a
     float64 CPU tensor, or None when it is none of these."""
     import numpy
@@ -180,12 +184,15 @@ def same(a: Any, b: Any, rtol: float = 1e-6, atol: float = 1e-8) -> bool:
     return a is not None and b is not None and a.shape == b.shape and bool(torch.allclose(a, b, rtol=rtol, atol=atol))
 
 
-def first_suspect(produced: Any, expected, candidates: Callable[[], Sequence]) -> str | None:
+def first_suspect(produced: Any, expected: Any,
+                  candidates: Callable[[], Sequence[tuple[Any, str]]]) -> str | None:
     """The diagnosis of the first candidate a wrong ``produced`` equals, or
     None. ``candidates()`` (called only for a wrong answer) gives (tensor,
     diagnosis) pairs: what a known mistake produces, and its name. A
     candidate equal to the right answer proves nothing and is skipped."""
-    value = values(produced)
-    if value is None or value.shape != values(expected).shape or same(value, expected):
+    value, want = values(produced), values(expected)
+    if want is None:
+        raise CheckError(f"first_suspect: the expected value is no tensor but {type(expected).__name__}")
+    if value is None or value.shape != want.shape or same(value, expected):
         return None
     return next((hint for suspect, hint in candidates() if same(value, suspect) and not same(suspect, expected)), None)

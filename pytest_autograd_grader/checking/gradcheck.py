@@ -6,29 +6,59 @@ likely mistake behind them.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from ..boundary.shortening import shorten
 from ..i18n import msg
 from ..outcomes import GradeFailure
 from .misconceptions import Context, diagnose_values
 
+if TYPE_CHECKING:
+    from torch import Tensor
 
-def jacobians(forward: Callable, backward: Callable, leaves: Sequence, eps: float):
+
+@dataclass(frozen=True)
+class Jacobians:
+    """What gradcheck compares, for each input (output elements x input
+    elements): ``numerical``, central differences of the student's forward,
+    and ``analytical``, the student's backward of each basis vector; plus
+    ``twice``, the backward of twice the first basis vector (None for an
+    empty output), which shows whether backward uses grad_output."""
+
+    out: Tensor
+    numerical: list[Tensor]
+    analytical: list[Tensor]
+    twice: list[Tensor] | None
+
+
+Forward = Callable[[tuple["Tensor", ...]], "Tensor"]
+Backward = Callable[[tuple["Tensor", ...], tuple["Tensor", ...]], tuple["Tensor | None", ...]]
+
+
+def jacobians(forward: Forward, backward: Backward, leaves: Sequence[Tensor], eps: float) -> Jacobians | None:
     """The Jacobians gradcheck compares, computed here so that a failure
-    can be told entry by entry: for each input, the numerical one
-    (central differences of the student's forward, perturbed exactly as
-    gradcheck perturbs it) and the analytical one (the student's
-    backward of each basis vector), both (output elements x input
-    elements); plus the backward of twice the first basis vector, which
-    shows whether backward uses grad_output. ``forward(xs)`` and
+    can be told entry by entry, the numerical ones perturbed exactly as
+    gradcheck perturbs the inputs. ``forward(xs)`` and
     ``backward(xs, grads)`` remember what gradcheck already asked, so
     this costs the student's code almost no new calls. None when the
     student's tensors do not have the shapes a Jacobian needs."""
-    import torch
-
     xs = tuple(x.detach() for x in leaves)
     out = forward(xs)
+    numerical = _numerical(forward, xs, out, eps)
+    if numerical is None:
+        return None
+    analytical = _analytical(backward, xs, out)
+    if analytical is None:
+        return None
+    return Jacobians(out, numerical, analytical, _twice_first(backward, xs, out))
+
+
+def _numerical(forward: Forward, xs: tuple[Tensor, ...], out: Tensor, eps: float) -> list[Tensor] | None:
+    """Central differences of the forward, one column per input element."""
+    import torch
+
     numerical = []
     for i, x in enumerate(xs):
         columns = []
@@ -43,75 +73,132 @@ def jacobians(forward: Callable, backward: Callable, leaves: Sequence, eps: floa
                 ends.append(moved.to(out.dtype).reshape(-1))
             columns.append((ends[0] - ends[1]) / (2 * eps))
         numerical.append(torch.stack(columns, dim=1) if columns else out.new_zeros(out.numel(), 0))
+    return numerical
 
-    def rows(go) -> list | None:
-        got = backward(xs, (go,))
-        result = []
-        for g, x in zip(got, xs):
-            g = torch.zeros_like(x) if g is None else g
-            if g.shape != x.shape:
-                return None
-            result.append(g.to(x.dtype).reshape(-1))
-        return result if len(result) == len(xs) else None
+
+def _backward_rows(backward: Backward, xs: tuple[Tensor, ...], grad_output: Tensor) -> list[Tensor] | None:
+    """The student's backward of ``grad_output``, flattened per input (a
+    None gradient as zeros); None when a gradient has the wrong shape."""
+    import torch
+
+    got = backward(xs, (grad_output,))
+    result = []
+    for g, x in zip(got, xs):
+        g = torch.zeros_like(x) if g is None else g
+        if g.shape != x.shape:
+            return None
+        result.append(g.to(x.dtype).reshape(-1))
+    return result if len(result) == len(xs) else None
+
+
+def _analytical(backward: Backward, xs: tuple[Tensor, ...], out: Tensor) -> list[Tensor] | None:
+    """The student's backward of each basis vector of the output, one row each."""
+    import torch
 
     analytical = [out.new_zeros(out.numel(), x.numel(), dtype=x.dtype) for x in xs]
     for k in range(out.numel()):
         basis = torch.zeros_like(out).reshape(-1)
         basis[k] = 1
-        found = rows(basis.reshape(out.shape))
+        found = _backward_rows(backward, xs, basis.reshape(out.shape))
         if found is None:
             return None
         for jacobian, row in zip(analytical, found):
             jacobian[k] = row
-    twice = None
-    if out.numel():
-        basis = torch.zeros_like(out).reshape(-1)
-        basis[0] = 2
-        twice = rows(basis.reshape(out.shape))
-    return out, numerical, analytical, twice
+    return analytical
 
-def diagnosis(leaves, names, out, numerical, analytical, twice, bad, atol, rtol) -> str | None:
-    """The likely mistake behind a gradcheck failure, from the Jacobians
-    (see ``jacobians``), or None when none fits."""
+
+def _twice_first(backward: Backward, xs: tuple[Tensor, ...], out: Tensor) -> list[Tensor] | None:
     import torch
 
-    def close(a, b) -> bool:
-        return a.shape == b.shape and bool(((a - b).abs() <= atol + rtol * b.abs()).all())
+    if not out.numel():
+        return None
+    basis = torch.zeros_like(out).reshape(-1)
+    basis[0] = 2
+    return _backward_rows(backward, xs, basis.reshape(out.shape))
+
+
+def diagnosis(leaves: Sequence[Tensor], names: Sequence[str], found: Jacobians, bad: Sequence[bool],
+              atol: float, rtol: float) -> str | None:
+    """The likely mistake behind a gradcheck failure, from the Jacobians
+    (see ``jacobians``), or None when none fits. The rules go from what
+    breaks every entry to what one input's entries show."""
+    import torch
 
     if any(x.dtype != torch.float64 for x in leaves):
         return msg("diag.gradcheck_float32")
-    first = [a[0] for a in analytical]
-    if twice is not None and any(bool(f.abs().max() > atol) for f in first if f.numel()) and \
-            all(close(t, f) for t, f in zip(twice, first)):
+    if _ignores_grad_output(found, atol, rtol):
         return msg("diag.gradcheck_grad_output")
-    for x, n, a in zip(leaves, numerical, analytical):
+    if _mixes_entries(leaves, found, atol):
+        return msg("diag.gradcheck_mixes")
+    failing = [i for i in range(len(leaves)) if bad[i]]
+    swapped = _swapped_inputs(failing, names, found, atol, rtol)
+    if swapped:
+        return swapped
+    for i in failing:
+        hint = _one_input(found, i, names[i], atol)
+        if hint:
+            return hint
+    return None
+
+
+def _close(a: Tensor, b: Tensor, atol: float, rtol: float) -> bool:
+    return a.shape == b.shape and bool(((a - b).abs() <= atol + rtol * b.abs()).all())
+
+
+def _ignores_grad_output(found: Jacobians, atol: float, rtol: float) -> bool:
+    """Twice the first basis vector gives the same backward as the vector."""
+    first = [a[0] for a in found.analytical]
+    return found.twice is not None and any(bool(f.abs().max() > atol) for f in first if f.numel()) and \
+        all(_close(t, f, atol, rtol) for t, f in zip(found.twice, first))
+
+
+def _mixes_entries(leaves: Sequence[Tensor], found: Jacobians, atol: float) -> bool:
+    """An elementwise function (diagonal Jacobian) whose backward mixes entries."""
+    import torch
+
+    out = found.out
+    for x, n, a in zip(leaves, found.numerical, found.analytical):
         if tuple(x.shape) == tuple(out.shape) and n.shape[0] == n.shape[1] and n.shape[0] > 1:
             off = ~torch.eye(n.shape[0], dtype=torch.bool, device=n.device)
             if bool((n[off].abs() <= atol).all()) and bool(((a[off] - n[off]).abs() > atol).any()):
-                return msg("diag.gradcheck_mixes")
-    failing = [i for i in range(len(leaves)) if bad[i]]
+                return True
+    return False
+
+
+def _swapped_inputs(failing: list[int], names: Sequence[str], found: Jacobians, atol: float,
+                    rtol: float) -> str | None:
+    """A failing input's backward that is another input's Jacobian."""
+    analytical, numerical = found.analytical, found.numerical
     for i in failing:
-        for j in range(len(leaves)):
-            if j != i and close(analytical[i], numerical[j]) and bool(numerical[j].abs().max() > atol):
+        for j in range(len(numerical)):
+            if j != i and _close(analytical[i], numerical[j], atol, rtol) and bool(numerical[j].abs().max() > atol):
                 return msg("diag.gradcheck_swapped", got=names[i], belongs=names[j], order=", ".join(names))
-    for i in failing:
-        a, n = analytical[i].double().cpu(), numerical[i].double().cpu()
-        if a.numel() and bool(a.abs().max() <= atol):
-            return msg("diag.gradcheck_zero", input=names[i])
-        hint = diagnose_values(a, n, Context(calls=1))  # one backward: sign or constant factor
-        if hint:
-            return hint
-        mask = n.abs() > 10 * atol
-        if int(mask.sum()):
-            ratio = float((a[mask] / n[mask]).median())
-            if ratio > 0 and torch.allclose(a, ratio * n, rtol=1e-3, atol=10 * atol):
-                k = round(1 / ratio)
-                if k >= 2 and abs(1 / ratio - k) <= 1e-2 * k:
-                    return msg("diag.gradcheck_fraction", k=k)
     return None
 
-def summary(forward: Callable, backward: Callable, leaves: Sequence, names: Sequence[str],
-                       eps: float, atol: float, rtol: float) -> list[str] | None:
+
+def _one_input(found: Jacobians, i: int, name: str, atol: float) -> str | None:
+    """What input ``i``'s own Jacobians show: a zero backward, a sign or
+    constant factor, or a fraction of the right one."""
+    import torch
+
+    a, n = found.analytical[i].double().cpu(), found.numerical[i].double().cpu()
+    if a.numel() and bool(a.abs().max() <= atol):
+        return msg("diag.gradcheck_zero", input=name)
+    hint = diagnose_values(a, n, Context(calls=1))  # one backward: sign or constant factor
+    if hint:
+        return hint
+    mask = n.abs() > 10 * atol
+    if int(mask.sum()):
+        ratio = float((a[mask] / n[mask]).median())
+        if ratio > 0 and torch.allclose(a, ratio * n, rtol=1e-3, atol=10 * atol):
+            k = round(1 / ratio)
+            if k >= 2 and abs(1 / ratio - k) <= 1e-2 * k:
+                return msg("diag.gradcheck_fraction", k=k)
+    return None
+
+
+def summary(forward: Forward, backward: Backward, leaves: Sequence[Tensor], names: Sequence[str],
+            eps: float, atol: float, rtol: float) -> list[str] | None:
     """Lines that tell a gradcheck failure: for each input whose Jacobian
     disagrees, how many entries do; the worst entry, finite differences
     against the student's backward; and a diagnosis. None when the
@@ -122,9 +209,10 @@ def summary(forward: Callable, backward: Callable, leaves: Sequence, names: Sequ
     found = jacobians(forward, backward, leaves, eps)
     if found is None:
         return None
-    out, numerical, analytical, twice = found
-    lines, bad, worst = [], [], None
-    for i, (n, a) in enumerate(zip(numerical, analytical)):
+    lines: list[str] = []
+    bad: list[bool] = []
+    worst: tuple[float, int, int, int, float, float] | None = None
+    for i, (n, a) in enumerate(zip(found.numerical, found.analytical)):
         gap = (a.double() - n.double()).abs()
         wrong = gap > atol + rtol * n.double().abs()
         bad.append(bool(wrong.any()))
@@ -138,18 +226,21 @@ def summary(forward: Callable, backward: Callable, leaves: Sequence, names: Sequ
             worst = (float(gap[k, j]), i, k, j, float(n[k, j]), float(a[k, j]))
     if worst is None:
         return None
-
-    def index(flat: int, shape) -> str:
-        if not tuple(shape):
-            return ""
-        at = [int(v) for v in torch.unravel_index(torch.tensor(flat), tuple(shape))]
-        return "[" + ", ".join(map(str, at)) + "]"
-
     _, i, k, j, expected, got = worst
-    lines.append(msg("gradcheck.worst", output=index(k, out.shape), input=names[i] + index(j, leaves[i].shape),
-                     expected=expected, got=got))
-    hint = diagnosis(leaves, names, out, numerical, analytical, twice, bad, atol, rtol)
+    lines.append(msg("gradcheck.worst", output=_index(k, found.out.shape),
+                     input=names[i] + _index(j, leaves[i].shape), expected=expected, got=got))
+    hint = diagnosis(leaves, names, found, bad, atol, rtol)
     return lines + ([hint] if hint else [])
+
+
+def _index(flat: int, shape: Sequence[int]) -> str:
+    """``[i, j]`` of a flat position in ``shape``; empty for a scalar."""
+    import torch
+
+    if not tuple(shape):
+        return ""
+    at = [int(v) for v in torch.unravel_index(torch.tensor(flat), tuple(shape))]
+    return "[" + ", ".join(map(str, at)) + "]"
 
 
 AHEAD_LIMIT = 257  # forward calls asked in one request: inputs of up to 128 elements in all
@@ -210,8 +301,78 @@ def _rows_ahead(student_fn: Any, xs: tuple, grads: tuple, key: Callable) -> dict
     return found
 
 
-def run_gradcheck(student_fn: Any, inputs: Sequence, what: str, names: Sequence[str] | None,
-                  as_tensor: Callable, **kwargs: Any) -> None:
+Key = tuple[tuple[str, tuple[int, ...], bytes], ...]
+
+
+def _key(tensors: Sequence[Tensor]) -> Key:
+    """Tensors as a dict key: dtype, shape and exact bytes of each."""
+    import torch
+
+    return tuple((str(t.dtype), tuple(t.shape),
+                  t.detach().cpu().reshape(-1).contiguous().view(torch.uint8).numpy().tobytes())
+                 for t in tensors)
+
+
+@dataclass
+class _StudentCalls:
+    """The student's forward and backward as gradcheck calls them, each
+    answer read with ``as_tensor(produced, like, what)`` and remembered, so
+    that the summary of a failure reuses them."""
+
+    student_fn: Any
+    as_tensor: Callable[[Any, Tensor, str], Tensor]
+    what: str
+    ahead: dict[Key, Any]  # inputs -> the student's answer asked ahead, not read yet
+    outputs: dict[Key, Tensor] = field(default_factory=dict)  # inputs -> the student's forward of them
+    gradients: dict[tuple[Key, Key], tuple[Tensor | None, ...]] = field(default_factory=dict)
+    # (inputs, grad_outputs) -> the student's backward answers asked ahead, in
+    # order; None until gradcheck's first backward asks them
+    rows: dict[tuple[Key, Key], list[Any]] | None = None
+
+    def forward(self, xs: tuple[Tensor, ...]) -> Tensor:
+        k = _key(xs)
+        if k not in self.outputs:
+            answer = self.ahead.pop(k) if k in self.ahead else self.student_fn(*xs)
+            self.outputs[k] = self.as_tensor(answer, xs[0], self.what).detach()
+        return self.outputs[k]
+
+    def backward(self, xs: tuple[Tensor, ...], grads: tuple[Tensor, ...],
+                 fresh: bool = False) -> tuple[Tensor | None, ...]:
+        # gradcheck's own calls are always fresh: it checks that backward is
+        # reentrant; an answer asked ahead is a call of its own, used once
+        k = (_key(xs), _key(grads))
+        if fresh and self.rows is None:
+            self.rows = _rows_ahead(self.student_fn, xs, grads, _key)
+        if fresh and self.rows and self.rows.get(k):
+            got = self.rows[k].pop(0)[1]
+        elif fresh or k not in self.gradients:
+            _, got = self.student_fn.vjp(tuple(x.detach().clone().requires_grad_(True) for x in xs), tuple(grads))
+        else:
+            return self.gradients[k]
+        self.gradients[k] = tuple(None if g is None else self.as_tensor(g, x, self.what).detach().to(x.dtype)
+                                  for g, x in zip(got, xs))
+        return self.gradients[k]
+
+
+def _remote(calls: _StudentCalls) -> Callable[..., Any]:
+    """An autograd Function whose forward and backward are the student's."""
+    import torch
+
+    class Remote(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, *xs: Tensor) -> Tensor:
+            ctx.save_for_backward(*xs)
+            return calls.forward(xs).clone()
+
+        @staticmethod
+        def backward(ctx: Any, *grads: Tensor) -> tuple[Tensor | None, ...]:
+            return calls.backward(ctx.saved_tensors, grads, fresh=True)
+
+    return Remote.apply
+
+
+def run_gradcheck(student_fn: Any, inputs: Sequence[Tensor], what: str, names: Sequence[str] | None,
+                  as_tensor: Callable[[Any, Tensor, str], Tensor], **kwargs: Any) -> None:
     """``torch.autograd.gradcheck`` of a student function through its proxy
     (``Autograd.gradcheck``): its forward and its ``vjp`` are called
     remotely, each answer read with ``as_tensor(produced, like, what)``, and
@@ -221,69 +382,34 @@ def run_gradcheck(student_fn: Any, inputs: Sequence, what: str, names: Sequence[
     # torch.autograd.gradcheck is also a function that hides its module's names
     from torch.autograd.gradcheck import GradcheckError
 
-    outputs: dict = {}  # inputs -> the student's forward of them
-    gradients: dict = {}  # (inputs, grad_outputs) -> the student's backward
-
-    def key(tensors) -> tuple:
-        return tuple((str(t.dtype), tuple(t.shape),
-                      t.detach().cpu().reshape(-1).contiguous().view(torch.uint8).numpy().tobytes())
-                     for t in tensors)
-
-    def forward(xs) -> Any:
-        k = key(xs)
-        if k not in outputs:
-            answer = ahead.pop(k) if k in ahead else student_fn(*xs)
-            outputs[k] = as_tensor(answer, xs[0], what).detach()
-        return outputs[k]
-
-    def backward(xs, grads, fresh: bool = False) -> tuple:
-        # gradcheck's own calls are always fresh: it checks that backward is
-        # reentrant; an answer asked ahead is a call of its own, used once
-        nonlocal rows
-        k = (key(xs), key(grads))
-        if fresh and rows is None:
-            rows = _rows_ahead(student_fn, xs, grads, key)
-        if fresh and rows.get(k):
-            got = rows[k].pop(0)[1]
-        elif fresh or k not in gradients:
-            _, got = student_fn.vjp(tuple(x.detach().clone().requires_grad_(True) for x in xs), tuple(grads))
-        else:
-            return gradients[k]
-        gradients[k] = tuple(None if g is None else as_tensor(g, x, what).detach().to(x.dtype)
-                             for g, x in zip(got, xs))
-        return gradients[k]
-
-    class Remote(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, *xs):
-            ctx.save_for_backward(*xs)
-            return forward(xs).clone()
-
-        @staticmethod
-        def backward(ctx, *grads):
-            return backward(ctx.saved_tensors, grads, fresh=True)
-
     leaves = tuple(x.detach().requires_grad_(True) for x in inputs)
-    ahead = _asked_ahead(student_fn, leaves, kwargs, key)  # inputs -> the student's answer, not read yet
-    # (inputs, grad_outputs) -> the student's backward answers asked ahead, in
-    # order; None until gradcheck's first backward asks them
-    rows: dict | None = None
+    calls = _StudentCalls(student_fn, as_tensor, what, _asked_ahead(student_fn, leaves, kwargs, _key))
     names = list(names) if names else [msg("gradcheck.input_n", n=i + 1) for i in range(len(leaves))]
     try:
-        torch.autograd.gradcheck(Remote.apply, leaves, **kwargs)
+        torch.autograd.gradcheck(_remote(calls), leaves, **kwargs)
     except GradcheckError as exc:
-        try:
-            lines = summary(forward, backward, leaves, names, kwargs.get("eps", 1e-6),
-                            kwargs.get("atol", 1e-5), kwargs.get("rtol", 1e-3))
-        except GradeFailure:
-            lines = None  # the student's code failed while the summary was computed
-        if lines:
-            raise GradeFailure(msg("cmp.gradcheck", what=what, detail="\n".join(lines))) from None
-        # the Jacobians agree (or could not be had): gradcheck's own first
-        # line, without the matrices that follow it, e.g. "Backward is not reentrant"
-        lines = ["  " + shorten(str(exc).strip().splitlines()[0].rstrip(","), 300)]
-        if any(x.dtype != torch.float64 for x in leaves):
-            lines.append(msg("diag.gradcheck_float32"))
-        raise GradeFailure(msg("gradcheck.other", what=what, detail="\n".join(lines))) from None
+        raise _told(exc, calls, leaves, names, kwargs) from None
     except RuntimeError as exc:
         raise GradeFailure(msg("cmp.gradcheck", what=what, detail=shorten(str(exc).strip(), 1500))) from None
+
+
+def _told(exc: Exception, calls: _StudentCalls, leaves: tuple[Tensor, ...], names: Sequence[str],
+          kwargs: dict[str, Any]) -> GradeFailure:
+    """A gradcheck failure as the student reads it: entry by entry, or
+    gradcheck's own first line where the Jacobians do not show it."""
+    import torch
+
+    what = calls.what
+    try:
+        lines = summary(calls.forward, calls.backward, leaves, names, kwargs.get("eps", 1e-6),
+                        kwargs.get("atol", 1e-5), kwargs.get("rtol", 1e-3))
+    except GradeFailure:
+        lines = None  # the student's code failed while the summary was computed
+    if lines:
+        return GradeFailure(msg("cmp.gradcheck", what=what, detail="\n".join(lines)))
+    # the Jacobians agree (or could not be had): gradcheck's own first
+    # line, without the matrices that follow it, e.g. "Backward is not reentrant"
+    lines = ["  " + shorten(str(exc).strip().splitlines()[0].rstrip(","), 300)]
+    if any(x.dtype != torch.float64 for x in leaves):
+        lines.append(msg("diag.gradcheck_float32"))
+    return GradeFailure(msg("gradcheck.other", what=what, detail="\n".join(lines)))

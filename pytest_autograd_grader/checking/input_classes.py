@@ -12,7 +12,8 @@ draws those inputs. Declared classes drawn on every seed close that door.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 # rank r: a tensor with r dimensions; "size-1 axis": an axis of size 1 in a
 # tensor of more than one element; "one element": a single element of any

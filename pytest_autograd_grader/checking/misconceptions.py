@@ -9,9 +9,16 @@ returns one catalogue message, or None when no known misconception fits.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..i18n import msg
+
+if TYPE_CHECKING:
+    from torch import Tensor
+
+    from ..boundary.records import TensorRecord
+    from ..boundary.tracing import Trace
+    from ..outcomes import StudentFailure
 
 # name -> (stable parts of PyTorch's message, any of which identifies it; diagnosis id)
 AUTOGRAD_ERRORS: dict[str, tuple[tuple[str, ...], str]] = {
@@ -56,7 +63,7 @@ def torch_wording(name: str, error_type: str, message: str) -> bool:
     return False
 
 
-def diagnose_error(message: str, context: "Context | None" = None) -> str | None:
+def diagnose_error(message: str, context: Context | None = None) -> str | None:
     """The likely mistake behind a PyTorch autograd error ``message``, in the
     run's language, or None when it is none of ``AUTOGRAD_ERRORS``.
     ``context`` tells what the task is about: a missing grad_fn while a
@@ -80,31 +87,31 @@ class Divisor:
 
     name: str  # what the task divides by, e.g. "the number of elements (12)"
     count: int
-    instead: tuple = ()  # (name, count) pairs a student may divide by instead
+    instead: tuple[tuple[str, int], ...] = ()  # (name, count) pairs a student may divide by instead
 
 
 @dataclass
 class Context:
     """What a check knows that helps name a mistake."""
 
-    holder: Any = None  # TensorRecord whose .grad was compared
+    holder: TensorRecord | None = None  # the record whose .grad was compared
     role: str | None = None  # "leaf" or "intermediate"
-    ones_vjp: Any = None  # the VJP with a vector of ones, when grad_outputs were given
+    ones_vjp: Tensor | None = None  # the VJP with a vector of ones, when grad_outputs were given
     mean_over: int | None = None  # elements a mean loss averages over
     calls: int | None = None  # backward calls the task asked for
     order: int = 1  # derivative order
-    parameter_shape: tuple | None = None  # for broadcasting mistakes
-    previous: tuple = ()  # expected gradients of the earlier steps of a loop
-    trace: Any = None  # tracing.Trace of the student's call, when the check passed it
+    parameter_shape: tuple[int, ...] | None = None  # for broadcasting mistakes
+    previous: tuple[Tensor, ...] = ()  # expected gradients of the earlier steps of a loop
+    trace: Trace | None = None  # tracing.Trace of the student's call, when the check passed it
     grad_of: str = "x"  # the tensor whose .grad it is, as advice names it ("zero x.grad")
-    divisors: tuple = ()  # Divisor entries: the reductions the task asks for, and likely slips
+    divisors: tuple[Divisor, ...] = ()  # Divisor entries: the reductions the task asks for, and likely slips
 
     def calls_made(self) -> int | None:
         """Backward and autograd.grad calls the student's code completed."""
         return None if self.trace is None else self.trace.completed_calls
 
 
-def _constant_ratio(produced, expected):
+def _constant_ratio(produced: Tensor, expected: Tensor) -> float | None:
     """The c with produced == c * expected, when there is one."""
     import torch
 
@@ -148,7 +155,7 @@ def divided_by(c: float, context: Context) -> str | None:
     return None
 
 
-def squeezed(produced, expected) -> str | None:
+def squeezed(produced: Tensor, expected: Tensor) -> str | None:
     """Right values with the size-1 axes of the expected shape dropped
     (``.squeeze()``, ``[0]``, ``.view(-1)``)."""
     import torch
@@ -181,68 +188,118 @@ def diagnose_none(context: Context) -> str:
     return msg("diag.none_leaf")
 
 
-def diagnose_values(produced, expected, context: Context) -> str | None:
-    """Both are float64 tensors on the CPU; shapes may differ."""
+def diagnose_values(produced: Tensor, expected: Tensor, context: Context) -> str | None:
+    """Both are float64 tensors on the CPU; shapes may differ. The rules are
+    tried from the most specific pattern to the most generic one."""
+    if produced.shape != expected.shape:
+        return _wrong_shape(produced, expected, context)
+    return (_second_order_zero(produced, expected, context) or _ones_vjp(produced, expected, context)
+            or _running_sum(produced, expected, context) or _constant_factor(produced, expected, context)
+            or _square_transpose(produced, expected))
+
+
+def _wrong_shape(produced: Tensor, expected: Tensor, context: Context) -> str | None:
+    """Squeezed axes, an unreduced broadcast, or a transposed matrix."""
     import torch
 
-    if produced.shape != expected.shape:
-        lost = squeezed(produced, expected)
-        if lost:
-            return lost
-        if context.parameter_shape is not None or produced.numel() > expected.numel():
-            try:
-                if torch.broadcast_shapes(produced.shape, expected.shape) == produced.shape:
-                    return msg("diag.broadcast", got=tuple(produced.shape), expected=tuple(expected.shape))
-            except RuntimeError:
-                pass
-        if produced.dim() == 2 and produced.shape == expected.shape[::-1] and torch.allclose(produced.T, expected):
-            return msg("diag.transpose")
-        return None
+    lost = squeezed(produced, expected)
+    if lost:
+        return lost
+    if context.parameter_shape is not None or produced.numel() > expected.numel():
+        try:
+            if torch.broadcast_shapes(produced.shape, expected.shape) == produced.shape:
+                return msg("diag.broadcast", got=tuple(produced.shape), expected=tuple(expected.shape))
+        except RuntimeError:
+            pass
+    if produced.dim() == 2 and produced.shape == expected.shape[::-1] and torch.allclose(produced.T, expected):
+        return msg("diag.transpose")
+    return None
+
+
+def _second_order_zero(produced: Tensor, expected: Tensor, context: Context) -> str | None:
     if context.order >= 2 and expected.abs().max() > 0 and produced.abs().max() == 0:
         return msg("diag.second_zero")
-    if context.ones_vjp is not None and context.ones_vjp.shape == produced.shape and \
-            not torch.allclose(context.ones_vjp, expected) and torch.allclose(produced, context.ones_vjp, rtol=1e-5, atol=1e-8):
+    return None
+
+
+def _ones_vjp(produced: Tensor, expected: Tensor, context: Context) -> str | None:
+    """The VJP with a vector of ones where grad_outputs asked for another."""
+    import torch
+
+    ones = context.ones_vjp
+    if ones is not None and ones.shape == produced.shape and not torch.allclose(ones, expected) \
+            and torch.allclose(produced, ones, rtol=1e-5, atol=1e-8):
         return msg("diag.ones")
+    return None
+
+
+def _running_sum(produced: Tensor, expected: Tensor, context: Context) -> str | None:
+    import torch
+
     earlier = [p.double().cpu() for p in context.previous if tuple(p.shape) == tuple(expected.shape)]
     if earlier and torch.allclose(produced, expected + sum(earlier), rtol=1e-5, atol=1e-8):
         # The gradients of every step so far, added up: .grad never cleared.
         step = len(earlier) + 1
         steps = msg("diag.steps_two") if step == 2 else msg("diag.steps_range", step=step)
         return msg("diag.running_sum", step=step, steps=steps, name=context.grad_of)
+    return None
+
+
+def _constant_factor(produced: Tensor, expected: Tensor, context: Context) -> str | None:
+    """A gradient c times the right one: a swapped divisor, a sign, or a
+    whole or fractional factor."""
     c = _constant_ratio(produced, expected)
-    found = divided_by(c, context) if c is not None and context.divisors else None
+    if c is None:
+        return None
+    found = divided_by(c, context) if context.divisors else None
     if found:
         return found
-    if c is not None:
-        k = _near_int(c)
-        if k == -1:
-            return msg("diag.sign")
-        if k is not None and k >= 2:
-            made = context.calls_made()
-            if context.mean_over is not None and k == context.mean_over:
-                return msg("diag.mean_sum", k=k)
-            if made is not None and made >= 2:
-                return msg("diag.multiple_calls", k=k, calls=made, name=context.grad_of)
-            if made is not None or context.calls == 1:
-                # One backward call (or none) cannot have accumulated: the maths is off.
-                return msg("diag.factor", k=k)
-            return msg("diag.multiple", k=k, name=context.grad_of)
-        if c > 0:
-            inverse = _near_int(1.0 / c)
-            if inverse is not None and inverse >= 2:
-                if context.calls is not None and inverse == context.calls:
-                    return msg("diag.fraction", k=inverse)
-                if context.mean_over is not None and inverse == context.mean_over:
-                    return msg("diag.mean_twice", k=inverse)
-                if context.calls is None:
-                    return _mean_not_sum(inverse, expected) or msg("diag.too_small", k=inverse)
+    k = _near_int(c)
+    if k == -1:
+        return msg("diag.sign")
+    if k is not None and k >= 2:
+        return _whole_factor(k, context)
+    if c > 0:
+        return _fraction(_near_int(1.0 / c), expected, context)
+    return None
+
+
+def _whole_factor(k: int, context: Context) -> str:
+    """A gradient k >= 2 times the right one."""
+    made = context.calls_made()
+    if context.mean_over is not None and k == context.mean_over:
+        return msg("diag.mean_sum", k=k)
+    if made is not None and made >= 2:
+        return msg("diag.multiple_calls", k=k, calls=made, name=context.grad_of)
+    if made is not None or context.calls == 1:
+        # One backward call (or none) cannot have accumulated: the maths is off.
+        return msg("diag.factor", k=k)
+    return msg("diag.multiple", k=k, name=context.grad_of)
+
+
+def _fraction(inverse: int | None, expected: Tensor, context: Context) -> str | None:
+    """A gradient 1/inverse of the right one, inverse >= 2."""
+    if inverse is None or inverse < 2:
+        return None
+    if context.calls is not None and inverse == context.calls:
+        return msg("diag.fraction", k=inverse)
+    if context.mean_over is not None and inverse == context.mean_over:
+        return msg("diag.mean_twice", k=inverse)
+    if context.calls is None:
+        return _mean_not_sum(inverse, expected) or msg("diag.too_small", k=inverse)
+    return None
+
+
+def _square_transpose(produced: Tensor, expected: Tensor) -> str | None:
+    import torch
+
     if produced.dim() == 2 and produced.shape[0] == produced.shape[1] and produced.shape[0] > 1 \
             and torch.allclose(produced.T, expected, rtol=1e-5, atol=1e-8):
         return msg("diag.transpose")
     return None
 
 
-def _mean_not_sum(k: int, expected) -> str | None:
+def _mean_not_sum(k: int, expected: Tensor) -> str | None:
     """A gradient 1/k of the expected one where k is the number of elements
     (or one axis's size) of the tensor: more likely a mean where a sum is
     asked than a missed accumulation, which is what diag.too_small says."""
@@ -254,7 +311,7 @@ def _mean_not_sum(k: int, expected) -> str | None:
     return None
 
 
-def diagnose_update(record: Any, name: str, trace: Any = None) -> str | None:
+def diagnose_update(record: Any, name: str, trace: Trace | None = None) -> str | None:
     """A parameter returned after an update step that is no longer the leaf
     it was: ``w = w - lr * w.grad`` made a new tensor, or a rebinding under
     ``no_grad`` lost requires_grad; with the call's ``trace``, an update
@@ -271,7 +328,7 @@ def diagnose_update(record: Any, name: str, trace: Any = None) -> str | None:
     return None
 
 
-def diagnose_zero_none(failure: Any, name: str) -> str | None:
+def diagnose_zero_none(failure: StudentFailure, name: str) -> str | None:
     """The feedback of ``name.grad.zero_()`` called while ``.grad`` is still
     None (before the first backward), or None for any other failure."""
     if failure.error_type == "AttributeError" and "'NoneType' object has no attribute 'zero_'" in failure.message:
@@ -294,7 +351,7 @@ COPIES_MEMORY = frozenset({"clone", "copy_", "tensor", "new_tensor", "__deepcopy
 that counts real copies of a ``.grad`` (see ``shared_memory``)."""
 
 
-def shared_memory(trace: Any, name: str) -> str | None:
+def shared_memory(trace: Trace | None, name: str) -> str | None:
     """For a kept ``.grad`` whose values show it changed after it was kept:
     when the student's code, after its first backward call, read ``.grad``
     out only through ops that share its memory, applied to ``.grad`` itself (``detach()``, ``.data``,

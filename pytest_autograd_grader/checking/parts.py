@@ -20,8 +20,9 @@ The rules (docs/authors/partial-credit.md):
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Protocol
 
 from ..i18n import msg
 from ..outcomes import CheckError, GradeFailure
@@ -39,18 +40,18 @@ class Part:
     (``@autograd.part(2, needs=forward)``); either way the handle names the
     part for a later ``needs=``."""
 
-    book: "Parts"
+    book: Parts
     weight: float
     name: str | None = None
-    needs: tuple["Part", ...] = ()
+    needs: tuple[Part, ...] = ()
     label: str = ""  # the name shown in feedback ("part 2" when unnamed)
     state: str = "new"  # new, open, done, skipped
     failure: GradeFailure | None = None  # what failed in its own body
-    missing: "Part | None" = None  # the needed part that was not right, when skipped
-    children: list["Part"] = field(default_factory=list)
+    missing: Part | None = None  # the needed part that was not right, when skipped
+    children: list[Part] = field(default_factory=list)
 
     # -- the two forms -------------------------------------------------------
-    def __enter__(self) -> "Part":
+    def __enter__(self) -> Part:
         if self.needs:
             raise CheckError(f"autograd.part({self.label!r}, needs=...): a part that needs another is written as "
                              "a decorated function, @autograd.part(weight, needs=other) def body(): ..., so "
@@ -65,7 +66,7 @@ class Part:
         self.failure = exc
         return True
 
-    def __call__(self, body: Callable[[], Any]) -> "Part":
+    def __call__(self, body: Callable[[], Any]) -> Part:
         if self.name is None and getattr(body, "__name__", "<lambda>") != "<lambda>":
             self.name = body.__name__
         missing = next((need for need in self.needs if not self.book.right(need, self)), None)
@@ -171,9 +172,9 @@ class Parts:
             head = msg(key, passed=passed, total=self.total or total)
         else:
             head = msg("cmp.parts" if whole else "cmp.parts_earned", passed=passed, total=total)
-        out, seen = [head], set()
+        out, seen = [head], set[str]()
         _part_lines(self.children, 0, out, seen)
-        if stopped and raised.feedback not in seen:
+        if raised is not None and raised.feedback not in seen:
             out.append(raised.feedback)
         return out
 
@@ -181,7 +182,7 @@ class Parts:
 def _part_lines(parts: Sequence[Part], depth: int, out: list[str], seen: set[str]) -> None:
     pad = "  " * depth
     for part in parts:
-        if part.state == "skipped":
+        if part.state == "skipped" and part.missing is not None:  # a skipped part names what it needed
             key = "cmp.part_skipped_skipped" if part.missing.state == "skipped" else "cmp.part_skipped_failed"
             out.append(pad + msg(key, name=part.label, need=part.missing.label))
             continue
@@ -211,3 +212,15 @@ def worst_status(parts: Sequence[Part]) -> str:
         if status != Status.FAILED:
             return status
     return Status.FAILED
+
+
+class CheckCredit(Protocol):
+    """What the ``autograd`` fixture needs of the check's credit
+    (``session_state.Credit``, which checking may not import): its parts,
+    an explicit fraction, and the instructions read from the trace."""
+
+    parts: Parts
+    explicit: float | None
+    explicit_feedback: str
+
+    def instruction(self, ok: bool, text: str, default_share: float) -> None: ...

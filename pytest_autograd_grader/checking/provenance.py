@@ -12,7 +12,8 @@ agree with each other.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..i18n import msg
 from ..outcomes import GradeFailure
@@ -131,7 +132,7 @@ def calls_added(trace: Any, expected: Sequence, argument: int = 0, *, kind: str 
     atol = _slack(added)
     # the common factor, read off the first call against each entry it may
     # stand for: with one-element gradients any entry gives some factor
-    factors = {_factor(added[0], want) for want in expected} - {None}
+    factors = {factor for want in expected if (factor := _factor(added[0], want)) is not None}
     return any(_all_matched(added, expected, factor, atol) for factor in factors)
 
 

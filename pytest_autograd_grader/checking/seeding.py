@@ -4,10 +4,20 @@ only, so neither test order nor the xdist worker changes them."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .input_classes import classes_of
+
+if TYPE_CHECKING:
+    # aliased: the fields named torch and numpy hide the modules in the class body
+    from numpy.random import Generator as NumpyGenerator
+    from torch import Generator as TorchGenerator
+    from torch import Tensor
+    from torch import dtype as TorchDtype
+
+T = TypeVar("T")
 
 
 def check_id(nodeid: str) -> str:
@@ -38,13 +48,13 @@ class GradeRng:
     """
 
     seed: int
-    torch: Any
-    numpy: Any
+    torch: TorchGenerator
+    numpy: NumpyGenerator
     device: str = "cpu"
     drawn: set[str] = field(default_factory=set)
 
     @classmethod
-    def create(cls, seed: int, device: str = "cpu") -> "GradeRng":
+    def create(cls, seed: int, device: str = "cpu") -> GradeRng:
         import numpy
         import torch
 
@@ -52,8 +62,9 @@ class GradeRng:
         generator.manual_seed(seed)
         return cls(seed=seed, torch=generator, numpy=numpy.random.default_rng(seed), device=device)
 
-    def randn(self, *shape: int, dtype=None, requires_grad: bool = False, device: str | None = None,
-              low: float | None = None, mixed: bool = False, zeros: int = 0):
+    def randn(self, *shape: int, dtype: TorchDtype | None = None, requires_grad: bool = False,
+              device: str | None = None, low: float | None = None, mixed: bool = False,
+              zeros: int = 0) -> Tensor:
         """Normal samples (float64 unless ``dtype`` says otherwise) on the
         check's device; ``low`` shifts them away from zero, e.g. for log.
         ``mixed=True`` makes sure a tensor of two or more elements holds a
@@ -70,7 +81,7 @@ class GradeRng:
         t = t.to(device or self.device)
         return t.requires_grad_(requires_grad)
 
-    def _place_signs(self, flat, mixed: bool, zeros: int) -> None:
+    def _place_signs(self, flat: Tensor, mixed: bool, zeros: int) -> None:
         import torch
 
         # only these draws take from the generator, so checks that ask for
@@ -98,7 +109,7 @@ class GradeRng:
         """A random shape with ``ndim`` dimensions of sizes in [low, high]."""
         return tuple(self.randint(low, high) for _ in range(ndim))
 
-    def shapes(self, ranks=(1, 2), low: int = 2, high: int = 4, size_one: bool = True,
+    def shapes(self, ranks: Iterable[int] = (1, 2), low: int = 2, high: int = 4, size_one: bool = True,
                one_element: bool = True) -> list[tuple[int, ...]]:
         """Shapes that cover every class of shape on every seed: one of each
         rank in ``ranks`` with sizes in [low, high] (``low`` of 2 or more),
@@ -115,7 +126,7 @@ class GradeRng:
             found.append((1,) * ranks[-1])
         return found
 
-    def choice(self, options):
+    def choice(self, options: Iterable[T]) -> T:
         """One of ``options``, drawn from the check's seed."""
         options = list(options)
         return options[self.randint(0, len(options) - 1)]

@@ -9,16 +9,23 @@ best, names the variant when one reproduces the student's parameter.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from ..i18n import msg
+
+if TYPE_CHECKING:
+    from torch import Tensor
+
+# gradient(i, w): the gradient of step i's loss at w
+Gradient = Callable[[int, "Tensor"], "Tensor"]
 
 GRID = 200  # coefficients tried before refining the best one
 REFINE = 40  # golden-section steps around it
 
 
-def _replay(start, gradient: Callable, lr: float, steps: int, momentum: float = 0.0, nesterov: bool = False,
-            weight_decay: float = 0.0):
+def _replay(start: Tensor, gradient: Gradient, lr: float, steps: int, momentum: float = 0.0,
+            nesterov: bool = False, weight_decay: float = 0.0) -> Tensor:
     """torch.optim.SGD's update (dampening 0), step by step."""
     w, buffer = start.clone(), None
     for i in range(steps):
@@ -52,7 +59,7 @@ def _fit(error: Callable[[float], float], low: float, high: float, log: bool = F
     return at((lo + hi) / 2)
 
 
-def sgd_variant(got: Any, start: Any, gradient: Callable, lr: float, steps: int, name: str = "w") -> str | None:
+def sgd_variant(got: Tensor, start: Tensor, gradient: Gradient, lr: float, steps: int, name: str = "w") -> str | None:
     """The diagnosis of a parameter ``got`` (a float64 tensor) that a
     variant of SGD reached from ``start`` in ``steps`` steps of size ``lr``
     where plain SGD was asked: momentum (PyTorch's or Nesterov's, equally a
@@ -78,7 +85,7 @@ def sgd_variant(got: Any, start: Any, gradient: Callable, lr: float, steps: int,
         if field == "momentum" and steps < 2:
             continue  # the first step of momentum is plain SGD
 
-        def replay(value: float, options=options, field=field):
+        def replay(value: float, options: dict[str, Any] = options, field: str = field) -> Tensor:
             return _replay(start, gradient, lr, steps, **{**options, field: value})
 
         value = _fit(lambda v: float((replay(v) - got).abs().max()), low, high, log)

@@ -10,7 +10,7 @@ right engine and a wrong one alike."""
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from .builder import Builder, numel
 from .programs import BROADCAST_OPS, OPS
@@ -130,7 +130,8 @@ def _freeing(g: Graph):
     """What each backward step finds, as PyTorch frees: (the freed nodes it
     reaches, the nodes it reaches that are not freed, the nodes it reaches
     that an earlier backward ran, whether anything was freed before)."""
-    freed, ran = set(), set()
+    freed: set[int] = set()
+    ran: set[int] = set()
     for _, s, _, nodes in g.backwards():
         yield nodes & freed, nodes - freed, nodes & ran, bool(freed)
         ran |= nodes
@@ -156,7 +157,7 @@ def _twice_without_zeroing(g: Graph, fresh: bool) -> bool:
     """Two backward calls deliver into one leaf with no zero_grad between;
     ``fresh``: with a new forward pass between them."""
     last: dict[int, int] = {}
-    for i, s, roots, nodes in g.backwards():
+    for i, s, roots, _nodes in g.backwards():
         leaves = {v for r in roots for v in g.reach(r) if v < g.n_leaves and g.grad[v]}
         for leaf in leaves:
             if leaf in last:

@@ -37,7 +37,8 @@ from __future__ import annotations
 import functools
 import math
 import random
-from typing import Any, Callable, Protocol, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 from hypothesis import strategies as st
 
@@ -71,7 +72,7 @@ class Builder:
         self.given: list[bool] = []  # a leaf of the program (not an op's result)
 
     @classmethod
-    def of(cls, program: dict) -> "Builder":
+    def of(cls, program: dict) -> Builder:
         """A builder that has built ``program`` (leaves first, as numbered
         there): its shapes and flags, to add steps to or to read."""
         b = cls()
@@ -127,43 +128,15 @@ class Builder:
                             "requires_grad": bool(requires_grad)})
         return self._value(shape, positive, all(v != 0 for v in values), requires_grad, 0, True)
 
-    def op(self, name: str, args, no_grad=False, **params) -> int:
+    def op(self, name: str, args: Sequence[int], no_grad: bool = False, **params: Any) -> int:
         shapes = [self.shapes[a] for a in args]
-        shape, positive = shapes[0], False
         # away from 0: no op whose result may cancel to about 0 (a sum, a
         # difference, log near 1) or that makes zeros (relu)
         safe = name in ("mul", "div", "neg", "mul_c", "tanh", "pow", "T", "reshape", "detach") and \
             all(self.safe[a] for a in args) or name in ("exp", "sigmoid")
-        if name in ("add", "sub", "mul", "div"):
-            shape = broadcast(shapes[0], shapes[1])
-            positive = name in ("add", "mul", "div") and all(self.positive[a] for a in args)
-        elif name == "matmul":
-            shape = shapes[0][:-1] + shapes[1][1:]
-        elif name in ("sum", "mean"):
-            axis, keep = params.get("axis"), params.get("keepdims", False)
-            params = {"axis": axis, "keepdims": bool(keep)}
-            if axis is None:
-                shape = tuple(1 for _ in shape) if keep else ()
-            else:
-                axis %= len(shape)
-                shape = tuple(1 if i == axis else n for i, n in enumerate(shape)) if keep else \
-                    tuple(n for i, n in enumerate(shape) if i != axis)
-            positive = self.positive[args[0]]
-        elif name == "reshape":
-            shape = tuple(params["shape"])
-            params = {"shape": list(shape)}
-            positive = self.positive[args[0]]
-        elif name == "T":
-            shape = tuple(reversed(shape))
-            positive = self.positive[args[0]]
-        elif name in ("exp", "sigmoid"):
-            positive = True
-        elif name == "detach":
-            positive = self.positive[args[0]]
-        elif name in ("mul_c", "add_c"):
-            positive = self.positive[args[0]] and params["const"] > 0
-        elif name == "pow":
-            positive = self.positive[args[0]] or params["const"] == 0
+        shape, params = _result_shape(name, shapes, params)
+        positive = self._positive(name, args, params)
+        if name == "pow":
             safe = safe or params["const"] == 0
         step = {"kind": "op", "op": name, "args": list(args), **params}
         if no_grad:
@@ -171,6 +144,21 @@ class Builder:
         self.steps.append(step)
         grad = not no_grad and name != "detach" and any(self.grad[a] for a in args)
         return self._value(shape, positive, safe, grad, 1 + max(self.depth[a] for a in args), False)
+
+    def _positive(self, name: str, args: Sequence[int], params: dict[str, Any]) -> bool:
+        """Whether every element of the op's result is positive, as far as
+        the op and its arguments promise."""
+        if name in ("add", "mul", "div"):
+            return all(self.positive[a] for a in args)
+        if name in ("sum", "mean", "reshape", "T", "detach"):
+            return self.positive[args[0]]
+        if name in ("exp", "sigmoid"):
+            return True
+        if name in ("mul_c", "add_c"):
+            return self.positive[args[0]] and params["const"] > 0
+        if name == "pow":
+            return self.positive[args[0]] or params["const"] == 0
+        return False
 
     def scalar(self, value: int) -> int:
         """``value.sum()`` unless it already has one element and no dims."""
@@ -198,6 +186,32 @@ def broadcast(a, b):
 # ``Draws``: its four choices are all they draw. The search draws from a
 # seeded ``random.Random``; to shrink a disagreement, hypothesis draws (its
 # bookkeeping of every choice, what it shrinks, cost 57% of a run).
+
+def _result_shape(name: str, shapes: list[tuple[int, ...]],
+                  params: dict[str, Any]) -> tuple[tuple[int, ...], dict[str, Any]]:
+    """The shape of an op's result, and its parameters as a step records them."""
+    if name in ("add", "sub", "mul", "div"):
+        return broadcast(shapes[0], shapes[1]), params
+    if name == "matmul":
+        return shapes[0][:-1] + shapes[1][1:], params
+    if name in ("sum", "mean"):
+        return _reduced(shapes[0], params.get("axis"), params.get("keepdims", False))
+    if name == "reshape":
+        shape = tuple(params["shape"])
+        return shape, {"shape": list(shape)}
+    if name == "T":
+        return tuple(reversed(shapes[0])), params
+    return shapes[0], params
+
+
+def _reduced(shape: tuple[int, ...], axis: int | None, keep: Any) -> tuple[tuple[int, ...], dict[str, Any]]:
+    params = {"axis": axis, "keepdims": bool(keep)}
+    if axis is None:
+        return (tuple(1 for _ in shape) if keep else ()), params
+    axis %= len(shape)
+    return (tuple(1 if i == axis else n for i, n in enumerate(shape)) if keep else
+            tuple(n for i, n in enumerate(shape) if i != axis)), params
+
 
 class Draws(Protocol):
     def choice(self, options: Sequence) -> Any: ...

@@ -4,6 +4,9 @@ gradients and graph facts, each within float64's tolerances.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
 RTOL = ATOL = 1e-7  # torch.testing.assert_close's float64 tolerances
@@ -88,11 +91,13 @@ def _names_match(expected, produced) -> bool:
     return produced == expected or produced in ALIASES.get(expected, ())
 
 
-def compare(kind: str, program: dict, expected: dict, produced: dict) -> list[dict]:
+Diff = dict[str, Any]  # one disagreement: what, step, value, expected, produced (and field for meta)
+
+
+def compare(kind: str, program: dict[str, Any], expected: dict[str, Any], produced: dict[str, Any]) -> list[Diff]:
     """Every disagreement between the torch result and the engine result,
     in program order; each a dict with ``what`` (error, value, meta, grad),
     the step index (-1 for a leaf's creation) and the value concerned."""
-    out: list[dict] = []
     n_leaves = len(program["leaves"])
     if len(produced.get("steps", ())) != len(program["steps"]) or \
             len(produced.get("values", ())) != len(expected["values"]):
@@ -100,42 +105,66 @@ def compare(kind: str, program: dict, expected: dict, produced: dict) -> list[di
         err = next((s["error"] for s in produced.get("steps", ()) if s.get("leaf")), ["Error", ""])
         return [{"what": "error", "step": -1, "expected": None, "produced": err, "value": 0}]
     meta = META.get(kind, ())
-    value = n_leaves
+    out: list[Diff] = []
     for v in range(n_leaves):
         out += _meta_diffs(meta, v, -1, expected["values"][v], produced["values"][v])
-    zeroed: set[int] = set()
+    value = n_leaves  # the id of the value the next op makes
     for i, (step, e, p) in enumerate(zip(program["steps"], expected["steps"], produced["steps"])):
-        ek, pk = error_key(e["error"]), error_key(p["error"])
-        skipped = e["error"] and e["error"][0] == "Skipped"
-        if ek != pk and not (ek == "other" and pk is not None and not skipped):
-            out.append({"what": "error", "step": i, "expected": e["error"], "produced": p["error"],
-                        "value": step.get("value")})
+        out += _error_diffs(i, step, e, p)
         if step["kind"] == "op":
-            ev, pv = expected["values"][value], produced["values"][value]
-            if ev is not None and pv is not None:
-                if not close_enough(ev["data"], pv["data"]):
-                    out.append({"what": "value", "step": i, "value": value, "expected": ev["data"],
-                                "produced": pv["data"]})
-                out += _meta_diffs(meta, value, i, ev, pv)
+            out += _op_diffs(meta, i, value, expected["values"][value], produced["values"][value])
             value += 1
-        if step["kind"] == "retain_grad" and "retains_grad" in meta and \
-                e.get("retains_grad", False) != p.get("retains_grad", False):
-            out.append({"what": "meta", "field": "retains_grad", "step": i, "value": step["value"],
-                        "expected": e.get("retains_grad", False), "produced": p.get("retains_grad", False)})
-        if step["kind"] == "zero_grad":
-            zeroed.add(step["value"])
-        if kind in ERRORS_ONLY and ek == pk == "backward_twice" and e["grads"] is not None and \
-                p["grads"] is not None:
-            out += _partial_diffs(i, n_leaves, expected["steps"], produced["steps"])
-        if e["grads"] is not None and p["grads"] is not None and kind not in ERRORS_ONLY:
-            ids = range(len(e["grads"])) if kind in ALL_GRADS else range(n_leaves)
-            for v in ids:
-                if not _same_grad(e["grads"][v], p["grads"][v]):
-                    out.append({"what": "grad", "step": i, "value": v, "expected": e["grads"][v],
-                                "produced": p["grads"][v]})
-        if step["kind"] in ("backward", "backward_many"):
-            zeroed.clear()
+        if step["kind"] == "retain_grad":
+            out += _retains_grad_diffs(meta, i, step, e, p)
+        out += _grad_diffs(kind, i, n_leaves, expected["steps"], produced["steps"])
     return out
+
+
+def _error_diffs(i: int, step: dict[str, Any], e: dict[str, Any], p: dict[str, Any]) -> list[Diff]:
+    """A step that raised where torch's did not, or the other way round, or
+    another known error; any unknown error of the engine's matches torch's
+    own unknown one (not a skipped step's)."""
+    ek, pk = error_key(e["error"]), error_key(p["error"])
+    skipped = e["error"] and e["error"][0] == "Skipped"
+    if ek != pk and not (ek == "other" and pk is not None and not skipped):
+        return [{"what": "error", "step": i, "expected": e["error"], "produced": p["error"], "value": step.get("value")}]
+    return []
+
+
+def _op_diffs(meta: Sequence[str], i: int, value: int, ev: dict[str, Any] | None,
+              pv: dict[str, Any] | None) -> list[Diff]:
+    """The value an op made: its data, then its graph facts."""
+    if ev is None or pv is None:
+        return []
+    out: list[Diff] = []
+    if not close_enough(ev["data"], pv["data"]):
+        out.append({"what": "value", "step": i, "value": value, "expected": ev["data"], "produced": pv["data"]})
+    return out + _meta_diffs(meta, value, i, ev, pv)
+
+
+def _retains_grad_diffs(meta: Sequence[str], i: int, step: dict[str, Any], e: dict[str, Any],
+                        p: dict[str, Any]) -> list[Diff]:
+    if "retains_grad" in meta and e.get("retains_grad", False) != p.get("retains_grad", False):
+        return [{"what": "meta", "field": "retains_grad", "step": i, "value": step["value"],
+                 "expected": e.get("retains_grad", False), "produced": p.get("retains_grad", False)}]
+    return []
+
+
+def _grad_diffs(kind: str, i: int, n_leaves: int, expected: list[dict[str, Any]],
+                produced: list[dict[str, Any]]) -> list[Diff]:
+    """The .grads read after step ``i`` (the leaves', or every value's for
+    the kinds in ``ALL_GRADS``); for the kinds in ``ERRORS_ONLY`` only what
+    a backward that raised halfway handed out."""
+    e, p = expected[i], produced[i]
+    if e["grads"] is None or p["grads"] is None:
+        return []
+    if kind in ERRORS_ONLY:
+        if error_key(e["error"]) == error_key(p["error"]) == "backward_twice":
+            return _partial_diffs(i, n_leaves, expected, produced)
+        return []
+    ids = range(len(e["grads"])) if kind in ALL_GRADS else range(n_leaves)
+    return [{"what": "grad", "step": i, "value": v, "expected": e["grads"][v], "produced": p["grads"][v]}
+            for v in ids if not _same_grad(e["grads"][v], p["grads"][v])]
 
 
 def _partial_diffs(i, n_leaves, expected, produced) -> list[dict]:
@@ -152,7 +181,7 @@ def _partial_diffs(i, n_leaves, expected, produced) -> list[dict]:
             return after
         return np.asarray(after) - (0 if earlier is None else np.asarray(earlier))
 
-    out = []
+    out: list[Diff] = []
     for v in range(n_leaves):
         e, p = received(expected, v), received(produced, v)
         nothing = [x is None or (not isinstance(x, str) and not np.any(x)) for x in (e, p)]
@@ -161,8 +190,9 @@ def _partial_diffs(i, n_leaves, expected, produced) -> list[dict]:
     return out
 
 
-def _meta_diffs(meta, value, step, e, p):
-    out = []
+def _meta_diffs(meta: Sequence[str], value: int, step: int, e: dict[str, Any] | None,
+                p: dict[str, Any] | None) -> list[Diff]:
+    out: list[Diff] = []
     if e is None or p is None:
         return out
     for field in meta:

@@ -11,90 +11,20 @@ the other."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..i18n import msg
 from . import unbroadcast
 from .builder import Builder, numel
 from .differences import OP_TEXT, close_enough, compare, error_key, wrong_only_at_zeros
+from .probes import FANOUT_PROBES, FREEING, ORDER_CHAINS, ORDER_SINGLES, SHARING, leaf_of
 from .render import op_names, shapes_of
 
-
-def _program(build) -> dict:
-    b = Builder()
-    build(b)
-    return b.program()
-
-
-def _leaf(b: Builder, values, shape=None, requires_grad=True) -> int:
-    return b.leaf(None, np.shape(values) if shape is None else shape, requires_grad=requires_grad,
-                  values=np.ravel(values).tolist())
-
-
-# -- probe programs -----------------------------------------------------------
-
-def _single(op, **params):
-    """One node on a 0-d leaf, backward from it: nothing to order."""
-    return _program(lambda b: b.backward(b.op(op, [_leaf(b, 0.75)], **params)))
-
-
-def _chain(*ops):
-    """Nodes in a row on a 0-d leaf, each taking the previous one's result."""
-    def build(b):
-        x = _leaf(b, 0.75)
-        for op, params in ops:
-            x = b.op(op, [x], **params)
-        b.backward(x)
-    return _program(build)
-
-
-MUL, ADD, NEG = ("mul_c", {"const": 2.0}), ("add_c", {"const": 1.5}), ("neg", {})
-ORDER_SINGLES = [_single(op, **params) for op, params in (MUL, ADD, NEG)]
-ORDER_CHAINS = [_chain(MUL, ADD), _chain(ADD, NEG, MUL)]
-
-
-def _twice(ops, retain=False):
-    """Backward twice through ``ops`` on two leaves, then summed."""
-    def build(b):
-        x, y = _leaf(b, [0.5, -1.5]), _leaf(b, [2.0, 1.25])
-        h = b.op(ops[0], [x, y])
-        for op in ops[1:]:
-            h = b.op(op, [h], const=2.0)
-        out = b.op("sum", [h], axis=None)
-        b.backward(out, retain_graph=retain)
-        b.backward(out)
-    return _program(build)
-
-
-def _after_free(fresh):
-    """A product freed by a first backward, then either a new forward pass
-    (``fresh``: it runs) or a second output whose path meets the freed
-    product (it raises)."""
-    def build(b):
-        x, y, w = _leaf(b, [0.5, -1.5]), _leaf(b, [2.0, 1.25]), _leaf(b, [0.3, 0.8])
-        m = b.op("mul", [x, y])
-        b.backward(b.op("sum", [m], axis=None))
-        other = b.op("mul", [x, y]) if fresh else b.op("add", [m, w])
-        b.backward(b.op("sum", [other], axis=None))
-    return _program(build)
-
-
-# (the diagnosis, what torch does that the engine got wrong) for each probe
-FREEING = {"never_freed": _twice(("mul",)), "free_per_node": _after_free(False),
-           "free_per_node_fresh": _after_free(True), "nothing_saved_raises": _twice(("add", "add_c"))}
-
-
-def _accumulate(shared):
-    def build(b):
-        x, y = _leaf(b, [0.5, -1.5]), _leaf(b, [2.0, 1.25])
-        h = b.op("add", [x, y]) if shared else b.op("mul_c", [x], const=3.0)
-        out = b.op("sum", [b.op("mul_c", [h], const=2.0)], axis=None)
-        b.backward(out, retain_graph=True)
-        b.backward(out, retain_graph=True)
-    return _program(build)
-
-
-SHARING = [_accumulate(False), _accumulate(True)]
+Program = dict[str, Any]  # a program, or a run's result (``interpret``)
+Step = dict[str, Any]
+Diff = dict[str, Any]  # one disagreement (``differences.compare``)
 
 
 def _fails(fuzzer, programs) -> list[bool] | None:
@@ -111,7 +41,7 @@ def alone(op_step, inputs) -> dict:
     result sent back with fixed weights as the gradient (implicit for a 0-d
     result), so that nothing but the op's own backward is tested."""
     b = Builder()
-    args = [_leaf(b, np.asarray(x, dtype=np.float64)) for x in inputs]
+    args = [leaf_of(b, np.asarray(x, dtype=np.float64)) for x in inputs]
     params = {k: v for k, v in op_step.items() if k not in ("kind", "op", "args", "no_grad", "detach_args")}
     out = b.op(op_step["op"], args, **params)
     weights = [0.5 + 0.25 * (i % 5) for i in range(numel(b.shapes[out]))]
@@ -245,11 +175,27 @@ def diagnose(kind, program, expected, produced, diffs, device="cpu", fuzzer=None
     return _gradient(kind, program, expected, first, device, fuzzer)
 
 
-def _error(kind, program, expected, first, fuzzer) -> str | None:
+def _error(kind: str, program: Program, expected: Program, first: Diff, fuzzer: Any) -> str | None:
     e, p = first["expected"], first["produced"]
     ek, pk = error_key(e), error_key(p)
     steps = program["steps"]
     step = steps[first["step"]] if first["step"] >= 0 else None
+    found = _error_rule(ek, pk, e, p)
+    if found:
+        return found
+    if "backward_twice" in (ek, pk):
+        earlier = [s for s in steps[:max(first["step"], 0)] if s["kind"] in ("backward", "backward_many")]
+        return _freed_graph(e, p, step, earlier, fuzzer)
+    if p is not None and "read-only" in p[1]:
+        return msg("diag.engine.shared_grad")
+    if e is None and step is not None and step["kind"] != "op":
+        return _backward_mistake(kind, program, expected, fuzzer)
+    return None
+
+
+def _error_rule(ek: str | None, pk: str | None, e: Any, p: Any) -> str | None:
+    """An error PyTorch raises that the engine did not (or the other way
+    round), which one rule of autograd explains."""
     if ek == "no_grad_root" and pk != ek:
         return msg("diag.engine.no_grad_root")
     if ek == "implicit_grad" and p is None:
@@ -261,21 +207,20 @@ def _error(kind, program, expected, first, fuzzer) -> str | None:
     if ek == "shape_mismatch" and pk != "shape_mismatch":
         # no error, or a numpy error further down: the shape was never checked
         return msg("diag.engine.shape_accepted")
-    earlier = [s for s in steps[:max(first["step"], 0)] if s["kind"] in ("backward", "backward_many")]
-    if "backward_twice" in (ek, pk):
-        found = _freeing(fuzzer) if fuzzer is not None else None
-        if found:
-            return found
-        if e is None and step is not None and step["kind"] == "backward_many" and not earlier:
-            return msg("diag.engine.many_one_traversal")
-        if e is None and any(s.get("retain_graph") for s in earlier):
-            return msg("diag.engine.freed_despite_retain")
-        return msg("diag.engine.never_freed" if p is None else "diag.engine.nothing_saved_raises")
-    if p is not None and "read-only" in p[1]:
-        return msg("diag.engine.shared_grad")
-    if e is None and step is not None and step["kind"] != "op":
-        return _backward_mistake(kind, program, expected, fuzzer)
     return None
+
+
+def _freed_graph(e: Any, p: Any, step: Step | None, earlier: list[Step], fuzzer: Any) -> str:
+    """A second backward through a graph: freed when it should not be, or
+    not when it should."""
+    found = _freeing(fuzzer) if fuzzer is not None else None
+    if found:
+        return found
+    if e is None and step is not None and step["kind"] == "backward_many" and not earlier:
+        return msg("diag.engine.many_one_traversal")
+    if e is None and any(s.get("retain_graph") for s in earlier):
+        return msg("diag.engine.freed_despite_retain")
+    return msg("diag.engine.never_freed" if p is None else "diag.engine.nothing_saved_raises")
 
 
 def _meta(program, first) -> str:
@@ -294,39 +239,62 @@ def _meta(program, first) -> str:
     return msg("diag.engine.requires_grad_rule")
 
 
-def _gradient(kind, program, expected, first, device, fuzzer) -> str | None:
-    steps, n_leaves = program["steps"], len(program["leaves"])
+def _gradient(kind: str, program: Program, expected: Program, first: Diff, device: str,
+              fuzzer: Any) -> str | None:
     value, e, p = first["value"], first["expected"], first["produced"]
-    step = steps[first["step"]]
-    if value >= n_leaves and e is None and p is not None:
+    if value >= len(program["leaves"]) and e is None and p is not None:
         return msg("diag.engine.nonleaf_grad")
     if isinstance(p, str):
         return None
+    found = _which_grad(program, first) or _gradient_mistake(program, first, device) or \
+        _clearing(program, first) or _accumulation(kind, program, expected, first, fuzzer)
+    if found:
+        return found
+    if kind in ("ops", "broadcasting", "traversal"):
+        return _backward_mistake(kind, program, expected, fuzzer)
+    if fuzzer is not None and _order(fuzzer):
+        return msg("diag.engine.order")
+    return None
+
+
+def _which_grad(program: Program, first: Diff) -> str | None:
+    """A .grad kept where it should not be, or not kept where it should."""
+    steps, n_leaves = program["steps"], len(program["leaves"])
+    value, e, p = first["value"], first["expected"], first["produced"]
+    step = steps[first["step"]]
     retained = [i for i in range(first["step"]) if steps[i]["kind"] == "retain_grad" and steps[i]["value"] == value]
     if value >= n_leaves and e is not None and p is None and retained:
         return msg("diag.engine.retain_grad_ignored")
     if step["kind"] == "backward_many" and value in step["values"] and value < n_leaves:
         return msg("diag.engine.leaf_root")
-    gradient = _gradient_mistake(program, first, device)
-    if gradient:
-        return gradient
+    return None
+
+
+def _clearing(program: Program, first: Diff) -> str | None:
+    """A zero_grad that left zeros, or a .grad not cleared."""
+    steps, value, e, p = program["steps"], first["value"], first["expected"], first["produced"]
+    step = steps[first["step"]]
     if step["kind"] == "zero_grad" and e is None and p is not None and not np.any(p):
         return msg("diag.engine.zeros_not_none")
     zeroing = [i for i in range(first["step"] + 1) if steps[i]["kind"] == "zero_grad" and steps[i]["value"] == value]
     if zeroing and e is not None or step["kind"] == "zero_grad":
         return msg("diag.engine.not_cleared")
+    return None
+
+
+def _accumulation(kind: str, program: Program, expected: Program, first: Diff, fuzzer: Any) -> str | None:
+    """A second backward's gradient that replaced the first, or a .grad
+    shared between tensors (accumulation's checks only)."""
+    steps, value, e, p = program["steps"], first["value"], first["expected"], first["produced"]
     earlier = [i for i in range(first["step"]) if steps[i]["kind"] in ("backward", "backward_many")]
-    if earlier and e is not None and p is not None and kind == "accumulation":
-        sharing = _fails(fuzzer, SHARING) if fuzzer is not None else None
-        if sharing == [False, True]:
-            return msg("diag.engine.shared_grad")
-        before = expected["steps"][earlier[-1]]["grads"][value]
-        if before is not None and close_enough(np.asarray(e) - np.asarray(before), p):
-            return msg("diag.engine.not_accumulated")
-    if kind in ("ops", "broadcasting", "traversal"):
-        return _backward_mistake(kind, program, expected, fuzzer)
-    if fuzzer is not None and _order(fuzzer):
-        return msg("diag.engine.order")
+    if not (earlier and e is not None and p is not None and kind == "accumulation"):
+        return None
+    sharing = _fails(fuzzer, SHARING) if fuzzer is not None else None
+    if sharing == [False, True]:
+        return msg("diag.engine.shared_grad")
+    before = expected["steps"][earlier[-1]]["grads"][value]
+    if before is not None and close_enough(np.asarray(e) - np.asarray(before), p):
+        return msg("diag.engine.not_accumulated")
     return None
 
 
@@ -387,19 +355,3 @@ def _gradient_mistake(program, first, device) -> str | None:
         if grad is not None and not isinstance(grad, str) and close_enough(grad, first["produced"]):
             return msg(key)
     return None
-
-
-# Fan-out where the order of the nodes cannot matter: a leaf used twice by
-# one op, and an intermediate used twice by one op (both gradients arrive
-# together). An engine that adds the gradients gets these right whatever
-# order it runs its nodes in.
-def _fanout(through):
-    def build(b):
-        x = _leaf(b, [0.5, -1.5])
-        if through:
-            x = b.op("tanh", [x])
-        b.backward(b.op("sum", [b.op("mul" if through else "add", [x, x])], axis=None))
-    return _program(build)
-
-
-FANOUT_PROBES = [_fanout(False), _fanout(True)]

@@ -4,6 +4,8 @@ script to run, what differed, and the misconception that fits
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..i18n import msg
@@ -25,7 +27,7 @@ def show(x, other=None) -> str:
     return text
 
 
-def _lines(program) -> list[str]:
+def _lines(program: dict[str, Any]) -> tuple[list[str], list[str]]:
     """The rendered line of each step (the line a leaf's creation is on for -1)."""
     names = names_of(program)
     text = render(program).splitlines()

@@ -22,6 +22,7 @@ import json
 import random
 import time
 from collections import OrderedDict
+from typing import Any
 
 from . import explain_difference, reduce
 from . import programs as P
@@ -114,7 +115,7 @@ class Fuzzer:
         batch; each program runs once (shrinking repeats most of a batch)."""
         drawn = isinstance(batch, _Drawn)
         keys = batch.keys if drawn else [json.dumps(p, sort_keys=True) for p in batch]
-        missing = {}
+        missing: dict[str, dict[str, Any]] = {}
         for key, program in zip(keys, batch):
             if key not in self.engine:
                 missing.setdefault(key, dict(program))  # plain data to cross to the worker

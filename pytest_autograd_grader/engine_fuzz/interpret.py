@@ -15,11 +15,18 @@ which propagates so that the proxy reports "not implemented yet"."""
 from __future__ import annotations
 
 import contextlib
+import operator
 import warnings
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
 
 import numpy as np
 
 from ..boundary.shortening import shorten
+
+Step = dict[str, Any]  # a program, a step or leaf of one, or a step's record: plain JSON data
+Result = dict[str, list[Any]]  # {"values": [...], "steps": [...]}
 
 
 def _array(x):
@@ -147,26 +154,19 @@ class _Torch(_Engine):
         return None if g is None else g.detach().cpu().numpy().astype(np.float64)
 
 
-def _apply(api, step, args):
+# the ops of a program, as the student's code would write them
+_BINARY = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv,
+           "matmul": operator.matmul}
+_WITH_CONST = {"add_c": operator.add, "mul_c": operator.mul, "pow": operator.pow,
+               "rsub_c": lambda x, c: c - x}
+
+
+def _apply(api: _Engine, step: Step, args: list[Any]) -> Any:
     op = step["op"]
-    if op == "add":
-        return args[0] + args[1]
-    if op == "sub":
-        return args[0] - args[1]
-    if op == "mul":
-        return args[0] * args[1]
-    if op == "div":
-        return args[0] / args[1]
-    if op == "matmul":
-        return args[0] @ args[1]
-    if op == "add_c":
-        return args[0] + step["const"]
-    if op == "mul_c":
-        return args[0] * step["const"]
-    if op == "rsub_c":
-        return step["const"] - args[0]
-    if op == "pow":
-        return args[0] ** step["const"]
+    if op in _BINARY:
+        return _BINARY[op](args[0], args[1])
+    if op in _WITH_CONST:
+        return _WITH_CONST[op](args[0], step["const"])
     if op == "neg":
         return -args[0]
     if op in ("sum", "mean"):
@@ -176,75 +176,105 @@ def _apply(api, step, args):
     return api.unary(args[0], op)
 
 
-def _interpret(api, program):
-    values = []
-    out = {"values": [], "steps": []}
-    for leaf in program["leaves"]:
+def _error(e: Exception) -> list[str]:
+    return [type(e).__name__, shorten(str(e), 300)]
+
+
+def _make_leaf(api: _Engine, leaf: Step, values: list[Any], out: Result) -> None:
+    try:
+        t = api.leaf(leaf["values"], leaf["shape"], leaf["requires_grad"])
+        values.append(t)
+        out["values"].append(api.meta(t))
+    except NotImplementedError:
+        raise
+    except Exception as e:  # the student's engine failed: that is data
+        values.append(None)
+        out["values"].append(None)
+        out["steps"].append({"error": _error(e), "grads": None, "leaf": True})
+
+
+def _op_step(api: _Engine, step: Step, values: list[Any], out: Result, record: Step) -> None:
+    args = [values[i] for i in step["args"]]
+    for k in step.get("detach_args", ()):  # the grader's diagnosis only: that use cut off
+        args[k] = args[k].detach()
+    values.append(None)
+    out["values"].append(None)
+    if any(a is None for a in args):
+        record["error"] = ["Skipped", ""]
+        return
+    with api.no_grad() if step.get("no_grad") else contextlib.nullcontext():
+        result = _apply(api, step, args)
+    values[-1] = result
+    out["values"][-1] = api.meta(result)
+
+
+def _backward_step(api: _Engine, step: Step, values: list[Any], out: Result, record: Step) -> None:
+    x = values[step["value"]]
+    g = step.get("gradient")
+    if g is not None:
+        g = api.const_tensor(g, step["gradient_shape"])
+    api.backward(x, g, step.get("retain_graph", False))
+
+
+def _backward_many_step(api: _Engine, step: Step, values: list[Any], out: Result, record: Step) -> None:
+    xs = [values[i] for i in step["values"]]
+    grads = [None if g is None else api.const_tensor(g, shape)
+             for shape, g in zip(step["grad_shapes"], step["grad_tensors"])]
+    api.backward_many(xs, grads, step.get("retain_graph", False))
+
+
+def _zero_grad_step(api: _Engine, step: Step, values: list[Any], out: Result, record: Step) -> None:
+    api.zero_grad(values[step["value"]])
+
+
+def _retain_grad_step(api: _Engine, step: Step, values: list[Any], out: Result, record: Step) -> None:
+    values[step["value"]].retain_grad()
+    record["retains_grad"] = bool(values[step["value"]].retains_grad)
+
+
+_STEPS: dict[str, Callable[[_Engine, Step, list[Any], Result, Step], None]] = {
+    "op": _op_step, "backward": _backward_step, "backward_many": _backward_many_step,
+    "zero_grad": _zero_grad_step, "retain_grad": _retain_grad_step,
+}
+_CHANGES_GRADS = ("backward", "backward_many", "zero_grad")  # steps after which every .grad is read
+
+
+def _grads(api: _Engine, values: list[Any]) -> list[Any]:
+    """Every value's .grad (None for a value never made), or a short text
+    of the error reading it raised."""
+    grads: list[Any] = []
+    for t in values:
         try:
-            t = api.leaf(leaf["values"], leaf["shape"], leaf["requires_grad"])
-            values.append(t)
-            out["values"].append(api.meta(t))
-        except NotImplementedError:
-            raise
-        except Exception as e:  # the student's engine failed: that is data
-            values.append(None)
-            out["values"].append(None)
-            out["steps"].append({"error": [type(e).__name__, shorten(str(e), 300)], "grads": None, "leaf": True})
-    for step in program["steps"]:
-        record = {"error": None, "grads": None}
-        try:
-            kind = step["kind"]
-            if kind == "op":
-                args = [values[i] for i in step["args"]]
-                for k in step.get("detach_args", ()):  # the grader's diagnosis only: that use cut off
-                    args[k] = args[k].detach()
-                if any(a is None for a in args):
-                    values.append(None)
-                    out["values"].append(None)
-                    record["error"] = ["Skipped", ""]
-                    out["steps"].append(record)
-                    continue
-                values.append(None)
-                out["values"].append(None)
-                with api.no_grad() if step.get("no_grad") else contextlib.nullcontext():
-                    result = _apply(api, step, args)
-                values[-1] = result
-                out["values"][-1] = api.meta(result)
-            elif kind == "backward":
-                x = values[step["value"]]
-                g = step.get("gradient")
-                if g is not None:
-                    g = api.const_tensor(g, step["gradient_shape"])
-                api.backward(x, g, step.get("retain_graph", False))
-            elif kind == "backward_many":
-                xs = [values[i] for i in step["values"]]
-                grads = [None if g is None else api.const_tensor(g, shape)
-                         for shape, g in zip(step["grad_shapes"], step["grad_tensors"])]
-                api.backward_many(xs, grads, step.get("retain_graph", False))
-            elif kind == "zero_grad":
-                api.zero_grad(values[step["value"]])
-            elif kind == "retain_grad":
-                values[step["value"]].retain_grad()
-                record["retains_grad"] = bool(values[step["value"]].retains_grad)
+            grads.append(None if t is None else api.grad(t))
         except NotImplementedError:
             raise
         except Exception as e:
-            record["error"] = [type(e).__name__, shorten(str(e), 300)]
-        if step["kind"] in ("backward", "backward_many", "zero_grad"):
-            grads = []
-            for t in values:
-                try:
-                    grads.append(None if t is None else api.grad(t))
-                except NotImplementedError:
-                    raise
-                except Exception as e:
-                    grads.append(f"<{type(e).__name__}>")
-            record["grads"] = grads
+            grads.append(f"<{type(e).__name__}>")
+    return grads
+
+
+def _interpret(api: _Engine, program: Step) -> Result:
+    values: list[Any] = []
+    out: Result = {"values": [], "steps": []}
+    for leaf in program["leaves"]:
+        _make_leaf(api, leaf, values, out)
+    for step in program["steps"]:
+        record: Step = {"error": None, "grads": None}
+        try:
+            run = _STEPS.get(step["kind"])
+            if run is not None:
+                run(api, step, values, out, record)
+        except NotImplementedError:
+            raise
+        except Exception as e:
+            record["error"] = _error(e)
+        if step["kind"] in _CHANGES_GRADS:
+            record["grads"] = _grads(api, values)
         out["steps"].append(record)
     return out
 
 
-def pack(tree):
+def pack(tree: Any) -> Any:
     """Arrays as {"shape": [...], "flat": [...]}: plain data that crosses the
     worker boundary with its shape (0-d included) intact."""
     if isinstance(tree, np.ndarray):
@@ -256,7 +286,7 @@ def pack(tree):
     return tree
 
 
-def unpack(tree):
+def unpack(tree: Any) -> Any:
     """The inverse of ``pack`` (in the grader)."""
     if isinstance(tree, dict):
         if set(tree) == {"shape", "flat"}:
@@ -267,7 +297,7 @@ def unpack(tree):
     return tree
 
 
-def unpack_text(text: str):
+def unpack_text(text: str) -> Any:
     """``unpack(json.loads(text))``, the arrays made as the parser meets
     them: a third of the time of walking the parsed tree again."""
     import json
@@ -275,25 +305,25 @@ def unpack_text(text: str):
     return json.loads(text, object_hook=_unpack_object)
 
 
-def _unpack_object(tree: dict):
+def _unpack_object(tree: dict[str, Any]) -> Any:
     if len(tree) == 2 and "shape" in tree and "flat" in tree:
         return np.array(tree["flat"], dtype=np.float64).reshape(tree["shape"])
     return tree
 
 
-def run_engine(module, program):
+def run_engine(module: ModuleType, program: Step) -> Any:
     """``program`` on the student's engine ``module`` (in the worker)."""
     return pack(_run_engine(module, program))
 
 
-def _run_engine(module, program):
+def _run_engine(module: ModuleType, program: Step) -> Result:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with np.errstate(all="ignore"):
             return _interpret(_Engine(module), program)
 
 
-def _packed_array(value):
+def _packed_array(value: Any) -> dict[str, Any]:
     """``json.dumps``'s ``default``: an array as ``pack`` gives it, so that
     the encoder walks the rest of the result in C (``pack`` in Python was a
     fifth of the worker's time). Anything else JSON cannot hold fails as
@@ -306,7 +336,7 @@ def _packed_array(value):
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-def run_engine_batch(module, programs):
+def run_engine_batch(module: ModuleType, programs: str | list[Step]) -> list[str]:
     """Several programs in one worker call, given as one JSON text and each
     result as one JSON text: a string crosses the worker boundary in one
     piece where nested lists and dicts are encoded and checked node by node
@@ -314,11 +344,10 @@ def run_engine_batch(module, programs):
     runs no code."""
     import json
 
-    if isinstance(programs, str):
-        programs = json.loads(programs)
-    return [json.dumps(_run_engine(module, p), default=_packed_array) for p in programs]
+    batch: list[Step] = json.loads(programs) if isinstance(programs, str) else programs
+    return [json.dumps(_run_engine(module, p), default=_packed_array) for p in batch]
 
 
-def run_torch(program, device="cpu"):
+def run_torch(program: Step, device: str = "cpu") -> Result:
     """``program`` in torch.autograd, float64 on ``device`` (in the grader)."""
     return _interpret(_Torch(device), program)

@@ -9,10 +9,22 @@ of the kind beside them. The programs' format and their builder are
 
 from __future__ import annotations
 
-from .builder import CONST, SIZES, UNARY, WIDE, Builder, Draws, done, numel, shapes, unary
-from .rules import (ACCUMULATION_CASES, LEAF_CASES, RETAIN_GRAPH_CASES, VECTOR_CASES, accumulation_programs,
-                    leaf_programs, retain_graph_programs, vector_backward_programs)
+from collections.abc import Callable, Sequence
+from typing import Any
 
+from .builder import CONST, SIZES, UNARY, WIDE, Builder, Draws, done, numel, shapes, unary
+from .rules import (
+    ACCUMULATION_CASES,
+    LEAF_CASES,
+    RETAIN_GRAPH_CASES,
+    VECTOR_CASES,
+    accumulation_programs,
+    leaf_programs,
+    retain_graph_programs,
+    vector_backward_programs,
+)
+
+Shape = tuple[int, ...]
 
 # -- ops -----------------------------------------------------------------------
 
@@ -28,49 +40,14 @@ OP_CASES = OPS + ("sum_axis", "mean_axis", "sum_keepdims", "mean_keepdims", "sum
                   "pow3", "relu0")
 
 
-def op_programs(d: Draws, case=None):
+def op_programs(d: Draws, case: str | None = None) -> dict[str, Any]:
     """One op (sometimes two) on leaves of one shape, weighted, summed and
     backpropagated: every op's local derivative, and every node's name.
     ``case`` fixes the first op (a sweep draws one program per case)."""
     b = Builder()
     name = case or d.choice(OPS)
     shape = shapes(d)
-    if name in ("matmul", "mv", "dot"):
-        m, k, n = d.choice(SIZES), d.choice(WIDE), d.choice(SIZES)
-        left = b.leaf(d, (k,) if name == "dot" else (m, k))
-        x = b.op("matmul", [left, b.leaf(d, (k, n) if name == "matmul" else (k,))])
-    elif name in ("add", "sub", "mul", "div"):
-        left = b.leaf(d, shape)
-        x = b.op(name, [left, b.leaf(d, shape, positive=name == "div")])
-    elif name == "pow0":
-        values = [0.0] + [d.choice((0.5, -1.5, 2.0)) for _ in range(numel(shape) - 1)]
-        x = b.op("pow", [b.leaf(d, shape, values=values)], const=0)
-    elif name == "pow3":
-        x = b.op("pow", [b.leaf(d, shape)], const=3)
-    elif name == "relu0":
-        # exact zeros, straight from a leaf: a value that only rounds to about
-        # 0 may land on either side of the kink, an exact one lands on it
-        values = [0.0] + [d.choice((0.5, -1.5, 0.0, 2.0)) for _ in range(numel(shape) - 1)]
-        x = b.op("relu", [b.leaf(d, shape, values=values)])
-    elif name in UNARY or name in CONST:
-        x = unary(d, b, b.leaf(d, shape, positive=name == "log" or (name == "pow" and d.boolean())),
-                   (name,))
-    elif name in ("sum", "mean"):
-        x = b.op(name, [b.leaf(d, shape)], axis=None, keepdims=d.boolean())
-    elif name.endswith("_axis"):
-        # the last axis, without keepdims: the axis a forgotten expand_dims misplaces
-        x = b.op(name[:-5], [b.leaf(d, (d.choice(WIDE), d.choice(WIDE)))], axis=-1 if name == "sum_axis" else 1)
-    elif name == "sum_middle":
-        # without keepdims: the axis put back in the middle, not at the end as a 2-D row sum's would be
-        x = b.op(d.choice(("sum", "mean")), [b.leaf(d, tuple(d.choice(WIDE) for _ in range(3)))],
-                 axis=d.choice((1, -2)))
-    elif name.endswith("_keepdims"):
-        x = b.op(name[:-9], [b.leaf(d, (d.choice(WIDE), d.choice(WIDE)))], axis=d.choice((0, 1, -1, -2)),
-                 keepdims=True)
-    elif name == "T":
-        x = b.op("T", [b.leaf(d, shapes(d, 2, 2))])
-    else:
-        x = b.op("reshape", [b.leaf(d, shape)], shape=d.choice(_reshapes(shape)))
+    x = _FIRST_OP.get(name, _reshape)(d, b, name, shape)
     if b.shapes[x] != ():
         # weights, so that a gradient spread or routed wrongly shows in the values
         x = b.op("mul", [x, b.leaf(d, b.shapes[x], requires_grad=False)])
@@ -80,7 +57,78 @@ def op_programs(d: Draws, case=None):
     return done(b, name)
 
 
-def _reshapes(shape):
+# The first op of each case, on new leaves; each returns the op's value id.
+# (The draws each makes are the programs' seeds: their order is kept.)
+
+def _product(d: Draws, b: Builder, name: str, shape: Shape) -> int:
+    m, k, n = d.choice(SIZES), d.choice(WIDE), d.choice(SIZES)
+    left = b.leaf(d, (k,) if name == "dot" else (m, k))
+    return b.op("matmul", [left, b.leaf(d, (k, n) if name == "matmul" else (k,))])
+
+
+def _binary(d: Draws, b: Builder, name: str, shape: Shape) -> int:
+    left = b.leaf(d, shape)
+    return b.op(name, [left, b.leaf(d, shape, positive=name == "div")])
+
+
+def _pow0(d: Draws, b: Builder, name: str, shape: Shape) -> int:
+    values = [0.0] + [d.choice((0.5, -1.5, 2.0)) for _ in range(numel(shape) - 1)]
+    return b.op("pow", [b.leaf(d, shape, values=values)], const=0)
+
+
+def _pow3(d: Draws, b: Builder, name: str, shape: Shape) -> int:
+    return b.op("pow", [b.leaf(d, shape)], const=3)
+
+
+def _relu0(d: Draws, b: Builder, name: str, shape: Shape) -> int:
+    # exact zeros, straight from a leaf: a value that only rounds to about
+    # 0 may land on either side of the kink, an exact one lands on it
+    values = [0.0] + [d.choice((0.5, -1.5, 0.0, 2.0)) for _ in range(numel(shape) - 1)]
+    return b.op("relu", [b.leaf(d, shape, values=values)])
+
+
+def _elementwise(d: Draws, b: Builder, name: str, shape: Shape) -> int:
+    return unary(d, b, b.leaf(d, shape, positive=name == "log" or (name == "pow" and d.boolean())), (name,))
+
+
+def _full_reduction(d: Draws, b: Builder, name: str, shape: Shape) -> int:
+    return b.op(name, [b.leaf(d, shape)], axis=None, keepdims=d.boolean())
+
+
+def _last_axis(d: Draws, b: Builder, name: str, shape: Shape) -> int:
+    # the last axis, without keepdims: the axis a forgotten expand_dims misplaces
+    return b.op(name[:-5], [b.leaf(d, (d.choice(WIDE), d.choice(WIDE)))], axis=-1 if name == "sum_axis" else 1)
+
+
+def _middle_axis(d: Draws, b: Builder, name: str, shape: Shape) -> int:
+    # without keepdims: the axis put back in the middle, not at the end as a 2-D row sum's would be
+    return b.op(d.choice(("sum", "mean")), [b.leaf(d, tuple(d.choice(WIDE) for _ in range(3)))],
+                axis=d.choice((1, -2)))
+
+
+def _keepdims(d: Draws, b: Builder, name: str, shape: Shape) -> int:
+    return b.op(name[:-9], [b.leaf(d, (d.choice(WIDE), d.choice(WIDE)))], axis=d.choice((0, 1, -1, -2)),
+                keepdims=True)
+
+
+def _transpose(d: Draws, b: Builder, name: str, shape: Shape) -> int:
+    return b.op("T", [b.leaf(d, shapes(d, 2, 2))])
+
+
+def _reshape(d: Draws, b: Builder, name: str, shape: Shape) -> int:
+    return b.op("reshape", [b.leaf(d, shape)], shape=d.choice(_reshapes(shape)))
+
+
+_FIRST_OP: dict[str, Callable[[Draws, Builder, str, Shape], int]] = {
+    **dict.fromkeys(("matmul", "mv", "dot"), _product), **dict.fromkeys(("add", "sub", "mul", "div"), _binary),
+    "pow0": _pow0, "pow3": _pow3, "relu0": _relu0, **dict.fromkeys(UNARY + CONST, _elementwise),
+    "sum": _full_reduction, "mean": _full_reduction, "sum_axis": _last_axis, "mean_axis": _last_axis,
+    "sum_middle": _middle_axis, "sum_keepdims": _keepdims, "mean_keepdims": _keepdims, "T": _transpose,
+    "reshape": _reshape,
+}
+
+
+def _reshapes(shape: Shape) -> list[Shape]:
     n = numel(shape)
     return [(n,), (1, n), (n, 1)] + ([(2, n // 2)] if n % 2 == 0 and n > 2 else [])
 
@@ -100,7 +148,7 @@ STRETCHED = {"middle": (1,), "outer": (0, 2), "front": (0, 1), "back": (1, 2), "
 BROADCAST_CASES = ("leading", "ones", "scalar", "both") + tuple(STRETCHED)
 
 
-def broadcast_programs(d: Draws, case=None, ops=BROADCAST_OPS):
+def broadcast_programs(d: Draws, case: str | None = None, ops: Sequence[str] = BROADCAST_OPS) -> dict[str, Any]:
     """A binary op (or two) between a tensor and one whose shape
     broadcasts to it: each input's gradient must be summed back to its
     shape. ``ops``: the binary ops to use (the ones the student's engine
@@ -109,8 +157,10 @@ def broadcast_programs(d: Draws, case=None, ops=BROADCAST_OPS):
     b = Builder()
     form = case or "random"
     name = d.choice(ops)
+    big: Shape
+    small: Shape
     if form == "leading":
-        big, small = (d.choice(WIDE), d.choice(WIDE)), None
+        big = (d.choice(WIDE), d.choice(WIDE))
         small = big[1:]
     elif form == "ones":
         big = (d.choice(WIDE), d.choice(WIDE))

@@ -14,6 +14,9 @@ difference at a kink or a pole never passes for the student's mistake."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from .builder import Builder, numel
 
 
@@ -64,42 +67,73 @@ def _without_leaf(program, leaf):
     return {**program, "leaves": leaves, "steps": [_renumber(s, mapping) for s in program["steps"]]}
 
 
-def _valid(program) -> bool:
+def _valid(program: dict[str, Any]) -> bool:
     """The shapes fit and every op sees the values the strategies promise it."""
     try:
         b = Builder.of(program)
     except (IndexError, KeyError, ValueError, TypeError, ZeroDivisionError):
         return False
-    n_leaves = len(program["leaves"])
-    value = n_leaves
+    value = len(program["leaves"])  # the id of the value the next op makes
     for step in program["steps"]:
         if step["kind"] != "op":
             if any(not 0 <= v < value for v in _uses(step)):
                 return False
             continue
-        args = step["args"]
-        shapes = [b.shapes[a] for a in args]
-        op = step["op"]
-        if op in ("add", "sub", "mul", "div") and not _broadcastable(*shapes):
-            return False
-        if op == "matmul" and (not all(1 <= len(s) <= 2 for s in shapes) or len(shapes[0]) < len(shapes[1])
-                               or shapes[0][-1] != shapes[1][0]):
-            return False
-        # relu: away from 0, or a leaf's exact values (an exact 0 is on the kink, not about it)
-        if op == "relu" and not (b.safe[args[0]] or b.given[args[0]]) or op == "log" and not b.positive[args[0]]:
-            return False
-        if op == "div" and not b.positive[args[1]]:
-            return False
-        if op == "pow" and step["const"] not in (0, 2, 3) and not b.positive[args[0]]:
-            return False
-        if op == "reshape" and numel(shapes[0]) != numel(step["shape"]):
-            return False
-        if op in ("sum", "mean") and step.get("axis") is not None and not -len(shapes[0]) <= step["axis"] < len(shapes[0]):
-            return False
-        if op == "T" and len(shapes[0]) != 2:
+        shapes = [b.shapes[a] for a in step["args"]]
+        fits = _FITS.get(step["op"])
+        if fits is not None and not fits(step, shapes, b):
             return False
         value += 1
     return True
+
+
+# What each op needs of its arguments' shapes and values.
+Fits = Callable[[dict[str, Any], list[tuple[int, ...]], Builder], bool]
+
+
+def _elementwise_fits(step: dict[str, Any], shapes: list[tuple[int, ...]], b: Builder) -> bool:
+    return _broadcastable(*shapes)
+
+
+def _div_fits(step: dict[str, Any], shapes: list[tuple[int, ...]], b: Builder) -> bool:
+    return _broadcastable(*shapes) and b.positive[step["args"][1]]
+
+
+def _matmul_fits(step: dict[str, Any], shapes: list[tuple[int, ...]], b: Builder) -> bool:
+    return all(1 <= len(s) <= 2 for s in shapes) and len(shapes[0]) >= len(shapes[1]) \
+        and shapes[0][-1] == shapes[1][0]
+
+
+def _relu_fits(step: dict[str, Any], shapes: list[tuple[int, ...]], b: Builder) -> bool:
+    # away from 0, or a leaf's exact values (an exact 0 is on the kink, not about it)
+    return bool(b.safe[step["args"][0]] or b.given[step["args"][0]])
+
+
+def _log_fits(step: dict[str, Any], shapes: list[tuple[int, ...]], b: Builder) -> bool:
+    return bool(b.positive[step["args"][0]])
+
+
+def _pow_fits(step: dict[str, Any], shapes: list[tuple[int, ...]], b: Builder) -> bool:
+    return step["const"] in (0, 2, 3) or bool(b.positive[step["args"][0]])
+
+
+def _reshape_fits(step: dict[str, Any], shapes: list[tuple[int, ...]], b: Builder) -> bool:
+    return numel(shapes[0]) == numel(step["shape"])
+
+
+def _axis_fits(step: dict[str, Any], shapes: list[tuple[int, ...]], b: Builder) -> bool:
+    return step.get("axis") is None or -len(shapes[0]) <= step["axis"] < len(shapes[0])
+
+
+def _transpose_fits(step: dict[str, Any], shapes: list[tuple[int, ...]], b: Builder) -> bool:
+    return len(shapes[0]) == 2
+
+
+_FITS: dict[str, Fits] = {
+    "add": _elementwise_fits, "sub": _elementwise_fits, "mul": _elementwise_fits, "div": _div_fits,
+    "matmul": _matmul_fits, "relu": _relu_fits, "log": _log_fits, "pow": _pow_fits, "reshape": _reshape_fits,
+    "sum": _axis_fits, "mean": _axis_fits, "T": _transpose_fits,
+}
 
 
 def _broadcastable(a, b) -> bool:
@@ -124,7 +158,7 @@ def candidates(program: dict) -> list[dict]:
         value += 1
     used = {v for s in steps for v in _uses(s)}
     found += [_without_leaf(program, leaf) for leaf in range(n_leaves) if leaf not in used]
-    unique = {}
+    unique: dict[str, dict[str, Any]] = {}
     for candidate in found:
         if candidate is not None and candidate["steps"] and _valid(candidate):
             unique.setdefault(repr(candidate), candidate)

@@ -4,6 +4,8 @@ graph with their engine's names, its leaves' values and its shapes.
 
 from __future__ import annotations
 
+from typing import Any
+
 from .builder import Builder
 
 # -- rendering ----------------------------------------------------------------
@@ -30,35 +32,37 @@ def array_text(values, shape) -> str:
     return f"np.array({text}).reshape{shape}"
 
 
-def expression(step, names_) -> str:
+_INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "matmul": "@"}
+_WITH_NUMBER = {"add_c": "{x} + {c}", "mul_c": "{x} * {c}", "rsub_c": "{c} - {x}"}
+_POSTFIX = {"neg": "-{x}", "T": "{x}.T"}
+
+
+def expression(step: dict[str, Any], names_: list[str]) -> str:
+    """An op step as the student would write it, on its arguments' names."""
     a = [names_[i] for i in step["args"]]
     op = step["op"]
-    infix = {"add": "+", "sub": "-", "mul": "*", "div": "/", "matmul": "@"}
-    if op in infix:
-        return f"{a[0]} {infix[op]} {a[1]}"
-    c = _number(step.get("const", 0))
-    if op == "add_c":
-        return f"{a[0]} + {c}"
-    if op == "mul_c":
-        return f"{a[0]} * {c}"
-    if op == "rsub_c":
-        return f"{c} - {a[0]}"
+    if op in _INFIX:
+        return f"{a[0]} {_INFIX[op]} {a[1]}"
+    if op in _WITH_NUMBER:
+        return _WITH_NUMBER[op].format(x=a[0], c=_number(step.get("const", 0)))
     if op == "pow":
         return f"{a[0]} ** {step['const']}"
-    if op == "neg":
-        return f"-{a[0]}"
-    if op == "T":
-        return f"{a[0]}.T"
+    if op in _POSTFIX:
+        return _POSTFIX[op].format(x=a[0])
     if op in ("sum", "mean"):
-        params = []
-        if step.get("axis") is not None:
-            params.append(f"axis={step['axis']}")
-        if step.get("keepdims"):
-            params.append("keepdims=True")
-        return f"{a[0]}.{op}({', '.join(params)})"
+        return f"{a[0]}.{op}({', '.join(_reduction_keywords(step))})"
     if op == "reshape":
         return f"{a[0]}.reshape({', '.join(str(n) for n in step['shape'])})"
     return f"{a[0]}.{op}()"
+
+
+def _reduction_keywords(step: dict[str, Any]) -> list[str]:
+    params = []
+    if step.get("axis") is not None:
+        params.append(f"axis={step['axis']}")
+    if step.get("keepdims"):
+        params.append("keepdims=True")
+    return params
 
 
 def render(program, module: str = "engine", prints: dict | None = None, raises: dict | None = None) -> str:

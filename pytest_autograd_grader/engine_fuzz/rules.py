@@ -5,8 +5,10 @@ backward frees, backward of non-scalar outputs. Each with named cases, as
 
 from __future__ import annotations
 
-from .builder import CONSTS, GRADS, Builder, Draws, done, numel, shapes
+from collections.abc import Callable
+from typing import Any
 
+from .builder import CONSTS, GRADS, Builder, Draws, done, numel, shapes
 
 # -- leaves and requires_grad ----------------------------------------------------------
 
@@ -37,8 +39,8 @@ def leaf_programs(d: Draws, case=None):
             b.backward(b.scalar(out))
     elif case == "detach":  # a new leaf that nothing flows back through
         x, y = b.leaf(d, shape), b.leaf(d, shape)
-        d = b.op("detach", [b.op(scale, [x], const=const)])
-        b.backward(b.scalar(b.op("mul", [d, y])))
+        detached = b.op("detach", [b.op(scale, [x], const=const)])
+        b.backward(b.scalar(b.op("mul", [detached, y])))
     elif case == "constants":  # ops on tensors that need no grad record nothing
         c, k, x = b.leaf(d, shape, requires_grad=False), b.leaf(d, shape, requires_grad=False), b.leaf(d, shape)
         joined = b.op(d.choice(("add", "mul", "sub")), [c, k])
@@ -197,56 +199,84 @@ def retain_graph_programs(d: Draws, case=None):
 VECTOR_CASES = ("gradient", "implicit", "many", "wrong_shape", "one_element", "many_shared", "leaf_root")
 
 
-def vector_backward_programs(d: Draws, case=None):
+def vector_backward_programs(d: Draws, case: str | None = None) -> dict[str, Any]:
     """Backward from non-scalar outputs: with a ``gradient`` (a vector-
     Jacobian product), without one (an error unless the output has one
     element), or several outputs at once through the module-level
     ``backward(tensors, grad_tensors)``."""
     b = Builder()
     kind = case or d.choice(("gradient", "implicit", "many", "wrong_shape"))
-    shape = shapes(d)
-    if kind in ("implicit", "wrong_shape") and numel(shape) == 1:
-        shape = (2,)
-    if kind == "one_element":
-        shape = d.choice(((1,), (1, 1)))
+    shape = _vector_shape(d, kind)
     if kind in ("many_shared", "leaf_root"):
-        x, y = b.leaf(d, shape), b.leaf(d, shape)
-        out = b.op("mul_c", [b.op("mul", [x, y])], const=d.choice(CONSTS))
-        if kind == "many_shared":
-            # one output given twice: both gradients go back in one traversal,
-            # through a product that a first traversal of its own would free
-            outputs = [out, out]
-        else:
-            outputs = d.permutation([out, b.leaf(d, shape)])
-        grads = [b.gradient(d, o) for o in outputs]
-        b.steps.append({"kind": "backward_many", "values": list(outputs), "grad_tensors": grads,
-                        "retain_graph": False, "grad_shapes": [list(b.shapes[o]) for o in outputs]})
+        _shared_outputs(d, b, kind, shape)
         return done(b, kind)
     outputs = []
     for _ in range(2 if kind == "many" else 1):
         leaves = [b.leaf(d, shape) for _ in range(d.integer(1, 2))]
         outputs.append(_plain_forward(d, b, leaves))
-    if kind == "many":
-        if d.boolean():
-            outputs[1] = b.op("sum", [outputs[1]])
-        grads = [None if b.shapes[o] == () and d.boolean() else b.gradient(d, o) for o in outputs]
-        b.steps.append({"kind": "backward_many", "values": outputs, "grad_tensors": grads, "retain_graph": True,
-                        "grad_shapes": [list(b.shapes[o]) for o in outputs]})
-    elif kind == "wrong_shape":
-        # a gradient that is not the output's shape (one more element, or
-        # the same elements laid out otherwise): PyTorch refuses it
-        wrong = d.choice([(numel(shape) + 1,), (1, numel(shape)) if len(shape) == 1 else shape[::-1]])
-        if tuple(wrong) == tuple(shape):
-            wrong = (numel(shape) + 1,)
-        gradient = [d.choice(GRADS) for _ in range(numel(wrong))]
-        b.steps.append({"kind": "backward", "value": outputs[0], "gradient": gradient, "retain_graph": True,
-                        "gradient_shape": list(wrong)})
-        b.backward(outputs[0], gradient=b.gradient(d, outputs[0]), retain_graph=True)
-    elif kind == "implicit":
-        b.backward(outputs[0], retain_graph=True)
-        b.backward(outputs[0], gradient=b.gradient(d, outputs[0]), retain_graph=True)
-    elif kind == "one_element":
-        b.backward(outputs[0])
-    else:
-        b.backward(outputs[0], gradient=b.gradient(d, outputs[0]), retain_graph=True)
+    _VECTOR_BACKWARD.get(kind, _given_gradient)(d, b, outputs, shape)
     return done(b, kind)
+
+
+def _vector_shape(d: Draws, kind: str) -> tuple[int, ...]:
+    shape = shapes(d)
+    if kind in ("implicit", "wrong_shape") and numel(shape) == 1:
+        shape = (2,)
+    if kind == "one_element":
+        shape = d.choice(((1,), (1, 1)))
+    return shape
+
+
+def _shared_outputs(d: Draws, b: Builder, kind: str, shape: tuple[int, ...]) -> None:
+    """One output given twice, or an output beside a leaf, in one backward call."""
+    x, y = b.leaf(d, shape), b.leaf(d, shape)
+    out = b.op("mul_c", [b.op("mul", [x, y])], const=d.choice(CONSTS))
+    if kind == "many_shared":
+        # one output given twice: both gradients go back in one traversal,
+        # through a product that a first traversal of its own would free
+        outputs = [out, out]
+    else:
+        outputs = d.permutation([out, b.leaf(d, shape)])
+    grads = [b.gradient(d, o) for o in outputs]
+    b.steps.append({"kind": "backward_many", "values": list(outputs), "grad_tensors": grads,
+                    "retain_graph": False, "grad_shapes": [list(b.shapes[o]) for o in outputs]})
+
+
+# The backward calls of each kind, from its outputs.
+
+def _many_outputs(d: Draws, b: Builder, outputs: list[int], shape: tuple[int, ...]) -> None:
+    if d.boolean():
+        outputs[1] = b.op("sum", [outputs[1]])
+    grads = [None if b.shapes[o] == () and d.boolean() else b.gradient(d, o) for o in outputs]
+    b.steps.append({"kind": "backward_many", "values": outputs, "grad_tensors": grads, "retain_graph": True,
+                    "grad_shapes": [list(b.shapes[o]) for o in outputs]})
+
+
+def _wrong_shape(d: Draws, b: Builder, outputs: list[int], shape: tuple[int, ...]) -> None:
+    # a gradient that is not the output's shape (one more element, or
+    # the same elements laid out otherwise): PyTorch refuses it
+    wrong = d.choice([(numel(shape) + 1,), (1, numel(shape)) if len(shape) == 1 else shape[::-1]])
+    if tuple(wrong) == tuple(shape):
+        wrong = (numel(shape) + 1,)
+    gradient = [d.choice(GRADS) for _ in range(numel(wrong))]
+    b.steps.append({"kind": "backward", "value": outputs[0], "gradient": gradient, "retain_graph": True,
+                    "gradient_shape": list(wrong)})
+    b.backward(outputs[0], gradient=b.gradient(d, outputs[0]), retain_graph=True)
+
+
+def _implicit(d: Draws, b: Builder, outputs: list[int], shape: tuple[int, ...]) -> None:
+    b.backward(outputs[0], retain_graph=True)
+    b.backward(outputs[0], gradient=b.gradient(d, outputs[0]), retain_graph=True)
+
+
+def _one_element(d: Draws, b: Builder, outputs: list[int], shape: tuple[int, ...]) -> None:
+    b.backward(outputs[0])
+
+
+def _given_gradient(d: Draws, b: Builder, outputs: list[int], shape: tuple[int, ...]) -> None:
+    b.backward(outputs[0], gradient=b.gradient(d, outputs[0]), retain_graph=True)
+
+
+_VECTOR_BACKWARD: dict[str, Callable[[Draws, Builder, list[int], tuple[int, ...]], None]] = {
+    "many": _many_outputs, "wrong_shape": _wrong_shape, "implicit": _implicit, "one_element": _one_element,
+}
