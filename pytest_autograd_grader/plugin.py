@@ -1,6 +1,7 @@
 """The pytest11 entry point: options, the ``grade`` marker and the hooks that
 turn test reports into check results (what a check declares is read by
-``declarations``; the gradebook and report files are ``sessions``').
+``declarations``, a report's result built by ``check_results``; the
+gradebook and report files are ``sessions``').
 
 This module imports neither torch nor numpy; they are imported only once a
 graded session or a grading fixture needs them.
@@ -15,15 +16,16 @@ import pytest
 
 from . import hookspecs, i18n, options
 from .boundary.untrusted import FEEDBACK_LIMIT, guarded, quoted, shown
+from .check_results import result_for
 from .concepts import Concept
-from .declarations import MARKER_HELP, concept_title, spec_of, title_of, topic_of
+from .declarations import MARKER_HELP, concept_title, spec_of
 from .fixtures import autograd, executor_for, grade_device, grade_rng, submission  # noqa: F401  (fixtures)
 from .i18n import msg
-from .outcomes import CheckError, GradeFailure, GraderError, status_of
+from .outcomes import CheckError, GradeFailure, GraderError
 from .protocol import STUDENT_FAILED, Status
 from .pytest_internals import LONE_RUN, UnsupportedPytest, check_supported, report_sections
-from .scoring import CheckResult, CheckSpec, Gradebook, shown_diagnoses
-from .session_state import CREDIT, NOTED, PLACE, SETTINGS, STATE, Credit, GradeState, state_of
+from .scoring import CheckResult, Gradebook
+from .session_state import CREDIT, NOTED, SETTINGS, STATE, GradeState, state_of
 from .sessions import GradeTableLast, GradingSession, PlainSession, header_lines, in_github_log, write_reports
 
 # -- set-up ---------------------------------------------------------------
@@ -166,7 +168,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, object]:
-    # the diagnoses the check formats or is given, for its report (_result_for)
+    # the diagnoses the check formats or is given, for its report (check_results)
     with i18n.noting_diagnoses() as noted:
         pyfuncitem.stash[NOTED] = noted
         return (yield from _credited(pyfuncitem))
@@ -188,104 +190,7 @@ def _credited(pyfuncitem: pytest.Function) -> Generator[None, object, object]:
     return result
 
 
-# -- results --------------------------------------------------------------
-
-def _device_of(item: pytest.Item) -> str | None:
-    callspec = getattr(item, "callspec", None)
-    return callspec.params.get("grade_device") if callspec is not None else None
-
-
-def _crash_line(report: pytest.TestReport) -> str:
-    crash = getattr(report.longrepr, "reprcrash", None)
-    if crash is not None:
-        return crash.message
-    return str(report.longrepr or "").strip().splitlines()[-1] if report.longrepr else ""
-
-
-def _result_for(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport) -> CheckResult:
-    """The check's result from one phase's report: status, score, the
-    instruction's part, the input classes drawn, and feedback in words."""
-    spec = spec_of(item)
-    result = _blank_result(item, spec, report)
-    exc = call.excinfo.value if call.excinfo is not None else None
-    if report.skipped:
-        _mark_skipped(result, report)
-    elif report.failed:
-        _mark_failed(item, spec, result, report, exc)
-    elif report.when == "call":
-        result.status = Status.PASSED
-        result.score = spec.points
-    if result.status != Status.SKIPPED:
-        # declared on the marker, or taken on by a check that looked at an instruction
-        credit = item.stash.get(CREDIT, None) or Credit(points=spec.points, share=spec.instruction_share)
-        result.instruction = credit.instruction_part(result.score)
-        _note_inputs(item, spec, result)
-    if result.feedback and result.status in STUDENT_FAILED:
-        _frame_student_feedback(item, spec, result)
-    return result
-
-
-def _blank_result(item: pytest.Item, spec: CheckSpec, report: pytest.TestReport) -> CheckResult:
-    """The check's result before its outcome: what it declares and where."""
-    file, line, cell = item.stash[PLACE].best() if PLACE in item.stash else (None, None, None)
-    return CheckResult(id=item.nodeid, concept=spec.concept, score=0.0, max_score=spec.points,
-                       status=None, hidden=spec.hidden, device=_device_of(item),
-                       duration_s=round(report.duration, 6), topic=topic_of(item), title=title_of(item),
-                       file=file, line=line, cell=cell, visibility=spec.visibility)
-
-
-def _mark_skipped(result: CheckResult, report: pytest.TestReport) -> None:
-    result.status = Status.SKIPPED
-    result.max_score = 0.0
-    reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else ""
-    result.feedback = reason.removeprefix("Skipped: ")
-
-
-def _mark_failed(item: pytest.Item, spec: CheckSpec, result: CheckResult, report: pytest.TestReport,
-                 exc: BaseException | None) -> None:
-    result.status = status_of(exc) if exc is not None else Status.ERROR
-    if report.when != "call" and result.status == Status.FAILED:
-        result.status = Status.ERROR  # a fixture's assert is the check's problem, not the student's
-    fraction = getattr(exc, "fraction", None) or 0.0
-    result.score = round(spec.points * fraction, 6)
-    given = getattr(exc, "feedback", None)
-    result.feedback = given or ((spec.problem or "") if isinstance(exc, CheckError) else _crash_line(report))
-    if result.status == Status.ERROR and report.when == "call" and exc is not None \
-            and not isinstance(exc, GraderError):
-        from .boundary.blame import STUDENT_VALUES, blame_student
-
-        # The check tripped over the form of the student's answer: the
-        # student's failure, not the instructor's bug.
-        blamed = blame_student(exc, item.stash.get(STUDENT_VALUES, None))
-        if blamed is not None:
-            result.status, result.feedback = Status.FAILED, blamed
-
-
-def _frame_student_feedback(item: pytest.Item, spec: CheckSpec, result: CheckResult) -> None:
-    """Feedback the student failed: the place's remarks, the concept's
-    header, the diagnoses given; a hidden check's only where instructors read."""
-    remarks = item.stash[PLACE].remarks if PLACE in item.stash else {}
-    result.feedback += "".join("\n" + remark for remark in remarks)
-    title = concept_title(item.config, spec.concept)
-    result.feedback = msg("feedback.header", title=title, what=result.feedback)
-    # the diagnoses it gave (a broken check, status error, gives none: its text is no diagnosis)
-    result.diagnoses = shown_diagnoses(item.stash.get(NOTED, []), result.feedback)
-    if spec.hidden:
-        # the reason goes only where instructors read (see CheckResult.public)
-        result.private_feedback, result.feedback = result.feedback, msg("feedback.hidden", title=title)
-
-
-def _note_inputs(item: pytest.Item, spec: CheckSpec, result: CheckResult) -> None:
-    """The input classes the check drew, and those it declared and did not
-    draw (a check that failed early may not have drawn them all)."""
-    from .checking.input_classes import missing_classes, ordered
-
-    rng = getattr(item, "funcargs", {}).get("grade_rng")
-    drawn = getattr(rng, "drawn", None)
-    if isinstance(drawn, set) and (drawn or spec.inputs):
-        result.inputs = ordered(drawn)
-        result.inputs_missing = missing_classes(spec.inputs, drawn) if spec.inputs else None
-
+# -- reports --------------------------------------------------------------
 
 class _FeedbackReports:
     """Registered for every run, graded or not."""
@@ -319,7 +224,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if state is None:
         _plain_feedback(item, call, report)
         return report
-    result = _result_for(item, call, report)
+    result = result_for(item, call, report)
     result = item.config.hook.pytest_grade_check_result(item=item, result=result)
     if result.status == Status.ERROR:
         # What a broken check says reaches instructors, TAs and their tools:
@@ -345,7 +250,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         # The student needs the feedback once, not a traceback into the grader.
         report.longrepr = result.feedback
     if in_github_log(state):
-        from .reporters.github import defuse_commands
+        from .reporters.github_escaping import defuse_commands
 
         # GitHub's runner reads workflow commands from the job's log: text the
         # student's code chose must not fake annotations or outputs there

@@ -73,7 +73,7 @@ def header_lines(state: GradeState) -> list[str]:
     # a note names the student's files and lines: never at the start of a line
     notes = [msg("header.note", note=note) for note in submission_notes(state)]
     if in_github_log(state):
-        from .reporters.github import defuse_commands
+        from .reporters.github_escaping import defuse_commands
 
         notes = [defuse_commands(note) for note in notes]
     return lines + notes

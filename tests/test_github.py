@@ -18,12 +18,10 @@ from pytest_autograd_grader.i18n import msg
 from pytest_autograd_grader.reporters.github import (
     annotation_lines,
     classroom_output,
-    defuse_commands,
-    escape_data,
-    escape_property,
     step_summary,
     write_github_outputs,
 )
+from pytest_autograd_grader.reporters.github_escaping import defuse_commands, escape_data, escape_property
 from pytest_autograd_grader.scoring import CheckResult, Gradebook
 
 # the one source of the workflow `autograd-grader github-classroom` writes

@@ -321,7 +321,7 @@ FORGE = """
         import pytest_autograd_grader.plugin as plugin
         import pytest_autograd_grader.scoring as scoring
         scoring.Gradebook.percent = property(lambda self: 100.0)
-        plugin._result_for = None
+        plugin.result_for = None
     except Exception:
         pass
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..boundary.untrusted import shown
-from ..classroom.class_report import escape, page, table
+from ..classroom.html_page import escape, page, table
 from ..i18n import msg
 from ..reporters.files import write_text_atomic
 from .text_report import COLUMNS, baseline_lines, lines_of, percent_text, score_text, seeds_text, verdict_line

@@ -4,7 +4,8 @@ GitHub Classroom result.
 Three readers, three formats, one rule: text that a student's code may have
 chosen (feedback quotes exception messages and printed output) is escaped
 for the format it lands in, so it can neither break the Markdown and HTML
-of the step summary nor start a workflow command in the job's log.
+of the step summary nor start a workflow command in the job's log
+(``github_escaping``).
 
 - ``write_github_outputs``: appends Markdown to ``$GITHUB_STEP_SUMMARY`` and
   ``result=<base64>`` to ``$GITHUB_OUTPUT`` (what GitHub Classroom's
@@ -21,7 +22,6 @@ import base64
 import html
 import json
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -29,6 +29,16 @@ from typing import Any
 from ..i18n import msg
 from ..protocol import NOT_PASSED, Status
 from ..scoring import CheckResult, Gradebook
+from .github_escaping import (
+    bounded,
+    clean,
+    code_span,
+    defuse_commands,
+    escape_data,
+    escape_property,
+    fenced,
+    table_cell,
+)
 from .order import course_order
 from .terminal import place, points
 
@@ -44,77 +54,6 @@ SUMMARY_BUDGET = 900_000
 # and Linux refuses a single one over 128 KiB (MAX_ARG_STRLEN).
 RESULT_BUDGET = 120_000
 RESULT_MESSAGE_CHARS = (2000, 300, 0)  # tried in turn until the result fits
-
-
-# -- escaping ------------------------------------------------------------
-
-# Characters that end a line for some reader of the log (.NET splits on
-# CR and LF, Python's splitlines on these too) or that drive a terminal.
-_LINE_BREAKS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
-_CONTROL = re.compile("[\x00-\x08\x0e-\x1f\x7f" + _LINE_BREAKS + "]")
-
-
-def _clean(text: str) -> str:
-    """``text`` without control characters and odd line breaks; tabs, CR
-    and LF stay for the format's own escaping."""
-    return _CONTROL.sub(" ", text.replace("\r\n", "\n"))
-
-
-def escape_data(text: str) -> str:
-    """A workflow command's message, as GitHub's runner unescapes it."""
-    return _clean(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def escape_property(text: str) -> str:
-    """A workflow command's property value (file, title)."""
-    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
-
-
-def defuse_commands(text: str) -> str:
-    """Student text for the job's log (the Classroom reporter prints names
-    and messages; pytest prints feedback): GitHub's runner takes a line that
-    starts with ``::`` (after spaces) or holds ``##[`` anywhere for a
-    workflow command, so a zero-width space goes between the two characters."""
-    lines = _clean(text).replace("\r", "\n").split("\n")
-    lines = [line.replace("##[", "#\u200b#[") for line in lines]
-    lines = [re.sub(r"^(\s*):(?=:)", "\\1:\u200b", line) for line in lines]
-    return "\n".join(lines)
-
-
-def _cell(text: str) -> str:
-    """A Markdown table cell: one line, HTML-escaped, ``|`` escaped."""
-    return html.escape(" ".join(_clean(text).split())).replace("|", "&#124;")
-
-
-def _literal(text: str) -> str:
-    """``text`` on one line as a Markdown code span, shown as it is written:
-    no link, image, emphasis or HTML in it is read. Its backticks are a run
-    longer than any inside it (GitHub's way of quoting backticks)."""
-    text = " ".join(_clean(text).split())
-    if not text:
-        return ""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{'`' * (longest + 1)}{pad}{text}{pad}{'`' * (longest + 1)}"
-
-
-def _fenced(text: str) -> list[str]:
-    """``text`` in a fenced code block that no line of it can close: the
-    fence is longer than the longest run of backticks inside."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return [fence + "text", *_clean(text).replace("\r", "\n").split("\n"), fence]
-
-
-def _bounded(text: str, lines: int, chars: int) -> str:
-    """The first ``lines`` lines and ``chars`` characters of ``text``, cut
-    between words (a quote it leaves open closed)."""
-    from ..boundary.shortening import shorten
-
-    kept = text.splitlines()
-    cut = len(kept) > lines or len(text) > chars
-    short = shorten("\n".join(kept[:lines]), chars)
-    return short + "\n" + msg("github.cut") if cut else short
 
 
 # -- names and places ----------------------------------------------------
@@ -223,7 +162,7 @@ def annotation_lines(gradebook: Gradebook, submission: Path | None = None) -> li
         title = msg("github.check_label", name=item.name, score=points(item.check.score),
                     max_score=points(item.check.max_score), status=msg(f"github.status.{item.check.status}"))
         properties.append(f"title={escape_property(title)}")
-        message = _bounded(item.message.strip(), ANNOTATION_LINES, ANNOTATION_CHARS) or title
+        message = bounded(item.message.strip(), ANNOTATION_LINES, ANNOTATION_CHARS) or title
         if index == ANNOTATIONS_SHOWN and len(items) > ANNOTATIONS_SHOWN:
             message += "\n\n" + msg("github.more_annotations", count=len(items) - ANNOTATIONS_SHOWN)
         lines.append(f"::error {','.join(properties)}::{escape_data(message)}")
@@ -236,26 +175,26 @@ def step_summary(gradebook: Gradebook, submission: Path | None = None) -> str:
     """The Markdown for ``$GITHUB_STEP_SUMMARY``: a table per concept, the
     total, then every check that did not pass with its feedback folded."""
     # a blank line first: the step's earlier Markdown may end in a paragraph or a table
-    out = ["", f"## {_cell(msg('github.heading', score=points(gradebook.score), max_score=points(gradebook.max_score), percent=gradebook.percent))}", ""]
+    out = ["", f"## {table_cell(msg('github.heading', score=points(gradebook.score), max_score=points(gradebook.max_score), percent=gradebook.percent))}", ""]
     if not gradebook.complete:
-        out += [f"> {_cell(msg('github.incomplete'))}", ""]
-    out += [f"| {_cell(msg('github.col_concept'))} | {_cell(msg('github.col_score'))} | "
-            f"{_cell(msg('github.col_passed'))} | {_cell(msg('github.col_percent'))} |",
+        out += [f"> {table_cell(msg('github.incomplete'))}", ""]
+    out += [f"| {table_cell(msg('github.col_concept'))} | {table_cell(msg('github.col_score'))} | "
+            f"{table_cell(msg('github.col_passed'))} | {table_cell(msg('github.col_percent'))} |",
             "|---|---:|---:|---:|"]
     for total in gradebook.concept_totals():
         percent = 100.0 * total.score / total.max_score if total.max_score else 0.0
-        out.append(f"| {_cell(total.title)} | {points(total.score)}/{points(total.max_score)} | "
-                   f"{_cell(msg('summary.passed', passed=total.passed, checks=total.checks))} | {percent:.1f}% |")
-    out.append(f"| **{_cell(msg('summary.total'))}** | **{points(gradebook.score)}/{points(gradebook.max_score)}** | "
+        out.append(f"| {table_cell(total.title)} | {points(total.score)}/{points(total.max_score)} | "
+                   f"{table_cell(msg('summary.passed', passed=total.passed, checks=total.checks))} | {percent:.1f}% |")
+    out.append(f"| **{table_cell(msg('summary.total'))}** | **{points(gradebook.score)}/{points(gradebook.max_score)}** | "
                f"| **{gradebook.percent:.1f}%** |")
     shown = _shown(gradebook, submission)
     not_passed = next_steps(gradebook, [item for item in shown if item.check.status in NOT_PASSED])
     if any(item.check.hidden for item in shown):
-        out += ["", _cell(msg("github.hidden_note"))]
+        out += ["", table_cell(msg("github.hidden_note"))]
     # a notebook's left-out lines and file names: the student's text, quoted
-    out += [line for note in gradebook.notes for line in ("", f"> {_literal(note)}")]
+    out += [line for note in gradebook.notes for line in ("", f"> {code_span(note)}")]
     if not_passed:
-        out += ["", f"### {_cell(msg('github.not_passed', count=len(not_passed)))}", ""]
+        out += ["", f"### {table_cell(msg('github.not_passed', count=len(not_passed)))}", ""]
     size = sum(len(line.encode()) + 1 for line in out)
     for index, item in enumerate(not_passed):
         check = item.check
@@ -265,12 +204,12 @@ def step_summary(gradebook: Gradebook, submission: Path | None = None) -> str:
                     max_score=points(check.max_score), status=msg(f"github.status.{status}"))
         if item.file:
             label += f" ({place(item.file, check.line if check.cell else item.line, check.cell)})"
-        block = [f"<details><summary>{html.escape(' '.join(_clean(label).split()))}</summary>", ""]
-        message = _bounded(item.message.strip(), SUMMARY_FEEDBACK_LINES, SUMMARY_FEEDBACK_CHARS)
-        block += (_fenced(message) if message else [html.escape(msg("github.no_feedback"))]) + ["", "</details>", ""]
+        block = [f"<details><summary>{html.escape(' '.join(clean(label).split()))}</summary>", ""]
+        message = bounded(item.message.strip(), SUMMARY_FEEDBACK_LINES, SUMMARY_FEEDBACK_CHARS)
+        block += (fenced(message) if message else [html.escape(msg("github.no_feedback"))]) + ["", "</details>", ""]
         block_size = sum(len(line.encode()) + 1 for line in block)
         if size + block_size > SUMMARY_BUDGET:
-            out.append(_cell(msg("github.summary_full", count=len(not_passed) - index)))
+            out.append(table_cell(msg("github.summary_full", count=len(not_passed) - index)))
             break
         out += block
         size += block_size
@@ -292,7 +231,7 @@ def classroom_result(gradebook: Gradebook, submission: Path | None = None,
     for item in _shown(gradebook, submission):
         check = item.check
         message = item.message.strip()
-        message = _bounded(message, SUMMARY_FEEDBACK_LINES, message_chars) if message_chars else ""
+        message = bounded(message, SUMMARY_FEEDBACK_LINES, message_chars) if message_chars else ""
         tests.append({
             "name": defuse_commands(item.name),
             "status": _CLASSROOM_STATUS.get(check.known_status() or Status.ERROR, "error"),
