@@ -115,11 +115,11 @@ def test_arguments_a_worker_cannot_make_are_not_blamed_on_the_students_data(tmp_
     # A worker where CUDA would not start failed to read every cuda tensor
     # the grader sent, and the student read "data from student code was
     # refused" on a check marked failed
-    from pytest_autograd_grader.boundary import failures, student, wire
+    from pytest_autograd_grader.boundary import failures, module_loader, student, wire
     from pytest_autograd_grader.boundary.records import Limits
 
     (tmp_path / "leaf.py").write_text("def double(x):\n    return x * 2\n")
-    loader = student.Loader(str(tmp_path))
+    loader = module_loader.Loader(str(tmp_path))
     answer = wire.loads(student.call(loader, "leaf", "double", b"no request of the grader's"), Limits())
     assert answer["stage"] == "request" and answer["reason"].startswith(("ValueError", "JSONDecodeError", "Unicode"))
     # the grader adds whether it sent CUDA tensors (Submission._request)

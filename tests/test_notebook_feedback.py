@@ -175,7 +175,8 @@ def test_the_check_from_inside_a_notebook_calls_the_kernels_functions_this_noteb
 def test_a_load_that_runs_out_of_time_in_an_earlier_cells_function_names_the_cell_to_tag(tmp_path):
     # the worker's side in this process: the notebook stops itself at 0.9 of its time
     from pytest_autograd_grader.boundary.failures import failure_from
-    from pytest_autograd_grader.boundary.student import Loader, call
+    from pytest_autograd_grader.boundary.module_loader import Loader
+    from pytest_autograd_grader.boundary.student import call
     from pytest_autograd_grader.boundary.wire import loads
 
     nbformat.write(new_notebook(cells=[new_code_cell(LEAF + "\n\ndef train():\n    while True:\n        pass"),

@@ -21,7 +21,7 @@ MAX_DEPTH = 32
 MAX_ITEMS = 100_000
 REPR_LIMIT = 200
 PRIMITIVES = (bool, int, float, str, type(None))
-# student.Loader's unique module names; feedback shows the student's own name
+# module_loader.Loader's unique module names; feedback shows the student's own name
 STUDENT_PREFIX = re.compile(r"_grade_submission_\d+_")
 
 

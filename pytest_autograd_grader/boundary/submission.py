@@ -19,13 +19,12 @@ from ..outcomes import CheckError, GradeFailure, StudentFailure
 from ..protocol import Op, Stage, Status
 from . import tracing
 from .arguments import encode_request
+from .call_places import CallPlaces
 from .decode import decode
 from .failures import failure_from
 from .layout import module_path
-from .notebook_cells import left_out_place, notebook_of, redefinition_remark
-from .notebook_modules import SUFFIX, cell_of
-from .records import BoundaryError, ErrorRecord, Limits
-from .sources import definition_line, read_source
+from .records import BoundaryError, Limits
+from .sources import read_source
 from .tracing import Trace
 from .wire import dumps, loads
 
@@ -52,7 +51,8 @@ class InlineExecutor:
             numpy_only: bool = False) -> bytes:
         import torch
 
-        from .student import Loader, call
+        from .module_loader import Loader
+        from .student import call
 
         loader = self.loaders.get(directory)
         if loader is None:
@@ -127,9 +127,9 @@ class Submission:
         self._on_value = on_value
         self._on_trace = on_trace
         self._numpy_only = numpy_only  # run in a worker that cannot import torch (sandbox only)
-        self._on_place = on_place  # (file, line, raised[, cell]): where in the student's files a call went
+        # where in the student's files each call went, told to on_place (and which definition was graded, to on_remark)
+        self._places = CallPlaces(Path(self._directory), module, on_place, on_remark) if on_place is not None else None
         self._explain = explain  # an error's likely mistake, for its feedback (checking.diagnose)
-        self._on_remark = on_remark  # a line for the check's feedback should it fail (which definition was graded)
 
     def __getattr__(self, name: str) -> StudentFunction:
         if name.startswith("__"):
@@ -217,66 +217,6 @@ class Submission:
             text = msg("student.unreadable", module=self._module, function=path, reason=_reason(exc))
         return StudentFailure(text, status=Status.FAILED)
 
-    def _note_place(self, outcome: dict[str, Any], limits: Limits) -> None:
-        """Tell ``on_place`` where in the student's files this answer points:
-        the line that raised, else where the called function is defined.
-        The worker's word decides only where the student's own annotation
-        goes, and is checked for form."""
-        if self._on_place is None:
-            return
-        stage = outcome["stage"]
-        own_file = module_path(Path(self._directory), self._module).name
-        if own_file.endswith(SUFFIX) and self._notebook_place(outcome):
-            return
-        if stage in (Stage.RAISED, Stage.IMPORT):
-            error = decode(outcome["error"], limits)
-            if isinstance(error, ErrorRecord) and error.file:
-                self._place(error.file, error.line, True)
-                return
-        if stage in (Stage.SYNTAX, Stage.IMPORT_TIMEOUT) and outcome.get("line"):
-            self._place(outcome.get("file") or own_file, outcome.get("line"), True)
-        elif stage in (Stage.MISSING, Stage.EMPTY, Stage.NO_FUNCTION, Stage.IMPORT, Stage.IMPORT_TIMEOUT,
-                       Stage.NOTEBOOK):
-            self._on_place(own_file, None, stage == Stage.IMPORT_TIMEOUT)
-        elif stage != Stage.UNSTAGEABLE and outcome.get("op") != Op.RUN:
-            # read from the student's file here, not taken from the worker
-            self._place(own_file, definition_line(Path(self._directory) / own_file, outcome["function"]), False)
-
-    def _notebook_place(self, outcome: dict[str, Any]) -> bool:
-        """For a notebook: a function it lacks is placed at the cell that was
-        left out with it (True: placed), and the check is told which of
-        several definitions of the function it called was graded."""
-        if outcome.get("op") == Op.RUN:
-            return False
-        function = outcome["function"]
-        if self._on_remark is not None:
-            remark = redefinition_remark(Path(self._directory), self._module, function)
-            if remark:
-                self._on_remark(remark)
-        found = notebook_of(Path(self._directory), self._module)
-        where = left_out_place(found[0], function.split(".")[0]) if found and \
-            outcome["stage"] in (Stage.EMPTY, Stage.NO_FUNCTION) else None
-        if where is None or found is None or self._on_place is None:  # found and on_place: always, with where
-            return False
-        self._on_place(found[1], where[1], False, where[0])
-        return True
-
-    def _place(self, file: Any, line: Any, raised: bool) -> None:
-        on_place = self._on_place
-        if on_place is None or type(file) is not str or not 0 < len(file) <= 300 or not file.isprintable():
-            return
-        parts = Path(file).parts
-        if Path(file).is_absolute() or ".." in parts:
-            return
-        good_line = type(line) is int and 0 < line < 10_000_000
-        # a line of a notebook's module is shown as a cell and a line in it,
-        # read from the notebook by the grader
-        cell = cell_of(Path(self._directory), file, line) if good_line else None
-        if cell is not None:
-            on_place(Path(file).as_posix(), cell[1], raised, cell[0])
-        else:
-            on_place(Path(file).as_posix(), line if good_line and not file.endswith(SUFFIX) else None, raised)
-
     def _handed_back(self, value: Any) -> Any:
         if self._on_value is not None:
             self._on_value(value)
@@ -350,7 +290,8 @@ class StudentFunction:
         limits = submission._limits
 
         def read() -> Any:
-            submission._note_place(outcome, limits)
+            if submission._places is not None:
+                submission._places.note(outcome, limits)
             trace = None
             if outcome["stage"] in (Stage.OK, Stage.RAISED):
                 trace = tracing.read(outcome.get("trace"))

@@ -28,7 +28,7 @@ EXTRA_TASKS = 256               # RLIMIT_NPROC head-room over what its uid alrea
 PR_SET_NO_NEW_PRIVS = 38
 
 if TYPE_CHECKING:
-    from ..boundary.student import Loader
+    from ..boundary.module_loader import Loader
 
 
 def _limit(resource_module, name: str, value: int) -> None:
@@ -125,7 +125,8 @@ def worker_main(sock_fd: int, output_fd: int, request: SpawnRequest) -> None:
     _set_limits(resource, memory_mb, request.tasks)
     _prepare_libraries(resource, request, memory_mb)
     # imported before any student code runs, and held here
-    from ..boundary.student import Loader, call
+    from ..boundary.module_loader import Loader
+    from ..boundary.student import call
     from ..boundary.wire import dumps
 
     fflush = _c_fflush()
