@@ -34,6 +34,7 @@ from pytest_autograd_grader.engine_fuzz.differences import compare
 from pytest_autograd_grader.engine_fuzz.feedback import feedback
 from pytest_autograd_grader.engine_fuzz.fuzz import UNTESTABLE, Fuzzer
 from pytest_autograd_grader.engine_fuzz.interpret import run_engine_batch, run_torch
+from pytest_autograd_grader.engine_fuzz.program_graph import Graph
 from pytest_autograd_grader.engine_fuzz.staged import run_staged_batch
 from pytest_autograd_grader.i18n.en import EN
 
@@ -97,7 +98,7 @@ def test_no_behaviour_holds_for_every_program():
         check = next(c for c, k in KINDS.items() if k == kind)
         found = fuzzer(SOURCE, check, SEEDS[0])
         found.run()
-        graphs = [behaviours.Graph(p) for p in found.drawn]
+        graphs = [Graph(p) for p in found.drawn]
         for name, (_, test) in table.items():
             assert not all(test(g) for g in graphs), (kind, name)
     # random programs alone leave behaviours out: the cases are what draws them

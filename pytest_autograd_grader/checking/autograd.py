@@ -16,37 +16,17 @@ from ..boundary.records import ErrorRecord, TensorRecord
 from ..boundary.tracing import Trace
 from ..i18n import msg, note_diagnosis
 from ..outcomes import CheckError, GradeFailure, StudentFailure
-from ..protocol import Status
 from .answers import answer_form, author_diagnosis
-from .compare import (
-    close,
-    describe,
-    difference_lines,
-    expected_tensor,
-    hint_text,
-    kind_of,
-    message_text,
-    tolerances,
-    values,
-)
+from .compare import describe, difference_lines, expected_tensor, hint_text, kind_of, message_text, values
 from .grad_options import GradOptions, aligned_answers
 from .gradcheck import run_gradcheck
-from .malformed import why_not_one, why_not_sequence, with_reason
-from .misconceptions import (
-    AUTOGRAD_ERRORS,
-    Context,
-    Divisor,
-    diagnose_error,
-    diagnose_none,
-    diagnose_update,
-    diagnose_values,
-    diagnose_zero_none,
-    error_name,
-    torch_wording,
-)
+from .malformed import why_not_sequence, with_reason
+from .misconceptions import Context, Divisor
 from .parts import CheckCredit, Part, Parts
-from .provenance import ForgedError, calls_added, error_problem
+from .provenance import calls_added
 from .reference import reference_grad
+from .student_errors import expected_error, told_for_task, update_diagnosis
+from .tensor_answers import as_tensor, assert_values, meta_problem
 
 if TYPE_CHECKING:
     from torch import Tensor
@@ -74,21 +54,6 @@ class Autograd:
         return reference_grad(fn, inputs, grad_outputs, wrt, order)
 
     # -- comparisons ---------------------------------------------------------
-    def _tensor(self, produced: Any, expected: Tensor, what: str) -> Tensor:
-        import numpy
-        import torch
-
-        if isinstance(produced, TensorRecord):
-            data: Tensor = produced.data  # records hold a plain tensor (typed Any there)
-            return data
-        if type(produced) is torch.Tensor:
-            return produced
-        if isinstance(produced, numpy.ndarray) and produced.dtype.kind in "biuf":
-            return torch.from_numpy(produced)
-        if type(produced) in (int, float) and expected.numel() == 1:
-            return torch.tensor(produced, dtype=expected.dtype, device=expected.device).reshape(expected.shape)
-        raise GradeFailure(with_reason(msg("cmp.not_tensor", what=what, got=kind_of(produced)), why_not_one(produced)))
-
     def assert_grad(self, produced: Any, expected: Any, what: str, *, context: Context | None = None,
                     check_dtype: bool = True, rtol: float | None = None, atol: float | None = None,
                     diagnose: Callable[[], str | None] | None = None) -> None:
@@ -98,8 +63,6 @@ class Autograd:
         NaN or inf, a wrong shape, dtype, device or form), may name the
         mistake better than the generic diagnoses: its text then replaces
         theirs. Should it raise, the check is broken (``error``)."""
-        import torch
-
         # a number or numpy array as expected is compared in the answer's
         # terms; a value that cannot be compared is the check's error
         expected, own_dtype, own_device = expected_tensor(expected, what)
@@ -107,29 +70,12 @@ class Autograd:
         context = context or Context()
         if isinstance(produced, TensorRecord) and context.holder is produced:
             produced = produced.grad  # the tensor itself was passed: compare its .grad
-        got, expected, problem, generic = answer_form(produced, expected, what, context, check_dtype, self._tensor,
+        got, expected, problem, generic = answer_form(produced, expected, what, context, check_dtype, as_tensor,
                                                       own=(own_dtype, own_device))
         if problem is not None:
             hint = author_diagnosis(diagnose, what) or (generic() if generic is not None else None)
             raise GradeFailure(problem + (("\n" + hint) if hint else ""))
-        default_rtol, default_atol = tolerances(str(expected.dtype).removeprefix("torch."), expected.device.type)
-        rtol = default_rtol if rtol is None else rtol
-        atol = default_atol if atol is None else atol
-        if close(got.to(expected.dtype), expected, rtol, atol):
-            return
-        a, b = got.double().cpu(), expected.double().cpu()
-        diff = (a - b).abs()
-        flat = int(diff.flatten().argmax()) if diff.numel() else 0
-        index = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), a.shape)) if a.dim() else ()
-        lines = [msg("cmp.mismatch", what=what), msg("cmp.expected", desc=describe(expected)),
-                 msg("cmp.produced", desc=describe(got)),
-                 msg("cmp.largest", diff=float(diff.max()) if diff.numel() else 0.0, index=index, rtol=rtol, atol=atol)]
-        if context.ones_vjp is not None:
-            context.ones_vjp = context.ones_vjp.double().cpu()
-        hint = author_diagnosis(diagnose, what) or diagnose_values(a, b, context)
-        if hint:
-            lines.append(hint)
-        raise GradeFailure("\n".join(lines))
+        assert_values(got, expected, what, context, (rtol, atol), diagnose)
 
     def assert_close(self, produced: Any, expected: Any, what: str, **kwargs: Any) -> None:
         """Compare values that are not gradients (outputs, intermediates)."""
@@ -198,19 +144,10 @@ class Autograd:
         try:
             return function(*args)
         except StudentFailure as failure:
-            if failure.grade_status != Status.FAILED or failure.error_type in ("", "NotImplementedError"):
+            diagnosed = update_diagnosis(failure, function, probe_args, name, what)
+            if diagnosed is None:
                 raise
-            diagnosed = diagnose_zero_none(failure, name)
-            if diagnosed is not None:
-                raise GradeFailure(diagnosed) from None
-            if probe_args is None:
-                raise
-            probe = function.capture(*probe_args)
-            hint = diagnose_update(probe[0] if isinstance(probe, (list, tuple)) and probe else probe, name)
-            if hint is None:
-                raise
-            raise GradeFailure(msg("diag.accumulation.failed_after_update", what=what, name=name) + "\n" + hint) \
-                from None
+            raise GradeFailure(diagnosed) from None
 
     def require(self, ok: bool, message: str, **fields: Any) -> None:
         """A requirement the grader can see for itself (the form of an
@@ -257,20 +194,9 @@ class Autograd:
         (a class name or None), ``requires_grad``, ``retains_grad`` and
         ``has_grad`` (whether .grad holds a tensor). ``hint`` (a message id
         or text) replaces the built-in diagnosis."""
-        if not isinstance(record, TensorRecord):
-            raise GradeFailure(with_reason(msg("cmp.not_tensor", what=what, got=kind_of(record)), why_not_one(record)))
-        for field, want in expected.items():
-            got = record.grad is not None if field == "has_grad" else getattr(record, field)
-            if got == want:
-                continue
-            text = msg("cmp.meta", what=what, field=field, expected=want, got=got)
-            if hint:
-                text += "\n" + hint_text(hint)
-            elif field == "has_grad" and want:
-                text += "\n" + diagnose_none(Context(holder=record))
-            elif field == "is_leaf" and want and record.grad_fn:
-                text += "\n" + msg("diag.none_not_leaf", grad_fn=record.grad_fn)
-            raise GradeFailure(text)
+        problem = meta_problem(record, what, hint, expected)
+        if problem is not None:
+            raise GradeFailure(problem)
 
     def expect_error(self, name: str, produced: Any, *args: Any, what: str | None = None,
                      hint: str | None = None, trace: Trace | None = None) -> ErrorRecord:
@@ -289,37 +215,9 @@ class Autograd:
         never from the student's own code that call ran (a hook, a custom
         Function's backward). A made-up error ends the check with no
         points, even inside ``part``."""
-        if name not in AUTOGRAD_ERRORS:
-            raise CheckError(f"expect_error: unknown error {name!r}; use one of {', '.join(AUTOGRAD_ERRORS)}")
-        text = AUTOGRAD_ERRORS[name][0][0]
-        what = what or name
-        hint = f"\n{hint_text(hint)}" if hint else ""
-        if hasattr(produced, "capture"):
-            what = what if what != name else produced.qualname
-            produced = produced.capture(*args)
-            if not isinstance(produced, ErrorRecord):
-                raise GradeFailure(msg("cmp.no_error", what=what, text=text) + hint)
-        if not isinstance(produced, ErrorRecord):
-            raise GradeFailure(with_reason(msg("cmp.not_error", what=what, text=text, got=kind_of(produced)),
-                                           why_not_one(produced, tensor=False)) + hint)
-        if error_name(produced.message) != name:
-            raise GradeFailure(msg("cmp.wrong_error", what=what, text=text, type=produced.type,
-                                   message=produced.message) + hint)
-        if not torch_wording(name, produced.type, produced.message):
-            # PyTorch's words inside other text (int(TEXT)): the grader reads that from the text itself
-            raise ForgedError(msg("cmp.error_forged", what=what, type=produced.type,
-                                  how=msg("cmp.forged_quoted")) + hint)
-        # The text is PyTorch's, but was the error? Who raised it
-        # (encode.raised_by) and the torch call it came out of are the
-        # student process's own claims: each must agree with the trace.
-        if produced.raised_by != "library":
-            how = "cmp.forged_never_raised" if produced.raised_by == "nobody" else "cmp.forged_student"
-            raise ForgedError(msg("cmp.error_forged", what=what, type=produced.type, how=msg(how)) + hint)
-        why = error_problem(name, produced, trace if trace is not None else produced.trace)
-        if why is not None:
-            raise ForgedError(msg("cmp.error_not_from_call", what=what, type=produced.type, why=why) + hint)
+        error = expected_error(name, produced, args, what, hint, trace)
         self.instruction(True, "")
-        return produced
+        return error
 
     def calls_added(self, trace: Trace, expected: Sequence[Tensor], argument: int = 0, *, kind: str | None = None) -> bool:
         """Whether each backward (and autograd.grad) call that completed in
@@ -348,7 +246,7 @@ class Autograd:
         signs.) The summary reuses the calls gradcheck made, so a failure
         costs the student's code almost no extra calls."""
         what = what or str(getattr(student_fn, "qualname", "function"))
-        run_gradcheck(student_fn, inputs, what, names, self._tensor, **kwargs)
+        run_gradcheck(student_fn, inputs, what, names, as_tensor, **kwargs)
 
     @contextlib.contextmanager
     def hints(self, **task: Any) -> Iterator[Context]:
@@ -359,12 +257,10 @@ class Autograd:
         try:
             yield context
         except StudentFailure as failure:
-            generic, fitting = diagnose_error(failure.message), diagnose_error(failure.message, context)
-            if fitting is None or fitting == generic:
+            refit = told_for_task(failure, context)
+            if refit is None:
                 raise
-            feedback = failure.feedback.replace(generic, fitting) if generic else f"{failure.feedback}\n{fitting}"
-            raise StudentFailure(feedback, status=failure.grade_status, error_type=failure.error_type,
-                                 message=failure.message) from None
+            raise refit from None
 
     # -- partial credit --------------------------------------------------------
     def part(self, weight: float = 1.0, name: str | None = None, needs: Part | Sequence[Part] | None = None) -> Part:

@@ -12,54 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .builder import Builder, numel
+from .builder import numel
+from .program_graph import Graph, backward_after, freeing, steps_of, twice_without_zeroing, unequal_paths
 from .programs import BROADCAST_OPS, OPS
-from .rules import NOTHING_SAVED
-
-
-class Graph:
-    """A program's values as the tests need them: shapes, which require
-    grad, what each op value was made from, and how often each is used."""
-
-    def __init__(self, program: dict):
-        self.program = program
-        built = Builder.of(program)
-        self.shapes, self.grad = built.shapes, built.grad
-        self.n_leaves = len(program["leaves"])
-        self.ops = [s for s in program["steps"] if s["kind"] == "op"]
-        self.args = {self.n_leaves + i: s["args"] for i, s in enumerate(self.ops)}
-        self.step_of = {self.n_leaves + i: s for i, s in enumerate(self.ops)}
-        self.uses: dict[int, int] = {}
-        for s in self.ops:
-            for a in s["args"]:
-                self.uses[a] = self.uses.get(a, 0) + 1
-
-    def reach(self, value: int) -> set[int]:
-        """The values a backward from ``value`` goes through (itself too)."""
-        seen, stack = {value}, [value]
-        while stack:
-            for a in self.args.get(stack.pop(), ()):
-                if self.grad[a] and a not in seen:
-                    seen.add(a)
-                    stack.append(a)
-        return seen
-
-    def nodes(self, value: int) -> set[int]:
-        """The recorded nodes (op values that require grad) ``value`` reaches."""
-        return {v for v in self.reach(value) if v in self.args and self.grad[v]}
-
-    def saves(self, value: int) -> bool:
-        return self.step_of[value]["op"] not in NOTHING_SAVED
-
-    def backwards(self):
-        """Each backward step with its roots and the nodes it frees."""
-        for i, s in enumerate(self.program["steps"]):
-            if s["kind"] in ("backward", "backward_many"):
-                roots = [s["value"]] if s["kind"] == "backward" else s["values"]
-                yield i, s, roots, set().union(*(self.nodes(r) for r in roots))
-
-    def leaf_values(self, value: int) -> list[float]:
-        return self.program["leaves"][value]["values"] if value < self.n_leaves else []
 
 
 def _ops(name: str, check: Callable[[Graph, dict], bool] = lambda g, s: True):
@@ -106,67 +61,6 @@ def _stretched(shapes, out, rule) -> bool:
 
 def _several(rule):
     return _broadcast(lambda g, s, shapes, out: _stretched(shapes, out, rule))
-
-
-def _unequal_paths(g: Graph) -> bool:
-    """A value reached from a backward's root along paths of two lengths."""
-    for _, _, roots, _ in g.backwards():
-        for root in roots:
-            lengths: dict[int, set[int]] = {}
-            frontier = {root: {0}}
-            while frontier:
-                following: dict[int, set[int]] = {}
-                for v, ds in frontier.items():
-                    lengths.setdefault(v, set()).update(ds)
-                    for a in g.args.get(v, ()):
-                        following.setdefault(a, set()).update(d + 1 for d in ds)
-                frontier = following
-            if any(len(ds) > 1 for ds in lengths.values()):
-                return True
-    return False
-
-
-def _freeing(g: Graph):
-    """What each backward step finds, as PyTorch frees: (the freed nodes it
-    reaches, the nodes it reaches that are not freed, the nodes it reaches
-    that an earlier backward ran, whether anything was freed before)."""
-    freed: set[int] = set()
-    ran: set[int] = set()
-    for _, s, _, nodes in g.backwards():
-        yield nodes & freed, nodes - freed, nodes & ran, bool(freed)
-        ran |= nodes
-        if not s.get("retain_graph"):
-            freed |= {n for n in nodes if g.saves(n)}
-
-
-def _steps(g: Graph, kind: str):
-    return [s for s in g.program["steps"] if s["kind"] == kind]
-
-
-def _backward_after(g: Graph, condition) -> bool:
-    """A backward step comes after a step for which ``condition(step)``."""
-    seen = False
-    for s in g.program["steps"]:
-        if s["kind"] in ("backward", "backward_many") and seen:
-            return True
-        seen = seen or condition(s)
-    return False
-
-
-def _twice_without_zeroing(g: Graph, fresh: bool) -> bool:
-    """Two backward calls deliver into one leaf with no zero_grad between;
-    ``fresh``: with a new forward pass between them."""
-    last: dict[int, int] = {}
-    for i, s, roots, _nodes in g.backwards():
-        leaves = {v for r in roots for v in g.reach(r) if v < g.n_leaves and g.grad[v]}
-        for leaf in leaves:
-            if leaf in last:
-                between = g.program["steps"][last[leaf] + 1:i]
-                if not any(b["kind"] == "zero_grad" and b["value"] == leaf for b in between) and \
-                        any(b["kind"] == "op" for b in between) == fresh and (fresh or roots == [s.get("value")]):
-                    return True
-            last[leaf] = i
-    return False
 
 
 B = Callable[[Graph], bool]
@@ -222,7 +116,7 @@ BEHAVIOURS: dict[str, dict[str, tuple[str, B]]] = {
         "an intermediate used twice": ("a diamond: a node runs once, after both uses sent it gradient",
                                        lambda g: any(c >= 2 and v >= g.n_leaves for v, c in g.uses.items())),
         "paths of different lengths": ("a value reached along a short and a long path (the order of the nodes)",
-                                       _unequal_paths),
+                                       unequal_paths),
     },
     "leaf": {
         "an op under no_grad": ("its result is a leaf that requires no grad, whatever its inputs",
@@ -233,23 +127,23 @@ BEHAVIOURS: dict[str, dict[str, tuple[str, B]]] = {
                                                lambda g: any(not s.get("no_grad") and s["op"] != "detach" and
                                                              not any(g.grad[a] for a in s["args"]) for s in g.ops)),
         "retain_grad on a non-leaf": ("it keeps its .grad after backward",
-                                      lambda g: _backward_after(g, lambda s: s["kind"] == "retain_grad" and s["value"]
+                                      lambda g: backward_after(g, lambda s: s["kind"] == "retain_grad" and s["value"]
                                                                 >= g.n_leaves and g.grad[s["value"]])),
         "retain_grad on a leaf": ("changes nothing: retains_grad stays False",
                                   lambda g: any(s["value"] < g.n_leaves and g.grad[s["value"]]
-                                                for s in _steps(g, "retain_grad"))),
+                                                for s in steps_of(g, "retain_grad"))),
         "retain_grad without grad": ("raises PyTorch's error",
-                                     lambda g: any(not g.grad[s["value"]] for s in _steps(g, "retain_grad"))),
+                                     lambda g: any(not g.grad[s["value"]] for s in steps_of(g, "retain_grad"))),
         "backward from a tensor without grad": ("raises PyTorch's error",
-                                                lambda g: any(not g.grad[s["value"]] for s in _steps(g, "backward"))),
+                                                lambda g: any(not g.grad[s["value"]] for s in steps_of(g, "backward"))),
     },
     "accumulation": {
         "two backward calls, new forward passes": ("a training step without zero_grad: .grad adds up",
-                                                   lambda g: _twice_without_zeroing(g, True)),
+                                                   lambda g: twice_without_zeroing(g, True)),
         "two backward calls, one graph": ("retain_graph=True, then again: .grad adds up",
-                                          lambda g: _twice_without_zeroing(g, False)),
+                                          lambda g: twice_without_zeroing(g, False)),
         "zero_grad, then backward": ("a new gradient, from None",
-                                     lambda g: _backward_after(g, lambda s: s["kind"] == "zero_grad")),
+                                     lambda g: backward_after(g, lambda s: s["kind"] == "zero_grad")),
         "two leaves added, twice": ("x + y hands both the same gradient array: each .grad a copy",
                                     lambda g: len(list(g.backwards())) >= 2 and any(
                                         s["op"] == "add" and all(a < g.n_leaves and g.grad[a] for a in s["args"])
@@ -257,36 +151,36 @@ BEHAVIOURS: dict[str, dict[str, tuple[str, B]]] = {
     },
     "retain_graph": {
         "a second backward through a freed node": ("raises PyTorch's error",
-                                                   lambda g: any(freed for freed, *_ in _freeing(g))),
+                                                   lambda g: any(freed for freed, *_ in freeing(g))),
         "retain_graph=True, then backward": ("the graph is kept: the second backward runs", lambda g: any(
-            not freed and any(g.saves(n) for n in ran) for freed, _, ran, _ in _freeing(g))),
+            not freed and any(g.saves(n) for n in ran) for freed, _, ran, _ in freeing(g))),
         "twice through nodes that saved nothing": ("runs again without retain_graph", lambda g: any(
-            ran and not any(g.saves(n) for n in ran) for _, _, ran, _ in _freeing(g))),
+            ran and not any(g.saves(n) for n in ran) for _, _, ran, _ in freeing(g))),
         "a new graph after a free": ("a new forward pass builds nodes that run", lambda g: any(
             before and not freed and any(g.saves(n) for n in unfreed - ran)
-            for freed, unfreed, ran, before in _freeing(g))),
+            for freed, unfreed, ran, before in freeing(g))),
         "a backward that raises halfway": ("the leaves it completed first keep their gradients",
-                                           lambda g: any(freed and unfreed for freed, unfreed, *_ in _freeing(g))),
+                                           lambda g: any(freed and unfreed for freed, unfreed, *_ in freeing(g))),
     },
     "vector_backward": {
         "a gradient given": ("backward(gradient) of a non-scalar: a vector-Jacobian product",
                              lambda g: any(s.get("gradient") is not None and numel(g.shapes[s["value"]]) > 1 and
                                            list(g.shapes[s["value"]]) == s["gradient_shape"]
-                                           for s in _steps(g, "backward"))),
+                                           for s in steps_of(g, "backward"))),
         "no gradient for a non-scalar": ("raises PyTorch's error", lambda g: any(
-            s.get("gradient") is None and numel(g.shapes[s["value"]]) > 1 for s in _steps(g, "backward"))),
+            s.get("gradient") is None and numel(g.shapes[s["value"]]) > 1 for s in steps_of(g, "backward"))),
         "no gradient for one element": ("shape (1,) or (1, 1): ones, as for a 0-d output", lambda g: any(
-            s.get("gradient") is None and g.shapes[s["value"]] in ((1,), (1, 1)) for s in _steps(g, "backward"))),
+            s.get("gradient") is None and g.shapes[s["value"]] in ((1,), (1, 1)) for s in steps_of(g, "backward"))),
         "a gradient of the wrong shape": ("raises PyTorch's error", lambda g: any(
             s.get("gradient") is not None and list(g.shapes[s["value"]]) != s["gradient_shape"]
-            for s in _steps(g, "backward"))),
+            for s in steps_of(g, "backward"))),
         "several outputs": ("backward(tensors, grad_tensors): contributions add up",
-                            lambda g: any(len(set(s["values"])) >= 2 for s in _steps(g, "backward_many"))),
+                            lambda g: any(len(set(s["values"])) >= 2 for s in steps_of(g, "backward_many"))),
         "one traversal for all outputs": ("an output given twice without retain_graph: no second traversal",
                                           lambda g: any(len(set(s["values"])) < len(s["values"]) and
-                                                        not s["retain_graph"] for s in _steps(g, "backward_many"))),
+                                                        not s["retain_graph"] for s in steps_of(g, "backward_many"))),
         "a leaf among the outputs": ("it receives its gradient directly",
-                                     lambda g: any(v < g.n_leaves for s in _steps(g, "backward_many")
+                                     lambda g: any(v < g.n_leaves for s in steps_of(g, "backward_many")
                                                    for v in s["values"])),
     },
 }
