@@ -40,9 +40,21 @@ from pytest_autograd_grader.classroom.runner import ClassSettings, pytest_args  
 
 
 def setup_for(options):
-    args = argparse.Namespace(checks=str(REPO / "exercises"), solutions=str(REPO / "solutions"), mistakes=None,
-                              seeds=options.seeds, json=None, html=None, fail_under=None, accepted=None,
-                              no_mutants=False, topic=options.topic, jobs=options.jobs, timeout=None, lang=None)
+    args = argparse.Namespace(
+        checks=str(REPO / "exercises"),
+        solutions=str(REPO / "solutions"),
+        mistakes=None,
+        seeds=options.seeds,
+        json=None,
+        html=None,
+        fail_under=None,
+        accepted=None,
+        no_mutants=False,
+        topic=options.topic,
+        jobs=options.jobs,
+        timeout=None,
+        lang=None,
+    )
     return audit_command.prepare(args)
 
 
@@ -66,8 +78,9 @@ def lone_run(setup, topic: str, variant, seed: int, root: Path, number: int) -> 
     work = root / f"lone{number}"
     checks = build_checks(setup.checks, setup.check_files[topic], work / "checks")
     folder = build_variant(setup.solutions, variant, work / "submission")
-    settings = ClassSettings(checks=checks, out=work, checks_sha256="",
-                             extra_args=("-x",) if variant.kind == "mutant" else ())
+    settings = ClassSettings(
+        checks=checks, out=work, checks_sha256="", extra_args=("-x",) if variant.kind == "mutant" else ()
+    )
     command = [sys.executable, "-m", "pytest", *pytest_args(settings, folder, seed, work / "report.json")]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     started = time.monotonic()
@@ -99,15 +112,21 @@ def main() -> None:
             timings.setdefault(kind, []).append(seconds)
     runs = sum(counts.values())
     mutants = len(document["mutants"])
-    print(f"audit: {len(setup.topics)} topics, seeds 1..{options.seeds}, {runs} graded runs "
-          f"({', '.join(f'{k} {v}' for k, v in counts.items())}), jobs {setup.jobs or 'default'}")
-    print(f"audit wall: {document['seconds']:.1f} s; {mutants} mutants, "
-          f"{document['mutants_per_second'] or 0:.3f} mutants/s (whole audit wall), "
-          f"score {document['score']['percent']} %; passed={document['passed']}")
+    print(
+        f"audit: {len(setup.topics)} topics, seeds 1..{options.seeds}, {runs} graded runs "
+        f"({', '.join(f'{k} {v}' for k, v in counts.items())}), jobs {setup.jobs or 'default'}"
+    )
+    print(
+        f"audit wall: {document['seconds']:.1f} s; {mutants} mutants, "
+        f"{document['mutants_per_second'] or 0:.3f} mutants/s (whole audit wall), "
+        f"score {document['score']['percent']} %; passed={document['passed']}"
+    )
     loop = sum(statistics.mean(timings[k]) * counts[k] for k in counts if k in timings)
-    print(f"lone-run loop: {len(drawn)} sampled runs, mean per kind "
-          f"{ {k: round(statistics.mean(v), 2) for k, v in timings.items()} } s; "
-          f"scaled to {runs} runs: {loop:.1f} s (a sample, scaled)")
+    print(
+        f"lone-run loop: {len(drawn)} sampled runs, mean per kind "
+        f"{ {k: round(statistics.mean(v), 2) for k, v in timings.items()} } s; "
+        f"scaled to {runs} runs: {loop:.1f} s (a sample, scaled)"
+    )
     print(f"ratio loop / audit: {loop / document['seconds']:.2f}x")
     if options.full_mutants:
         # full, then stopped again: a machine that speeds up or slows down favours neither
@@ -115,8 +134,10 @@ def main() -> None:
         full = run_audit(setup, progress=None)
         setup.stop_mutants_first = True
         again = run_audit(setup, progress=None)
-        print(f"audit with mutants stopped at their first failing check: {document['seconds']:.1f} s and "
-              f"{again['seconds']:.1f} s; graded in full (between them): {full['seconds']:.1f} s")
+        print(
+            f"audit with mutants stopped at their first failing check: {document['seconds']:.1f} s and "
+            f"{again['seconds']:.1f} s; graded in full (between them): {full['seconds']:.1f} s"
+        )
 
 
 if __name__ == "__main__":

@@ -62,14 +62,21 @@ def make_class(root: Path, students: int) -> tuple[Path, Path, dict[str, str]]:
     kinds = {}
     for number in range(students):
         folder = subs / f"student{number:03d}"
-        kind = kinds[folder.name] = specials.get(number) or rng.choice(["solution"] * 4 + ["stubs"] * 2 + ["partial"] * 3)
+        kind = kinds[folder.name] = specials.get(number) or rng.choice(
+            ["solution"] * 4 + ["stubs"] * 2 + ["partial"] * 3
+        )
         if kind == "empty":
             folder.mkdir()
             continue
         modules = folder / "exercises"
         modules.mkdir(parents=True)
-        solved = {"solution": set(TOPICS), "stubs": set(), "partial": set(rng.sample(TOPICS, len(TOPICS) // 2)),
-                  "hang": set(TOPICS), "crash": set(TOPICS)}[kind]
+        solved = {
+            "solution": set(TOPICS),
+            "stubs": set(),
+            "partial": set(rng.sample(TOPICS, len(TOPICS) // 2)),
+            "hang": set(TOPICS),
+            "crash": set(TOPICS),
+        }[kind]
         for topic in TOPICS:
             shutil.copy((SOLUTIONS if topic in solved else EXERCISES) / f"{topic}.py", modules)
         if kind == "hang":
@@ -117,8 +124,9 @@ def busy_cpu() -> float:
     return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
-def shell_loop(checks: Path, subs: Path, students: list[str], timeout: float, out: Path,
-               seed: int | None, cpu: list[float]) -> dict[str, float]:
+def shell_loop(
+    checks: Path, subs: Path, students: list[str], timeout: float, out: Path, seed: int | None, cpu: list[float]
+) -> dict[str, float]:
     """Each student's wall seconds; each lone run's CPU seconds go to ``cpu``."""
     times = {}
     for student in students:
@@ -127,11 +135,30 @@ def shell_loop(checks: Path, subs: Path, students: list[str], timeout: float, ou
         modules = subs / student / "exercises"
         submission = modules if modules.is_dir() else subs / student  # the empty folder as it came
         started = time.monotonic()
-        subprocess.run([sys.executable, "-m", "pytest", "-c", str(checks / "pytest.ini"), "--rootdir", str(checks),
-                        "-p", "no:cacheprovider", "-q", "--grade", str(checks),
-                        f"--grade-submission={submission}", f"--grade-timeout={timeout:g}",
-                        *([f"--grade-seed={seed}"] if seed is not None else []), "--grade-json", str(report)],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=out)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-c",
+                str(checks / "pytest.ini"),
+                "--rootdir",
+                str(checks),
+                "-p",
+                "no:cacheprovider",
+                "-q",
+                "--grade",
+                str(checks),
+                f"--grade-submission={submission}",
+                f"--grade-timeout={timeout:g}",
+                *([f"--grade-seed={seed}"] if seed is not None else []),
+                "--grade-json",
+                str(report),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd=out,
+        )
         times[student] = time.monotonic() - started
         cpu.append(busy_cpu() - before)
         if not report.is_file():
@@ -154,8 +181,19 @@ def phases(out: Path, started: float, ended: float) -> tuple[float, float, float
 
 def class_run(checks: Path, subs: Path, out: Path, args) -> tuple[float, float, float]:
     """Wall seconds, when it started (time.time()) and its CPU seconds."""
-    command = [sys.executable, "-m", "pytest_autograd_grader", "class", "--checks", str(checks),
-               "--submissions", str(subs), "--out", str(out), f"--timeout={args.timeout:g}"]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest_autograd_grader",
+        "class",
+        "--checks",
+        str(checks),
+        "--submissions",
+        str(subs),
+        "--out",
+        str(out),
+        f"--timeout={args.timeout:g}",
+    ]
     if args.jobs:
         command.append(f"--jobs={args.jobs}")
     if args.seed is not None:
@@ -199,34 +237,47 @@ def main() -> None:
             loop_times |= shell_loop(checks, subs, after, args.timeout, root / "loop", args.seed, loop_cpu)
             reports = [json.loads(p.read_text()) for p in (root / "out").glob("student*.json")]
             per_student = [r.get("grading_s", 0.0) for r in reports]
-            statuses = {s: sum(r["status"] == s for r in reports)
-                        for s in ("graded", "not attempted", "missing", "error")}
+            statuses = {
+                s: sum(r["status"] == s for r in reports) for s in ("graded", "not attempted", "missing", "error")
+            }
             loop_total = loop_estimate(kinds, loop_times)
             loop_mean = loop_total / args.students
             speedups.append(loop_total / wall)
             if args.rounds > 1:
                 print(f"-- round {number} of {args.rounds}")
             print(f"class of {args.students}: {statuses}")
-            print(f"autograd-grader class: {wall:.1f} s wall, {wall / args.students:.2f} s per student, "
-                  f"median {statistics.median(per_student):.2f} s of grading per student")
+            print(
+                f"autograd-grader class: {wall:.1f} s wall, {wall / args.students:.2f} s per student, "
+                f"median {statistics.median(per_student):.2f} s of grading per student"
+            )
             counts = {kind: list(kinds.values()).count(kind) for kind in sorted(set(kinds.values()))}
             sampled = {kind: [round(t, 2) for s, t in loop_times.items() if kinds[s] == kind] for kind in counts}
-            print(f"shell loop of pytest --grade ({len(loop_times)} students, half before the class, half after), "
-                  f"seconds of each lone run by kind (students of that kind in the class): "
-                  + "; ".join(f"{kind} ({counts[kind]}) {sampled[kind]}" for kind in counts))
-            print(f"loop for the class, each kind's mean times its students: {loop_total:.0f} s, "
-                  f"{loop_mean:.2f} s per student")
+            print(
+                f"shell loop of pytest --grade ({len(loop_times)} students, half before the class, half after), "
+                f"seconds of each lone run by kind (students of that kind in the class): "
+                + "; ".join(f"{kind} ({counts[kind]}) {sampled[kind]}" for kind in counts)
+            )
+            print(
+                f"loop for the class, each kind's mean times its students: {loop_total:.0f} s, "
+                f"{loop_mean:.2f} s per student"
+            )
             print(f"speed-up: {speedups[-1]:.1f}x {on_cpus}")
-            print(f"busy CPU time of the machine: the class run {class_cpu:.1f} s, "
-                  f"{class_cpu / args.students:.2f} s per student; a lone run {statistics.mean(loop_cpu):.2f} s "
-                  f"(mean of the loop's {len(loop_cpu)})")
+            print(
+                f"busy CPU time of the machine: the class run {class_cpu:.1f} s, "
+                f"{class_cpu / args.students:.2f} s per student; a lone run {statistics.mean(loop_cpu):.2f} s "
+                f"(mean of the loop's {len(loop_cpu)})"
+            )
             start_up, pace, end = phases(root / "out", began, began + wall)
-            print(f"the class run's phases: {start_up:.1f} s to the first student's report, then {pace:.3f} s "
-                  f"per student, {end:.1f} s after the last one (gradebook and report); at that pace alone "
-                  f"the speed-up would be {loop_mean / pace:.1f}x")
+            print(
+                f"the class run's phases: {start_up:.1f} s to the first student's report, then {pace:.3f} s "
+                f"per student, {end:.1f} s after the last one (gradebook and report); at that pace alone "
+                f"the speed-up would be {loop_mean / pace:.1f}x"
+            )
         if args.rounds > 1:
-            print(f"speed-up over {args.rounds} rounds {on_cpus}: median {statistics.median(speedups):.1f}x "
-                  f"(from {min(speedups):.1f}x to {max(speedups):.1f}x)")
+            print(
+                f"speed-up over {args.rounds} rounds {on_cpus}: median {statistics.median(speedups):.1f}x "
+                f"(from {min(speedups):.1f}x to {max(speedups):.1f}x)"
+            )
         peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         print(f"peak memory of one process (a grading worker, a sandbox worker or a loop's pytest): {peak_mb:.0f} MB")
         for path in (root / "out").glob("*.csv"):

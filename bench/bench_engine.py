@@ -49,8 +49,17 @@ def grade(directory: Path, seed: int) -> list[tuple[str, int, int, float, bool]]
             fuzzer = Fuzzer(proxy, kind, check_seed(seed, f"test_engine.py::{kind}"), "cpu")
             start = time.perf_counter()
             found = fuzzer.run()
-            rows.append((kind, fuzzer.tried, fuzzer.calls, time.perf_counter() - start, found is not None,
-                         fuzzer.worker_s, fuzzer.torch_s))
+            rows.append(
+                (
+                    kind,
+                    fuzzer.tried,
+                    fuzzer.calls,
+                    time.perf_counter() - start,
+                    found is not None,
+                    fuzzer.worker_s,
+                    fuzzer.torch_s,
+                )
+            )
     finally:
         executor.close()
     return rows
@@ -72,9 +81,22 @@ def lone_runs(runs: int, busy: bool) -> dict[str, list[float]]:
         for round_ in range(runs + 1):  # the first round warms the file cache and the bytecode
             for topic, times in topics.items():
                 started = time.monotonic()
-                subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--grade",
-                                f"exercises/test_{topic}.py", "--grade-submission=solutions/"],
-                               cwd=REPO, capture_output=True, check=False)
+                subprocess.run(
+                    [
+                        sys.executable,
+                        "-m",
+                        "pytest",
+                        "-q",
+                        "-p",
+                        "no:cacheprovider",
+                        "--grade",
+                        f"exercises/test_{topic}.py",
+                        "--grade-submission=solutions/",
+                    ],
+                    cwd=REPO,
+                    capture_output=True,
+                    check=False,
+                )
                 if round_:
                     times.append(time.monotonic() - started)
     finally:
@@ -101,22 +123,30 @@ def main(argv=None) -> int:
             grade(directory, args.seed)  # warm: worker start, imports
             rows = grade(directory, args.seed)
             print(f"{name}:")
-            print(f"  {'check':<16} {'programs':>8} {'calls':>6} {'programs/s':>11} {'wall':>9} {'worker':>9} "
-                  f"{'torch':>9}  disagrees")
+            print(
+                f"  {'check':<16} {'programs':>8} {'calls':>6} {'programs/s':>11} {'wall':>9} {'worker':>9} "
+                f"{'torch':>9}  disagrees"
+            )
             for kind, tried, calls, wall, found, worker, torch_s in rows:
-                print(f"  {kind:<16} {tried:>8} {calls:>6} {tried / wall:>11.0f} {wall * 1e3:>7.0f}ms "
-                      f"{worker * 1e3:>7.0f}ms {torch_s * 1e3:>7.0f}ms  {found}")
+                print(
+                    f"  {kind:<16} {tried:>8} {calls:>6} {tried / wall:>11.0f} {wall * 1e3:>7.0f}ms "
+                    f"{worker * 1e3:>7.0f}ms {torch_s * 1e3:>7.0f}ms  {found}"
+                )
             total = sum(r[3] for r in rows)
-            print(f"  {'topic':<16} {sum(r[1] for r in rows):>8} {sum(r[2] for r in rows):>6} "
-                  f"{sum(r[1] for r in rows) / total:>11.0f} {total * 1e3:>7.0f}ms")
+            print(
+                f"  {'topic':<16} {sum(r[1] for r in rows):>8} {sum(r[2] for r in rows):>6} "
+                f"{sum(r[1] for r in rows) / total:>11.0f} {total * 1e3:>7.0f}ms"
+            )
     if args.lone:
         topics = lone_runs(args.lone, args.busy)
         medians = {topic: statistics.median(times) for topic, times in topics.items()}
         load = "one core kept busy" if args.busy else "an idle machine"
         print(f"lone `pytest --grade` of a topic on the reference solutions, median of {args.lone}, {load}:")
         for topic, median in medians.items():
-            print(f"  test_{topic + '.py':<12} {median:6.2f} s   (min {min(topics[topic]):.2f}, "
-                  f"max {max(topics[topic]):.2f})")
+            print(
+                f"  test_{topic + '.py':<12} {median:6.2f} s   (min {min(topics[topic]):.2f}, "
+                f"max {max(topics[topic]):.2f})"
+            )
         print(f"  engine / leaf: {medians['engine'] / medians['leaf']:.2f}x (goal: at most 1.1x)")
     return 0
 

@@ -19,8 +19,18 @@ from pathlib import Path
 from pytest_autograd_grader.audit.mutants import mutants_of
 
 REPO = Path(__file__).resolve().parent.parent
-AUTOGRAD = {"drop_retain_graph", "drop_create_graph", "drop_retain_grad", "drop_zero_grad", "drop_no_grad",
-            "drop_detach", "drop_clone", "drop_requires_grad", "swap_sum_mean", "swap_saved"}
+AUTOGRAD = {
+    "drop_retain_graph",
+    "drop_create_graph",
+    "drop_retain_grad",
+    "drop_zero_grad",
+    "drop_no_grad",
+    "drop_detach",
+    "drop_clone",
+    "drop_requires_grad",
+    "swap_sum_mean",
+    "swap_saved",
+}
 
 
 def write_all(paths: list[Path]) -> dict[str, list]:
@@ -43,8 +53,10 @@ def main() -> None:
         counts = collections.Counter(m.operator for m in mutants)
         specific = sum(n for name, n in counts.items() if name in AUTOGRAD)
         lines = len((args.solutions / f"{module}.py").read_text().splitlines())
-        print(f"{module:16} {len(mutants):4} mutants ({specific:2} autograd-specific) from {lines:3} lines: "
-              + ", ".join(f"{name} {n}" for name, n in sorted(counts.items())))
+        print(
+            f"{module:16} {len(mutants):4} mutants ({specific:2} autograd-specific) from {lines:3} lines: "
+            + ", ".join(f"{name} {n}" for name, n in sorted(counts.items()))
+        )
         total += len(mutants)
     print(f"total {total} mutants of {len(paths)} modules in {best:.2f} s: {total / best:.0f} mutants/s")
 

@@ -54,8 +54,10 @@ def main(argv=None) -> int:
         results[name] = measure(numpy_only, args.isolation, args.workers)
         first, each = results[name]
         print(f"{name:<8} {first * 1e3:21.0f} ms {each * 1e3:19.1f} ms")
-    print(f"numpy / torch: start-up {results['numpy'][0] / results['torch'][0]:.2f}x, "
-          f"per worker {results['numpy'][1] / results['torch'][1]:.2f}x")
+    print(
+        f"numpy / torch: start-up {results['numpy'][0] / results['torch'][0]:.2f}x, "
+        f"per worker {results['numpy'][1] / results['torch'][1]:.2f}x"
+    )
     return 0
 
 

@@ -26,13 +26,13 @@ from pytest_autograd_grader.checking.autograd import Autograd
 from pytest_autograd_grader.checking.misconceptions import Context
 from pytest_autograd_grader.outcomes import GradeFailure
 
-STUDENT = '''
+STUDENT = """
 import torch
 
 
 def combine(x, w, b):
     return (x * w + b).sum()
-'''
+"""
 
 
 def per_call(fn, calls: int, repeats: int = 5) -> float:
@@ -111,8 +111,10 @@ def bench_compare(pairs: int, size: int) -> list[tuple[str, float]]:
     t_same, f_same = run(same)
     t_wrong, f_wrong = run(wrong, Context(calls=3))
     assert f_same == 0 and f_wrong == pairs, (f_same, f_wrong)
-    return [(f"{pairs} matching pairs of {size} elements", t_same),
-            (f"{pairs} mismatching pairs, with diagnosis", t_wrong)]
+    return [
+        (f"{pairs} matching pairs of {size} elements", t_same),
+        (f"{pairs} mismatching pairs, with diagnosis", t_wrong),
+    ]
 
 
 def duration(seconds: float) -> str:

@@ -47,8 +47,7 @@ def micro(calls: int, mode: str) -> None:
 
     student = Path(tempfile.mkdtemp(prefix="bench-student-"))
     (student / "small.py").write_text("def double(x):\n    return x * 2\n")
-    payload = dumps({"args": encode_argument((torch.randn(4, 4, requires_grad=True),)),
-                     "kwargs": encode_argument({})})
+    payload = dumps({"args": encode_argument((torch.randn(4, 4, requires_grad=True),)), "kwargs": encode_argument({})})
 
     isolation = isolation_for(mode)
     started = time.perf_counter()
@@ -93,14 +92,28 @@ def micro(calls: int, mode: str) -> None:
     print(f"  sandboxed  {_ms(sandboxed_rt)}   (+{_ms(sandboxed_rt - inline_rt).strip()} per call)")
     print("starting a worker")
     print(f"  fork of the warm zygote, median of 20   {_ms(statistics.median(spawns))}")
-    print(f"  zygote start + first worker (cold)      {_ms(statistics.median(cold))}"
-          f"   (first call of this process: {_ms(zygote_first).strip()})")
+    print(
+        f"  zygote start + first worker (cold)      {_ms(statistics.median(cold))}"
+        f"   (first call of this process: {_ms(zygote_first).strip()})"
+    )
 
 
 def curriculum(rounds: int, isolations: list[str]) -> None:
     out = Path(tempfile.mkdtemp(prefix="bench-grade-"))
-    base = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--grade", "exercises/",
-            "--grade-submission", "solutions/", "--grade-seed", "1"]
+    base = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--grade",
+        "exercises/",
+        "--grade-submission",
+        "solutions/",
+        "--grade-seed",
+        "1",
+    ]
     modes = {"inline": ["--grade-inline"], **{m: [f"--grade-isolation={m}"] for m in isolations}}
     results: dict[str, list[tuple[float, float, float]]] = {mode: [] for mode in modes}
     for _ in range(rounds):
@@ -122,8 +135,10 @@ def curriculum(rounds: int, isolations: list[str]) -> None:
     for mode, rows in results.items():
         wall = statistics.median(r[0] for r in rows)
         session = statistics.median(r[1] for r in rows)
-        print(f"  {mode:<12} {wall:8.2f}s {session:10.2f}s {rows[-1][2]:7.1f}% "
-              f"{wall / inline_wall:9.2f}x wall, {session / inline_session:.2f}x in-session")
+        print(
+            f"  {mode:<12} {wall:8.2f}s {session:10.2f}s {rows[-1][2]:7.1f}% "
+            f"{wall / inline_wall:9.2f}x wall, {session / inline_session:.2f}x in-session"
+        )
     print("  (goal: bwrap and user within 1.2x of inline, wall clock)")
 
 

@@ -59,8 +59,7 @@ def make_class(root: Path, students: int) -> tuple[Path, Path]:
     rng = random.Random(20261127)
     for number in range(students):
         kind = KINDS[number % len(KINDS)]
-        solved = {"solution": set(TOPICS), "stubs": set(),
-                  "partial": set(rng.sample(TOPICS, len(TOPICS) // 2))}[kind]
+        solved = {"solution": set(TOPICS), "stubs": set(), "partial": set(rng.sample(TOPICS, len(TOPICS) // 2))}[kind]
         modules = subs / f"student{number:02d}-{kind}" / "exercises"
         modules.mkdir(parents=True)
         for topic in TOPICS:
@@ -101,11 +100,30 @@ def process_each(settings, students: list, seed: int, scratch: Path) -> dict[str
     for student in students:
         report = scratch / f"{student.id}.json"
         started = time.monotonic()
-        subprocess.run([sys.executable, "-m", "pytest", "-c", str(settings.checks / "pytest.ini"),
-                        "--rootdir", str(settings.checks), "-p", "no:cacheprovider", "-q", "--grade",
-                        str(settings.checks), f"--grade-submission={student.modules}",
-                        f"--grade-timeout={settings.timeout:g}", f"--grade-seed={seed}", "--grade-json", str(report)],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=scratch)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-c",
+                str(settings.checks / "pytest.ini"),
+                "--rootdir",
+                str(settings.checks),
+                "-p",
+                "no:cacheprovider",
+                "-q",
+                "--grade",
+                str(settings.checks),
+                f"--grade-submission={student.modules}",
+                f"--grade-timeout={settings.timeout:g}",
+                f"--grade-seed={seed}",
+                "--grade-json",
+                str(report),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd=scratch,
+        )
         seconds = time.monotonic() - started
         if not report.is_file():
             sys.exit(f"the lone run of {student.id} wrote no report: is pytest-autograd-grader importable from here?")
@@ -135,32 +153,45 @@ def main() -> None:
         scratch.mkdir()
         settings = ClassSettings(checks=checks, out=out, checks_sha256=checks_sha256(checks), timeout=args.timeout)
         students = sorted(find_students(subs), key=lambda s: s.id)
-        print(f"{len(students)} students ({', '.join(KINDS)} in turn), {len(TOPICS)} topics' checks, seed {args.seed}, "
-              f"pytest {pytest.__version__}, {args.rounds} rounds")
+        print(
+            f"{len(students)} students ({', '.join(KINDS)} in turn), {len(TOPICS)} topics' checks, seed {args.seed}, "
+            f"pytest {pytest.__version__}, {args.rounds} rounds"
+        )
         with open(os.devnull, "w") as sink, contextlib.redirect_stderr(sink):
             warm_sandbox(None)  # as a class worker does before its first student
         grade_student(settings, students[0], args.seed)  # torch, pytest and the plugin imported: warm as a worker
-        ways = {"one session per worker": lambda: one_session(settings, students, args.seed),
-                "a warm session per student": lambda: session_each(settings, students, args.seed),
-                "a pytest --grade process per student": lambda: process_each(settings, students, args.seed, scratch)}
+        ways = {
+            "one session per worker": lambda: one_session(settings, students, args.seed),
+            "a warm session per student": lambda: session_each(settings, students, args.seed),
+            "a pytest --grade process per student": lambda: process_each(settings, students, args.seed, scratch),
+        }
         seconds: dict[str, list[float]] = {way: [] for way in ways}
         scores: dict[str, dict[str, float]] = {}
         names = list(ways)
         for number in range(args.rounds):
-            for way in names[number % 3:] + names[:number % 3]:
+            for way in names[number % 3 :] + names[: number % 3]:
                 graded = ways[way]()
                 seconds[way] += [s for s, _ in graded.values()]
                 scores.setdefault(way, {k: p for k, (_, p) in graded.items()})
         median = {way: statistics.median(values) for way, values in seconds.items()}
-        for way, label in zip(names, ("(classroom/session_loop.py: pytest's private API, pytest_internals.py)",
-                                      "(runner.grade_student, the loop's fallback: public API only)",
-                                      "(a shell loop)")):
+        for way, label in zip(
+            names,
+            (
+                "(classroom/session_loop.py: pytest's private API, pytest_internals.py)",
+                "(runner.grade_student, the loop's fallback: public API only)",
+                "(a shell loop)",
+            ),
+        ):
             print(f"{way}: median {median[way]:.3f} s per student over {len(seconds[way])} gradings {label}")
         loop, session, process = (median[way] for way in names)
-        print(f"one session per worker against a warm session each: {session / loop:.2f}x faster per student "
-              f"(what the private API buys: pytest configured and the checks collected once per worker)")
-        print(f"one session per worker against a process each: {process / loop:.2f}x faster per student "
-              f"(one CPU; autograd-grader class also grades on every CPU)")
+        print(
+            f"one session per worker against a warm session each: {session / loop:.2f}x faster per student "
+            f"(what the private API buys: pytest configured and the checks collected once per worker)"
+        )
+        print(
+            f"one session per worker against a process each: {process / loop:.2f}x faster per student "
+            f"(one CPU; autograd-grader class also grades on every CPU)"
+        )
         same = len({tuple(sorted(s.items())) for s in scores.values()}) == 1
         print(f"same score for every student all three ways: {'yes' if same else 'NO: ' + json.dumps(scores)}")
 

@@ -20,10 +20,27 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 RUNS = {
     "python -c 'import torch'": [sys.executable, "-c", "import torch"],
-    "pytest --grade exercises/ (stubs)": [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                                          "--grade", "exercises/"],
-    "pytest --grade exercises/ (solutions)": [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                                              "--grade", "exercises/", "--grade-submission=solutions/"],
+    "pytest --grade exercises/ (stubs)": [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--grade",
+        "exercises/",
+    ],
+    "pytest --grade exercises/ (solutions)": [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--grade",
+        "exercises/",
+        "--grade-submission=solutions/",
+    ],
 }
 
 

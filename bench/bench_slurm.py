@@ -43,30 +43,61 @@ def main() -> None:
         root = Path(tmp)
         checks, subs = make_class(root, args.students)
         started = time.monotonic()
-        subprocess.run([sys.executable, "-m", "pytest_autograd_grader", "class", "--checks", str(checks),
-                        "--submissions", str(subs), "--out", str(root / "alone"), "--salt", "bench", "-j",
-                        str(cores), "--timeout", "3"], check=True, capture_output=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest_autograd_grader",
+                "class",
+                "--checks",
+                str(checks),
+                "--submissions",
+                str(subs),
+                "--out",
+                str(root / "alone"),
+                "--salt",
+                "bench",
+                "-j",
+                str(cores),
+                "--timeout",
+                "3",
+            ],
+            check=True,
+            capture_output=True,
+        )
         alone = time.monotonic() - started
         with one_node_cluster(root / "slurm") as env:
-            env = {**env, "CHECKS": str(checks), "SUBMISSIONS": str(subs), "OUT": str(root / "out"),
-                   "SALT": "bench"}
+            env = {**env, "CHECKS": str(checks), "SUBMISSIONS": str(subs), "OUT": str(root / "out"), "SALT": "bench"}
             started = time.monotonic()
-            subprocess.run(["bash", str(REPO / "templates" / "cluster" / "slurm" / "submit.sh"), str(args.shards),
-                            f"--cpus-per-task={max(cores // args.shards, 1)}"],
-                           env=env, cwd=root, check=True, capture_output=True)
+            subprocess.run(
+                [
+                    "bash",
+                    str(REPO / "templates" / "cluster" / "slurm" / "submit.sh"),
+                    str(args.shards),
+                    f"--cpus-per-task={max(cores // args.shards, 1)}",
+                ],
+                env=env,
+                cwd=root,
+                check=True,
+                capture_output=True,
+            )
             finished = wait_for_queue(env, 3600)
             slurm = time.monotonic() - started
         logs = {p.name: p.read_text() for p in root.glob("autograd-*.log")}
-        shard_times = sorted(float(m.group(2)) for name, text in logs.items() if "grade" in name
-                             for m in [GRADED.search(text)] if m)
+        shard_times = sorted(
+            float(m.group(2)) for name, text in logs.items() if "grade" in name for m in [GRADED.search(text)] if m
+        )
     print(f"class of {args.students} on {cores} cores")
     print(f"one machine, autograd-grader class -j {cores}: {alone:.1f} s")
-    print(f"one-node Slurm, {args.shards} shards and a merge: {slurm:.1f} s"
-          + ("" if finished else " (did not finish within an hour)"))
+    print(
+        f"one-node Slurm, {args.shards} shards and a merge: {slurm:.1f} s"
+        + ("" if finished else " (did not finish within an hour)")
+    )
     if shard_times:
         print(f"  each shard's own grading: {', '.join(f'{t:.1f} s' for t in shard_times)}")
-        print(f"  Slurm's part (scheduling, start-up, merge), per shard: "
-              f"{(slurm - max(shard_times)) / args.shards:.1f} s")
+        print(
+            f"  Slurm's part (scheduling, start-up, merge), per shard: {(slurm - max(shard_times)) / args.shards:.1f} s"
+        )
     print(f"ratio Slurm / one machine: {slurm / alone:.2f}x")
 
 

@@ -36,12 +36,15 @@ def cases():
     graph, dynamic = load("graph"), load("dynamic_graph")
 
     def leaves(n=8):
-        return torch.randn(n, dtype=torch.float64, requires_grad=True), torch.randn(n, dtype=torch.float64,
-                                                                                     requires_grad=True)
+        return torch.randn(n, dtype=torch.float64, requires_grad=True), torch.randn(
+            n, dtype=torch.float64, requires_grad=True
+        )
 
     yield "graph.autograd_gradients (5 ops, 1 backward)", lambda: graph.autograd_gradients(*leaves())
-    yield "dynamic_graph.rnn_grad (T=20: 60 ops, 1 backward)", lambda: dynamic.rnn_grad(
-        torch.randn(20, 4, dtype=torch.float64), *leaves(4))
+    yield (
+        "dynamic_graph.rnn_grad (T=20: 60 ops, 1 backward)",
+        lambda: dynamic.rnn_grad(torch.randn(20, 4, dtype=torch.float64), *leaves(4)),
+    )
     yield "2,000 small ops", lambda: [t * 2 for t in [torch.ones(3)] * 2000]
 
 

@@ -33,8 +33,21 @@ def lone_runs(folder: Path, topic: str, runs: int) -> list[float]:
     times = []
     for _ in range(runs):
         started = time.monotonic()
-        subprocess.run([sys.executable, "-m", "pytest", "--grade", "-p", "no:cacheprovider", "-q",
-                        str(folder / f"test_{topic}.py")], cwd=folder, capture_output=True, check=False)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "--grade",
+                "-p",
+                "no:cacheprovider",
+                "-q",
+                str(folder / f"test_{topic}.py"),
+            ],
+            cwd=folder,
+            capture_output=True,
+            check=False,
+        )
         times.append(time.monotonic() - started)
     return times
 
@@ -43,9 +56,14 @@ def watch_saves(folder: Path, topic: str, saves: int) -> tuple[float, list[float
     """(seconds until the first table, seconds from each save to its table)."""
     lines: queue.Queue[str] = queue.Queue()
     started = time.monotonic()
-    watch = subprocess.Popen([sys.executable, "-m", "pytest_autograd_grader", "watch", str(folder)],
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=folder,
-                             start_new_session=True)
+    watch = subprocess.Popen(
+        [sys.executable, "-m", "pytest_autograd_grader", "watch", str(folder)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=folder,
+        start_new_session=True,
+    )
     threading.Thread(target=lambda: [lines.put(line) for line in watch.stdout], daemon=True).start()
 
     def until(text: str) -> float:
@@ -83,15 +101,22 @@ def main() -> None:
         first, saves = watch_saves(folder, args.topic, args.saves)
     lone_median, save_median = statistics.median(lone), statistics.median(saves)
     finished, stubs = saves[0::2], saves[1::2]  # the reference solution and the stub, saved in turn
-    print(f"topic {args.topic}: lone `pytest --grade test_{args.topic}.py`, median of {len(lone)}: "
-          f"{lone_median:.2f} s")
-    print(f"watch: first table after {first:.2f} s; save -> table, median of {len(saves)}: {save_median:.3f} s "
-          f"(max {max(saves):.3f} s)")
-    print(f"  of which the finished file (every check graded): median {statistics.median(finished):.3f} s, "
-          f"the stub: median {statistics.median(stubs):.3f} s" if stubs else "")
+    print(f"topic {args.topic}: lone `pytest --grade test_{args.topic}.py`, median of {len(lone)}: {lone_median:.2f} s")
+    print(
+        f"watch: first table after {first:.2f} s; save -> table, median of {len(saves)}: {save_median:.3f} s "
+        f"(max {max(saves):.3f} s)"
+    )
+    print(
+        f"  of which the finished file (every check graded): median {statistics.median(finished):.3f} s, "
+        f"the stub: median {statistics.median(stubs):.3f} s"
+        if stubs
+        else ""
+    )
     slowest = max(save_median, statistics.median(finished))
-    print(f"ratio lone / watch: {lone_median / save_median:.1f}x; goal under 0.5 s: "
-          f"{'met' if slowest < 0.5 else 'missed'}")
+    print(
+        f"ratio lone / watch: {lone_median / save_median:.1f}x; goal under 0.5 s: "
+        f"{'met' if slowest < 0.5 else 'missed'}"
+    )
 
 
 if __name__ == "__main__":

@@ -31,9 +31,26 @@ SKIPPED = ("curriculum",)
 ADAPTER = "pytest_internals.py"
 BUDGET = {"complexity": 10, "lines": 50, "statements": 50, "parameters": 10}
 # the names pytest's objects go by in the package (as in tests/test_pytest_internals.py)
-PYTEST_OBJECTS = {"session", "item", "config", "early_config", "tr", "terminalreporter", "reporter", "request",
-                  "node", "report", "rep", "call", "pluginmanager", "parser", "metafunc", "collector", "excinfo",
-                  "fixturedef"}
+PYTEST_OBJECTS = {
+    "session",
+    "item",
+    "config",
+    "early_config",
+    "tr",
+    "terminalreporter",
+    "reporter",
+    "request",
+    "node",
+    "report",
+    "rep",
+    "call",
+    "pluginmanager",
+    "parser",
+    "metafunc",
+    "collector",
+    "excinfo",
+    "fixturedef",
+}
 BUDGET_NOQA = re.compile(r"#\s*noqa:[^#\n]*\b(C901|PLR0913|PLR0915)\b")
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -48,8 +65,9 @@ class Function:
 
 def modules(package: Path) -> list[Path]:
     """The package's Python files, the symlinked course left out."""
-    return sorted(path for path in package.rglob("*.py")
-                  if not any(part in SKIPPED for part in path.relative_to(package).parts))
+    return sorted(
+        path for path in package.rglob("*.py") if not any(part in SKIPPED for part in path.relative_to(package).parts)
+    )
 
 
 def functions(package: Path, tree_of: dict[Path, ast.Module]) -> list[Function]:
@@ -77,10 +95,18 @@ def ruff_findings(package: Path, rules: str, *, isolated: bool) -> list[dict]:
     honoured; otherwise as CI runs it, with the checkout's own settings."""
     command = [sys.executable, "-m", "ruff", "check", "--no-cache", "--output-format", "json", "--exit-zero"]
     if isolated:
-        command += ["--isolated", "--ignore-noqa", "--select", rules,
-                    "--config", f"lint.mccabe.max-complexity={BUDGET['complexity']}",
-                    "--config", f"lint.pylint.max-statements={BUDGET['statements']}",
-                    "--config", f"lint.pylint.max-args={BUDGET['parameters']}"]
+        command += [
+            "--isolated",
+            "--ignore-noqa",
+            "--select",
+            rules,
+            "--config",
+            f"lint.mccabe.max-complexity={BUDGET['complexity']}",
+            "--config",
+            f"lint.pylint.max-statements={BUDGET['statements']}",
+            "--config",
+            f"lint.pylint.max-args={BUDGET['parameters']}",
+        ]
     command += ["--extend-exclude", ",".join(SKIPPED), str(package)]
     # from the checkout's root, where CI runs it and finds its pyproject.toml
     done = subprocess.run(command, capture_output=True, text=True, check=True, cwd=package.parent)
@@ -130,9 +156,14 @@ def _is_private_name(name: str) -> bool:
 
 
 def _is_private_getattr(node: ast.AST) -> bool:
-    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and len(node.args) >= 2
-            and node.func.id in ("getattr", "setattr", "hasattr", "delattr")
-            and _object_name(node.args[0]) in PYTEST_OBJECTS and _leading_text(node.args[1]).startswith("_"))
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and len(node.args) >= 2
+        and node.func.id in ("getattr", "setattr", "hasattr", "delattr")
+        and _object_name(node.args[0]) in PYTEST_OBJECTS
+        and _leading_text(node.args[1]).startswith("_")
+    )
 
 
 def _object_name(node: ast.expr) -> str | None:
@@ -151,8 +182,12 @@ def annotated_parameters(tree_of: dict[Path, ast.Module]) -> tuple[int, int, int
     annotated = total = returns = functions = 0
     for tree in tree_of.values():
         for node, _ in _defs(tree, ""):
-            params = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs,
-                      *filter(None, (node.args.vararg, node.args.kwarg))]
+            params = [
+                *node.args.posonlyargs,
+                *node.args.args,
+                *node.args.kwonlyargs,
+                *filter(None, (node.args.vararg, node.args.kwarg)),
+            ]
             params = [p for p in params if p.arg not in ("self", "cls")]
             total += len(params)
             annotated += sum(p.annotation is not None for p in params)
@@ -169,8 +204,10 @@ def report_modules(package: Path, paths: list[Path]) -> None:
     lengths = {path: len(path.read_text(encoding="utf-8").splitlines()) for path in paths}
     largest = max(lengths, key=lambda path: lengths[path])
     over = sum(n > 420 for n in lengths.values())
-    print(f"modules: {len(paths)}, {sum(lengths.values())} lines; largest: "
-          f"{largest.relative_to(package)} ({lengths[largest]} lines); over 420 lines: {over}")
+    print(
+        f"modules: {len(paths)}, {sum(lengths.values())} lines; largest: "
+        f"{largest.relative_to(package)} ({lengths[largest]} lines); over 420 lines: {over}"
+    )
 
 
 def report_complexity(package: Path) -> None:
@@ -181,9 +218,12 @@ def report_complexity(package: Path) -> None:
     ci = ruff_findings(package, "C901,PLR0913,PLR0915", isolated=False)
     by_rule = {rule: sum(f["code"] == rule for f in ci) for rule in ("C901", "PLR0915", "PLR0913")}
     print(f"what CI's ruff sees (the checkout's pyproject.toml, noqa honoured): {by_rule}")
-    marked = [f"{path.relative_to(package)}:{number}" for path in modules(package)
-              for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
-              if BUDGET_NOQA.search(line)]
+    marked = [
+        f"{path.relative_to(package)}:{number}"
+        for path in modules(package)
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if BUDGET_NOQA.search(line)
+    ]
     print(f"budget exceptions marked noqa: {len(marked)}" + "".join(f"\n    {where}" for where in marked))
 
 
@@ -191,9 +231,11 @@ def report_sizes(package: Path, found: list[Function]) -> None:
     statements = ruff_findings(package, "PLR0915", isolated=True)
     parameters = ruff_findings(package, "PLR0913", isolated=True)
     over_lines = sorted((f for f in found if f.length > BUDGET["lines"]), key=lambda f: -f.length)
-    print(f"functions: {len(found)}; over {BUDGET['lines']} lines: {len(over_lines)}; "
-          f"over {BUDGET['statements']} statements: {len(statements)}; "
-          f"over {BUDGET['parameters']} parameters: {len(parameters)}")
+    print(
+        f"functions: {len(found)}; over {BUDGET['lines']} lines: {len(over_lines)}; "
+        f"over {BUDGET['statements']} statements: {len(statements)}; "
+        f"over {BUDGET['parameters']} parameters: {len(parameters)}"
+    )
     for finding in parameters:
         print(f"    {_where(finding, package)}  {finding['message']}")
     if found:
@@ -204,19 +246,25 @@ def report_sizes(package: Path, found: list[Function]) -> None:
 
 
 def report_private_api(package: Path, tree_of: dict[Path, ast.Module]) -> None:
-    outside = {path: uses for path, tree in tree_of.items() if path.name != ADAPTER
-               if (uses := private_uses(tree))}
+    outside = {path: uses for path, tree in tree_of.items() if path.name != ADAPTER if (uses := private_uses(tree))}
     inside = {use for path, tree in tree_of.items() if path.name == ADAPTER for use in _underscored(tree)}
-    print(f"private pytest API uses outside {ADAPTER}: {sum(map(len, outside.values()))} "
-          f"in {len(outside)} modules; private names the adapter touches: {len(inside)} ({', '.join(sorted(inside))})")
+    print(
+        f"private pytest API uses outside {ADAPTER}: {sum(map(len, outside.values()))} "
+        f"in {len(outside)} modules; private names the adapter touches: {len(inside)} ({', '.join(sorted(inside))})"
+    )
     for path, uses in outside.items():
         print(f"    {path.relative_to(package)}: {', '.join(sorted(set(uses)))}")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("package", nargs="?", type=Path, default=DEFAULT_PACKAGE,
-                        help="the package folder (default: this checkout's pytest_autograd_grader)")
+    parser.add_argument(
+        "package",
+        nargs="?",
+        type=Path,
+        default=DEFAULT_PACKAGE,
+        help="the package folder (default: this checkout's pytest_autograd_grader)",
+    )
     package = parser.parse_args(argv).package.resolve()
     if not (package / "__init__.py").is_file():
         parser.error(f"{package} is not a package folder (it has no __init__.py)")
@@ -228,8 +276,10 @@ def main(argv: list[str] | None = None) -> int:
     report_sizes(package, functions(package, tree_of))
     report_private_api(package, tree_of)
     annotated, total, returns, functions_ = annotated_parameters(tree_of)
-    print(f"annotated parameters: {annotated}/{total} ({100 * annotated / max(total, 1):.0f} %); "
-          f"annotated returns: {returns}/{functions_} ({100 * returns / max(functions_, 1):.0f} %)")
+    print(
+        f"annotated parameters: {annotated}/{total} ({100 * annotated / max(total, 1):.0f} %); "
+        f"annotated returns: {returns}/{functions_} ({100 * returns / max(functions_, 1):.0f} %)"
+    )
     return 0
 
 

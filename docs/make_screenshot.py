@@ -55,9 +55,25 @@ def grade(work: Path) -> str:
     # this checkout's grader, 80 columns as a terminal has them, English feedback
     path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
     env = {**os.environ, "COLUMNS": "80", "LANG": "C.UTF-8", "PYTHONPATH": path}
-    done = subprocess.run([sys.executable, "-m", "pytest", "--grade", "exercises/", "--grade-seed", SEED,
-                           "-p", "no:cacheprovider", "--color=no"],
-                          cwd=work, env=env, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--grade",
+            "exercises/",
+            "--grade-seed",
+            SEED,
+            "-p",
+            "no:cacheprovider",
+            "--color=no",
+        ],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     return done.stdout
 
 
@@ -78,9 +94,22 @@ def screenshot(text: str, out: Path) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         page = Path(tmp) / "table.html"
         page.write_text(PAGE.format(line=LINE_PX, table=html.escape(text)), encoding="utf-8")
-        subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                        f"--user-data-dir={tmp}/profile", f"--screenshot={out}", f"--window-size={WIDTH},{height}",
-                        page.as_uri()], check=True, capture_output=True, timeout=120)
+        subprocess.run(
+            [
+                chromium,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--hide-scrollbars",
+                f"--user-data-dir={tmp}/profile",
+                f"--screenshot={out}",
+                f"--window-size={WIDTH},{height}",
+                page.as_uri(),
+            ],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
 
 
 def main() -> None:

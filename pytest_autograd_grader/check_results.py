@@ -57,10 +57,22 @@ def result_for(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.Te
 def _blank_result(item: pytest.Item, spec: CheckSpec, report: pytest.TestReport) -> CheckResult:
     """The check's result before its outcome: what it declares and where."""
     file, line, cell = item.stash[PLACE].best() if PLACE in item.stash else (None, None, None)
-    return CheckResult(id=item.nodeid, concept=spec.concept, score=0.0, max_score=spec.points,
-                       status=None, hidden=spec.hidden, device=_device_of(item),
-                       duration_s=round(report.duration, 6), topic=topic_of(item), title=title_of(item),
-                       file=file, line=line, cell=cell, visibility=spec.visibility)
+    return CheckResult(
+        id=item.nodeid,
+        concept=spec.concept,
+        score=0.0,
+        max_score=spec.points,
+        status=None,
+        hidden=spec.hidden,
+        device=_device_of(item),
+        duration_s=round(report.duration, 6),
+        topic=topic_of(item),
+        title=title_of(item),
+        file=file,
+        line=line,
+        cell=cell,
+        visibility=spec.visibility,
+    )
 
 
 def _mark_skipped(result: CheckResult, report: pytest.TestReport) -> None:
@@ -70,8 +82,9 @@ def _mark_skipped(result: CheckResult, report: pytest.TestReport) -> None:
     result.feedback = reason.removeprefix("Skipped: ")
 
 
-def _mark_failed(item: pytest.Item, spec: CheckSpec, result: CheckResult, report: pytest.TestReport,
-                 exc: BaseException | None) -> None:
+def _mark_failed(
+    item: pytest.Item, spec: CheckSpec, result: CheckResult, report: pytest.TestReport, exc: BaseException | None
+) -> None:
     result.status = status_of(exc) if exc is not None else Status.ERROR
     if report.when != "call" and result.status == Status.FAILED:
         result.status = Status.ERROR  # a fixture's assert is the check's problem, not the student's
@@ -79,8 +92,7 @@ def _mark_failed(item: pytest.Item, spec: CheckSpec, result: CheckResult, report
     result.score = round(spec.points * fraction, 6)
     given = getattr(exc, "feedback", None)
     result.feedback = given or ((spec.problem or "") if isinstance(exc, CheckError) else _crash_line(report))
-    if result.status == Status.ERROR and report.when == "call" and exc is not None \
-            and not isinstance(exc, GraderError):
+    if result.status == Status.ERROR and report.when == "call" and exc is not None and not isinstance(exc, GraderError):
         from .boundary.blame import STUDENT_VALUES, blame_student
 
         # The check tripped over the form of the student's answer: the

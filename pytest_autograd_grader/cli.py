@@ -15,27 +15,44 @@ from collections.abc import Callable
 
 # name -> (module, one-line help)
 COMMANDS = {
-    "manifest": ("pytest_autograd_grader.platforms.manifest",
-                 "write the hashes of a course's check files, for --grade-manifest"),
-    "gradescope-bundle": ("pytest_autograd_grader.platforms.gradescope_bundle",
-                          "write a Gradescope autograder.zip (setup.sh, run_autograder, the checks, "
-                          "the grader's wheel)"),
-    "github-classroom": ("pytest_autograd_grader.platforms.github_classroom",
-                         "write a GitHub Classroom course: the private checks repository (the grader's wheel "
-                         "inside) and the student template repository with its workflow"),
-    "class": ("pytest_autograd_grader.classroom.class_command",
-              "grade a whole class: per-student reports, a gradebook, an LMS file and a class report"),
-    "merge": ("pytest_autograd_grader.classroom.merge",
-              "merge the OUT folders of 'class --shard' runs into one gradebook and report"),
-    "audit": ("pytest_autograd_grader.audit.audit_command",
-              "audit a course's checks: solutions and stubs, planted mistakes, generated mutants"),
-    "notebooks": ("pytest_autograd_grader.handout_notebooks",
-                  "write one notebook per topic from the exercise stubs, ending with a cell that grades it"),
-    "watch": ("pytest_autograd_grader.watch",
-              "grade your exercises now and again on every save, keeping torch and the sandbox warm"),
-    "new-topic": ("pytest_autograd_grader.authoring.new_topic",
-                  "start a topic of a course: stub, solution, a checks file with one worked check, a planted "
-                  "mistake and the concept's registration, graded and audited as written"),
+    "manifest": (
+        "pytest_autograd_grader.platforms.manifest",
+        "write the hashes of a course's check files, for --grade-manifest",
+    ),
+    "gradescope-bundle": (
+        "pytest_autograd_grader.platforms.gradescope_bundle",
+        "write a Gradescope autograder.zip (setup.sh, run_autograder, the checks, the grader's wheel)",
+    ),
+    "github-classroom": (
+        "pytest_autograd_grader.platforms.github_classroom",
+        "write a GitHub Classroom course: the private checks repository (the grader's wheel "
+        "inside) and the student template repository with its workflow",
+    ),
+    "class": (
+        "pytest_autograd_grader.classroom.class_command",
+        "grade a whole class: per-student reports, a gradebook, an LMS file and a class report",
+    ),
+    "merge": (
+        "pytest_autograd_grader.classroom.merge",
+        "merge the OUT folders of 'class --shard' runs into one gradebook and report",
+    ),
+    "audit": (
+        "pytest_autograd_grader.audit.audit_command",
+        "audit a course's checks: solutions and stubs, planted mistakes, generated mutants",
+    ),
+    "notebooks": (
+        "pytest_autograd_grader.handout_notebooks",
+        "write one notebook per topic from the exercise stubs, ending with a cell that grades it",
+    ),
+    "watch": (
+        "pytest_autograd_grader.watch",
+        "grade your exercises now and again on every save, keeping torch and the sandbox warm",
+    ),
+    "new-topic": (
+        "pytest_autograd_grader.authoring.new_topic",
+        "start a topic of a course: stub, solution, a checks file with one worked check, a planted "
+        "mistake and the concept's registration, graded and audited as written",
+    ),
 }
 
 
@@ -52,7 +69,8 @@ def _functions(spec: str) -> tuple[Callable[[argparse.ArgumentParser], None], Ca
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="autograd-grader",
-        description="Tools around pytest-autograd-grader. Grading itself is 'pytest --grade CHECKS'.")
+        description="Tools around pytest-autograd-grader. Grading itself is 'pytest --grade CHECKS'.",
+    )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_text) in COMMANDS.items():
         sub = commands.add_parser(name, help=help_text, description=help_text)

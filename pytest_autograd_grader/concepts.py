@@ -33,6 +33,8 @@ def merge_concepts(groups: list[list[Concept]]) -> dict[str, Concept]:
     for group in groups:
         for concept in group or ():
             if not isinstance(concept, Concept):
-                concept = Concept(*concept) if isinstance(concept, (tuple, list)) else Concept(str(concept), str(concept))
+                concept = (
+                    Concept(*concept) if isinstance(concept, (tuple, list)) else Concept(str(concept), str(concept))
+                )
             known.setdefault(concept.id, concept)
     return known

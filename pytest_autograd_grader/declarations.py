@@ -27,16 +27,22 @@ MARKER_HELP = (
     "also usable as a module-level pytestmark"
 )
 MAX_INSTRUCTION_SHARE = 0.5
-HIDDEN_VISIBILITY = {False: "visible", True: "hidden", "after_published": "after_published",
-                     "after_due_date": "after_due_date"}
+HIDDEN_VISIBILITY = {
+    False: "visible",
+    True: "hidden",
+    "after_published": "after_published",
+    "after_due_date": "after_due_date",
+}
 
 
 def known_concepts(config: pytest.Config) -> dict[str, Concept]:
     state = state_of(config)
     if state is not None and state.concepts is not None:
         return state.concepts
-    concepts = {id: _in_run_language(concept)
-                for id, concept in merge_concepts(config.hook.pytest_grade_concepts(config=config)).items()}
+    concepts = {
+        id: _in_run_language(concept)
+        for id, concept in merge_concepts(config.hook.pytest_grade_concepts(config=config)).items()
+    }
     if state is not None:
         state.concepts = concepts
     return concepts
@@ -56,6 +62,7 @@ def concept_title(config: pytest.Config, concept_id: str) -> str:
 
 
 # -- the marker -----------------------------------------------------------
+
 
 def spec_of(item: pytest.Item) -> CheckSpec:
     """The check's concept, points and visibility, merged from every ``grade``
@@ -144,12 +151,16 @@ def _spec_from(kwargs: dict[str, Any], problem: str | None) -> CheckSpec:
     points, timeout = kwargs.get("points", 1), kwargs.get("timeout")
     share, inputs = kwargs.get("instruction_share"), _inputs(kwargs)
     visibility = _visibility(kwargs.get("hidden", False)) or "visible"
-    return CheckSpec(concept=str(kwargs.get("concept") or ""),
-                     points=float(points) if _valid_points(points) else 0.0,
-                     hidden=visibility != "visible", problem=problem, visibility=visibility,
-                     timeout=float(timeout) if _valid_timeout(timeout) and timeout is not None else None,
-                     instruction_share=float(share) if _valid_share(share) and share is not None else None,
-                     inputs=tuple(inputs) if _valid_inputs(inputs) else ())
+    return CheckSpec(
+        concept=str(kwargs.get("concept") or ""),
+        points=float(points) if _valid_points(points) else 0.0,
+        hidden=visibility != "visible",
+        problem=problem,
+        visibility=visibility,
+        timeout=float(timeout) if _valid_timeout(timeout) and timeout is not None else None,
+        instruction_share=float(share) if _valid_share(share) and share is not None else None,
+        inputs=tuple(inputs) if _valid_inputs(inputs) else (),
+    )
 
 
 def topic_of(item: pytest.Item) -> str:

@@ -45,9 +45,12 @@ def executor_for(config: pytest.Config) -> RunExecutor:
             from .sandbox import SandboxExecutor
 
             isolation = cast("Isolation", state.isolation) if state is not None else _plain_isolation(settings)
-            executor = SandboxExecutor(memory_mb=settings.memory_mb, isolation=isolation,
-                                       answer_limit=int(settings.answer_limit_mb * (1 << 20)),
-                                       cuda="cuda" in graded_devices(settings.device))
+            executor = SandboxExecutor(
+                memory_mb=settings.memory_mb,
+                isolation=isolation,
+                answer_limit=int(settings.answer_limit_mb * (1 << 20)),
+                cuda="cuda" in graded_devices(settings.device),
+            )
             if state is not None:
                 # Stop every worker before the reports are written, so no student
                 # process is left that could overwrite them.
@@ -149,9 +152,19 @@ def submission(request: pytest.FixtureRequest) -> Submissions:
     root = Path(directory).resolve()
 
     def load(module: str, on_trace: Callable[[Trace], None] | None = None, numpy_only: bool = False) -> Submission:
-        return Submission(executor, root, module, budget, on_value=on_value, limits=limits,
-                          on_trace=on_trace, numpy_only=numpy_only, on_place=on_place,
-                          explain=diagnose_error, on_remark=place.remark if place is not None else None)
+        return Submission(
+            executor,
+            root,
+            module,
+            budget,
+            on_value=on_value,
+            limits=limits,
+            on_trace=on_trace,
+            numpy_only=numpy_only,
+            on_place=on_place,
+            explain=diagnose_error,
+            on_remark=place.remark if place is not None else None,
+        )
 
     # a trace the student's code tampered with verifies no instruction: the check's share is lost
     credit = _credit_of(request.node)

@@ -26,9 +26,9 @@ from .i18n import msg
 if TYPE_CHECKING:
     from nbformat import NotebookNode
 
-CHECK_CELL = '''from pytest_autograd_grader import notebook
+CHECK_CELL = """from pytest_autograd_grader import notebook
 
-notebook.check("{topic}")'''
+notebook.check("{topic}")"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,8 +39,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _docstring_node(node: ast.AST) -> ast.Expr | None:
     body = getattr(node, "body", None)
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and \
-            isinstance(body[0].value.value, str):
+    if (
+        body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
         return body[0]
     return None
 
@@ -55,10 +59,10 @@ def _without_docstring(lines: list[str], node: ast.FunctionDef | ast.AsyncFuncti
     """The definition's source with its docstring taken out (it is the
     Markdown cell above), unless the docstring is all the body holds."""
     first = _first_line(node)
-    text = lines[first:node.end_lineno]
+    text = lines[first : node.end_lineno]
     doc = _docstring_node(node)
     if doc is not None and len(node.body) > 1:
-        del text[doc.lineno - 1 - first:(doc.end_lineno or doc.lineno) - first]
+        del text[doc.lineno - 1 - first : (doc.end_lineno or doc.lineno) - first]
     return "".join(text).rstrip()
 
 
@@ -92,7 +96,7 @@ def cells_of(source: str, topic: str) -> list:
             comments = "".join(gap).strip("\n")
             cells.append(new_code_cell((comments + "\n" if comments.strip() else "") + _without_docstring(lines, node)))
         else:
-            pending.extend(gap + lines[start:node.end_lineno])
+            pending.extend(gap + lines[start : node.end_lineno])
         previous_end = node.end_lineno
     flush()
     cells.append(new_code_cell(CHECK_CELL.format(topic=topic), metadata={"tags": [SKIP_TAG]}))
@@ -103,17 +107,24 @@ def notebook_of(source: str, topic: str) -> NotebookNode:
     import nbformat
     from nbformat.v4 import new_notebook
 
-    notebook = new_notebook(cells=cells_of(source, topic), metadata={
-        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
-        "language_info": {"name": "python"}})
+    notebook = new_notebook(
+        cells=cells_of(source, topic),
+        metadata={
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+            "language_info": {"name": "python"},
+        },
+    )
     nbformat.validate(notebook)
     return notebook
 
 
 def topics_of(exercises: Path) -> list[str]:
     """The topics that have both a checks file and a stub module."""
-    return sorted(p.stem.removeprefix("test_") for p in exercises.glob("test_*.py")
-                  if is_check_file(p.name) and (exercises / f"{p.stem.removeprefix('test_')}.py").is_file())
+    return sorted(
+        p.stem.removeprefix("test_")
+        for p in exercises.glob("test_*.py")
+        if is_check_file(p.name) and (exercises / f"{p.stem.removeprefix('test_')}.py").is_file()
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -72,26 +72,32 @@ class Graded:
         return float(self.report.get("percent") or 0.0)
 
     def _failed(self) -> list[dict]:
-        return [c for c in self.report.get("checks", [])
-                if c.get("status") in NOT_PASSED]
+        return [c for c in self.report.get("checks", []) if c.get("status") in NOT_PASSED]
 
     def _isolation(self) -> str:
         mode = self.report.get("isolation") or "?"
         missing = self.report.get("isolation_missing") or []
         return self.say("notebook.isolation", mode=mode) + (
-            " " + self.say("notebook.isolation_missing", missing="; ".join(missing)) if missing else "")
+            " " + self.say("notebook.isolation_missing", missing="; ".join(missing)) if missing else ""
+        )
 
     def _total(self) -> str:
-        return self.say("notebook.total", score=self.report.get("score", 0),
-                        max_score=self.report.get("max_score", 0), percent=self.percent)
+        return self.say(
+            "notebook.total",
+            score=self.report.get("score", 0),
+            max_score=self.report.get("max_score", 0),
+            percent=self.percent,
+        )
 
     def __str__(self) -> str:
         if self.problem is not None:
             return self.say(self.problem.key, **self.problem.fields)
         if not self.report:
             return self.say("notebook.no_report", output=self.output.strip()[-2000:])
-        lines = [f"{c['title']} ({c['id']}): {c['score']:g}/{c['max_score']:g}, {c['passed']}/{c['checks']}"
-                 for c in self.report.get("concepts", [])]
+        lines = [
+            f"{c['title']} ({c['id']}): {c['score']:g}/{c['max_score']:g}, {c['passed']}/{c['checks']}"
+            for c in self.report.get("concepts", [])
+        ]
         lines.append(self._total())
         lines += [f"\n{c.get('title') or c['id']} [{c['status']}]\n{c.get('feedback', '')}" for c in self._failed()]
         lines += self.report.get("notes", [])
@@ -105,19 +111,26 @@ class Graded:
             return f"<pre>{html.escape(str(self))}</pre>"
         rows = "".join(
             f"<tr><td>{html.escape(str(c['title']))}</td><td>{c['score']:g} / {c['max_score']:g}</td>"
-            f"<td>{c['passed']} / {c['checks']}</td></tr>" for c in self.report.get("concepts", []))
+            f"<td>{c['passed']} / {c['checks']}</td></tr>"
+            for c in self.report.get("concepts", [])
+        )
         total = self._total()
         failed = "".join(
             f"<details open><summary><b>{html.escape(str(c.get('title') or c['id']))}</b> "
             f"({html.escape(str(c['status']))}, {c['score']:g} / {c['max_score']:g})</summary>"
             f"<pre style='white-space: pre-wrap'>{html.escape(str(c.get('feedback') or ''))}</pre></details>"
-            for c in self._failed())
+            for c in self._failed()
+        )
         notes = "".join(f"<p>{html.escape(note)}</p>" for note in self.report.get("notes", []))
-        head = "".join(f"<th>{html.escape(self.say(key))}</th>"
-                       for key in ("notebook.concept", "notebook.points", "notebook.passed"))
-        return (f"<div class='autograd-grader'><table><thead><tr>{head}"
-                f"</tr></thead><tbody>{rows}</tbody></table><p><b>{html.escape(total)}</b></p>{failed}{notes}"
-                f"<p><small>{html.escape(self._isolation())}</small></p></div>")
+        head = "".join(
+            f"<th>{html.escape(self.say(key))}</th>"
+            for key in ("notebook.concept", "notebook.points", "notebook.passed")
+        )
+        return (
+            f"<div class='autograd-grader'><table><thead><tr>{head}"
+            f"</tr></thead><tbody>{rows}</tbody></table><p><b>{html.escape(total)}</b></p>{failed}{notes}"
+            f"<p><small>{html.escape(self._isolation())}</small></p></div>"
+        )
 
 
 def find_checks(checks: str | os.PathLike | None = None, topic: str | None = None) -> Path:
@@ -135,11 +148,13 @@ def find_checks(checks: str | os.PathLike | None = None, topic: str | None = Non
         candidates = [base / name for base in (here, here.parent) for name in ("exercises", "checks")]
         candidates.append(CURRICULUM)
     for folder in candidates:
-        if folder.is_dir() and (wanted is None and any(folder.glob("test_*.py")) or
-                                wanted is not None and (folder / wanted).is_file()):
+        if folder.is_dir() and (
+            wanted is None and any(folder.glob("test_*.py")) or wanted is not None and (folder / wanted).is_file()
+        ):
             return folder.resolve()
-    raise NotebookCheckError("notebook.no_checks", topic=topic or "*", looked=", ".join(map(str, candidates)),
-                                 env=CHECKS_ENV)
+    raise NotebookCheckError(
+        "notebook.no_checks", topic=topic or "*", looked=", ".join(map(str, candidates)), env=CHECKS_ENV
+    )
 
 
 def kernel_definitions(namespace: dict) -> dict:
@@ -150,8 +165,7 @@ def kernel_definitions(namespace: dict) -> dict:
     for name, value in list(namespace.items()):
         if name.startswith("_") or not callable(value):
             continue
-        if getattr(value, "__module__", None) == "__main__" and (isinstance(value, type) or
-                                                                 hasattr(value, "__code__")):
+        if getattr(value, "__module__", None) == "__main__" and (isinstance(value, type) or hasattr(value, "__code__")):
             found[name] = value
     return found
 
@@ -182,8 +196,14 @@ def write_submission(folder: Path, definitions: dict, modules: list[str]) -> Non
         (folder / f"{module}.py").write_text(MODULE_TEXT)
 
 
-def check(topic: str | None = None, checks: str | os.PathLike | None = None, lang: str | None = None,
-          timeout: float | None = None, seed: int | None = None, namespace: dict | None = None) -> Graded:
+def check(
+    topic: str | None = None,
+    checks: str | os.PathLike | None = None,
+    lang: str | None = None,
+    timeout: float | None = None,
+    seed: int | None = None,
+    namespace: dict | None = None,
+) -> Graded:
     """Grade the kernel's functions with the course's checks for ``topic``
     ("leaf"; None: every topic) and show the result in the notebook.
     ``lang``: "en" or "zh" (default: as ``pytest --grade`` chooses);
@@ -205,19 +225,41 @@ def check(topic: str | None = None, checks: str | os.PathLike | None = None, lan
         return Graded(topic, problem=exc, lang=lang)
 
 
-def _grade(folder: Path, topic: str | None, submission: Path, report: Path, lang: str | None,
-           timeout: float | None, seed: int | None) -> Graded:
+def _grade(
+    folder: Path,
+    topic: str | None,
+    submission: Path,
+    report: Path,
+    lang: str | None,
+    timeout: float | None,
+    seed: int | None,
+) -> Graded:
     ini = folder / "pytest.ini"
     target = folder / f"test_{topic}.py" if topic else folder
-    args = [sys.executable, "-m", "pytest", str(target), "-c", str(ini) if ini.is_file() else os.devnull,
-            "--rootdir", str(folder), "-p", "no:cacheprovider", "-q", "--grade",
-            f"--grade-submission={submission}", "--grade-json", str(report)]
+    args = [
+        sys.executable,
+        "-m",
+        "pytest",
+        str(target),
+        "-c",
+        str(ini) if ini.is_file() else os.devnull,
+        "--rootdir",
+        str(folder),
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "--grade",
+        f"--grade-submission={submission}",
+        "--grade-json",
+        str(report),
+    ]
     args += [f"--grade-lang={lang}"] if lang else []
     args += [f"--grade-timeout={timeout:g}"] if timeout else []
     args += [f"--grade-seed={seed}"] if seed is not None else []
     try:
-        done = subprocess.run(args, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, cwd=submission.parent,
-                              stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            args, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, cwd=submission.parent, stdin=subprocess.DEVNULL
+        )
         output = done.stdout + done.stderr
     except subprocess.TimeoutExpired:
         output = _say(lang, "notebook.run_timeout", seconds=RUN_TIMEOUT_S)

@@ -38,21 +38,53 @@ DEFAULTS: dict[str, str] = {
 # key; "{default}" in a help text is the option's entry in DEFAULTS.
 _OPTION_TEXTS: tuple[tuple[str, IniType, str], ...] = (
     ("--grade", "bool", "grade the checks: per-concept scores, report files, student code run in sandboxed workers"),
-    ("--grade-submission", "string", "directory the student's modules are loaded from (default: the directory of each checks file)"),
-    ("--grade-device", "string", "device for tensors: cpu, cuda, auto (cuda when available) or all (every available device); default {default}"),
-    ("--grade-seed", "string", "seed of the random inputs: a whole number, or 'random' (default {default}); printed in the header"),
+    (
+        "--grade-submission",
+        "string",
+        "directory the student's modules are loaded from (default: the directory of each checks file)",
+    ),
+    (
+        "--grade-device",
+        "string",
+        "device for tensors: cpu, cuda, auto (cuda when available) or all (every available device); default {default}",
+    ),
+    (
+        "--grade-seed",
+        "string",
+        "seed of the random inputs: a whole number, or 'random' (default {default}); printed in the header",
+    ),
     ("--grade-timeout", "string", "wall-clock limit in seconds for student code in one check (default {default})"),
     ("--grade-memory", "string", "memory limit in megabytes for a worker running student code (default {default})"),
-    ("--grade-isolation", "string", "how student code is fenced off: auto (the strongest that works), bwrap (bubblewrap), user (a uid per worker; needs root) or process; default {default}"),
+    (
+        "--grade-isolation",
+        "string",
+        "how student code is fenced off: auto (the strongest that works), bwrap (bubblewrap), user (a uid per worker; needs root) or process; default {default}",
+    ),
     ("--grade-answer-limit", "string", "largest answer in megabytes a student function may return (default {default})"),
     ("--grade-lang", "string", "language of every message: en or zh (default: from the locale, LANG=zh_* gives zh)"),
     ("--grade-json", "string", "write the JSON report (schema pytest-autograd-grader/1) to this path"),
-    ("--grade-json-private", "string", "write the JSON report with hidden checks' real feedback (for instructors only) to this path"),
+    (
+        "--grade-json-private",
+        "string",
+        "write the JSON report with hidden checks' real feedback (for instructors only) to this path",
+    ),
     ("--grade-gradescope", "string", "write a Gradescope results.json to this path"),
-    ("--grade-github", "bool", "GitHub Actions outputs: step summary, annotations, the Classroom result (on by default when GITHUB_ACTIONS=true)"),
-    ("--grade-manifest", "string", "a manifest of the course's check files (python -m pytest_autograd_grader manifest): an edited or missing check file fails its checks"),
+    (
+        "--grade-github",
+        "bool",
+        "GitHub Actions outputs: step summary, annotations, the Classroom result (on by default when GITHUB_ACTIONS=true)",
+    ),
+    (
+        "--grade-manifest",
+        "string",
+        "a manifest of the course's check files (python -m pytest_autograd_grader manifest): an edited or missing check file fails its checks",
+    ),
     ("--grade-fail-under", "string", "exit 0 when the total percent is at least this, else 1"),
-    ("--grade-inline", "cli", "UNSAFE, for check authors debugging with pdb: run student code inside the pytest process"),
+    (
+        "--grade-inline",
+        "cli",
+        "UNSAFE, for check authors debugging with pdb: run student code inside the pytest process",
+    ),
 )
 
 
@@ -61,8 +93,7 @@ def _dest(flag: str) -> str:
 
 
 OPTIONS: tuple[tuple[str, IniType, str], ...] = tuple(
-    (flag, ini_type, text.format(default=DEFAULTS.get(_dest(flag))))
-    for flag, ini_type, text in _OPTION_TEXTS
+    (flag, ini_type, text.format(default=DEFAULTS.get(_dest(flag)))) for flag, ini_type, text in _OPTION_TEXTS
 )
 
 # Turning the sandbox off must be typed by a person: never read from an ini
@@ -77,7 +108,9 @@ def add_options(parser: pytest.Parser) -> None:
         if ini_type in ("bool", "cli"):
             group.addoption(flag, action="store_true", default=None, dest=dest, help=help_text)
         else:
-            group.addoption(flag, action="store", default=None, dest=dest, metavar=dest.split("_", 1)[-1].upper(), help=help_text)
+            group.addoption(
+                flag, action="store", default=None, dest=dest, metavar=dest.split("_", 1)[-1].upper(), help=help_text
+            )
         if ini_type != "cli":
             parser.addini(dest, help_text, type=ini_type, default=None)
 
@@ -160,7 +193,9 @@ def _report_path(option: str, value: str | None) -> Path | None:
     return path
 
 
-def _number(value: str | bool | float, key: str, *, low: float, high: float | None = None, low_inclusive: bool = True) -> float:
+def _number(
+    value: str | bool | float, key: str, *, low: float, high: float | None = None, low_inclusive: bool = True
+) -> float:
     try:
         number = float(value)
     except (TypeError, ValueError):
@@ -239,8 +274,11 @@ def _argument_path(config: pytest.Config, arg: str) -> Path:
 
 def _refuse_students_configuration(config: pytest.Config, submission: Path, value: str) -> None:
     inipath = config.inipath
-    if inipath is not None and submission in Path(inipath).resolve().parents \
-            and not _authors_configuration(config, submission):
+    if (
+        inipath is not None
+        and submission in Path(inipath).resolve().parents
+        and not _authors_configuration(config, submission)
+    ):
         # "--grade-submission DIR" in two words makes pytest look for its
         # configuration in DIR before our option is known.
         raise pytest.UsageError(msg("usage.student_config", inifile=str(inipath), path=value))

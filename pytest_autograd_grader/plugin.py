@@ -30,6 +30,7 @@ from .sessions import GradeTableLast, GradingSession, PlainSession, header_lines
 
 # -- set-up ---------------------------------------------------------------
 
+
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hookspecs)
 
@@ -192,6 +193,7 @@ def _credited(pyfuncitem: pytest.Function) -> Generator[None, object, object]:
 
 # -- reports --------------------------------------------------------------
 
+
 class _FeedbackReports:
     """Registered for every run, graded or not."""
 
@@ -207,13 +209,25 @@ class _FeedbackReports:
         sections = [(f"Captured {key} {when}", content) for when, key, content in report_sections(item)]
         when = call.when
         assert when != "collect", "an item's call is never its collection"
-        return pytest.TestReport(item.nodeid, item.location, {name: 1 for name in item.keywords}, "failed",
-                                 call.excinfo.value.feedback, when, sections, call.duration, call.start,
-                                 call.stop, user_properties=item.user_properties)
+        return pytest.TestReport(
+            item.nodeid,
+            item.location,
+            {name: 1 for name in item.keywords},
+            "failed",
+            call.excinfo.value.feedback,
+            when,
+            sections,
+            call.duration,
+            call.start,
+            call.stop,
+            user_properties=item.user_properties,
+        )
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     from .boundary.blame import STUDENT_VALUES, forget_student_values, redact, redact_report
 
     report = yield
@@ -236,8 +250,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     # an attribute of ours on pytest's report (xdist carries it to the controller)
     vars(report)["grade"] = graded
     if report.when == "call" or (report.failed and report.when == "setup"):
-        properties = [("grade_concept", result.concept), ("grade_score", result.score),
-                      ("grade_max_score", result.max_score), ("grade_status", graded["status"])]
+        properties = [
+            ("grade_concept", result.concept),
+            ("grade_score", result.score),
+            ("grade_max_score", result.max_score),
+            ("grade_status", graded["status"]),
+        ]
         report.user_properties.extend(properties)
         # junitxml writes the properties of the teardown report, which
         # copies item.user_properties when it is made
@@ -264,12 +282,21 @@ def _plain_feedback(item: pytest.Item, call: pytest.CallInfo, report: pytest.Tes
     """Without --grade: a graded check the student failed shows its feedback,
     as in a graded run, never a traceback into the grader."""
     exc = call.excinfo.value if call.excinfo is not None else None
-    if not report.failed or not isinstance(exc, (GradeFailure, GraderError)) or item.get_closest_marker("grade") is None:
+    if (
+        not report.failed
+        or not isinstance(exc, (GradeFailure, GraderError))
+        or item.get_closest_marker("grade") is None
+    ):
         return
     spec = spec_of(item)
     title = concept_title(item.config, spec.concept)
-    report.longrepr = guarded(shown(msg("feedback.hidden", title=title) if spec.hidden else
-                                    msg("feedback.header", title=title, what=exc.feedback)))
+    report.longrepr = guarded(
+        shown(
+            msg("feedback.hidden", title=title)
+            if spec.hidden
+            else msg("feedback.header", title=title, what=exc.feedback)
+        )
+    )
 
 
 def _show_safely(result: CheckResult, report: pytest.TestReport) -> None:
@@ -279,8 +306,11 @@ def _show_safely(result: CheckResult, report: pytest.TestReport) -> None:
     After redaction: the redacted strings are the student's raw ones."""
     result.feedback = guarded(shown(result.feedback))
     result.private_feedback = guarded(shown(result.private_feedback))
-    result.diagnoses = [{"id": guarded(shown(str(d.get("id", "")))), "text": guarded(shown(str(d.get("text", ""))))}
-                        for d in result.diagnoses or () if isinstance(d, dict)]
+    result.diagnoses = [
+        {"id": guarded(shown(str(d.get("id", "")))), "text": guarded(shown(str(d.get("text", ""))))}
+        for d in result.diagnoses or ()
+        if isinstance(d, dict)
+    ]
     if report.longrepr is not None and not isinstance(report.longrepr, tuple):
         text = str(report.longrepr)
         safe = guarded(shown(text, limit=max(len(text), FEEDBACK_LIMIT)))

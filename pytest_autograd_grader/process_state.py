@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 @dataclass
 class ProcessState:
-    sandboxes: dict = field(default_factory=dict)   # (mode, uid, numpy_only) -> sandbox.launch._Sandbox
+    sandboxes: dict = field(default_factory=dict)  # (mode, uid, numpy_only) -> sandbox.launch._Sandbox
     isolations: dict = field(default_factory=dict)  # --grade-isolation setting -> sandbox.Isolation
     imports_frozen: bool = False
 

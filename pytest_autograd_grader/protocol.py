@@ -50,10 +50,10 @@ class Stage(_WireEnum):
     """How a worker's answer ends (its ``stage`` field), or, for the last
     few, what the sandbox reports in the worker's place."""
 
-    OK = "ok"                          # the value came back
+    OK = "ok"  # the value came back
     # the module could not be loaded
     MISSING = "missing"
-    EMPTY = "empty"                    # set by the grader: the file has nothing in it
+    EMPTY = "empty"  # set by the grader: the file has nothing in it
     NOTEBOOK = "notebook"
     IMPORT_TIMEOUT = "import_timeout"
     SYNTAX = "syntax"
@@ -64,7 +64,7 @@ class Stage(_WireEnum):
     EXIT = "exit"
     INTERRUPT = "interrupt"
     MEMORY = "memory"
-    REQUEST = "request"                # the worker could not make the grader's arguments
+    REQUEST = "request"  # the worker could not make the grader's arguments
     # said by the sandbox, not the worker
     TOO_LARGE = "too_large"
     UNSTAGEABLE = "unstageable"
@@ -89,10 +89,10 @@ class Status(_WireEnum):
 
     PASSED = "passed"
     FAILED = "failed"
-    ERROR = "error"        # the check itself broke
+    ERROR = "error"  # the check itself broke
     TIMEOUT = "timeout"
-    CRASHED = "crashed"    # student code killed its process
-    SKIPPED = "skipped"    # not graded (no CUDA, ...)
+    CRASHED = "crashed"  # student code killed its process
+    SKIPPED = "skipped"  # not graded (no CUDA, ...)
 
 
 # statuses that mean the student's code did not earn the check
@@ -104,10 +104,10 @@ STUDENT_FAILED = (Status.FAILED, Status.TIMEOUT, Status.CRASHED)
 class Op(_WireEnum):
     """What the grader asks a worker to do with a module (a call's ``op``)."""
 
-    LOAD = "load"      # import it only: an import that hangs is told apart from a call that hangs
-    CALL = "call"      # call one of its functions
-    VJP = "vjp"        # call it and run backward with the grader's grad_outputs
-    RUN = "run"        # a grader function drives the module (the engine track)
+    LOAD = "load"  # import it only: an import that hangs is told apart from a call that hangs
+    CALL = "call"  # call one of its functions
+    VJP = "vjp"  # call it and run backward with the grader's grad_outputs
+    RUN = "run"  # a grader function drives the module (the engine track)
 
 
 class ProtocolWarning(UserWarning):
@@ -129,9 +129,9 @@ class ControlOp(_WireEnum):
     """What the grader asks of the zygote on its control socket (a
     message's ``op``)."""
 
-    SPAWN = "spawn"    # a worker for one staged submission: a SpawnRequest
-    SWEEP = "sweep"    # kill the orphans of keepers that had no PID namespace
-    PING = "ping"      # answered once the zygote's imports are done: it is warm
+    SPAWN = "spawn"  # a worker for one staged submission: a SpawnRequest
+    SWEEP = "sweep"  # kill the orphans of keepers that had no PID namespace
+    PING = "ping"  # answered once the zygote's imports are done: it is warm
 
 
 def _from_wire(cls: type, data: Any) -> dict[str, Any]:
@@ -150,17 +150,17 @@ class SpawnRequest:
     """What the grader asks the zygote for: a worker for one staged
     submission (sent as JSON with three file descriptors)."""
 
-    directory: str                 # the staged submission, as the worker sees it
-    private: str | None            # the worker's own folder (None: bubblewrap's tmpfs)
+    directory: str  # the staged submission, as the worker sees it
+    private: str | None  # the worker's own folder (None: bubblewrap's tmpfs)
     memory_mb: int
-    tmp_mb: int                    # the size of the worker's own /tmp and /dev/shm
-    uid: int | None                # the uid the worker drops to, if one of its own
+    tmp_mb: int  # the size of the worker's own /tmp and /dev/shm
+    uid: int | None  # the uid the worker drops to, if one of its own
     numpy_only: bool
-    tasks: int | None              # processes its uid runs already (RLIMIT_NPROC)
-    cuda: bool                     # start CUDA before the worker says it is ready
-    no_torch: str | None           # what importing torch says in a numpy-only worker
-    cover: tuple[str, ...]         # folders hidden from the worker
-    cpus: tuple[int, ...]          # the asking grading process's CPUs
+    tasks: int | None  # processes its uid runs already (RLIMIT_NPROC)
+    cuda: bool  # start CUDA before the worker says it is ready
+    no_torch: str | None  # what importing torch says in a numpy-only worker
+    cover: tuple[str, ...]  # folders hidden from the worker
+    cpus: tuple[int, ...]  # the asking grading process's CPUs
 
     OP = ControlOp.SPAWN
 
@@ -185,9 +185,9 @@ class SpawnReply:
     """The zygote's answer to a spawn request that worked (the keeper's pid
     and a pidfd for it come with it)."""
 
-    pid: int                       # the keeper's
-    pidns: bool                    # the worker has a PID namespace of its own
-    fenced: bool                   # it sees only its own staged submission
+    pid: int  # the keeper's
+    pidns: bool  # the worker has a PID namespace of its own
+    fenced: bool  # it sees only its own staged submission
 
     def to_wire(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -221,7 +221,7 @@ class Refusal:
     """The zygote's answer to a request it could not serve (no file
     descriptors come with it)."""
 
-    error: str                     # why, for the sandbox's log
+    error: str  # why, for the sandbox's log
 
     def to_wire(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -241,9 +241,9 @@ class CallHeader:
 
     op: Op
     module: str
-    function: str              # "" for a load
+    function: str  # "" for a load
     seconds: float | None = None  # a load's import deadline; None: none sent
-    seq: int = 0               # numbered by the worker's handle
+    seq: int = 0  # numbered by the worker's handle
 
     def to_wire(self) -> dict[str, Any]:
         data: dict[str, Any] = {"op": str(self.op), "module": self.module, "function": self.function}

@@ -46,8 +46,13 @@ SUPPORTED = ">=8.0,<10"
 
 # what a --grade run uses; the class runner's one session per worker uses all
 LONE_RUN = ("item._report_sections",)
-CLASS_RUNNER = ("item._report_sections", "Function._initrequest", "session._shouldstop",
-                "session._shouldfail", "session._setupstate.teardown_exact")
+CLASS_RUNNER = (
+    "item._report_sections",
+    "Function._initrequest",
+    "session._shouldstop",
+    "session._shouldfail",
+    "session._setupstate.teardown_exact",
+)
 
 
 class UnsupportedPytest(RuntimeError):
@@ -55,8 +60,9 @@ class UnsupportedPytest(RuntimeError):
 
 
 def _unsupported(missing: list[str]) -> UnsupportedPytest:
-    return UnsupportedPytest(msg("usage.pytest_unsupported", version=pytest.__version__, missing=", ".join(missing),
-                                 supported=SUPPORTED))
+    return UnsupportedPytest(
+        msg("usage.pytest_unsupported", version=pytest.__version__, missing=", ".join(missing), supported=SUPPORTED)
+    )
 
 
 def _names(function: object) -> set[str]:
@@ -77,8 +83,10 @@ def _present() -> dict[str, bool]:
         "Function._initrequest": callable(getattr(pytest.Function, "_initrequest", None)),
         "session._shouldstop": "_shouldstop" in _names(getattr(pytest.Session.shouldstop, "fget", None)),
         "session._shouldfail": "_shouldfail" in _names(getattr(pytest.Session.shouldfail, "fget", None)),
-        "session._setupstate.teardown_exact": (callable(getattr(setup_state, "teardown_exact", None))
-                                               and "_setupstate" in _names(getattr(runner, "pytest_sessionstart", None))),
+        "session._setupstate.teardown_exact": (
+            callable(getattr(setup_state, "teardown_exact", None))
+            and "_setupstate" in _names(getattr(runner, "pytest_sessionstart", None))
+        ),
     }
 
 

@@ -172,14 +172,21 @@ class Gradebook:
         if when == "call":
             result.duration_s = _round(current.duration_s + result.duration_s)
             self.checks[nodeid] = result
-        elif when == "teardown" and result.status not in (None, Status.PASSED) \
-                and current.status in (None, Status.PASSED):
+        elif (
+            when == "teardown"
+            and result.status not in (None, Status.PASSED)
+            and current.status in (None, Status.PASSED)
+        ):
             self.checks[nodeid] = result
 
     def add_error(self, nodeid: str, feedback: str, concept: str = "", max_score: float = 0.0) -> None:
         self.checks[nodeid] = CheckResult(
-            id=nodeid, concept=concept, score=0.0, max_score=max_score,
-            status=Status.ERROR, feedback=feedback,
+            id=nodeid,
+            concept=concept,
+            score=0.0,
+            max_score=max_score,
+            status=Status.ERROR,
+            feedback=feedback,
         )
 
     # -- reading it ----------------------------------------------------
@@ -203,7 +210,7 @@ class Gradebook:
         return concept.title if concept else check.concept
 
     def display_name(self, check: CheckResult) -> str:
-        """"Leaf tensors › which are leaves [cpu]": the concept's title and
+        """ "Leaf tensors › which are leaves [cpu]": the concept's title and
         the check's readable name (the test's name where it has none), as
         course platforms list tests."""
         title = check.title or check.id.rpartition("::")[2] or check.id

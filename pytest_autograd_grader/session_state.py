@@ -26,6 +26,7 @@ class GradeState:
     isolation: object = None  # sandbox.Isolation; None when student code runs inline
     notes: list[str] | None = None  # what is said once of the submission (sessions.submission_notes)
 
+
 @dataclass
 class Credit:
     """Partial credit a check collected through the ``autograd`` fixture,
@@ -80,8 +81,9 @@ class Credit:
         lost = self.points * (self.share or 0.0)
         lines = [failure.feedback] if failure is not None else []
         # with nothing earned it costs nothing more, but often says why the values are wrong
-        lines.append(msg("cmp.instruction_broken", lost=lost, points=self.points) if values
-                     else msg("cmp.instruction_also"))
+        lines.append(
+            msg("cmp.instruction_broken", lost=lost, points=self.points) if values else msg("cmp.instruction_also")
+        )
         lines += ["  " + line for text in dict.fromkeys(self.broken) for line in text.splitlines()]
         status = failure.grade_status if failure is not None else Status.FAILED
         return GradeFailure("\n".join(lines), status=status, fraction=values * (1 - (self.share or 0.0)))
@@ -95,6 +97,7 @@ class Credit:
         # followed, the part is earned in proportion to the values' (score = points x values)
         earned = 0.0 if followed is False or not self.points else round(most * score / self.points, 6)
         return {"share": self.share, "score": earned, "max_score": most, "followed": followed}
+
 
 @dataclass
 class Place:
@@ -120,6 +123,7 @@ class Place:
     def best(self) -> tuple[str | None, int | None, int | None]:
         return self.raised or self.called or (None, None, None)
 
+
 STATE = pytest.StashKey[GradeState]()
 PLACE = pytest.StashKey[Place]()
 SPEC = pytest.StashKey[CheckSpec]()
@@ -131,6 +135,7 @@ EXECUTOR = pytest.StashKey[object]()
 SETTINGS = pytest.StashKey[Settings]()
 # graded checks a plain run (no --grade) collected: it ends saying how to get their scores
 PLAIN_CHECKS = pytest.StashKey[int]()
+
 
 def state_of(config: pytest.Config) -> GradeState | None:
     return config.stash.get(STATE, None)

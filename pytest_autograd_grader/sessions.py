@@ -60,9 +60,15 @@ def header_lines(state: GradeState) -> list[str]:
     """The lines a graded run adds to pytest's header: seed, device,
     submission, isolation and what it lacks, notes on the submission."""
     s = state.settings
-    lines = [msg("header", seed=s.seed, device=s.device,
-                 submission=str(s.submission) if s.submission else msg("header.beside_checks"),
-                 isolation=isolation_name(state))]
+    lines = [
+        msg(
+            "header",
+            seed=s.seed,
+            device=s.device,
+            submission=str(s.submission) if s.submission else msg("header.beside_checks"),
+            isolation=isolation_name(state),
+        )
+    ]
     lines += [msg("header.missing", what=what) for what in isolation_missing(state)]
     isolation = isolation_of(state)
     if isolation is not None:
@@ -106,8 +112,9 @@ class PlainSession:
             import shlex
 
             command = shlex.join(["pytest", "--grade", *self.config.invocation_params.args])
-            terminalreporter.write_line(msg("summary.plain", count=self.config.stash[PLAIN_CHECKS], command=command),
-                                        bold=True)
+            terminalreporter.write_line(
+                msg("summary.plain", count=self.config.stash[PLAIN_CHECKS], command=command), bold=True
+            )
         return result
 
 
@@ -118,7 +125,9 @@ class GradingSession:
     def __init__(self, config: pytest.Config, state: GradeState):
         self.config = config
         self.state = state
-        self.collect_errors: list[tuple[str, str, str]] = []  # (node id, feedback, the instructor's) of files that did not collect
+        self.collect_errors: list[
+            tuple[str, str, str]
+        ] = []  # (node id, feedback, the instructor's) of files that did not collect
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         import torch  # noqa: F401  (before the freeze, which is what keeps torch's heap out of collections)
@@ -139,10 +148,15 @@ class GradingSession:
         self.state.notes = None
         self.state.last_write = 0.0
         self.state.gradebook = Gradebook(
-            seed=self.state.settings.seed, devices=graded_devices(self.state.settings.device),
-            torch=torch.__version__.split("+")[0], concepts=known_concepts(self.config),
-            isolation=isolation_name(self.state), isolation_missing=isolation_missing(self.state),
-            lang=self.state.settings.lang, notes=list(submission_notes(self.state)))
+            seed=self.state.settings.seed,
+            devices=graded_devices(self.state.settings.device),
+            torch=torch.__version__.split("+")[0],
+            concepts=known_concepts(self.config),
+            isolation=isolation_name(self.state),
+            isolation_missing=isolation_missing(self.state),
+            lang=self.state.settings.lang,
+            notes=list(submission_notes(self.state)),
+        )
         for error in self.collect_errors:
             self._add_collect_error(*error)
         write_reports(self.config, self.state.gradebook)
@@ -159,8 +173,11 @@ class GradingSession:
             detail = str(report.longrepr).strip()
             cause = collect_cause(detail)
             # students (Gradescope, Classroom) read the cause; pytest's traceback is the instructor's
-            error = (report.nodeid or "<collection>", msg("collect.broken", path=report.nodeid, cause=cause),
-                     msg("collect.error", path=report.nodeid, cause=cause, detail=detail))
+            error = (
+                report.nodeid or "<collection>",
+                msg("collect.broken", path=report.nodeid, cause=cause),
+                msg("collect.error", path=report.nodeid, cause=cause, detail=detail),
+            )
             self.collect_errors.append(error)
             self._add_collect_error(*error)
 
@@ -195,7 +212,10 @@ class GradingSession:
         if gradebook is None:
             return
         stopped = bool(session.shouldstop or session.shouldfail) or exitstatus in (
-            pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR)
+            pytest.ExitCode.INTERRUPTED,
+            pytest.ExitCode.INTERNAL_ERROR,
+            pytest.ExitCode.USAGE_ERROR,
+        )
         gradebook.finish(complete=not stopped)
         self.config.hook.pytest_grade_gradebook(config=self.config, gradebook=gradebook)
         required = self.state.settings.fail_under
@@ -226,9 +246,16 @@ def partial_reasons(config: pytest.Config, session: pytest.Session) -> list[str]
     --deselect, --lf), a run stopped early (-x), files named one by one."""
     option = config.option
     reasons = []
-    chosen = [name for name, on in (("-k", option.keyword), ("-m", option.markexpr),
-                                    ("--deselect", getattr(option, "deselect", None)),
-                                    ("--lf", getattr(option, "lf", False))) if on]
+    chosen = [
+        name
+        for name, on in (
+            ("-k", option.keyword),
+            ("-m", option.markexpr),
+            ("--deselect", getattr(option, "deselect", None)),
+            ("--lf", getattr(option, "lf", False)),
+        )
+        if on
+    ]
     if chosen:
         reasons.append(msg("summary.partial.selected", options=", ".join(chosen)))
     if session.shouldstop or session.shouldfail:
@@ -261,12 +288,16 @@ def freeze_imports() -> None:
         atexit.register(gc.freeze)
 
 
-def _report_files(state: GradeState, gradebook: Gradebook) -> tuple[tuple[str, Path | None, Callable[[], dict[str, Any]]], ...]:
+def _report_files(
+    state: GradeState, gradebook: Gradebook
+) -> tuple[tuple[str, Path | None, Callable[[], dict[str, Any]]], ...]:
     """(option, path, content) of every report file the run writes."""
     s = state.settings
-    return (("--grade-json", s.json_path, gradebook.to_json),
-            ("--grade-json-private", s.json_private_path, lambda: gradebook.to_json(private=True)),
-            ("--grade-gradescope", s.gradescope_path, lambda: gradescope_results(gradebook)))
+    return (
+        ("--grade-json", s.json_path, gradebook.to_json),
+        ("--grade-json-private", s.json_private_path, lambda: gradebook.to_json(private=True)),
+        ("--grade-gradescope", s.gradescope_path, lambda: gradescope_results(gradebook)),
+    )
 
 
 def write_reports(config: pytest.Config, gradebook: Gradebook, final: bool = False) -> None:
@@ -361,6 +392,13 @@ def _write_partial(tr: pytest.TerminalReporter, partial: list[str]) -> None:
 
 def _write_fail_under(tr: pytest.TerminalReporter, gradebook: Gradebook, required: float) -> None:
     passed = gradebook.percent >= required
-    tr.write_line(msg("summary.fail_under", percent=gradebook.percent,
-                      relation=msg("summary.at_or_above" if passed else "summary.below"), required=required),
-                  green=passed, red=not passed)
+    tr.write_line(
+        msg(
+            "summary.fail_under",
+            percent=gradebook.percent,
+            relation=msg("summary.at_or_above" if passed else "summary.below"),
+            required=required,
+        ),
+        green=passed,
+        red=not passed,
+    )

@@ -28,18 +28,28 @@ if TYPE_CHECKING:
 
 QUIET_S = 0.05  # a save is over when no file event came for this long (editors write in steps)
 INTERRUPTED = 2  # pytest's exit code after Ctrl-C
-SAVES = frozenset({"created", "modified", "moved", "deleted", "closed"})  # watchdog's event types ("closed": after a write)
+SAVES = frozenset(
+    {"created", "modified", "moved", "deleted", "closed"}
+)  # watchdog's event types ("closed": after a write)
 WATCHED_SUFFIXES = (".py", ".ipynb")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("exercises", nargs="?", default="exercises",
-                        help="the folder of your exercises and their checks (test_*.py), or some of its topic "
-                             "files (leaf.py or test_leaf.py) to watch only those (default: exercises)")
-    parser.add_argument("--submission", metavar="DIR",
-                        help="where your modules are when they are not beside the checks (--grade-submission)")
-    parser.add_argument("pytest_args", nargs="*",
-                        help="after --: more options for each pytest run, e.g. -- --grade-lang zh")
+    parser.add_argument(
+        "exercises",
+        nargs="?",
+        default="exercises",
+        help="the folder of your exercises and their checks (test_*.py), or some of its topic "
+        "files (leaf.py or test_leaf.py) to watch only those (default: exercises)",
+    )
+    parser.add_argument(
+        "--submission",
+        metavar="DIR",
+        help="where your modules are when they are not beside the checks (--grade-submission)",
+    )
+    parser.add_argument(
+        "pytest_args", nargs="*", help="after --: more options for each pytest run, e.g. -- --grade-lang zh"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -230,8 +240,20 @@ class Watch:
             report = Path(tmp) / "report.json"
             # the session's own table would cover these files only: the merged one is printed below
             # --rootdir: collection walks only this folder, not everything beside it
-            args = ["--grade", "-p", "no:cacheprovider", "-p", "no:grade-table-last", "-q", "--rootdir",
-                    str(self.folder), "--grade-json", str(report), *self.extra, *map(str, files)]
+            args = [
+                "--grade",
+                "-p",
+                "no:cacheprovider",
+                "-p",
+                "no:grade-table-last",
+                "-q",
+                "--rootdir",
+                str(self.folder),
+                "--grade-json",
+                str(report),
+                *self.extra,
+                *map(str, files),
+            ]
             code = run_session(args, self.folder)
             self.merge(report, files)
         for line in self.summary():
@@ -248,8 +270,7 @@ class Watch:
         except (OSError, ValueError):
             return  # a run that wrote nothing (a usage error): pytest said why
         stems = {f.stem for f in files}
-        self.results = {key: check for key, check in self.results.items()
-                        if Path(key.split("::")[0]).stem not in stems}
+        self.results = {key: check for key, check in self.results.items() if Path(key.split("::")[0]).stem not in stems}
         for concept in data.get("concepts", ()):
             self.concepts.setdefault(concept["id"], concept["title"])
         for check in data.get("checks", ()):
@@ -262,8 +283,9 @@ class Watch:
         from .scoring import CheckResult, Gradebook
 
         # in the order the runs' reports gave them: the course's own (pytest_grade_concepts)
-        gradebook = Gradebook(seed=0, devices=[], torch="",
-                              concepts={c: Concept(c, title) for c, title in self.concepts.items()})
+        gradebook = Gradebook(
+            seed=0, devices=[], torch="", concepts={c: Concept(c, title) for c, title in self.concepts.items()}
+        )
         for key, check in self.results.items():
             gradebook.checks[key] = CheckResult.from_dict(check)
         return [separator(msg("summary.title")), *table_lines(gradebook), next_step(gradebook)]

@@ -36,6 +36,7 @@ def language(code: str):
     finally:
         restore()
 
+
 # pytester forgets every module first imported during an in-process run.
 # torch imports parts of itself lazily (torch.testing pulls in
 # torch.distributed on a failed comparison), and registering its operator
@@ -62,6 +63,7 @@ def pytest_configure(config):
     # know fails the test that meets it; for a student it stays a plain crash.
     # ProtocolWarning is imported above, so in-process runs share the class.
     config.addinivalue_line("filterwarnings", f"error::{ProtocolWarning.__module__}.{ProtocolWarning.__name__}")
+
 
 REPO = Path(__file__).resolve().parent.parent
 EXERCISES = REPO / "exercises"
@@ -94,18 +96,29 @@ def _shipped_course(monkeypatch):
     message ids without its conftest.py: every pytest run a test starts
     (in-process or not) loads shipped_course_plugin (set per test, so that
     the test session's own xdist workers do not)."""
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(Path(__file__).resolve().parent),
-                                                                 os.environ.get("PYTHONPATH")) if p))
-    monkeypatch.setenv("PYTEST_PLUGINS", ",".join(p for p in (os.environ.get("PYTEST_PLUGINS"),
-                                                              "shipped_course_plugin") if p))
+    monkeypatch.setenv(
+        "PYTHONPATH",
+        os.pathsep.join(p for p in (str(Path(__file__).resolve().parent), os.environ.get("PYTHONPATH")) if p),
+    )
+    monkeypatch.setenv(
+        "PYTEST_PLUGINS", ",".join(p for p in (os.environ.get("PYTEST_PLUGINS"), "shipped_course_plugin") if p)
+    )
 
 
 # Plugins that cost time in every in-process run and matter to none of them:
 # unraisableexception's clean-up runs gc.collect() five times (~0.3 s over
 # torch's heap); hypothesis and pytest-benchmark, where installed, are
 # re-imported and print summaries each run (~1.7 s). Unknown names are fine.
-QUIET_PLUGINS = ("-p", "no:cacheprovider", "-p", "no:unraisableexception",
-                 "-p", "no:hypothesispytest", "-p", "no:benchmark")
+QUIET_PLUGINS = (
+    "-p",
+    "no:cacheprovider",
+    "-p",
+    "no:unraisableexception",
+    "-p",
+    "no:hypothesispytest",
+    "-p",
+    "no:benchmark",
+)
 
 
 @dataclass
@@ -203,7 +216,7 @@ def _replace_function(source: str, function: str, replacement: str) -> str:
     for node in ast.parse(source).body:
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == function:
             start = (node.decorator_list[0].lineno if node.decorator_list else node.lineno) - 1
-            return "".join(lines[:start]) + replacement.strip("\n") + "\n" + "".join(lines[node.end_lineno:])
+            return "".join(lines[:start]) + replacement.strip("\n") + "\n" + "".join(lines[node.end_lineno :])
     raise AssertionError(f"{function} not found")
 
 
@@ -238,7 +251,7 @@ SEEDS = tuple(range(1001, 1021))  # 20 run seeds for the every-seed tests
 # Written beside the checks by grade_seeds: it overrides the plugin's
 # grade_rng with one parametrized by run seed, which derives each check's
 # seed exactly as `--grade-seed S` does, so one session grades every seed.
-_SEEDS_CONFTEST = '''
+_SEEDS_CONFTEST = """
 import pytest
 from pytest_autograd_grader.checking.seeding import GradeRng, check_seed
 
@@ -250,7 +263,7 @@ def grade_rng(request):
     params = [p for p in params.rstrip("]").split("-") if p != f"seed{{request.param}}"]
     nodeid = base + (f"[{{'-'.join(params)}}]" if params else "")
     return GradeRng.create(check_seed(request.param, nodeid), device=device)
-'''
+"""
 
 
 @pytest.fixture
@@ -313,10 +326,28 @@ def pattern(message_id):
 
 # Generic diagnoses: a planted mistake's feedback may name one only where its
 # expectations list it (a misdiagnosis shows up as an unexpected one).
-GENERIC = ("diag.multiple", "diag.multiple_calls", "diag.mean_sum", "diag.fraction", "diag.running_sum",
-           "diag.factor", "diag.mean_twice", "diag.too_small", "diag.mean_not_sum", "diag.ones", "diag.sign", "diag.transpose",
-           "diag.none_leaf", "diag.none_not_leaf", "diag.none_intermediate", "diag.requires_grad",
-           "diag.backward_twice", "diag.implicit_grad", "diag.shape_mismatch", "diag.inplace_saved")
+GENERIC = (
+    "diag.multiple",
+    "diag.multiple_calls",
+    "diag.mean_sum",
+    "diag.fraction",
+    "diag.running_sum",
+    "diag.factor",
+    "diag.mean_twice",
+    "diag.too_small",
+    "diag.mean_not_sum",
+    "diag.ones",
+    "diag.sign",
+    "diag.transpose",
+    "diag.none_leaf",
+    "diag.none_not_leaf",
+    "diag.none_intermediate",
+    "diag.requires_grad",
+    "diag.backward_twice",
+    "diag.implicit_grad",
+    "diag.shape_mismatch",
+    "diag.inplace_saved",
+)
 
 
 def assert_diagnosed(results, topic, expect, may=None):
@@ -328,8 +359,9 @@ def assert_diagnosed(results, topic, expect, may=None):
     ``may``: {(variant, check): [message id, ...]}, for the seed-dependent).
     Every diagnosis and requirement of ``topic`` must be wanted somewhere."""
     topic_ids = [key for key in EN if key.startswith((f"diag.{topic}.", f"req.{topic}."))]
-    planted = {w[0] if isinstance(w, tuple) else w for checks in expect.values() for wanted in checks.values()
-               for w in wanted}
+    planted = {
+        w[0] if isinstance(w, tuple) else w for checks in expect.values() for wanted in checks.values() for w in wanted
+    }
     assert set(topic_ids) <= planted, f"no planted mistake gets {sorted(set(topic_ids) - planted)}"
     own = topic_ids + list(GENERIC)
     for variant, checks in expect.items():
@@ -356,14 +388,15 @@ def assert_all_pass(results, variant, *checks):
             assert run["status"] == "passed" and run["score"] == run["max_score"], (variant, check, run)
 
 
-
-
 def grade_named(pytester, topic, *groups):
     """``grade_variants`` for named plantings: each group maps a variant's
     name to {function: source} replacing those functions of the reference
     solution (say WRONG and RIGHT). Returns {variant: {test name: results}}."""
-    return grade_variants(pytester, topic, {name: solution_with_all(topic, functions)
-                                            for group in groups for name, functions in group.items()})
+    return grade_variants(
+        pytester,
+        topic,
+        {name: solution_with_all(topic, functions) for group in groups for name, functions in group.items()},
+    )
 
 
 def grade_planted(pytester, topic, variants, checks_of=None):
@@ -429,8 +462,9 @@ def assert_planted(pytester, topic, mistakes, correct, specific):
     every seed with its score, its diagnosis and texts, and none of the
     other message ids ``specific`` lists for its check; each style passes."""
     versions = _one_mistake_per_function(mistakes)
-    modules = {name: solution_with_all(topic, {f: m.source for f, m in chosen.items()})
-               for name, chosen in versions.items()}
+    modules = {
+        name: solution_with_all(topic, {f: m.source for f, m in chosen.items()}) for name, chosen in versions.items()
+    }
     modules.update({name: solution_with_all(topic, functions) for name, functions in correct.items()})
     keep = {name: [f"test_{f}" for f in functions] for name, functions in {**versions, **correct}.items()}
     runs = grade_variants(pytester, topic, modules, keep=keep)

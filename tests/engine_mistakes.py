@@ -45,7 +45,9 @@ MISTAKES = {path.stem: _mistake(path) for path in topic_files("engine")}
 
 
 # checks a mistake may also fail, on the seeds whose programs lean on what it breaks
-ALSO = {"freed_despite_retain": ("test_accumulation_and_zeroing", "test_vector_backward")}  # retain_graph=True there too
+ALSO = {
+    "freed_despite_retain": ("test_accumulation_and_zeroing", "test_vector_backward")
+}  # retain_graph=True there too
 
 # the most ops a minimal program may show
 MAX_OPS = 5
@@ -63,7 +65,7 @@ def _run_backward(body: str) -> str:
 
 STYLES = {
     # micrograd's: a topological order by a recursive depth-first search, walked backwards
-    "recursive": _run_backward('''
+    "recursive": _run_backward("""
 def run_backward(roots, grads, retain_graph=False):
     order, seen = [], set()
 
@@ -106,9 +108,9 @@ def run_backward(roots, grads, retain_graph=False):
             edges[inp] -= 1
             if inp.grad_fn is None and edges[inp] == 0:
                 accumulate_grad(inp, arrived.pop(inp))
-'''),
+"""),
     # Kahn's algorithm: a node joins a queue once all its consumers have run
-    "kahn": _run_backward('''
+    "kahn": _run_backward("""
 def run_backward(roots, grads, retain_graph=False):
     from collections import deque
 
@@ -150,9 +152,9 @@ def run_backward(roots, grads, retain_graph=False):
                     accumulate_grad(inp, arrived.pop(inp))
                 else:
                     ready.append(inp)
-'''),
+"""),
     # closures that push a tensor's gradient on once it is complete, depth first
-    "closures": _run_backward('''
+    "closures": _run_backward("""
 def run_backward(roots, grads, retain_graph=False):
     edges, seen, stack = {}, set(), list(roots)
     while stack:
@@ -195,33 +197,49 @@ def run_backward(roots, grads, retain_graph=False):
     for t in dict.fromkeys(roots):
         if edges.get(t, 0) == 0:
             send_on(t)
-'''),
+"""),
 }
 
 
 # Right unbroadcasts and relu backwards in other styles than the reference's:
 # each must keep full marks on the checks that broadcast along several axes
 # and meet relu's kink.
-_UNBROADCAST = ("    # Axes of length 1 that broadcasting stretched.\n"
-                "    for axis, size in enumerate(shape):\n        if size == 1 and grad.shape[axis] != 1:\n"
-                "            grad = grad.sum(axis=axis, keepdims=True)\n    return grad")
-_RELU = ("        self.save_for_backward(out)\n        return out\n\n"
-         "    def backward(self, grad: np.ndarray) -> tuple[np.ndarray, ...]:\n        (out,) = self.saved_tensors\n"
-         "        # where, not grad * mask: PyTorch passes 0, not nan, where out is 0.\n"
-         "        return (np.where(out > 0, grad, 0.0),)")
+_UNBROADCAST = (
+    "    # Axes of length 1 that broadcasting stretched.\n"
+    "    for axis, size in enumerate(shape):\n        if size == 1 and grad.shape[axis] != 1:\n"
+    "            grad = grad.sum(axis=axis, keepdims=True)\n    return grad"
+)
+_RELU = (
+    "        self.save_for_backward(out)\n        return out\n\n"
+    "    def backward(self, grad: np.ndarray) -> tuple[np.ndarray, ...]:\n        (out,) = self.saved_tensors\n"
+    "        # where, not grad * mask: PyTorch passes 0, not nan, where out is 0.\n"
+    "        return (np.where(out > 0, grad, 0.0),)"
+)
 KINK_STYLES = {
     # from the last axis down, without keepdims: no index shifts, reshaped at the end
-    "unbroadcast_last_first": planted((_UNBROADCAST,
-                                       "    for axis in reversed(range(len(shape))):\n"
-                                       "        if shape[axis] == 1 and grad.shape[axis] != 1:\n"
-                                       "            grad = grad.sum(axis=axis)\n    return grad.reshape(shape)")),
+    "unbroadcast_last_first": planted(
+        (
+            _UNBROADCAST,
+            "    for axis in reversed(range(len(shape))):\n"
+            "        if shape[axis] == 1 and grad.shape[axis] != 1:\n"
+            "            grad = grad.sum(axis=axis)\n    return grad.reshape(shape)",
+        )
+    ),
     # every stretched axis in one sum
-    "unbroadcast_one_sum": planted((_UNBROADCAST,
-                                    "    axes = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)\n"
-                                    "    return grad.sum(axis=axes, keepdims=True) if axes else grad")),
+    "unbroadcast_one_sum": planted(
+        (
+            _UNBROADCAST,
+            "    axes = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)\n"
+            "    return grad.sum(axis=axes, keepdims=True) if axes else grad",
+        )
+    ),
     # a mask on the saved input
-    "relu_mask": planted((_RELU, "        self.save_for_backward(a)\n        return out\n\n"
-                                 "    def backward(self, grad: np.ndarray) -> tuple[np.ndarray, ...]:\n"
-                                 "        (a,) = self.saved_tensors\n        return (grad * (a > 0),)")),
+    "relu_mask": planted(
+        (
+            _RELU,
+            "        self.save_for_backward(a)\n        return out\n\n"
+            "    def backward(self, grad: np.ndarray) -> tuple[np.ndarray, ...]:\n"
+            "        (a,) = self.saved_tensors\n        return (grad * (a > 0),)",
+        )
+    ),
 }
-

@@ -15,9 +15,17 @@ import pytest
 INSTALL = "apt-get install chromium chromium-driver; pip install selenium"
 # without the background-networking flags Chromium keeps reaching for
 # Google's hosts, refused on a closed network
-FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--window-size=1280,900")
+FLAGS = (
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--window-size=1280,900",
+)
 
 
 def chromium(profile: Path, why: str) -> Iterator:

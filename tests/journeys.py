@@ -47,8 +47,12 @@ def clean_clone(dest: Path) -> Path:
     """What a clean clone of this repository holds: the files git tracks,
     plus the new files it would commit (tracked or not ignored), as they are
     now. Nothing built, cached or installed comes along."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                            cwd=REPO, capture_output=True, check=True).stdout
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO,
+        capture_output=True,
+        check=True,
+    ).stdout
     dest.mkdir(parents=True, exist_ok=True)
     for name in filter(None, listed.decode().split("\0")):
         source = REPO / name
@@ -82,8 +86,7 @@ class User:
         """The environment of a login as this user: the caller's PATH and pip
         settings (this machine's package mirrors), the user's own HOME."""
         env = {k: v for k, v in os.environ.items() if k.startswith(("PIP_", "LANG", "LC_", "TERM"))}
-        env.update(PATH=os.environ.get("PATH", "/usr/bin:/bin"), HOME=str(self.home), USER=self.name,
-                   LOGNAME=self.name)
+        env.update(PATH=os.environ.get("PATH", "/usr/bin:/bin"), HOME=str(self.home), USER=self.name, LOGNAME=self.name)
         env.update(extra)
         return env
 
@@ -109,8 +112,15 @@ def remove_user(user: User) -> None:
     shutil.rmtree(user.home, ignore_errors=True)
 
 
-def shell(command: str, *, cwd: Path, env: dict[str, str] | None = None, user: User | None = None,
-          timeout: float = 900, label: str | None = None) -> subprocess.CompletedProcess:
+def shell(
+    command: str,
+    *,
+    cwd: Path,
+    env: dict[str, str] | None = None,
+    user: User | None = None,
+    timeout: float = 900,
+    label: str | None = None,
+) -> subprocess.CompletedProcess:
     """Run ``command`` in bash, as ``user`` when given, and print its wall
     time (seen with -s, without xdist). Output is captured as text (stdout
     and stderr together)."""
@@ -121,8 +131,17 @@ def shell(command: str, *, cwd: Path, env: dict[str, str] | None = None, user: U
         kwargs = {"user": user.uid, "group": user.gid, "extra_groups": []}
         env = env if env is not None else user.env()
     started = time.monotonic()
-    done = subprocess.run(["bash", "-c", command], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout, **kwargs)
+    done = subprocess.run(
+        ["bash", "-c", command],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=timeout,
+        **kwargs,
+    )
     elapsed = time.monotonic() - started
     print(f"[{elapsed:6.1f} s] {label or command}")
     return done
@@ -136,9 +155,21 @@ def base_env(**extra: str) -> dict[str, str]:
     """This process's environment without what would steer a journey's own
     Python (a venv of ours, PYTHONPATH, bytecode settings, the tests' own
     plugins) or a GitHub job."""
-    drop = ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "PYTHONDONTWRITEBYTECODE", "GITHUB_ACTIONS",
-            "GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT", "GITHUB_WORKSPACE", "PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER",
-            "PYTEST_XDIST_WORKER_COUNT", "PYTEST_CURRENT_TEST", "PYTEST_PLUGINS")
+    drop = (
+        "VIRTUAL_ENV",
+        "PYTHONPATH",
+        "PYTHONHOME",
+        "PYTHONDONTWRITEBYTECODE",
+        "GITHUB_ACTIONS",
+        "GITHUB_STEP_SUMMARY",
+        "GITHUB_OUTPUT",
+        "GITHUB_WORKSPACE",
+        "PYTEST_ADDOPTS",
+        "PYTEST_XDIST_WORKER",
+        "PYTEST_XDIST_WORKER_COUNT",
+        "PYTEST_CURRENT_TEST",
+        "PYTEST_PLUGINS",
+    )
     env = {k: v for k, v in os.environ.items() if k not in drop}
     env.update(extra)
     return env
@@ -154,8 +185,14 @@ def venv_on_top(path: Path) -> str:
 
     venv.EnvBuilder(with_pip=False).create(path)
     python = str(path / "bin" / "python")
-    purelib = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                                  capture_output=True, text=True, check=True).stdout.strip())
+    purelib = Path(
+        subprocess.run(
+            [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
     shutil.rmtree(purelib)
     purelib.symlink_to(sysconfig.get_paths()["purelib"])
     return python

@@ -100,13 +100,17 @@ def planted_module(topic: str, *names: str) -> str:
     """The reference solution with every named mistake of ``topic`` planted
     (each replaces the solution's definition it changes): a bundle of
     mistakes in different functions, graded in one module."""
-    solution = {node.name for node in ast.parse((SOLUTIONS / f"{topic}.py").read_text()).body
-                if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    solution = {
+        node.name
+        for node in ast.parse((SOLUTIONS / f"{topic}.py").read_text()).body
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef))
+    }
     replacements = {}
     for name in names:
         source = planted_source(topic, name)
-        (function,) = {node.name for node in ast.parse(source).body
-                       if isinstance(node, (ast.FunctionDef, ast.ClassDef))} & solution
+        (function,) = {
+            node.name for node in ast.parse(source).body if isinstance(node, (ast.FunctionDef, ast.ClassDef))
+        } & solution
         replacements[function] = source
     return solution_with_all(topic, replacements)
 
@@ -115,8 +119,15 @@ def as_mistake(topic: str, planted: Planted, expect: Expect) -> Mistake:
     ids = tuple(i.strip() for i in planted.fields.get("expected diagnosis", "").split(",") if i.strip())
     diagnosis = ids[0] if len(ids) == 1 else ids or None
     function = planted.fields["check"].removeprefix("test_")
-    return Mistake(function, planted.what, "\n" + changed_source(topic, planted.module), diagnosis,
-                   expect.texts, expect.score, expect.absent)
+    return Mistake(
+        function,
+        planted.what,
+        "\n" + changed_source(topic, planted.module),
+        diagnosis,
+        expect.texts,
+        expect.score,
+        expect.absent,
+    )
 
 
 def planted(topic: str, expect: dict[str, Expect]) -> list[Mistake]:
@@ -148,15 +159,19 @@ def grade_planted_named(pytester, topic: str, right: dict[str, dict[str, str]]) 
     module (as conftest.assert_planted). Returns {name: {test name: results}}
     for the mistakes and the styles."""
     versions: list[dict[str, str]] = []  # function -> the mistake's name
-    mistakes = {name: as_mistake(topic, read_planted(MISTAKES_DIR / topic / f"{name}.py"), Expect())
-                for name in (path.stem for path in topic_files(topic))}
+    mistakes = {
+        name: as_mistake(topic, read_planted(MISTAKES_DIR / topic / f"{name}.py"), Expect())
+        for name in (path.stem for path in topic_files(topic))
+    }
     for name, mistake in mistakes.items():
         version = next((v for v in versions if mistake.function not in v), None)
         if version is None:
             versions.append(version := {})
         version[mistake.function] = name
-    modules = {f"version{i}": solution_with_all(topic, {f: mistakes[n].source for f, n in version.items()})
-               for i, version in enumerate(versions)}
+    modules = {
+        f"version{i}": solution_with_all(topic, {f: mistakes[n].source for f, n in version.items()})
+        for i, version in enumerate(versions)
+    }
     keep = {f"version{i}": [f"test_{f}" for f in version] for i, version in enumerate(versions)}
     modules.update({name: solution_with_all(topic, functions) for name, functions in right.items()})
     results = grade_variants(pytester, topic, modules, keep=keep)

@@ -53,12 +53,12 @@ JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 SlurmctldPort=16817
 SlurmdPort=16818
-StateSaveLocation={folder / 'state'}
+StateSaveLocation={folder / "state"}
 SlurmdSpoolDir={spool}
-SlurmctldPidFile={folder / 'slurmctld.pid'}
-SlurmdPidFile={folder / 'slurmd.pid'}
-SlurmctldLogFile={folder / 'logs' / 'slurmctld.log'}
-SlurmdLogFile={folder / 'logs' / 'slurmd.log'}
+SlurmctldPidFile={folder / "slurmctld.pid"}
+SlurmdPidFile={folder / "slurmd.pid"}
+SlurmctldLogFile={folder / "logs" / "slurmctld.log"}
+SlurmdLogFile={folder / "logs" / "slurmd.log"}
 NodeName={host} CPUs={os.cpu_count()} RealMemory={max(memory - 1024, 1024)} State=UNKNOWN
 PartitionName=grade Nodes={host} Default=YES MaxTime=INFINITE State=UP
 """)
@@ -89,7 +89,6 @@ def _munge() -> None:
     raise ClusterUnavailable("munged did not answer")
 
 
-
 @contextlib.contextmanager
 def one_node_cluster(folder: Path):
     """Start the cluster; yields the environment its commands need (SLURM_CONF)."""
@@ -101,8 +100,16 @@ def one_node_cluster(folder: Path):
     spool = Path(tempfile.mkdtemp(prefix="slurmd-", dir="/tmp"))
     conf = _conf(folder, spool)
     env = {**os.environ, "SLURM_CONF": str(conf)}
-    daemons = [subprocess.Popen([_which(d), "-D", "-f", str(conf)], env=env, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, start_new_session=True) for d in ("slurmctld", "slurmd")]
+    daemons = [
+        subprocess.Popen(
+            [_which(d), "-D", "-f", str(conf)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        for d in ("slurmctld", "slurmd")
+    ]
     try:
         deadline = time.monotonic() + 60
         while True:

@@ -34,9 +34,26 @@ def audit(course: Path, *args: str) -> tuple[int, str, dict]:
     """The command as an author types it: exit code, what it printed, the JSON."""
     report = course.parent / "audit.json"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, "-m", "pytest_autograd_grader", "audit", str(course / "exercises"),
-                           "--solutions", str(course / "solutions"), "--json", str(report), "-j", "2", *args],
-                          capture_output=True, text=True, timeout=600, env=env)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest_autograd_grader",
+            "audit",
+            str(course / "exercises"),
+            "--solutions",
+            str(course / "solutions"),
+            "--json",
+            str(report),
+            "-j",
+            "2",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
     document = json.loads(report.read_text()) if report.is_file() else {}
     return done.returncode, done.stdout + done.stderr, document
 
@@ -49,18 +66,17 @@ def test_a_sound_course_passes_with_its_mistake_killed_and_named(course):
     checks = course / "exercises" / "test_hooks.py"
     source = checks.read_text()
     # a second check: a mutant's run stops at its first failing check, a planted mistake's runs them all
-    second = source[source.index("@pytest.mark.grade(points=2"):].replace("def test_reversed_grad(",
-                                                                          "def test_reversed_grad_again(")
+    second = source[source.index("@pytest.mark.grade(points=2") :].replace(
+        "def test_reversed_grad(", "def test_reversed_grad_again("
+    )
     checks.write_text(source + "\n\n" + second)
     code, printed, document = audit(course, "--seeds", "2", "--html", str(course.parent / "audit.html"))
     assert code == 0, printed
     assert document["schema"] == "pytest-autograd-grader/audit-1" and document["passed"] is True
-    assert document["baseline"]["solutions"] == {"ok": True, "percent": {"1": 100.0, "2": 100.0},
-                                                 "failed_checks": []}
+    assert document["baseline"]["solutions"] == {"ok": True, "percent": {"1": 100.0, "2": 100.0}, "failed_checks": []}
     assert document["baseline"]["stubs"]["ok"] and document["baseline"]["stubs"]["unexpected"] == []
     (mistake,) = document["mistakes"]
-    assert (mistake["name"], mistake["status"], mistake["expected"]) == ("unscaled", "killed",
-                                                                         ["diag.hooks.unscaled"])
+    assert (mistake["name"], mistake["status"], mistake["expected"]) == ("unscaled", "killed", ["diag.hooks.unscaled"])
     assert mistake["what"] == "The hook negates the gradient but forgets the factor s."
     first, again = "test_hooks.py::test_reversed_grad[cpu]", "test_hooks.py::test_reversed_grad_again[cpu]"
     assert mistake["checks_failed"] == [first, again]
@@ -70,7 +86,8 @@ def test_a_sound_course_passes_with_its_mistake_killed_and_named(course):
     assert document["score"]["percent"] == 100.0
     assert document["checks"] == [
         {"check": first, "topic": "hooks", "mistakes_killed": 1, "mutants_killed": 9, "survivors_passed": 0},
-        {"check": again, "topic": "hooks", "mistakes_killed": 1, "mutants_killed": 0, "survivors_passed": 0}]
+        {"check": again, "topic": "hooks", "mistakes_killed": 1, "mutants_killed": 0, "survivors_passed": 0},
+    ]
     assert "test_hooks.py::test_reversed_grad[cpu]" in printed and "audit passed" in printed
     assert (course.parent / "audit.html").is_file()
 
@@ -88,9 +105,14 @@ def test_a_mistake_that_passes_on_some_seeds_fails_the_audit_with_those_seeds(co
 
 
 def test_unnamed_unparsable_and_hanging_mistakes_each_get_their_verdict(course):
-    plant(course, "misnamed", SOLUTION.replace("-s * g", "s * g").replace(
-        '"""Reference solution of the gradient hooks topic."""',
-        '"""Forgets the sign.\n\nexpected diagnosis: diag.hooks.unscaled\ncheck: test_reversed_grad\n"""'))
+    plant(
+        course,
+        "misnamed",
+        SOLUTION.replace("-s * g", "s * g").replace(
+            '"""Reference solution of the gradient hooks topic."""',
+            '"""Forgets the sign.\n\nexpected diagnosis: diag.hooks.unscaled\ncheck: test_reversed_grad\n"""',
+        ),
+    )
     plant(course, "broken", '"""Does not parse."""\ndef reversed_grad(x, s:\n')
     plant(course, "hangs", SOLUTION.replace("x.register_hook", "while True: pass\n    x.register_hook"))
     code, printed, document = audit(course, "--seeds", "2", "--no-mutants", "--timeout", "2")
@@ -119,7 +141,8 @@ def test_a_survivor_is_shown_as_a_diff_until_accepted_with_a_reason(course):
 
     (course / "mistakes" / "accepted.toml").write_text(
         "".join(f'[[survivor]]\nid = "{m["id"]}"\nreason = "adding or taking 0 is the same"\n\n' for m in survivors)
-        + '[[survivor]]\nid = "hooks.reversed_grad:drop_minus:00000000"\nreason = "was there once"\n')
+        + '[[survivor]]\nid = "hooks.reversed_grad:drop_minus:00000000"\nreason = "was there once"\n'
+    )
     code, printed, document = audit(course, "--seeds", "2", "--fail-under", "90")
     assert code == 0, printed
     for survivor in survivors:
@@ -151,15 +174,18 @@ def test_without_libcst_the_audit_says_how_to_install_it(course, capsys, monkeyp
     assert code == 2 and "pip install 'pytest-autograd-grader[audit]'" in said
 
 
-@pytest.mark.parametrize("damage, expected", [
-    ("no checks", "is not a folder; give the folder of the course's check files"),
-    ("no solutions", "give the folder of the reference solutions"),
-    ("solution syntax", "does not parse (line 1"),
-    ("unknown topic folder", "is named like no solution module"),
-    ("empty mistakes folder", "holds no mistake; add hooks/<name>.py"),
-    ("empty mistakes", "is empty; plant a mistake as"),
-    ("accepted without reason", "entry 1: reason is missing"),
-])
+@pytest.mark.parametrize(
+    "damage, expected",
+    [
+        ("no checks", "is not a folder; give the folder of the course's check files"),
+        ("no solutions", "give the folder of the reference solutions"),
+        ("solution syntax", "does not parse (line 1"),
+        ("unknown topic folder", "is named like no solution module"),
+        ("empty mistakes folder", "holds no mistake; add hooks/<name>.py"),
+        ("empty mistakes", "is empty; plant a mistake as"),
+        ("accepted without reason", "entry 1: reason is missing"),
+    ],
+)
 def test_bad_input_gets_a_message_saying_what_to_do(course, capsys, damage, expected):
     checks, solutions = course / "exercises", course / "solutions"
     if damage == "no checks":
@@ -197,13 +223,19 @@ print(json.dumps([[c["id"] for c in reports[(i, 1)]["checks"] if c["score"] < c[
 def test_a_run_stopped_at_its_first_failure_leaves_the_next_one_graded_in_full(course):
     checks = course / "exercises" / "test_hooks.py"
     source = checks.read_text()
-    second = source[source.index("@pytest.mark.grade(points=2"):].replace("def test_reversed_grad(",
-                                                                          "def test_reversed_grad_again(")
+    second = source[source.index("@pytest.mark.grade(points=2") :].replace(
+        "def test_reversed_grad(", "def test_reversed_grad_again("
+    )
     checks.write_text(source + "\n\n" + second)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     wrong = SOLUTION.replace("-s * g", "s * g")
-    done = subprocess.run([sys.executable, "-c", STOPPED_THEN_FULL, str(course), wrong], capture_output=True,
-                          text=True, timeout=600, env=env)
+    done = subprocess.run(
+        [sys.executable, "-c", STOPPED_THEN_FULL, str(course), wrong],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
     assert done.returncode == 0, done.stderr
     stopped, full = json.loads(done.stdout.splitlines()[-1])
     assert stopped == ["test_hooks.py::test_reversed_grad[cpu]"]  # one worker: the same session, in turn

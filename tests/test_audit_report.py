@@ -33,26 +33,57 @@ DIFF = """--- solutions/hooks.py
 def passing() -> dict:
     """An audit in which everything holds: what the template course gets."""
     return {
-        "schema": "pytest-autograd-grader/audit-1", "checks_dir": "course/exercises",
-        "solutions_dir": "course/solutions", "mistakes_dir": "course/mistakes", "seeds": SEEDS,
-        "passed": True, "problems": [],
-        "baseline": {"solutions": {"ok": True, "percent": {str(s): 100.0 for s in SEEDS}, "failed_checks": []},
-                     "stubs": {"ok": True, "percent": {str(s): 0.0 for s in SEEDS}, "unexpected": []}},
-        "mistakes": [{"topic": "hooks", "name": "unscaled", "path": "mistakes/hooks/unscaled.py",
-                      "what": "The hook negates the gradient but forgets the factor s.",
-                      "expected": ["diag.hooks.unscaled"], "status": "killed", "seeds_passed": [],
-                      "seeds_unnamed": [], "checks_failed": [CHECK], "error": ""}],
-        "mutants": [{"id": f"hooks.reversed_grad:negate:{i:08x}", "topic": "hooks", "function": "reversed_grad",
-                     "operator": "negate", "description": "a sign flipped", "line": 10, "diff": DIFF,
-                     "status": "killed", "reason": "", "seeds_passed": [], "checks_passed": [], "error": ""}
-                    for i in range(4)],
-        "checks": [{"check": CHECK, "topic": "hooks", "mistakes_killed": 1, "mutants_killed": 4,
-                    "survivors_passed": 0},
-                   {"check": CHECK_LEAF, "topic": "leaf", "mistakes_killed": 0, "mutants_killed": 12,
-                    "survivors_passed": 0}],
+        "schema": "pytest-autograd-grader/audit-1",
+        "checks_dir": "course/exercises",
+        "solutions_dir": "course/solutions",
+        "mistakes_dir": "course/mistakes",
+        "seeds": SEEDS,
+        "passed": True,
+        "problems": [],
+        "baseline": {
+            "solutions": {"ok": True, "percent": {str(s): 100.0 for s in SEEDS}, "failed_checks": []},
+            "stubs": {"ok": True, "percent": {str(s): 0.0 for s in SEEDS}, "unexpected": []},
+        },
+        "mistakes": [
+            {
+                "topic": "hooks",
+                "name": "unscaled",
+                "path": "mistakes/hooks/unscaled.py",
+                "what": "The hook negates the gradient but forgets the factor s.",
+                "expected": ["diag.hooks.unscaled"],
+                "status": "killed",
+                "seeds_passed": [],
+                "seeds_unnamed": [],
+                "checks_failed": [CHECK],
+                "error": "",
+            }
+        ],
+        "mutants": [
+            {
+                "id": f"hooks.reversed_grad:negate:{i:08x}",
+                "topic": "hooks",
+                "function": "reversed_grad",
+                "operator": "negate",
+                "description": "a sign flipped",
+                "line": 10,
+                "diff": DIFF,
+                "status": "killed",
+                "reason": "",
+                "seeds_passed": [],
+                "checks_passed": [],
+                "error": "",
+            }
+            for i in range(4)
+        ],
+        "checks": [
+            {"check": CHECK, "topic": "hooks", "mistakes_killed": 1, "mutants_killed": 4, "survivors_passed": 0},
+            {"check": CHECK_LEAF, "topic": "leaf", "mistakes_killed": 0, "mutants_killed": 12, "survivors_passed": 0},
+        ],
         "topics": [{"topic": "hooks", "mutants": 4, "killed": 4, "survived": 0, "accepted": 0, "score": 100.0}],
         "score": {"killed": 4, "survived": 0, "accepted": 0, "errors": 0, "percent": 100.0},
-        "fail_under": 90.0, "seconds": 12.34, "mutants_per_second": 2.5,
+        "fail_under": 90.0,
+        "seconds": 12.34,
+        "mutants_per_second": 2.5,
     }
 
 
@@ -73,18 +104,39 @@ def with_survivor() -> dict:
     doc["passed"] = False
     doc["problems"] = ["mutation score 60 % is under --fail-under 90 %"]
     survivor = doc["mutants"][0]
-    survivor.update(id="梯度.反转:drop_factor:1a2b3c4d", topic="梯度", function="反转",
-                    description="the factor s dropped: <script>alert(1)</script>",
-                    diff=DIFF + "+    '<script>alert(\"x\")</script>'\n", status="survived",
-                    seeds_passed=[1, 3, 4], checks_passed=["exercises/test_梯度.py::test_反转"])
-    doc["mutants"][1].update(status="accepted", reason="w * x and x * w are the same product",
-                             id="hooks.reversed_grad:swap_operands:deadbeef")
-    doc["mutants"][2].update(status="error", error="Traceback (most recent call last):\nRecursionError: too deep",
-                             id="hooks.reversed_grad:off_by_one:cafebabe")
-    doc["checks"].append({"check": "exercises/test_梯度.py::test_反转", "topic": "梯度", "mistakes_killed": 0,
-                          "mutants_killed": 0, "survivors_passed": 1})
-    doc["topics"] = [{"topic": "hooks", "mutants": 3, "killed": 1, "survived": 0, "accepted": 1, "score": 100.0},
-                     {"topic": "梯度", "mutants": 1, "killed": 0, "survived": 1, "accepted": 0, "score": 0.0}]
+    survivor.update(
+        id="梯度.反转:drop_factor:1a2b3c4d",
+        topic="梯度",
+        function="反转",
+        description="the factor s dropped: <script>alert(1)</script>",
+        diff=DIFF + "+    '<script>alert(\"x\")</script>'\n",
+        status="survived",
+        seeds_passed=[1, 3, 4],
+        checks_passed=["exercises/test_梯度.py::test_反转"],
+    )
+    doc["mutants"][1].update(
+        status="accepted",
+        reason="w * x and x * w are the same product",
+        id="hooks.reversed_grad:swap_operands:deadbeef",
+    )
+    doc["mutants"][2].update(
+        status="error",
+        error="Traceback (most recent call last):\nRecursionError: too deep",
+        id="hooks.reversed_grad:off_by_one:cafebabe",
+    )
+    doc["checks"].append(
+        {
+            "check": "exercises/test_梯度.py::test_反转",
+            "topic": "梯度",
+            "mistakes_killed": 0,
+            "mutants_killed": 0,
+            "survivors_passed": 1,
+        }
+    )
+    doc["topics"] = [
+        {"topic": "hooks", "mutants": 3, "killed": 1, "survived": 0, "accepted": 1, "score": 100.0},
+        {"topic": "梯度", "mutants": 1, "killed": 0, "survived": 1, "accepted": 0, "score": 0.0},
+    ]
     doc["score"] = {"killed": 1, "survived": 1, "accepted": 1, "errors": 1, "percent": 50.0}
     return doc
 
@@ -93,10 +145,10 @@ def with_baseline_failure() -> dict:
     doc = passing()
     doc["passed"] = False
     doc["problems"] = ["the solutions do not score 100 % on every seed"]
-    doc["baseline"]["solutions"].update(ok=False, percent={"1": 100.0, "2": 87.5, "10": 90.0},
-                                        failed_checks=[CHECK])
-    doc["baseline"]["stubs"].update(ok=False, unexpected=[
-        {"check": CHECK_LEAF, "feedback": "NameError: name 'torhc' is not defined\n  more"}])
+    doc["baseline"]["solutions"].update(ok=False, percent={"1": 100.0, "2": 87.5, "10": 90.0}, failed_checks=[CHECK])
+    doc["baseline"]["stubs"].update(
+        ok=False, unexpected=[{"check": CHECK_LEAF, "feedback": "NameError: name 'torhc' is not defined\n  more"}]
+    )
     return doc
 
 
@@ -116,6 +168,7 @@ def zh():
 
 
 # -- the terminal ------------------------------------------------------------------------
+
 
 def test_a_passing_audit_shows_the_baseline_table_scores_and_a_passed_verdict():
     text = report(passing())
@@ -158,12 +211,14 @@ def test_the_columns_line_up_whatever_the_length_or_script_of_the_ids():
 def test_a_surviving_planted_mistake_is_listed_with_its_seeds_and_fails_the_audit():
     lines = report(with_surviving_mistake()).splitlines()
     at = lines.index("planted mistakes that got through (1 of 1):")
-    assert lines[at + 1] == ("  hooks/unscaled (mistakes/hooks/unscaled.py): "
-                             "The hook negates the gradient but forgets the factor s.")
+    assert lines[at + 1] == (
+        "  hooks/unscaled (mistakes/hooks/unscaled.py): The hook negates the gradient but forgets the factor s."
+    )
     assert lines[at + 2] == "    full marks on seeds 2, 5"
     assert lines[at + 3] == "    not named on seeds 2, 5; expected diag.hooks.unscaled"
-    assert lines[-1].startswith("audit failed: the planted mistake mistakes/hooks/unscaled.py got full marks "
-                                "on seeds 2, 5; mutation score")
+    assert lines[-1].startswith(
+        "audit failed: the planted mistake mistakes/hooks/unscaled.py got full marks on seeds 2, 5; mutation score"
+    )
 
 
 def test_a_survivor_is_shown_as_its_diff_with_its_seeds_and_checks():
@@ -171,12 +226,14 @@ def test_a_survivor_is_shown_as_its_diff_with_its_seeds_and_checks():
     assert "surviving mutants (1), each with the change that no check noticed:" in lines
     at = lines.index("  梯度.反转:drop_factor:1a2b3c4d (line 10): the factor s dropped: <script>alert(1)</script>")
     assert lines[at + 1] == "    full marks on seeds 1, 3, 4; passed exercises/test_梯度.py::test_反转"
-    assert lines[at + 2:at + 5] == ["    --- solutions/hooks.py", "    +++ mutant", "    @@ -9,4 +9,4 @@"]
+    assert lines[at + 2 : at + 5] == ["    --- solutions/hooks.py", "    +++ mutant", "    @@ -9,4 +9,4 @@"]
     assert "    -    x.register_hook(lambda g: -s * g)" in lines
     assert "    +    x.register_hook(lambda g: -g)" in lines
     assert "mutation score per topic: hooks 100 % (1/1), 梯度 0 % (0/1)" in lines
-    assert lines[-1] == ("audit failed: mutation score 60 % is under --fail-under 90 %; "
-                         "mutation score 50 %, --fail-under 90 % (1 killed, 1 survived, 1 accepted)")
+    assert lines[-1] == (
+        "audit failed: mutation score 60 % is under --fail-under 90 %; "
+        "mutation score 50 %, --fail-under 90 % (1 killed, 1 survived, 1 accepted)"
+    )
 
 
 def test_accepted_survivors_are_counted_and_their_reasons_shown_only_when_verbose():
@@ -213,8 +270,15 @@ def test_control_characters_from_the_files_cannot_drive_the_terminal():
 
 def test_no_mutants_and_no_mistakes_folder_still_give_a_verdict():
     doc = passing()
-    doc.update(mistakes_dir=None, mistakes=[], mutants=[], topics=[], fail_under=None, mutants_per_second=None,
-               score={"killed": 0, "survived": 0, "accepted": 0, "errors": 0, "percent": None})
+    doc.update(
+        mistakes_dir=None,
+        mistakes=[],
+        mutants=[],
+        topics=[],
+        fail_under=None,
+        mutants_per_second=None,
+        score={"killed": 0, "survived": 0, "accepted": 0, "errors": 0, "percent": None},
+    )
     lines = report(doc).splitlines()
     assert "planted mistakes: none (no mistakes folder)" in lines
     assert lines[-1] == "audit passed: no mutants graded"
@@ -223,8 +287,9 @@ def test_no_mutants_and_no_mistakes_folder_still_give_a_verdict():
 def test_the_report_speaks_chinese(zh):
     lines = report(with_surviving_mistake()).splitlines()
     assert "参考答案：6 个种子上均为 100 %" in lines
-    assert ("  hooks/unscaled（mistakes/hooks/unscaled.py）："
-            "The hook negates the gradient but forgets the factor s.") in lines
+    assert (
+        "  hooks/unscaled（mistakes/hooks/unscaled.py）：The hook negates the gradient but forgets the factor s."
+    ) in lines
     assert "    在这些种子上得满分：2, 5" in lines
     header = next(line for line in lines if line.startswith("检查"))
     assert header.split() == ["检查", "主题", "捕获的预置错误", "捕获的变异体", "漏过的幸存者"]
@@ -235,6 +300,7 @@ def test_the_report_speaks_chinese(zh):
 
 
 # -- the page -------------------------------------------------------------------------------
+
 
 def test_the_page_escapes_everything_from_the_files_and_colours_the_diff(tmp_path):
     page = render(json.loads(json.dumps(with_survivor())))
@@ -260,8 +326,8 @@ def test_the_page_shows_a_surviving_mistake_and_is_written_to_the_file(tmp_path)
     page = path.read_text(encoding="utf-8")
     assert not path.is_symlink() and not (tmp_path / "elsewhere.html").exists()
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
-    row = page[page.index('<tr class="survived">'):]
-    row = row[:row.index("</tr>")]
+    row = page[page.index('<tr class="survived">') :]
+    row = row[: row.index("</tr>")]
     assert "hooks/unscaled" in row and "mistakes/hooks/unscaled.py" in row and "2, 5" in row
     assert "diag.hooks.unscaled" in row
     assert "audit failed: the planted mistake mistakes/hooks/unscaled.py got full marks on seeds 2, 5" in page

@@ -50,9 +50,25 @@ def grade_class(checks: Path, module: str, students: dict[str, str], seed: str) 
     for name, source in students.items():
         (subs / name).mkdir(parents=True)
         (subs / name / f"{module}.py").write_text(source)
-    done = subprocess.run([sys.executable, "-m", "pytest_autograd_grader", "class", "--checks", str(checks),
-                           "--submissions", str(subs), "--out", str(out), "--seed", seed],
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest_autograd_grader",
+            "class",
+            "--checks",
+            str(checks),
+            "--submissions",
+            str(subs),
+            "--out",
+            str(out),
+            "--seed",
+            seed,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     reports = {p.stem: json.loads(p.read_text()) for p in out.glob("*.json") if p.name != "class-run.json"}
     return reports, (out / "report.html").read_text(encoding="utf-8")
@@ -90,8 +106,12 @@ def test_in_chinese_the_courses_title_and_diagnosis_are_chinese(pytester, course
 def test_a_class_run_counts_the_courses_diagnoses(tmp_path):
     checks = tmp_path / "checks"
     shutil.copytree(COURSE / "exercises", checks)
-    reports, page = grade_class(checks, "hooks", {"ann": WRONG["unscaled"], "ben": WRONG["unscaled"],
-                                                  "cy": SOLUTION, "dee": WRONG["no_return"]}, "5")
+    reports, page = grade_class(
+        checks,
+        "hooks",
+        {"ann": WRONG["unscaled"], "ben": WRONG["unscaled"], "cy": SOLUTION, "dee": WRONG["no_return"]},
+        "5",
+    )
     assert {r["student"]: r["score"] for r in reports.values()} == {"ann": 0.0, "ben": 0.0, "cy": 2.0, "dee": 0.0}
     assert "Gradient hooks" in page
     assert "2 students: x.grad is -g: your hook flips the gradient" in page
@@ -106,8 +126,16 @@ def test_the_instructors_layout_grades_the_template_as_the_self_check_does(pytes
     (checks / "hooks.py").unlink()
     (checks / "pytest.ini").write_text("[pytest]\n")
     folder = student(course, "ann", WRONG["unscaled"])
-    apart = run_grader(pytester, "-c", "checks/pytest.ini", "--rootdir", "checks", "checks",
-                       f"--grade-submission={folder}", "--grade-seed=4")
+    apart = run_grader(
+        pytester,
+        "-c",
+        "checks/pytest.ini",
+        "--rootdir",
+        "checks",
+        "checks",
+        f"--grade-submission={folder}",
+        "--grade-seed=4",
+    )
     beside = grade(pytester, folder, "--grade-seed=4", report="beside.json")
     assert apart.report["score"] == beside.report["score"] == 0.0
     assert [d["id"] for c in apart.report["checks"] for d in c["diagnoses"]] == ["diag.hooks.unscaled"]

@@ -35,8 +35,8 @@ GENERATED_HEADING = "\n## Generated from the docstrings\n"
 # every page of the authors' section, the API reference included
 AUTHORS = "\n".join(page.read_text(encoding="utf-8") for page in sorted(PAGES.glob("*.md")))
 # the hand-written reference: the API page up to its generated entries
-REFERENCE = API[:API.index(GENERATED_HEADING)]
-GENERATED = API[API.index(GENERATED_HEADING):]
+REFERENCE = API[: API.index(GENERATED_HEADING)]
+GENERATED = API[API.index(GENERATED_HEADING) :]
 
 
 def _bullet(prefix: str) -> str:
@@ -52,8 +52,11 @@ def _words(text: str) -> set[str]:
 
 
 def _public_methods(cls: type) -> dict:
-    return {name: value for name, value in vars(cls).items()
-            if not name.startswith("_") and callable(value) and not isinstance(value, classmethod)}
+    return {
+        name: value
+        for name, value in vars(cls).items()
+        if not name.startswith("_") and callable(value) and not isinstance(value, classmethod)
+    }
 
 
 def _parameters(function) -> list[str]:
@@ -61,8 +64,12 @@ def _parameters(function) -> list[str]:
 
 
 # (the class, the prefix each of its methods is documented under)
-FIXTURE_CLASSES = [(Autograd, "autograd."), (GradeRng, "grade_rng."), (Submission, "proxy."),
-                   (StudentFunction, "proxy.func.")]
+FIXTURE_CLASSES = [
+    (Autograd, "autograd."),
+    (GradeRng, "grade_rng."),
+    (Submission, "proxy."),
+    (StudentFunction, "proxy.func."),
+]
 
 
 def test_every_fixture_method_and_each_of_its_parameters_is_in_the_reference():
@@ -76,8 +83,9 @@ def test_every_fixture_method_and_each_of_its_parameters_is_in_the_reference():
                 continue
             missing += [f"{prefix}{name}: {p}" for p in _parameters(method) if p not in _words(bullet)]
     for name in ("module", "qualname", "trace", "traces"):
-        assert f"`proxy.{name}`" in REFERENCE or f"`proxy.func.{name}`" in REFERENCE \
-            or f"`submission.{name}`" in REFERENCE, name
+        assert (
+            f"`proxy.{name}`" in REFERENCE or f"`proxy.func.{name}`" in REFERENCE or f"`submission.{name}`" in REFERENCE
+        ), name
     for field in dataclasses.fields(GradeRng):
         assert f"`grade_rng.{field.name}`" in REFERENCE, field.name
     # the fixture itself: submission(module, *, numpy_only=..., ...)
@@ -95,14 +103,20 @@ def test_the_markers_keywords_and_input_classes_are_in_the_reference():
 
 
 def test_every_public_name_of_the_package_is_in_the_reference():
-    assert [n for n in pytest_autograd_grader._PUBLIC if f"`{n}`" not in REFERENCE
-            and f"`{n}(" not in REFERENCE] == []
+    assert [n for n in pytest_autograd_grader._PUBLIC if f"`{n}`" not in REFERENCE and f"`{n}(" not in REFERENCE] == []
     # the signatures of the public functions and classes, keyword by keyword
     missing = []
     for name in pytest_autograd_grader._PUBLIC:
         value = getattr(pytest_autograd_grader, name)
-        if not callable(value) or name in ("TensorRecord", "ErrorRecord", "ObjectRecord", "Trace",
-                                           "RaisedError", "Retained", "StudentFunction"):
+        if not callable(value) or name in (
+            "TensorRecord",
+            "ErrorRecord",
+            "ObjectRecord",
+            "Trace",
+            "RaisedError",
+            "Retained",
+            "StudentFunction",
+        ):
             continue  # records are told field by field below
         found = re.search(r"`" + re.escape(name) + r"\(([^`]*)\)`", REFERENCE)
         if found is None:
@@ -113,8 +127,16 @@ def test_every_public_name_of_the_package_is_in_the_reference():
 
 
 def test_every_field_of_the_records_and_the_trace_is_in_the_reference():
-    classes = [records.TensorRecord, records.ErrorRecord, records.ObjectRecord, tracing.Op,
-               tracing.BackwardCall, call_facts.RaisedError, call_facts.Retained, tracing.Trace]
+    classes = [
+        records.TensorRecord,
+        records.ErrorRecord,
+        records.ObjectRecord,
+        tracing.Op,
+        tracing.BackwardCall,
+        call_facts.RaisedError,
+        call_facts.Retained,
+        tracing.Trace,
+    ]
     missing = []
     for cls in classes:
         bullet = _bullet(f"`{cls.__name__}`")
@@ -122,14 +144,28 @@ def test_every_field_of_the_records_and_the_trace_is_in_the_reference():
         names += [n for n, v in vars(cls).items() if not n.startswith("_") and (isinstance(v, property) or callable(v))]
         missing += [f"{cls.__name__}.{n}" for n in names if f"`{n}" not in bullet]
     missing += [f"Trace.tampered: {t}" for t in tracing.TAMPERED if f"`{t}`" not in REFERENCE]
-    missing += [f"expect_error: {e}" for e in misconceptions.AUTOGRAD_ERRORS if f"`{e}`" not in _bullet("`autograd.expect_error(")]
-    missing += [f"Context: {f.name}" for f in dataclasses.fields(misconceptions.Context) if f.name not in _words(_bullet("diagnoses: `Context("))]
+    missing += [
+        f"expect_error: {e}"
+        for e in misconceptions.AUTOGRAD_ERRORS
+        if f"`{e}`" not in _bullet("`autograd.expect_error(")
+    ]
+    missing += [
+        f"Context: {f.name}"
+        for f in dataclasses.fields(misconceptions.Context)
+        if f.name not in _words(_bullet("diagnoses: `Context("))
+    ]
     assert missing == []
 
 
 def test_every_op_name_the_trace_gives_a_meaning_is_in_the_reference():
-    special = (set(tracing.FACTORIES) | set(tracing._PROPERTIES) | set(tracing._MODE_SWITCHES)
-               | set(tracing._BACKWARD.values()) | set(misconceptions.COPIES_MEMORY) | set(misconceptions.SHARES_MEMORY))
+    special = (
+        set(tracing.FACTORIES)
+        | set(tracing._PROPERTIES)
+        | set(tracing._MODE_SWITCHES)
+        | set(tracing._BACKWARD.values())
+        | set(misconceptions.COPIES_MEMORY)
+        | set(misconceptions.SHARES_MEMORY)
+    )
     assert sorted(n for n in special if f"`{n}`" not in REFERENCE) == []
 
 
@@ -170,8 +206,13 @@ def test_the_op_names_table_says_what_the_trace_records():
     rows = re.findall(r"^\| `([^`]+)`( \(under `no_grad`\))? \| ((?:`[^`]+`(?:, )?)+) \|$", REFERENCE, re.M)
     assert len(rows) >= 10, rows
     # in a process of its own: the recorder puts a counter in front of torch's autograd engine
-    done = subprocess.run([sys.executable, "-c", RECORD_ROWS, json.dumps([[code, bool(under)] for code, under, _ in rows])],
-                          capture_output=True, text=True, check=True, cwd=REPO)
+    done = subprocess.run(
+        [sys.executable, "-c", RECORD_ROWS, json.dumps([[code, bool(under)] for code, under, _ in rows])],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+    )
     recorded = json.loads(done.stdout)
     documented = [re.findall(r"`([^`]+)`", names) for _, _, names in rows]
     assert [(code, got) for (code, _, _), got, want in zip(rows, recorded, documented) if got != want] == []
@@ -180,9 +221,13 @@ def test_the_op_names_table_says_what_the_trace_records():
 # -- the reference generated from the docstrings -------------------------------
 
 # the fixtures' classes a check meets as `autograd`, `grade_rng` and `submission`
-FIXTURE_PATHS = {"checking.autograd.Autograd": Autograd, "checking.seeding.GradeRng": GradeRng,
-                 "boundary.submission.Submissions": Submissions, "boundary.submission.Submission": Submission,
-                 "boundary.submission.StudentFunction": StudentFunction}
+FIXTURE_PATHS = {
+    "checking.autograd.Autograd": Autograd,
+    "checking.seeding.GradeRng": GradeRng,
+    "boundary.submission.Submissions": Submissions,
+    "boundary.submission.Submission": Submission,
+    "boundary.submission.StudentFunction": StudentFunction,
+}
 
 
 def _generated_paths() -> list[str]:
@@ -193,8 +238,9 @@ def test_every_public_name_has_an_entry_generated_from_its_docstring():
     paths = _generated_paths()
     # an entry per public name, at the module that defines it (the package
     # imports each lazily, which mkdocstrings cannot follow)
-    missing = [f"{module}.{name}" for name, module in pytest_autograd_grader._PUBLIC.items()
-               if f"{module}.{name}" not in paths]
+    missing = [
+        f"{module}.{name}" for name, module in pytest_autograd_grader._PUBLIC.items() if f"{module}.{name}" not in paths
+    ]
     missing += [path for path in FIXTURE_PATHS if path not in paths]
     missing += ["hookspecs"] if "hookspecs" not in paths else []
     assert missing == [], f"docs/authors/api.md lacks ::: blocks for {missing}"
@@ -216,6 +262,10 @@ def test_every_generated_entry_names_a_documented_object():
         if not (inspect.getdoc(value) or "").strip():
             undocumented.append(path)
     # and each public method of the fixtures' classes, which the entries list
-    undocumented += [f"{cls.__name__}.{name}" for cls in FIXTURE_PATHS.values()
-                     for name, method in _public_methods(cls).items() if not (inspect.getdoc(method) or "").strip()]
+    undocumented += [
+        f"{cls.__name__}.{name}"
+        for cls in FIXTURE_PATHS.values()
+        for name, method in _public_methods(cls).items()
+        if not (inspect.getdoc(method) or "").strip()
+    ]
     assert undocumented == []

@@ -16,7 +16,7 @@ from conftest import QUIET_PLUGINS, grade_checks, run_grader
 from pytest_autograd_grader.checking.compare import kind_of
 from pytest_autograd_grader.i18n import msg
 
-LAYERS = '''
+LAYERS = """
 import sys
 
 import numpy as np
@@ -52,9 +52,9 @@ def count(x):
 
 def label(x):
     return "not a number"
-'''
+"""
 
-ARRAYS = '''
+ARRAYS = """
 import numpy as np
 
 ARRAYS = [np.arange(6, dtype=np.float32).reshape(2, 3), np.array(2.5), np.zeros((0, 3)),
@@ -65,9 +65,11 @@ ARRAYS = [np.arange(6, dtype=np.float32).reshape(2, 3), np.array(2.5), np.zeros(
 def described(values):
     return [[type(v).__name__, v.dtype.newbyteorder("=").name, list(np.shape(v)), float(np.abs(v).sum()), True]
             for v in values]
-'''
+"""
 
-NUMPY_CHECKS = ARRAYS + '''
+NUMPY_CHECKS = (
+    ARRAYS
+    + """
 import pytest
 
 pytestmark = pytest.mark.grade(concept="engine")
@@ -95,7 +97,8 @@ def test_a_tensor_to_a_numpy_only_exercise(submission):
     import torch
 
     submission("layers", numpy_only=True).affine(np.ones((1, 1)), torch.ones(1, 1), np.zeros(1))
-'''
+"""
+)
 
 
 def test_numpy_arrays_are_arguments_of_a_numpy_only_exercise(pytester):
@@ -105,8 +108,12 @@ def test_numpy_arrays_are_arguments_of_a_numpy_only_exercise(pytester):
         assert check["status"] == "passed", check["feedback"]
     tensor = graded.check("test_a_tensor_to_a_numpy_only_exercise")
     assert tensor["status"] == "error" and tensor["score"] == 0
-    assert tensor["feedback"] == msg("check.argument", where=msg("check.where.positional", n=2),
-                                     function="layers.affine", why=msg("check.argument.numpy_only"))
+    assert tensor["feedback"] == msg(
+        "check.argument",
+        where=msg("check.where.positional", n=2),
+        function="layers.affine",
+        why=msg("check.argument.numpy_only"),
+    )
     assert "--grade-memory" not in graded.text
 
 
@@ -153,17 +160,17 @@ def test_a_checks_file_helper_works_the_same_in_every_layout(pytester):
     beside = pytester.mkdir("beside")
     (beside / "layers.py").write_text(textwrap.dedent(LAYERS))
     (beside / "test_beside.py").write_text(HELPER_CHECKS)
-    result = pytester.runpytest("--grade", "--grade-json", "beside.json", *QUIET_PLUGINS, "--grade-seed", "7",
-                                "beside")
+    result = pytester.runpytest("--grade", "--grade-json", "beside.json", *QUIET_PLUGINS, "--grade-seed", "7", "beside")
     beside_report = _report(pytester, "beside.json")
     for graded in (apart.report, beside_report):
         statuses = {check["id"].split("::")[-1]: (check["status"], check["feedback"]) for check in graded["checks"]}
-        assert statuses == {"test_helper": ("passed", ""), "test_helper_with_an_array": ("passed", "")}, \
+        assert statuses == {"test_helper": ("passed", ""), "test_helper_with_an_array": ("passed", "")}, (
             result.stdout.str()
+        )
     assert apart.report["score"] == beside_report["score"] == 2
 
 
-BROKEN_HELPERS = '''
+BROKEN_HELPERS = """
 import numpy as np
 import pytest
 import torch
@@ -202,7 +209,7 @@ def test_lambda(submission):
 
 def test_torch_in_a_torch_exercise(submission, autograd):
     autograd.assert_equal(submission("layers").run(uses_torch, [1.0, 2.0]), 3.0, "total")
-'''
+"""
 
 
 def test_a_helper_the_sandbox_cannot_rebuild_is_the_checks_error(pytester):
@@ -222,7 +229,7 @@ def test_a_helper_the_sandbox_cannot_rebuild_is_the_checks_error(pytester):
     assert "could not hand it" not in graded.text
 
 
-EXPECTED_CHECKS = '''
+EXPECTED_CHECKS = """
 import numpy as np
 import pytest
 
@@ -251,7 +258,7 @@ def test_expected_for_a_tensor_answer(submission, autograd):
 
     got = submission("layers").affine(torch.ones(1, 2, dtype=torch.float32), torch.ones(2, 1), torch.zeros(1))
     autograd.assert_close(got, [[2.0]], "affine")
-'''
+"""
 
 
 def test_numbers_and_arrays_as_expected_and_an_unusable_one_is_the_checks_error(pytester):
@@ -271,7 +278,7 @@ def test_numbers_and_arrays_as_expected_and_an_unusable_one_is_the_checks_error(
     assert graded.check("test_expected_for_a_tensor_answer")["status"] == "passed"
 
 
-PASSED_BACK = '''
+PASSED_BACK = """
 import numpy as np
 import pytest
 
@@ -289,12 +296,13 @@ def test_passes_a_set(submission, autograd):
 
 def test_passes_an_object_array(submission, autograd):
     submission("layers", numpy_only=True).total(np.array([object()]))
-'''
+"""
 
 
 def test_arguments_that_cannot_be_sent_are_named_and_blamed_on_whoever_made_them(pytester):
-    graded = grade_checks(pytester, PASSED_BACK, layers=LAYERS.replace(
-        'return "not a number"', 'return {"label": object()}'))
+    graded = grade_checks(
+        pytester, PASSED_BACK, layers=LAYERS.replace('return "not a number"', 'return {"label": object()}')
+    )
     # the student's malformed answer, handed back: the student's failure
     back = graded.check("test_passes_back_a_students_object")
     assert back["status"] == "failed", back
@@ -302,12 +310,14 @@ def test_arguments_that_cannot_be_sent_are_named_and_blamed_on_whoever_made_them
     one = msg("check.where.positional", n=1)
     a_set = graded.check("test_passes_a_set")
     assert a_set["status"] == "error", a_set
-    assert a_set["feedback"] == msg("check.argument", where=one, function="layers.total",
-                                    why=msg("check.argument.type", type="set"))
+    assert a_set["feedback"] == msg(
+        "check.argument", where=one, function="layers.total", why=msg("check.argument.type", type="set")
+    )
     objects = graded.check("test_passes_an_object_array")
     assert objects["status"] == "error", objects
-    assert objects["feedback"] == msg("check.argument", where=one, function="layers.total",
-                                      why=msg("check.argument.dtype", dtype="object"))
+    assert objects["feedback"] == msg(
+        "check.argument", where=one, function="layers.total", why=msg("check.argument.dtype", dtype="object")
+    )
 
 
 @pytest.mark.parametrize("how", [(), ("-c", "exercises/pytest.ini")], ids=["found", "named"])
@@ -316,8 +326,9 @@ def test_the_courses_own_pytest_ini_beside_its_checks_is_not_refused(pytester, h
     (exercises / "pytest.ini").write_text("[pytest]\n")
     (exercises / "layers.py").write_text(textwrap.dedent(LAYERS))
     (exercises / "test_layers.py").write_text(HELPER_CHECKS)
-    graded = run_grader(pytester, *how, "exercises", "--grade-submission=exercises",
-                        report=str(pytester.path / "report.json"))
+    graded = run_grader(
+        pytester, *how, "exercises", "--grade-submission=exercises", report=str(pytester.path / "report.json")
+    )
     assert graded.result.ret == 0, graded.result.stderr.str()
     assert graded.report["score"] == 2
 
@@ -332,7 +343,8 @@ def test_blame_of_a_value_the_check_cannot_use_goes_to_whoever_made_it():
     values.add([answer, 1.5])
     students = CheckValueError("for the author", answer, "loss: expected a tensor, got Weird")
     # the student's own text is never repeated
-    assert blame_student(students, values) == msg("blame.malformed",
-                                                  error="loss: expected a tensor, got " + msg("blame.redacted"))
+    assert blame_student(students, values) == msg(
+        "blame.malformed", error="loss: expected a tensor, got " + msg("blame.redacted")
+    )
     assert blame_student(CheckValueError("for the author", "1.5", "x"), values) is None
     assert blame_student(CheckValueError("for the author"), values) is None

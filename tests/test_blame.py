@@ -180,14 +180,22 @@ def test_malformed_answers_fail_and_broken_checks_stay_errors(pytester):
         check = graded.check(name)
         assert (check["status"], check["score"], check["max_score"]) == ("failed", 0.0, 2.0), name
         assert check["feedback"].startswith(
-            "[Computational graphs] your answer does not have the form this check expects ("), name
+            "[Computational graphs] your answer does not have the form this check expects ("
+        ), name
         assert error in check["feedback"], (name, check["feedback"])
     hidden = graded.check("test_hidden_unpacks")
     assert (hidden["status"], hidden["feedback"]) == ("failed", "A hidden check on 'Computational graphs' failed.")
     assert status("test_good") == "passed"
 
-    errors = ["test_name_error", "test_own_tensors", "test_wrong_keyword", "test_fixture_error",
-              "test_error_quotes_object", "test_error_quotes_error_record", "test_error_quotes_text"]
+    errors = [
+        "test_name_error",
+        "test_own_tensors",
+        "test_wrong_keyword",
+        "test_fixture_error",
+        "test_error_quotes_object",
+        "test_error_quotes_error_record",
+        "test_error_quotes_text",
+    ]
     for name in errors:
         assert status(name) == "error", (name, graded.check(name)["feedback"])
     assert "NameError" in graded.check("test_name_error")["feedback"]
@@ -203,12 +211,14 @@ def test_malformed_answers_fail_and_broken_checks_stay_errors(pytester):
     assert INJECTION not in json.dumps(graded.report)
     assert INJECTION not in (pytester.path / "results.json").read_text()
     assert INJECTION not in graded.text
-    graded.result.stdout.fnmatch_lines([
-        f"*{len(errors)} check(s) are broken (status error); ask your instructor:*",
-        f"*test_error_quotes_object: ValueError: ObjectRecord(*repr='{REDACTED}')",
-        f"*test_error_quotes_error_record: cannot grade ErrorRecord(*message='{REDACTED}'*",
-        f"*test_error_quotes_text: cannot grade {REDACTED}",
-    ])
+    graded.result.stdout.fnmatch_lines(
+        [
+            f"*{len(errors)} check(s) are broken (status error); ask your instructor:*",
+            f"*test_error_quotes_object: ValueError: ObjectRecord(*repr='{REDACTED}')",
+            f"*test_error_quotes_error_record: cannot grade ErrorRecord(*message='{REDACTED}'*",
+            f"*test_error_quotes_text: cannot grade {REDACTED}",
+        ]
+    )
 
 
 def test_errors_inline_are_redacted_too(pytester):
@@ -221,7 +231,9 @@ def test_errors_inline_are_redacted_too(pytester):
 
 @pytest.mark.skipif(sys.version_info < (3, 11), reason="3.10 has only the line of the failed instruction")
 def test_only_the_failed_instruction_counts(pytester):
-    graded = grade_checks(pytester, """
+    graded = grade_checks(
+        pytester,
+        """
         import pytest
         import torch
 
@@ -231,11 +243,14 @@ def test_only_the_failed_instruction_counts(pytester):
         def test_own_tensors_beside_the_answer(submission, autograd):
             got = submission("m").good(X)
             autograd.assert_grad(got, torch.cat(X, torch.ones(2)), "dx")
-    """, m=STUDENT)
+    """,
+        m=STUDENT,
+    )
     assert graded.check("test_own_tensors_beside_the_answer")["status"] == "error"
 
 
 # -- blame_student and redact on their own ----------------------------------
+
 
 def _raised(fn):
     try:
@@ -260,6 +275,7 @@ def test_blame_follows_the_failed_operand():
     def starred():
         def two(a, b):
             return a
+
         return two(*got[0])
 
     def own_keyword():
@@ -321,8 +337,17 @@ def test_whole_line_without_columns(monkeypatch):
 
 def test_registry_walks_records_and_containers():
     data, grad = torch.zeros(2), torch.ones(2)
-    tensor = TensorRecord(data=data, grad=grad, requires_grad=True, is_leaf=True, grad_fn=None,
-                          retains_grad=False, dtype="float32", device="cpu", shape=(2,))
+    tensor = TensorRecord(
+        data=data,
+        grad=grad,
+        requires_grad=True,
+        is_leaf=True,
+        grad_fn=None,
+        retains_grad=False,
+        dtype="float32",
+        device="cpu",
+        shape=(2,),
+    )
     error = ErrorRecord(type="ValueError", message="boom boom", file="/s/m.py", line=3, code="raise x")
     thing = ObjectRecord(type="m.Thing", repr="<Thing>")
     values = StudentValues()

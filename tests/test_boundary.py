@@ -165,8 +165,10 @@ def test_answers_beyond_the_limits_fail_only_their_check(pytester, mode):
         assert "SECRET" not in feedback and "Trying to" not in feedback, feedback  # nothing from the answer
     too_big = graded.check("test_refused[too_big]")
     assert too_big["status"] == "failed", too_big
-    assert "answers.too_big returned 11.4 MB of data; at most 8 MB is accepted: return smaller values" \
-        in too_big["feedback"], too_big
+    assert (
+        "answers.too_big returned 11.4 MB of data; at most 8 MB is accepted: return smaller values"
+        in too_big["feedback"]
+    ), too_big
     assert graded.check("test_good_after_all_that")["status"] == "passed"
     assert graded.check("test_other_module")["status"] == "passed"
     assert graded.report["score"] == 3 and graded.report["complete"] is True

@@ -174,17 +174,41 @@ HELPER = """
         raise RuntimeError(text)
 """
 
-FORGERIES = ["raise_paren", "exec_string", "eval_compiled", "other_module", "torch_check", "torch_check_with",
-             "generator_throw", "unstarted_generator_throw", "nested_function", "in_a_lambda", "torch_file_name",
-             "int_echo", "device_echo", "assert_close_message", "in_a_hook", "custom_backward"]
+FORGERIES = [
+    "raise_paren",
+    "exec_string",
+    "eval_compiled",
+    "other_module",
+    "torch_check",
+    "torch_check_with",
+    "generator_throw",
+    "unstarted_generator_throw",
+    "nested_function",
+    "in_a_lambda",
+    "torch_file_name",
+    "int_echo",
+    "device_echo",
+    "assert_close_message",
+    "in_a_hook",
+    "custom_backward",
+]
 # raised by C code (encode.raised_by says "library"): only the trace tells
-C_FORGERIES = ["assert_async", "assert_scalar", "ctypes_set_string", "torch_globals", "hook_in_c_after_free",
-               "custom_backward_in_c_second_time", "real_then_made_up"]
+C_FORGERIES = [
+    "assert_async",
+    "assert_scalar",
+    "ctypes_set_string",
+    "torch_globals",
+    "hook_in_c_after_free",
+    "custom_backward_in_c_second_time",
+    "real_then_made_up",
+]
 
 # PyTorch's own errors, produced for real (shared with test_diagnose), plus
 # ways a student legitimately passes one on, and one raised by C code at an
 # attribute store rather than a call.
-GENUINE = RAISE + """
+GENUINE = (
+    RAISE
+    + """
     def attribute_store():
         y = _x() * 2
         y.requires_grad = False
@@ -223,6 +247,7 @@ GENUINE = RAISE + """
         torch.autograd.grad(loss, x)  # frees the graph as backward does
         torch.autograd.backward([loss])
 """
+)
 
 
 def test_made_up_errors_are_refused_and_real_ones_accepted(pytester):
@@ -272,19 +297,25 @@ def test_made_up_errors_are_refused_and_real_ones_accepted(pytester):
     for name in C_FORGERIES:
         for test in ("test_forged_raised", "test_forged_returned"):
             assert not_from_call in graded.check(f"{test}[{name}]")["feedback"], (test, name)
-    why = {"assert_async": "it came out of _assert_async, which does not raise this error",
-           "ctypes_set_string": "no torch call of your code raised this very exception",
-           "torch_globals": "no torch call of your code raised this very exception",
-           "hook_in_c_after_free": "your own code that backward ran, a hook or a custom Function's backward",
-           "custom_backward_in_c_second_time": "your own code that backward ran",
-           "real_then_made_up": "it came out of _assert_async"}
+    why = {
+        "assert_async": "it came out of _assert_async, which does not raise this error",
+        "ctypes_set_string": "no torch call of your code raised this very exception",
+        "torch_globals": "no torch call of your code raised this very exception",
+        "hook_in_c_after_free": "your own code that backward ran, a hook or a custom Function's backward",
+        "custom_backward_in_c_second_time": "your own code that backward ran",
+        "real_then_made_up": "it came out of _assert_async",
+    }
     for name, text in why.items():
         assert text in graded.check(f"test_forged_raised[{name}]")["feedback"], name
-    how = {"raise_paren": "RuntimeError was raised by your own code", "exec_string": "raised by your own code",
-           "torch_check": "RuntimeError was raised by your own code", "generator_throw": "raised by your own code",
-           "int_echo": "this ValueError was made from your own text",
-           "device_echo": "this RuntimeError was made from your own text",
-           "assert_close_message": "this AssertionError was made from your own text"}
+    how = {
+        "raise_paren": "RuntimeError was raised by your own code",
+        "exec_string": "raised by your own code",
+        "torch_check": "RuntimeError was raised by your own code",
+        "generator_throw": "raised by your own code",
+        "int_echo": "this ValueError was made from your own text",
+        "device_echo": "this RuntimeError was made from your own text",
+        "assert_close_message": "this AssertionError was made from your own text",
+    }
     for name, text in how.items():
         assert text in graded.check(f"test_forged_raised[{name}]")["feedback"], name
     assert "this RuntimeError was never raised" in graded.check("test_forged_returned[unraised]")["feedback"]
@@ -295,6 +326,7 @@ def test_made_up_errors_are_refused_and_real_ones_accepted(pytester):
 
 
 # -- the rule itself, in this process ----------------------------------------
+
 
 def _raised(fn) -> BaseException:
     try:
@@ -317,6 +349,7 @@ def test_raised_by_reads_the_raising_instruction_not_the_source():
     def thrown():
         def steps():
             yield
+
         it = steps()
         next(it)
         it.throw(RuntimeError(text))
@@ -341,8 +374,16 @@ def _second_backward(**call) -> Trace:
     from pytest_autograd_grader.boundary.call_facts import RaisedError
     from pytest_autograd_grader.boundary.tracing import BackwardCall, Trace
 
-    fields = dict(kind="backward", retain_graph=None, create_graph=False, outputs=1, gradient=False, inputs=None,
-                  raised="RuntimeError", through_freed=True)
+    fields = dict(
+        kind="backward",
+        retain_graph=None,
+        create_graph=False,
+        outputs=1,
+        gradient=False,
+        inputs=None,
+        raised="RuntimeError",
+        through_freed=True,
+    )
     return Trace(calls=(BackwardCall(**{**fields, **call}),), errors=(RaisedError("backward", "RuntimeError", 0),))
 
 
@@ -352,8 +393,13 @@ def test_expect_error_wants_pytorchs_own_wording(field, value):
     from pytest_autograd_grader.checking.autograd import Autograd
     from pytest_autograd_grader.outcomes import GradeFailure
 
-    genuine = dict(type="RuntimeError", message="Trying to backward through the graph a second time (or ...)",
-                   raised_by="library", raised_at=0, trace=_second_backward())
+    genuine = dict(
+        type="RuntimeError",
+        message="Trying to backward through the graph a second time (or ...)",
+        raised_by="library",
+        raised_at=0,
+        trace=_second_backward(),
+    )
     assert Autograd().expect_error("backward_twice", ErrorRecord(**genuine)).raised_by == "library"
     with pytest.raises(GradeFailure, match="made from your own text, not by PyTorch"):
         Autograd().expect_error("backward_twice", ErrorRecord(**{**genuine, field: value}))
@@ -362,16 +408,19 @@ def test_expect_error_wants_pytorchs_own_wording(field, value):
 TEXTS = {name: texts[0] for name, (texts, _) in AUTOGRAD_ERRORS.items()}
 
 
-@pytest.mark.parametrize("name, call, why", [
-    ("backward_twice", {"through_freed": False}, "no earlier backward or torch.autograd.grad call without"),
-    ("backward_twice", {"through_freed": None}, "no earlier backward or torch.autograd.grad call without"),
-    ("implicit_grad", {"gradient": True, "scalar": False}, "was given a gradient, or every tensor"),
-    ("implicit_grad", {"scalar": True}, "was given a gradient, or every tensor"),
-    ("shape_mismatch", {"gradient": False}, "was given no gradient argument"),
-    ("no_grad_fn", {"no_graph": False}, "every tensor this backward call differentiated requires grad"),
-    ("unused_input", {}, "it came out of backward, which does not raise this error"),
-    ("inplace_leaf", {}, "it came out of backward, which does not raise this error"),
-])
+@pytest.mark.parametrize(
+    "name, call, why",
+    [
+        ("backward_twice", {"through_freed": False}, "no earlier backward or torch.autograd.grad call without"),
+        ("backward_twice", {"through_freed": None}, "no earlier backward or torch.autograd.grad call without"),
+        ("implicit_grad", {"gradient": True, "scalar": False}, "was given a gradient, or every tensor"),
+        ("implicit_grad", {"scalar": True}, "was given a gradient, or every tensor"),
+        ("shape_mismatch", {"gradient": False}, "was given no gradient argument"),
+        ("no_grad_fn", {"no_graph": False}, "every tensor this backward call differentiated requires grad"),
+        ("unused_input", {}, "it came out of backward, which does not raise this error"),
+        ("inplace_leaf", {}, "it came out of backward, which does not raise this error"),
+    ],
+)
 def test_an_error_the_call_that_raised_it_cannot_raise_earns_nothing(name, call, why):
     """What the trace recorded of the call must fit the error: the kind of
     call, and the state it ran in."""
@@ -383,11 +432,18 @@ def test_an_error_the_call_that_raised_it_cannot_raise_earns_nothing(name, call,
     with pytest.raises(GradeFailure, match="did not come from the autograd call") as failure:
         Autograd().expect_error(name, record)
     assert why in failure.value.feedback
-    fits = {"backward_twice": {}, "implicit_grad": {"scalar": False}, "shape_mismatch": {"gradient": True},
-            "no_grad_fn": {"no_graph": True}, "unused_input": {"kind": "grad"}}
+    fits = {
+        "backward_twice": {},
+        "implicit_grad": {"scalar": False},
+        "shape_mismatch": {"gradient": True},
+        "no_grad_fn": {"no_graph": True},
+        "unused_input": {"kind": "grad"},
+    }
     if name in fits:
-        Autograd().expect_error(name, ErrorRecord(type="RuntimeError", message=TEXTS[name], raised_at=0,
-                                                  trace=_second_backward(**fits[name])))
+        Autograd().expect_error(
+            name,
+            ErrorRecord(type="RuntimeError", message=TEXTS[name], raised_at=0, trace=_second_backward(**fits[name])),
+        )
 
 
 def test_an_error_no_traced_call_raised_earns_nothing():
@@ -396,9 +452,11 @@ def test_an_error_no_traced_call_raised_earns_nothing():
     from pytest_autograd_grader.outcomes import GradeFailure
 
     text = TEXTS["backward_twice"]
-    for record in (ErrorRecord(type="RuntimeError", message=text),  # no trace at all
-                   ErrorRecord(type="RuntimeError", message=text, raised_at=-1, trace=_second_backward()),
-                   ErrorRecord(type="RuntimeError", message=text, raised_at=3, trace=_second_backward())):
+    for record in (
+        ErrorRecord(type="RuntimeError", message=text),  # no trace at all
+        ErrorRecord(type="RuntimeError", message=text, raised_at=-1, trace=_second_backward()),
+        ErrorRecord(type="RuntimeError", message=text, raised_at=3, trace=_second_backward()),
+    ):
         with pytest.raises(GradeFailure, match="no torch call of your code raised this very exception"):
             Autograd().expect_error("backward_twice", record)
     # a record made by hand is judged by the trace passed with it

@@ -16,7 +16,7 @@ from test_class_outputs import Page
 from pytest_autograd_grader.checking.misconceptions import Context, diagnose_none
 
 # A course's own catalogue, installed by its conftest: not the package's.
-COURSE_CONFTEST = '''
+COURSE_CONFTEST = """
 import pytest
 from pytest_autograd_grader import i18n
 
@@ -30,11 +30,11 @@ COURSE = {
 @pytest.fixture(autouse=True)
 def course_messages():
     i18n.set_language(COURSE)
-'''
+"""
 SCALED = "Likely mistake: the hook scales the gradient by {k}; return it unchanged."
 PLAIN = "Return the gradient from the hook: a hook that returns None keeps it."
 
-CHECKS = f'''
+CHECKS = f"""
 import pytest
 import torch
 from pytest_autograd_grader import GradeFailure, msg, values
@@ -79,21 +79,23 @@ def test_hidden(submission, autograd):
 def test_broken(submission, autograd):
     msg("diag.hooks.scaled", k=9)
     raise ValueError("the check's own bug")
-'''
+"""
 
-STUDENT = '''
+STUDENT = """
 def scale(x):
     return x * 2
 
 def returns():
     return None
-'''
+"""
 
 
 def test_each_check_records_the_diagnoses_its_feedback_gives(pytester):
     pytester.makeconftest(COURSE_CONFTEST)
     graded = grade_checks(pytester, CHECKS, "--grade-inline", "--grade-json-private=private.json", hooks=STUDENT)
-    private = {c["id"].rpartition("::")[2]: c for c in json.loads((pytester.path / "private.json").read_text())["checks"]}
+    private = {
+        c["id"].rpartition("::")[2]: c for c in json.loads((pytester.path / "private.json").read_text())["checks"]
+    }
     scaled = SCALED.format(k=2.0)
     # a course's own diag.* id, recorded under its id
     assert graded.check("test_course_id")["diagnoses"] == [{"id": "diag.hooks.scaled", "text": scaled}]
@@ -114,7 +116,7 @@ def test_each_check_records_the_diagnoses_its_feedback_gives(pytester):
 
 AUTHOR = "Likely mistake: the forward-mode tangent is missing; return jvp's second value."
 
-DIAGNOSE_CHECKS = f'''
+DIAGNOSE_CHECKS = f"""
 import pytest
 import torch
 
@@ -137,16 +139,16 @@ def test_raising_diagnose(submission, autograd):
 
 def test_diagnose_that_gives_no_text(submission, autograd):
     autograd.assert_grad(submission("tangents").answer("values"), WANT, "the tangent", diagnose=lambda: 3)
-'''
+"""
 
-TANGENTS = '''
+TANGENTS = """
 import torch
 
 def answer(kind):
     x = torch.ones(3, dtype=torch.float64)
     return {"none": None, "nan": x * float("nan"), "inf": x * float("inf"), "shape": torch.ones(2, dtype=torch.float64),
             "form": "ones", "dtype": x.float(), "values": x * 2}[kind]
-'''
+"""
 
 
 def test_the_authors_diagnosis_wins_for_every_kind_of_wrong_answer(pytester):
@@ -175,11 +177,30 @@ def test_a_class_report_counts_a_courses_diagnosis_by_its_students(tmp_path):
     (checks / "pytest.ini").write_text("[pytest]\n")
     for student, factor in (("ann", 2), ("ben", 3), ("cy", 1)):
         (subs / student).mkdir(parents=True)
-        (subs / student / "hooks.py").write_text(STUDENT.replace("x * 2", f"x * {factor}").replace(
-            "return None", "return True" if factor == 1 else "return None"))
-    done = subprocess.run([sys.executable, "-m", "pytest_autograd_grader", "class", "--checks", str(checks),
-                           "--submissions", str(subs), "--out", str(out), "-j", "1", "--timeout=10"],
-                          capture_output=True, text=True)
+        (subs / student / "hooks.py").write_text(
+            STUDENT.replace("x * 2", f"x * {factor}").replace(
+                "return None", "return True" if factor == 1 else "return None"
+            )
+        )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest_autograd_grader",
+            "class",
+            "--checks",
+            str(checks),
+            "--submissions",
+            str(subs),
+            "--out",
+            str(out),
+            "-j",
+            "1",
+            "--timeout=10",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     page = Page((out / "report.html").read_text(encoding="utf-8"))
     # ann and ben got it (each in a visible and a hidden check), with values
@@ -188,7 +209,7 @@ def test_a_class_report_counts_a_courses_diagnosis_by_its_students(tmp_path):
     assert "2 students: " + PLAIN in page.items, page.items
 
 
-GENERIC_CHECKS = '''
+GENERIC_CHECKS = """
 import pytest
 import torch
 
@@ -197,15 +218,16 @@ pytestmark = pytest.mark.grade(concept="leaf", points=1)
 
 def test_generic(submission, autograd):
     autograd.assert_grad(submission("tangents").answer("none"), torch.ones(3, dtype=torch.float64), "x.grad")
-'''
+"""
 
 
 def test_a_run_in_chinese_records_the_same_diagnosis_ids(pytester):
     from pytest_autograd_grader.i18n.zh import ZH
 
     english = grade_checks(pytester, GENERIC_CHECKS, "--grade-inline", tangents=TANGENTS).check("test_generic")
-    chinese = grade_checks(pytester, GENERIC_CHECKS, "--grade-inline", "--grade-lang", "zh",
-                           tangents=TANGENTS).check("test_generic")
+    chinese = grade_checks(pytester, GENERIC_CHECKS, "--grade-inline", "--grade-lang", "zh", tangents=TANGENTS).check(
+        "test_generic"
+    )
     (found,) = english["diagnoses"]
     assert found["id"].startswith("diag.") and found["text"] == diagnose_none(Context())
     assert chinese["diagnoses"] == [{"id": found["id"], "text": ZH[found["id"]]}]

@@ -26,8 +26,9 @@ NAMES = {"wang": CHINESE, "mohammed": ARABIC, "zoe": EMOJI, "maxi": LONG, "mallo
 
 
 def run_file(out, concepts=CONCEPTS):
-    write(out / "class-run.json", {"schema": "pytest-autograd-grader-class/1", "assignment": "HW",
-                                   "concepts": concepts})
+    write(
+        out / "class-run.json", {"schema": "pytest-autograd-grader-class/1", "assignment": "HW", "concepts": concepts}
+    )
 
 
 @pytest.fixture
@@ -101,12 +102,21 @@ def test_a_concept_id_no_installed_font_draws_is_numbered_and_the_run_says_what_
     monkeypatch.setattr(fonts, "plot_fonts", lambda: ("DejaVu Sans",))  # a server with no CJK font
     out = tmp_path / "out"
     out.mkdir()
-    concepts = [{"id": "反向传播", "title": "反向传播", "max_score": 2.0},
-                {"id": "leaf", "title": "Leaf", "max_score": 2.0}]
+    concepts = [
+        {"id": "反向传播", "title": "反向传播", "max_score": 2.0},
+        {"id": "leaf", "title": "Leaf", "max_score": 2.0},
+    ]
     run_file(out, concepts)
-    write(out / "wang.json", {**report("wang"), "concepts": [
-        {"id": "反向传播", "title": "反向传播", "score": 1.0, "max_score": 2.0},
-        {"id": "leaf", "title": "Leaf", "score": 2.0, "max_score": 2.0}]})
+    write(
+        out / "wang.json",
+        {
+            **report("wang"),
+            "concepts": [
+                {"id": "反向传播", "title": "反向传播", "score": 1.0, "max_score": 2.0},
+                {"id": "leaf", "title": "Leaf", "score": 2.0, "max_score": 2.0},
+            ],
+        },
+    )
     warnings = build_outputs(out)
     told = [w for w in warnings if "apt-get install fonts-noto-cjk" in w]
     assert told and "反向传播" in told[0], warnings
@@ -120,8 +130,23 @@ def test_one_of_a_thing_is_said_in_the_singular_in_english_and_chinese(tmp_path)
     out = tmp_path / "out"
     out.mkdir()
     run_file(out)
-    write(out / "solo.json", report("solo", scores={"leaf": 1.0}, checks=[
-        {"id": "c::t", "concept": "leaf", "status": "timeout", "score": 0.0, "max_score": 1.0, "feedback": "slow"}]))
+    write(
+        out / "solo.json",
+        report(
+            "solo",
+            scores={"leaf": 1.0},
+            checks=[
+                {
+                    "id": "c::t",
+                    "concept": "leaf",
+                    "status": "timeout",
+                    "score": 0.0,
+                    "max_score": 1.0,
+                    "feedback": "slow",
+                }
+            ],
+        ),
+    )
     roster = tmp_path / "roster.csv"
     roster.write_text("student,name\nsolo,Solo\nabsent,Absent One\n", encoding="utf-8")
     warnings = build_outputs(out, roster=roster)
@@ -146,19 +171,25 @@ def test_canvas_gradebook_export_as_it_comes_names_every_student_in_every_output
     out = tmp_path / "out"
     out.mkdir()
     run_file(out)
-    for student, lms_id in (("liddellalice", "1001"), ("wangxiaoming", "1002"), ("smithbob", "1003"),
-                            ("smithbob2", "1004")):
-        write(out / f"{student}.json", report(student, scores={"leaf": 2.0}, name=student, lms="canvas",
-                                              lms_id=lms_id))
+    for student, lms_id in (
+        ("liddellalice", "1001"),
+        ("wangxiaoming", "1002"),
+        ("smithbob", "1003"),
+        ("smithbob2", "1004"),
+    ):
+        write(out / f"{student}.json", report(student, scores={"leaf": 2.0}, name=student, lms="canvas", lms_id=lms_id))
     roster = tmp_path / "roster.csv"
-    roster.write_text("Student,ID,SIS User ID,SIS Login ID,Section,HW (77)\n"
-                      "    Points Possible,,,,,7\n"
-                      "\"Liddell, Alice\",1001,S-1,aliddell,Sec 1,\n"
-                      f"{CHINESE},1002,S-2,wxm,Sec 1,\n"
-                      "\"Smith, Bob\",1003,S-3,bsmith1,Sec 2,\n"
-                      "\"Smith, Bob\",1004,S-4,bsmith2,Sec 2,\n"  # two people of one name: two students
-                      "=HYPERLINK(\"http://x\"),1005,S-5,mallory,Sec 2,\n"
-                      "＝HYPERLINK(\"http://x\"),1006,S-6,mallory2,Sec 2,\n", encoding="utf-8")
+    roster.write_text(
+        "Student,ID,SIS User ID,SIS Login ID,Section,HW (77)\n"
+        "    Points Possible,,,,,7\n"
+        '"Liddell, Alice",1001,S-1,aliddell,Sec 1,\n'
+        f"{CHINESE},1002,S-2,wxm,Sec 1,\n"
+        '"Smith, Bob",1003,S-3,bsmith1,Sec 2,\n'
+        '"Smith, Bob",1004,S-4,bsmith2,Sec 2,\n'  # two people of one name: two students
+        '=HYPERLINK("http://x"),1005,S-5,mallory,Sec 2,\n'
+        '＝HYPERLINK("http://x"),1006,S-6,mallory2,Sec 2,\n',
+        encoding="utf-8",
+    )
     warnings = build_outputs(out, roster=roster)
     assert not any("clash" in w or "twice" in w or "NOT written" in w for w in warnings), warnings
     rows = read_csv(out / "gradebook.csv")
@@ -167,8 +198,8 @@ def test_canvas_gradebook_export_as_it_comes_names_every_student_in_every_output
     assert book["liddellalice"]["name"] == "Liddell, Alice" and book["wangxiaoming"]["name"] == CHINESE
     assert book["smithbob"]["name"] == book["smithbob2"]["name"] == "Smith, Bob"
     # a formula for a name is text to the spreadsheet, in both CSVs
-    mallory = book["'=HYPERLINK(\"http://x\")"]  # handed in nothing: a missing row, keyed by the roster's text
-    assert mallory["name"] == "'=HYPERLINK(\"http://x\")" and mallory["status"] == "missing"
+    mallory = book['\'=HYPERLINK("http://x")']  # handed in nothing: a missing row, keyed by the roster's text
+    assert mallory["name"] == '\'=HYPERLINK("http://x")' and mallory["status"] == "missing"
     canvas = {row[1]: row for row in read_csv(out / "canvas.csv")[2:]}
     assert canvas["1002"][0] == CHINESE and canvas["1005"][0].startswith("'=")
     assert canvas["1006"][0].startswith("'＝")  # fullwidth =: defused as a precaution too
@@ -196,8 +227,9 @@ def test_the_terminal_names_a_student_by_the_roster(tmp_path):
 def test_merge_says_shard_or_shards_as_many_are_missing():
     from pytest_autograd_grader.classroom.merge import _shards
 
-    assert _shards(["a"], ["1/2"]) == ["shard 2/2 is missing: add the OUT folder of "
-                                       "'autograd-grader class --shard 2/2' to the parts"]
+    assert _shards(["a"], ["1/2"]) == [
+        "shard 2/2 is missing: add the OUT folder of 'autograd-grader class --shard 2/2' to the parts"
+    ]
     assert _shards(["a"], ["1/3"])[0].startswith("shards 2/3, 3/3 are missing:")
 
 

@@ -22,8 +22,10 @@ from pytest_autograd_grader.i18n import msg
 from pytest_autograd_grader.i18n.en import EN
 from pytest_autograd_grader.i18n.zh import ZH
 
-CONCEPTS = [{"id": "leaf", "title": "Leaf tensors", "max_score": 4.0},
-            {"id": "accumulation", "title": "Gradient accumulation", "max_score": 3.0}]
+CONCEPTS = [
+    {"id": "leaf", "title": "Leaf tensors", "max_score": 4.0},
+    {"id": "accumulation", "title": "Gradient accumulation", "max_score": 3.0},
+]
 HOSTILE = '<script>alert("pwned")</script><img src=x onerror=alert(1)>'
 HYPERLINK = '=HYPERLINK("x")'
 
@@ -31,23 +33,60 @@ HYPERLINK = '=HYPERLINK("x")'
 def check(concept, status="passed", feedback="", private="", hidden=False, score=None, diagnoses=()):
     """A check's report; ``diagnoses``: the (id, text) pairs its feedback gave."""
     max_score = 1.0
-    return {"diagnoses": [{"id": key, "text": text} for key, text in diagnoses],"id": f"checks/test_{concept}.py::test_{len(feedback)}", "concept": concept,
-            "score": max_score if status == "passed" else (score or 0.0), "max_score": max_score,
-            "status": status, "feedback": feedback, "private_feedback": private, "hidden": hidden,
-            "device": "cpu", "duration_s": 0.01, "title": "a check", "file": None, "line": None,
-            "visibility": "hidden" if hidden else "visible"}
+    return {
+        "diagnoses": [{"id": key, "text": text} for key, text in diagnoses],
+        "id": f"checks/test_{concept}.py::test_{len(feedback)}",
+        "concept": concept,
+        "score": max_score if status == "passed" else (score or 0.0),
+        "max_score": max_score,
+        "status": status,
+        "feedback": feedback,
+        "private_feedback": private,
+        "hidden": hidden,
+        "device": "cpu",
+        "duration_s": 0.01,
+        "title": "a check",
+        "file": None,
+        "line": None,
+        "visibility": "hidden" if hidden else "visible",
+    }
 
 
 def report(student, status="graded", scores=None, checks=(), folder=None, **extra):
     scores = scores if scores is not None else {}
-    concepts = [{"id": c["id"], "title": c["title"], "score": scores[c["id"]], "max_score": c["max_score"],
-                 "checks": 1, "passed": 1} for c in CONCEPTS if c["id"] in scores]
+    concepts = [
+        {
+            "id": c["id"],
+            "title": c["title"],
+            "score": scores[c["id"]],
+            "max_score": c["max_score"],
+            "checks": 1,
+            "passed": 1,
+        }
+        for c in CONCEPTS
+        if c["id"] in scores
+    ]
     score = sum(scores.values())
-    return {"schema": "pytest-autograd-grader/1", "complete": status != "error", "score": score, "max_score": 7.0,
-            "percent": 100.0 * score / 7.0, "seed": 11, "devices": ["cpu"], "isolation": "process", "lang": "en",
-            "concepts": concepts, "checks": list(checks), "student": student, "folder": folder or student,
-            "status": status, "checks_sha256": "c0ffee", "started": "2025-03-01T10:00:00+00:00",
-            "finished": "2025-03-01T10:00:04+00:00", **extra}
+    return {
+        "schema": "pytest-autograd-grader/1",
+        "complete": status != "error",
+        "score": score,
+        "max_score": 7.0,
+        "percent": 100.0 * score / 7.0,
+        "seed": 11,
+        "devices": ["cpu"],
+        "isolation": "process",
+        "lang": "en",
+        "concepts": concepts,
+        "checks": list(checks),
+        "student": student,
+        "folder": folder or student,
+        "status": status,
+        "checks_sha256": "c0ffee",
+        "started": "2025-03-01T10:00:00+00:00",
+        "finished": "2025-03-01T10:00:04+00:00",
+        **extra,
+    }
 
 
 def write(path, data):
@@ -62,32 +101,93 @@ def out(tmp_path):
     submission, and two files that are no student's report."""
     out = tmp_path / "out"
     out.mkdir()
-    write(out / "class-run.json", {"schema": "pytest-autograd-grader-class/1", "checks": "/course/checks",
-                                   "checks_sha256": "c0ffee", "salt": "pepper", "seed": None,
-                                   "assignment": "Autograd HW3", "concepts": CONCEPTS,
-                                   "students": ["alice", "bob", "carol", "dave", "HYPERLINK_x"],
-                                   "started": "2025-03-01T10:00:00+00:00", "finished": "2025-03-01T10:01:00+00:00"})
+    write(
+        out / "class-run.json",
+        {
+            "schema": "pytest-autograd-grader-class/1",
+            "checks": "/course/checks",
+            "checks_sha256": "c0ffee",
+            "salt": "pepper",
+            "seed": None,
+            "assignment": "Autograd HW3",
+            "concepts": CONCEPTS,
+            "students": ["alice", "bob", "carol", "dave", "HYPERLINK_x"],
+            "started": "2025-03-01T10:00:00+00:00",
+            "finished": "2025-03-01T10:01:00+00:00",
+        },
+    )
     twice = msg("diag.multiple", k=2, name="x")
     thrice = msg("diag.multiple", k=3, name="x")
-    write(out / "alice.json", report("alice", scores={"leaf": 4.0, "accumulation": 1.5}, checks=[
-        check("leaf"),
-        check("accumulation", "failed", f"[Gradient accumulation] w.grad: wrong values in "
-                                        f"/submissions/alice/accumulation.py (alice's code)\n{twice}",
-              diagnoses=[("diag.multiple", twice)]),
-    ]))
-    write(out / "bob.json", report("bob", scores={"leaf": 2.0, "accumulation": 0.0}, checks=[
-        check("leaf", "failed", f"[Leaf tensors] w.grad is None\n{msg('diag.none_leaf')}",
-              diagnoses=[("diag.none_leaf", msg("diag.none_leaf"))]),
-        check("accumulation", "failed", msg("feedback.hidden", title="Gradient accumulation"),
-              private=f"[Gradient accumulation] bob printed: bob was here\n{thrice}",
-              hidden=True, diagnoses=[("diag.multiple", thrice)]),
-    ]))
-    write(out / "HYPERLINK_x.json", report("HYPERLINK_x", folder=HYPERLINK, scores={"leaf": 0.0, "accumulation": 3.0},
-                                           checks=[check("leaf", "failed", f"[Leaf tensors] {HOSTILE}\n{msg('diag.sign')}",
-                                                         diagnoses=[("diag.sign", msg("diag.sign"))])]))
-    write(out / "carol.json", {"schema": "pytest-autograd-grader/1", "complete": False, "score": 0.0,
-                               "max_score": 0.0, "percent": 0.0, "student": "carol", "folder": "carol",
-                               "status": "error", "error": "grading stopped <b>badly</b>\r\x1b[2K"})
+    write(
+        out / "alice.json",
+        report(
+            "alice",
+            scores={"leaf": 4.0, "accumulation": 1.5},
+            checks=[
+                check("leaf"),
+                check(
+                    "accumulation",
+                    "failed",
+                    f"[Gradient accumulation] w.grad: wrong values in "
+                    f"/submissions/alice/accumulation.py (alice's code)\n{twice}",
+                    diagnoses=[("diag.multiple", twice)],
+                ),
+            ],
+        ),
+    )
+    write(
+        out / "bob.json",
+        report(
+            "bob",
+            scores={"leaf": 2.0, "accumulation": 0.0},
+            checks=[
+                check(
+                    "leaf",
+                    "failed",
+                    f"[Leaf tensors] w.grad is None\n{msg('diag.none_leaf')}",
+                    diagnoses=[("diag.none_leaf", msg("diag.none_leaf"))],
+                ),
+                check(
+                    "accumulation",
+                    "failed",
+                    msg("feedback.hidden", title="Gradient accumulation"),
+                    private=f"[Gradient accumulation] bob printed: bob was here\n{thrice}",
+                    hidden=True,
+                    diagnoses=[("diag.multiple", thrice)],
+                ),
+            ],
+        ),
+    )
+    write(
+        out / "HYPERLINK_x.json",
+        report(
+            "HYPERLINK_x",
+            folder=HYPERLINK,
+            scores={"leaf": 0.0, "accumulation": 3.0},
+            checks=[
+                check(
+                    "leaf",
+                    "failed",
+                    f"[Leaf tensors] {HOSTILE}\n{msg('diag.sign')}",
+                    diagnoses=[("diag.sign", msg("diag.sign"))],
+                )
+            ],
+        ),
+    )
+    write(
+        out / "carol.json",
+        {
+            "schema": "pytest-autograd-grader/1",
+            "complete": False,
+            "score": 0.0,
+            "max_score": 0.0,
+            "percent": 0.0,
+            "student": "carol",
+            "folder": "carol",
+            "status": "error",
+            "error": "grading stopped <b>badly</b>\r\x1b[2K",
+        },
+    )
     write(out / "dave.json", report("dave", "missing", scores={"leaf": 0.0, "accumulation": 0.0}))
     write(out / "notes.json", {"hello": "not a report"})
     write(out / "broken.json", "{not json")
@@ -141,13 +241,32 @@ class Page(HTMLParser):
 def test_gradebook_csv_has_a_row_per_student_with_concept_scores_and_defused_text(out):
     warnings = build_outputs(out)
     rows = read_csv(out / "gradebook.csv")
-    assert rows[0] == ["student", "folder", "status", "leaf", "accumulation", "total", "max_score", "percent",
-                       "seed", "started", "finished", "name", "late", "intake_problems"]
+    assert rows[0] == [
+        "student",
+        "folder",
+        "status",
+        "leaf",
+        "accumulation",
+        "total",
+        "max_score",
+        "percent",
+        "seed",
+        "started",
+        "finished",
+        "name",
+        "late",
+        "intake_problems",
+    ]
     by_id = {row[0]: dict(zip(rows[0], row)) for row in rows[1:]}
     assert [row[0] for row in rows[1:]] == ["HYPERLINK_x", "alice", "bob", "carol", "dave"]  # sorted by id
     alice = by_id["alice"]
-    assert (alice["leaf"], alice["accumulation"], alice["total"], alice["max_score"], alice["percent"]) == \
-        ("4", "1.5", "5.5", "7", "78.57")
+    assert (alice["leaf"], alice["accumulation"], alice["total"], alice["max_score"], alice["percent"]) == (
+        "4",
+        "1.5",
+        "5.5",
+        "7",
+        "78.57",
+    )
     assert alice["status"] == "graded" and alice["seed"] == "11" and alice["finished"].startswith("2025-03-01")
     # a spreadsheet shows the folder's name as text instead of evaluating it
     assert by_id["HYPERLINK_x"]["folder"] == "'" + HYPERLINK
@@ -170,10 +289,13 @@ def test_canvas_csv_is_canvas_import_format_and_a_roster_fills_the_ids(out, tmp_
     assert any("canvas.csv not written" in w and "--roster" in w for w in warnings), warnings
 
     roster = tmp_path / "roster.csv"
-    roster.write_text("\ufeffstudent,name,id,sis_user_id,sis_login_id,section\n"
-                      "alice,\"Liddell, Alice\",1001,S-17,aliddell,Sec 2\n"
-                      f"{HYPERLINK},Mallory,1002,=1+1,,\n"
-                      "carol,Carol,1003,,,\n", encoding="utf-8")
+    roster.write_text(
+        "\ufeffstudent,name,id,sis_user_id,sis_login_id,section\n"
+        'alice,"Liddell, Alice",1001,S-17,aliddell,Sec 2\n'
+        f"{HYPERLINK},Mallory,1002,=1+1,,\n"
+        "carol,Carol,1003,,,\n",
+        encoding="utf-8",
+    )
     warnings = build_outputs(out, assignment="Week 3", roster=roster)
     rows = read_csv(out / "canvas.csv")
     assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Week 3"]
@@ -196,9 +318,10 @@ def test_a_roster_gives_every_student_a_row_and_names_keep_their_accents(out, tm
     decomposed = unicodedata.normalize("NFD", "José García")
     write(out / "José_García.json", report("José_García", folder=decomposed, scores={"leaf": 4.0}))
     roster = tmp_path / "roster.csv"
-    roster.write_text("student,name,id,sis_login_id\n"
-                      "José García,\"García, José\",2001,jgarcia\n"
-                      "zoë,\"Ng, Zoë\",2002,zng\n", encoding="utf-8")
+    roster.write_text(
+        'student,name,id,sis_login_id\nJosé García,"García, José",2001,jgarcia\nzoë,"Ng, Zoë",2002,zng\n',
+        encoding="utf-8",
+    )
     warnings = build_outputs(out, roster=roster)
     canvas = {row[0]: row for row in read_csv(out / "canvas.csv")[2:]}
     assert canvas["García, José"][1:4] == ["2001", "", "jgarcia"] and canvas["García, José"][5] == "4"
@@ -250,16 +373,34 @@ def test_report_html_holds_every_plot_and_table_escapes_and_anonymises(out):
 
 
 def test_report_html_has_a_section_per_student_flags_and_every_diagnosis(out):
-    write(out / "erin.json", report("erin", scores={"leaf": 1.0, "accumulation": 0.0}, late=True, name="Érin Ng",
-                                    checks=[check("leaf", "timeout", "[Leaf tensors] stopped after 3 s"),
-                                            check("leaf", "crashed", "[Leaf tensors] the worker died"),
-                                            check("accumulation", "failed",
-                                                  msg("student.import_error", file="accumulation.py", type="SyntaxError",
-                                                      message="invalid syntax", where=" (line 3)"))]))
+    write(
+        out / "erin.json",
+        report(
+            "erin",
+            scores={"leaf": 1.0, "accumulation": 0.0},
+            late=True,
+            name="Érin Ng",
+            checks=[
+                check("leaf", "timeout", "[Leaf tensors] stopped after 3 s"),
+                check("leaf", "crashed", "[Leaf tensors] the worker died"),
+                check(
+                    "accumulation",
+                    "failed",
+                    msg(
+                        "student.import_error",
+                        file="accumulation.py",
+                        type="SyntaxError",
+                        message="invalid syntax",
+                        where=" (line 3)",
+                    ),
+                ),
+            ],
+        ),
+    )
     build_outputs(out)
     text = (out / "report.html").read_text(encoding="utf-8")
     page = Page(text)
-    assert "gradebook-table" in page.tables and 'class=sortable' in text
+    assert "gradebook-table" in page.tables and "class=sortable" in text
     # every student has a section with every check; the gradebook links to it
     for student in ("alice", "bob", "carol", "dave", "erin", "HYPERLINK_x"):
         assert page.ids.get(f"s-{student}") == "details", student
@@ -269,8 +410,9 @@ def test_report_html_has_a_section_per_student_flags_and_every_diagnosis(out):
     assert "bob printed: bob was here" in words and "hidden" in words
     # flagged in the gradebook and counted in the run's summary
     assert "1 timed out" in words and "1 crashed" in words and "1 did not import" in words and "late" in words
-    assert "1 student with checks that timed out, 1 whose code crashed its process, 1 whose module did not import" \
-        in words
+    assert (
+        "1 student with checks that timed out, 1 whose code crashed its process, 1 whose module did not import" in words
+    )
     assert "Érin Ng" in words
     # every diagnosis a concept's students got is ranked, not the first only
     assert "1 student: " + msg("diag.sign") in page.items and "1 student: " + msg("diag.none_leaf") in page.items
@@ -287,9 +429,22 @@ def test_report_without_matplotlib_says_how_to_get_the_plots(out, monkeypatch):
 
 def test_no_students_still_writes_every_file(tmp_path):
     assert build_outputs(tmp_path) == [msg("classout.canvas_needs_roster")]
-    assert read_csv(tmp_path / "gradebook.csv") == [["student", "folder", "status", "total", "max_score",
-                                                      "percent", "seed", "started", "finished", "name", "late",
-                                                      "intake_problems"]]
+    assert read_csv(tmp_path / "gradebook.csv") == [
+        [
+            "student",
+            "folder",
+            "status",
+            "total",
+            "max_score",
+            "percent",
+            "seed",
+            "started",
+            "finished",
+            "name",
+            "late",
+            "intake_problems",
+        ]
+    ]
     assert not (tmp_path / "canvas.csv").exists()  # no roster
     page = Page((tmp_path / "report.html").read_text(encoding="utf-8"))
     assert page.ids.get("no-students") == "p" and "gradebook-table" in page.tables
@@ -300,9 +455,14 @@ def test_no_students_still_writes_every_file(tmp_path):
 def test_frequent_mistakes_counts_distinct_students_by_id_in_both_languages():
     def student(name, *texts, status="failed", catalogue=EN):
         # each check's feedback gives one diagnosis, listed in its report
-        return {"student": name, "folder": name, "checks": [
-            check("leaf", status, text.format(key=catalogue[key]), diagnoses=[(key, catalogue[key])])
-            for key, text in texts]}
+        return {
+            "student": name,
+            "folder": name,
+            "checks": [
+                check("leaf", status, text.format(key=catalogue[key]), diagnoses=[(key, catalogue[key])])
+                for key, text in texts
+            ],
+        }
 
     reports = [
         # the same diagnosis twice for one student counts once
@@ -310,10 +470,19 @@ def test_frequent_mistakes_counts_distinct_students_by_id_in_both_languages():
         student("s2", ("diag.sign", "{key}"), catalogue=ZH),  # a Chinese report: the same diagnosis
         student("s3", ("diag.transpose", "{key}"), ("diag.sign", "{key}"), status="passed"),  # passed: no mistake
         student("s4", ("diag.transpose", "s4 did {key}")),
-        {"student": "s5", "checks": [check("leaf", "failed", "no diagnosis listed: not counted from its text",
-                                           diagnoses=[(msg("diag.sign"), "")]),
-                                     {**check("leaf", "failed"), "diagnoses": [["diag.sign"], {"id": 3, "text": "x"}]},
-                                     {**check("leaf", "failed"), "diagnoses": "diag.sign"}]},
+        {
+            "student": "s5",
+            "checks": [
+                check(
+                    "leaf",
+                    "failed",
+                    "no diagnosis listed: not counted from its text",
+                    diagnoses=[(msg("diag.sign"), "")],
+                ),
+                {**check("leaf", "failed"), "diagnoses": [["diag.sign"], {"id": 3, "text": "x"}]},
+                {**check("leaf", "failed"), "diagnoses": "diag.sign"},
+            ],
+        },
     ]
     found = frequent_mistakes.frequent_mistakes(reports)
     assert [(m.message_id, m.students) for m in found["leaf"]] == [("diag.sign", 2), ("diag.transpose", 1)]
@@ -334,13 +503,26 @@ def test_a_course_diagnosis_counts_like_the_graders_and_its_values_become_gaps()
     def got(name, k, grad):
         text = f"Likely mistake: the hook scales {grad} by {k}; a hook returns the new gradient."
         plain = "Return the gradient from the hook."
-        return {"student": name, "folder": name, "checks": [
-            check("hooks", "failed", f"{name}: {text}\n{plain}",
-                  diagnoses=[("diag.hooks.scaled", text), (plain, plain)])]}
+        return {
+            "student": name,
+            "folder": name,
+            "checks": [
+                check(
+                    "hooks",
+                    "failed",
+                    f"{name}: {text}\n{plain}",
+                    diagnoses=[("diag.hooks.scaled", text), (plain, plain)],
+                )
+            ],
+        }
 
-    found = frequent_mistakes.frequent_mistakes([got("ann", 2, "w.grad"), got("ben", 3, "w.grad"), got("cy", 4, "b.grad")])
+    found = frequent_mistakes.frequent_mistakes(
+        [got("ann", 2, "w.grad"), got("ben", 3, "w.grad"), got("cy", 4, "b.grad")]
+    )
     assert [(m.message_id, m.students) for m in found["hooks"]] == [
-        ("Return the gradient from the hook.", 3), ("diag.hooks.scaled", 3)]
+        ("Return the gradient from the hook.", 3),
+        ("diag.hooks.scaled", 3),
+    ]
     assert found["hooks"][1].text == "Likely mistake: the hook scales … by …; a hook returns the new gradient."
     assert found["hooks"][1].example.startswith("a student: Likely mistake")
 

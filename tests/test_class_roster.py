@@ -29,7 +29,9 @@ NFD = unicodedata.normalize("NFD", NFC)
 def out(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
-    write(out / "class-run.json", {"schema": "pytest-autograd-grader-class/1", "assignment": "HW", "concepts": CONCEPTS})
+    write(
+        out / "class-run.json", {"schema": "pytest-autograd-grader-class/1", "assignment": "HW", "concepts": CONCEPTS}
+    )
     return out
 
 
@@ -61,10 +63,13 @@ def test_a_roster_filled_the_natural_way_matches_canvas_user_ids_before_any_name
     hand_in(out, "garcíajosé", 3.0, name=NFD, lms="canvas", lms_id="5678")
     # a student who set their display name to a classmate's, who handed in nothing
     hand_in(out, "ngzoë", 1.0, name="Ng, Zoë", lms="canvas", lms_id="6666")
-    roster = roster_file(tmp_path, "name,id,sis_user_id,section\n"  # Canvas's gradebook export, Student renamed
-                                   "\"Liddell, Alice\",1001,S-1,Sec 1\n"
-                                   "\"García, José\",5678,S-2,Sec 1\n"
-                                   "\"Ng, Zoë\",2002,S-3,Sec 2\n")
+    roster = roster_file(
+        tmp_path,
+        "name,id,sis_user_id,section\n"  # Canvas's gradebook export, Student renamed
+        '"Liddell, Alice",1001,S-1,Sec 1\n'
+        '"García, José",5678,S-2,Sec 1\n'
+        '"Ng, Zoë",2002,S-3,Sec 2\n',
+    )
     warnings = build_outputs(out, roster=roster)
     rows = canvas(out)
     assert rows["1001"] == ["Liddell, Alice", "1001", "S-1", "", "Sec 1", "4"]
@@ -81,25 +86,34 @@ def test_a_roster_filled_the_natural_way_matches_canvas_user_ids_before_any_name
 
 
 def test_names_match_folded_after_ids_and_each_lms_id_finds_its_column(out, tmp_path):
-    hand_in(out, "José_García", 4.0, folder=NFD)                             # a zip made on a Mac
-    hand_in(out, "zhang__wei", 3.0, folder="zhang  WEI")                    # case and spacing
-    hand_in(out, "Oliver", 2.0, name="Ｏｌｉｖｅｒ\u3000Twist", lms="moodle", lms_id="77")  # fullwidth, no id on his line
+    hand_in(out, "José_García", 4.0, folder=NFD)  # a zip made on a Mac
+    hand_in(out, "zhang__wei", 3.0, folder="zhang  WEI")  # case and spacing
+    hand_in(
+        out, "Oliver", 2.0, name="Ｏｌｉｖｅｒ\u3000Twist", lms="moodle", lms_id="77"
+    )  # fullwidth, no id on his line
     hand_in(out, "someone", 1.0, name="Not Her Name", lms="moodle", lms_id="42")  # Moodle's participant id
     hand_in(out, "ann", 2.5, name="Ann", lms="gradescope", lms_id="Ann@Uni.EDU")  # Gradescope: no SID, the email
     # a SID no line holds: his name finds the line that holds no SID, only his email
     hand_in(out, "bob", 0.5, name="Bob Smith", lms="gradescope", lms_id="S99")
-    roster = roster_file(tmp_path, "Student,Name,ID,SIS Login ID,Email\n"
-                                   f"{NFC},,2001,jgarcia,\n"
-                                   ",Zhang Wei,2002,,\n"
-                                   ",Oliver Twist,,otwist,\n"
-                                   ",Ada Lovelace,42,,\n"
-                                   ",Ann Example,,,ann@uni.edu\n"
-                                   ",Bob Smith,,,bsmith@uni.edu\n")
+    roster = roster_file(
+        tmp_path,
+        "Student,Name,ID,SIS Login ID,Email\n"
+        f"{NFC},,2001,jgarcia,\n"
+        ",Zhang Wei,2002,,\n"
+        ",Oliver Twist,,otwist,\n"
+        ",Ada Lovelace,42,,\n"
+        ",Ann Example,,,ann@uni.edu\n"
+        ",Bob Smith,,,bsmith@uni.edu\n",
+    )
     warnings = build_outputs(out, roster=roster)
     assert not any("no student of" in w or "missing" in w for w in warnings), warnings
     book = gradebook(out)
-    assert [book[s]["name"] for s in ("someone", "Oliver", "ann", "bob")] == \
-        ["Ada Lovelace", "Oliver Twist", "Ann Example", "Bob Smith"]
+    assert [book[s]["name"] for s in ("someone", "Oliver", "ann", "bob")] == [
+        "Ada Lovelace",
+        "Oliver Twist",
+        "Ann Example",
+        "Bob Smith",
+    ]
     rows = {row[0]: row for row in read_csv(out / "canvas.csv")[2:]}
     assert rows[NFD][1:4] == ["2001", "", "jgarcia"] and rows[NFD][5] == "4"  # the name its export gave
     assert rows["Zhang Wei"][1] == "2002" and rows["Zhang Wei"][5] == "3"
@@ -108,13 +122,20 @@ def test_names_match_folded_after_ids_and_each_lms_id_finds_its_column(out, tmp_
 
 TWINS = {
     # one name in two Unicode forms, a roster that names the student
-    "unicode": ([("José_García", NFC, {}), ("José_García-2", NFD, {})],
-                f"student,name,id\n{NFC},\"García, José\",2001\n"),
+    "unicode": (
+        [("José_García", NFC, {}), ("José_García-2", NFD, {})],
+        f'student,name,id\n{NFC},"García, José",2001\n',
+    ),
     # one name in two cases
     "case": ([("alice", "alice", {}), ("ALICE-2", "ALICE", {})], "student,id\nalice,1001\n"),
     # two folders of exports that carry one Canvas user id
-    "same-id": ([("garcíajosé", "garcíajosé", {"lms": "canvas", "lms_id": "5678"}),
-                 ("garcíajosé-2", "garcíajosé-2", {"lms": "canvas", "lms_id": "5678"})], "name,id\nJosé,5678\n"),
+    "same-id": (
+        [
+            ("garcíajosé", "garcíajosé", {"lms": "canvas", "lms_id": "5678"}),
+            ("garcíajosé-2", "garcíajosé-2", {"lms": "canvas", "lms_id": "5678"}),
+        ],
+        "name,id\nJosé,5678\n",
+    ),
 }
 
 
@@ -158,8 +179,10 @@ def test_a_canvas_export_with_one_user_twice_is_refused_without_a_roster(out):
     warnings = build_outputs(out)
     assert not (out / "canvas.csv").exists()
     refused = next(w for w in warnings if "canvas.csv NOT written" in w)
-    assert "the submission 'smithbob' (smithbob.json, canvas id 1234) and the submission 'smithbob-2' " \
-           "(smithbob-2.json, canvas id 1234) would both carry ID 1234" in refused
+    assert (
+        "the submission 'smithbob' (smithbob.json, canvas id 1234) and the submission 'smithbob-2' "
+        "(smithbob-2.json, canvas id 1234) would both carry ID 1234" in refused
+    )
     assert "ngzoe" not in refused and set(gradebook(out)) == {"smithbob", "smithbob-2", "ngzoe"}
 
 
@@ -171,12 +194,15 @@ def test_without_a_canvas_file_a_clash_is_still_told(out, tmp_path):
     assert {row["name"] for row in gradebook(out).values()} == {""}  # neither takes the line's name
 
 
-@pytest.mark.parametrize("text, told", [
-    ("name,id\nAlice,1001\nBob,1001\n", "lines 2 and 3 of {path} both have id '1001'"),
-    ("student,sis_login_id\nalice,a@x\nbob,A@X\n", "lines 2 and 3 of {path} both have sis_login_id 'A@X'"),
-    (f"student,name\n{NFC},José\n{NFD},Pepe\n", "lines 2 and 3 of {path} both have student"),
-    ("section\nSec 1\n", "at least one identity (id, sis_user_id, sis_login_id, email) or name (student, name)"),
-])
+@pytest.mark.parametrize(
+    "text, told",
+    [
+        ("name,id\nAlice,1001\nBob,1001\n", "lines 2 and 3 of {path} both have id '1001'"),
+        ("student,sis_login_id\nalice,a@x\nbob,A@X\n", "lines 2 and 3 of {path} both have sis_login_id 'A@X'"),
+        (f"student,name\n{NFC},José\n{NFD},Pepe\n", "lines 2 and 3 of {path} both have student"),
+        ("section\nSec 1\n", "at least one identity (id, sis_user_id, sis_login_id, email) or name (student, name)"),
+    ],
+)
 def test_a_roster_that_names_one_student_twice_is_refused(tmp_path, text, told):
     path = roster_file(tmp_path, text)
     with pytest.raises(OutputsError) as refused:
@@ -186,11 +212,17 @@ def test_a_roster_that_names_one_student_twice_is_refused(tmp_path, text, told):
 
 def test_a_canvas_gradebook_export_reads_as_a_roster(tmp_path):
     # Canvas's Grades > Export, as it comes: its "Points Possible" line is no student
-    roster = read_roster(roster_file(tmp_path, "Student,ID,SIS User ID,SIS Login ID,Section,HW (1)\n"
-                                               "    Points Possible,,,,,10\n"
-                                               "\"Liddell, Alice\",1001,S-1,aliddell,Sec 1,\n"))
-    assert [(e.line, e.get("name"), e.get("id"), e.get("sis_user_id")) for e in roster.entries] == \
-        [(3, "Liddell, Alice", "1001", "S-1")]
+    roster = read_roster(
+        roster_file(
+            tmp_path,
+            "Student,ID,SIS User ID,SIS Login ID,Section,HW (1)\n"
+            "    Points Possible,,,,,10\n"
+            '"Liddell, Alice",1001,S-1,aliddell,Sec 1,\n',
+        )
+    )
+    assert [(e.line, e.get("name"), e.get("id"), e.get("sis_user_id")) for e in roster.entries] == [
+        (3, "Liddell, Alice", "1001", "S-1")
+    ]
 
 
 def test_the_class_command_refuses_a_roster_with_one_id_twice_before_grading(tmp_path):
@@ -199,18 +231,54 @@ def test_the_class_command_refuses_a_roster_with_one_id_twice_before_grading(tmp
     checks.mkdir()
     (checks / "test_leaf.py").write_text("def test_leaf():\n    assert True\n")
     roster = roster_file(tmp_path, "name,id\nAlice,1001\nMallory,1001\n")
-    run = subprocess.run([sys.executable, "-m", "pytest_autograd_grader", "class", "--checks", str(checks),
-                          "--submissions", str(submissions), "--out", str(tmp_path / "out"), "--roster", str(roster)],
-                         capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest_autograd_grader",
+            "class",
+            "--checks",
+            str(checks),
+            "--submissions",
+            str(submissions),
+            "--out",
+            str(tmp_path / "out"),
+            "--roster",
+            str(roster),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 2, run.stderr
     assert "lines 2 and 3" in run.stderr and "both have id '1001'" in run.stderr
     assert "Traceback" not in run.stderr and not (tmp_path / "out").exists()  # nobody was graded
 
 
 def grade_class(checks, submissions, out, roster, *more):
-    return subprocess.run([sys.executable, "-m", "pytest_autograd_grader", "class", "--checks", str(checks),
-                           "--submissions", str(submissions), "--out", str(out), "--roster", str(roster),
-                           "-j", "1", "--timeout=5", *more], capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest_autograd_grader",
+            "class",
+            "--checks",
+            str(checks),
+            "--submissions",
+            str(submissions),
+            "--out",
+            str(out),
+            "--roster",
+            str(roster),
+            "-j",
+            "1",
+            "--timeout=5",
+            *more,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_the_class_command_grades_unicode_twins_refuses_canvas_csv_then_writes_it_once_told_apart(tmp_path):
@@ -222,14 +290,14 @@ def test_the_class_command_grades_unicode_twins_refuses_canvas_csv_then_writes_i
     for folder, work in ((NFC, SOLUTIONS), (NFD, EXERCISES)):  # one solved, one the stub
         (submissions / folder).mkdir(parents=True)
         (submissions / folder / "graph.py").write_text((work / "graph.py").read_text())
-    run = grade_class(checks, submissions, out, roster_file(tmp_path, f"student,name,id\n{NFC},\"García, José\",2001\n"))
+    run = grade_class(checks, submissions, out, roster_file(tmp_path, f'student,name,id\n{NFC},"García, José",2001\n'))
     assert run.returncode == 0, run.stderr  # every student was graded
     assert "canvas.csv NOT written" in run.stderr and "2 submissions match line 2 of" in run.stderr
     assert "(José_García.json)" in run.stderr and "(José_García-2.json)" in run.stderr
     assert not (out / "canvas.csv").exists() and (out / "report.html").is_file()
     assert {row["total"] != "0" for row in gradebook(out).values()} == {True, False}
     # told apart by their ids in OUT, as the message says: only the outputs are rebuilt
-    fixed = roster_file(tmp_path, "student,name,id\nJosé_García,\"García, José\",2001\nJosé_García-2,Pepe,2002\n")
+    fixed = roster_file(tmp_path, 'student,name,id\nJosé_García,"García, José",2001\nJosé_García-2,Pepe,2002\n')
     run = grade_class(checks, submissions, out, fixed, "--resume")
     assert run.returncode == 0 and "NOT written" not in run.stderr, run.stderr
     rows, book = canvas(out), gradebook(out)

@@ -31,27 +31,32 @@ def _make_class(root: Path) -> tuple[Path, Path]:
     (checks / "pytest.ini").write_text("[pytest]\n")
     solved = {"ann": set(TOPICS), "ben": {"leaf"}, "cat": set(), "eve": set(TOPICS)}
     for student, topics in solved.items():
-        modules = subs / student / "exercises"   # a GitHub Classroom clone
+        modules = subs / student / "exercises"  # a GitHub Classroom clone
         modules.mkdir(parents=True)
         for topic in TOPICS:
             shutil.copy((SOLUTIONS if topic in topics else EXERCISES) / f"{topic}.py", modules)
     (subs / "eve" / "exercises" / "leaf.py").write_text("import os\nos._exit(5)\n")  # kills its worker
-    (subs / "dan").mkdir()                                                             # nothing handed in
-    flat = subs / "=fay"                                                               # a flat upload
+    (subs / "dan").mkdir()  # nothing handed in
+    flat = subs / "=fay"  # a flat upload
     flat.mkdir()
     shutil.copy(SOLUTIONS / "graph.py", flat)
-    with zipfile.ZipFile(subs / "gil.zip", "w") as zipped:                             # an uploaded zip
+    with zipfile.ZipFile(subs / "gil.zip", "w") as zipped:  # an uploaded zip
         zipped.writestr("gil/graph.py", (SOLUTIONS / "graph.py").read_text())
-    (subs / "hal").symlink_to(checks)                                                  # a link to the checks
-    (subs / "\x1b[2J\x1b[Hivy.zip").write_bytes(b"PK")                                  # broken, named to drive terminals
-    (subs / "notes.txt").write_text("grading notes")                                   # no student's
+    (subs / "hal").symlink_to(checks)  # a link to the checks
+    (subs / "\x1b[2J\x1b[Hivy.zip").write_bytes(b"PK")  # broken, named to drive terminals
+    (subs / "notes.txt").write_text("grading notes")  # no student's
     return checks, subs
 
 
 def _class(*args: str, check: bool = True, **kwargs) -> subprocess.CompletedProcess:
     timeout = [] if any(arg.startswith("--timeout") for arg in args) else ["--timeout=3"]
-    return subprocess.run([sys.executable, "-m", "pytest_autograd_grader", "class", *args, *timeout],
-                          capture_output=True, text=True, check=check, **kwargs)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_autograd_grader", "class", *args, *timeout],
+        capture_output=True,
+        text=True,
+        check=check,
+        **kwargs,
+    )
 
 
 def _reports(out: Path) -> dict[str, dict]:
@@ -105,8 +110,19 @@ def _remove_own_tmps():
 def graded_class(tmp_path_factory):
     root = tmp_path_factory.mktemp("class")
     checks, subs = _make_class(root)
-    done = _class("--checks", str(checks), "--submissions", str(subs), "--out", str(root / "out"), "-j", "2",
-                  "--salt", "s1", env=_own_tmp(root))
+    done = _class(
+        "--checks",
+        str(checks),
+        "--submissions",
+        str(subs),
+        "--out",
+        str(root / "out"),
+        "-j",
+        "2",
+        "--salt",
+        "s1",
+        env=_own_tmp(root),
+    )
     return root, checks, subs, done
 
 
@@ -122,8 +138,16 @@ def test_each_student_is_graded_as_a_lone_pytest_run_would(graded_class, pyteste
     # a zip is a student's upload: unpacked, graded; a broken one is missing, and said so
     assert set(reports) == {"ann", "ben", "cat", "dan", "eve", "_fay", "gil", "__2J__Hivy"}
     status = {name: r["status"] for name, r in reports.items()}
-    assert status == {"ann": "graded", "ben": "graded", "cat": "not attempted", "dan": "missing",
-                      "eve": "graded", "_fay": "graded", "gil": "graded", "__2J__Hivy": "missing"}
+    assert status == {
+        "ann": "graded",
+        "ben": "graded",
+        "cat": "not attempted",
+        "dan": "missing",
+        "eve": "graded",
+        "_fay": "graded",
+        "gil": "graded",
+        "__2J__Hivy": "missing",
+    }
     assert all(c["status"] == "passed" for c in reports["gil"]["checks"] if "test_graph" in c["id"])
     assert reports["ann"]["percent"] == 100.0 and reports["cat"]["score"] == 0
     assert reports["_fay"]["folder"] == "=fay"
@@ -133,10 +157,18 @@ def test_each_student_is_graded_as_a_lone_pytest_run_would(graded_class, pyteste
     assert len({r["seed"] for r in reports.values()}) == 1  # one seed for the class, drawn from the salt
     assert len({r["checks_sha256"] for r in reports.values()}) == 1
     for name in ("ann", "ben", "cat", "eve"):
-        lone = pytester.runpytest("-c", str(checks / "pytest.ini"), "--rootdir", str(checks), str(checks),
-                                  "--grade", f"--grade-submission={subs / name / 'exercises'}",
-                                  f"--grade-seed={reports[name]['seed']}", "--grade-json-private=lone.json",
-                                  *QUIET_PLUGINS)
+        lone = pytester.runpytest(
+            "-c",
+            str(checks / "pytest.ini"),
+            "--rootdir",
+            str(checks),
+            str(checks),
+            "--grade",
+            f"--grade-submission={subs / name / 'exercises'}",
+            f"--grade-seed={reports[name]['seed']}",
+            "--grade-json-private=lone.json",
+            *QUIET_PLUGINS,
+        )
         assert lone.ret in (0, 1)
         alone = json.loads((pytester.path / "lone.json").read_text())
         assert _per_check(alone) == _per_check(reports[name]), name
@@ -145,8 +177,10 @@ def test_each_student_is_graded_as_a_lone_pytest_run_would(graded_class, pyteste
     assert "read 8 submissions from a folders export (0 late)" in done.stderr
     assert "not graded: hal is a symbolic link" in done.stderr
     assert "not graded: notes.txt is a file but not a zip" in done.stderr
-    assert "\\x1b[2J\\x1b[Hivy: \\x1b[2J\\x1b[Hivy.zip could not be unpacked and is not graded: not a zip" \
-        in done.stderr and "\x1b" not in done.stderr
+    assert (
+        "\\x1b[2J\\x1b[Hivy: \\x1b[2J\\x1b[Hivy.zip could not be unpacked and is not graded: not a zip" in done.stderr
+        and "\x1b" not in done.stderr
+    )
     with open(root / "out" / "gradebook.csv", newline="") as handle:
         rows = {row["student"]: row for row in csv.DictReader(handle)}
     assert rows["ann"]["status"] == "graded" and float(rows["ann"]["percent"]) == 100.0
@@ -155,15 +189,49 @@ def test_each_student_is_graded_as_a_lone_pytest_run_would(graded_class, pyteste
 
 def test_shards_merged_equal_one_run(graded_class, capsys):
     root, checks, subs, _ = graded_class
-    shards = [subprocess.Popen([sys.executable, "-m", "pytest_autograd_grader", "class", "--checks", str(checks),
-                                "--submissions", str(subs), "--out", str(root / f"part{k}"), "--salt", "s1",
-                                "--shard", f"{k}/2", "-j", "1", "--timeout=3"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for k in (1, 2)]
+    shards = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "pytest_autograd_grader",
+                "class",
+                "--checks",
+                str(checks),
+                "--submissions",
+                str(subs),
+                "--out",
+                str(root / f"part{k}"),
+                "--salt",
+                "s1",
+                "--shard",
+                f"{k}/2",
+                "-j",
+                "1",
+                "--timeout=3",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for k in (1, 2)
+    ]
     assert [shard.wait() for shard in shards] == [0, 0]
     parts = [_reports(root / f"part{k}") for k in (1, 2)]
     assert parts[0] and parts[1] and not set(parts[0]) & set(parts[1])
-    subprocess.run([sys.executable, "-m", "pytest_autograd_grader", "merge", str(root / "part1"), str(root / "part2"),
-                    "--out", str(root / "merged")], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest_autograd_grader",
+            "merge",
+            str(root / "part1"),
+            str(root / "part2"),
+            "--out",
+            str(root / "merged"),
+        ],
+        check=True,
+        capture_output=True,
+    )
     merged, whole = _reports(root / "merged"), _reports(root / "out")
     assert set(merged) == set(whole)
     for name in whole:
@@ -171,23 +239,63 @@ def test_shards_merged_equal_one_run(graded_class, capsys):
 
     def table(out):
         with open(out / "gradebook.csv", newline="") as handle:
-            return [{k: v for k, v in row.items() if k not in ("started", "finished")} for row in csv.DictReader(handle)]
+            return [
+                {k: v for k, v in row.items() if k not in ("started", "finished")} for row in csv.DictReader(handle)
+            ]
 
     assert table(root / "merged") == table(root / "out")
 
     # a Slurm job array's tasks, given one shared OUT, each write their part; merge OUT joins them
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "GRADE_SHARD", "JOB_COMPLETION"))}
-    tasks = [subprocess.Popen([sys.executable, "-m", "pytest_autograd_grader", "class", "--checks", str(checks),
-                               "--submissions", str(subs), "--out", str(root / "shared"), "--salt", "s1", "-j", "1",
-                               "--timeout=3"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                              env={**env, "SLURM_ARRAY_TASK_ID": str(task), "SLURM_ARRAY_TASK_MIN": "0",
-                                   "SLURM_ARRAY_TASK_MAX": "1", "SLURM_ARRAY_TASK_COUNT": "2"}) for task in (0, 1)]
+    tasks = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "pytest_autograd_grader",
+                "class",
+                "--checks",
+                str(checks),
+                "--submissions",
+                str(subs),
+                "--out",
+                str(root / "shared"),
+                "--salt",
+                "s1",
+                "-j",
+                "1",
+                "--timeout=3",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={
+                **env,
+                "SLURM_ARRAY_TASK_ID": str(task),
+                "SLURM_ARRAY_TASK_MIN": "0",
+                "SLURM_ARRAY_TASK_MAX": "1",
+                "SLURM_ARRAY_TASK_COUNT": "2",
+            },
+        )
+        for task in (0, 1)
+    ]
     said = [task.communicate()[1] for task in tasks]
     assert [task.returncode for task in tasks] == [0, 0], said
     assert "grading shard 2/2 (from SLURM_ARRAY_TASK_ID) into" in said[1]
     assert {p.name for p in (root / "shared").iterdir()} == {"part-1-of-2", "part-2-of-2"}
-    subprocess.run([sys.executable, "-m", "pytest_autograd_grader", "merge", str(root / "shared"),
-                    "--out", str(root / "merged-array")], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest_autograd_grader",
+            "merge",
+            str(root / "shared"),
+            "--out",
+            str(root / "merged-array"),
+        ],
+        check=True,
+        capture_output=True,
+    )
     assert table(root / "merged-array") == table(root / "out")
 
     # what would make the gradebook lie is refused, naming the parts, and nothing is written
@@ -207,8 +315,14 @@ def test_shards_merged_equal_one_run(graded_class, capsys):
         return copy
 
     cases = [
-        ((part1, part1), [f"{part1} is given more than once", f"shard 1/2 is given twice: {part1} and {part1}",
-                          "shard 2/2 is missing: add the OUT folder of 'autograd-grader class --shard 2/2'"]),
+        (
+            (part1, part1),
+            [
+                f"{part1} is given more than once",
+                f"shard 1/2 is given twice: {part1} and {part1}",
+                "shard 2/2 is missing: add the OUT folder of 'autograd-grader class --shard 2/2'",
+            ],
+        ),
         ((part1,), ["shard 2/2 is missing"]),
         ((part1, altered("salted", salt="other")), ["different seed salts", "s1", "other"]),
         ((part1, altered("each", seeding="per-student")), ["seeded differently", "per-student", "class"]),
@@ -238,8 +352,13 @@ def test_a_killed_run_resumes_without_regrading_what_it_finished(tmp_path):
     out = tmp_path / "out"
     args = ["--checks", str(checks), "--submissions", str(subs), "--out", str(out), "-j", "1", "--salt", "s2"]
     env = _own_tmp(tmp_path)  # what the killed run cannot remove lands there, and goes with the test
-    run = subprocess.Popen([sys.executable, "-m", "pytest_autograd_grader", "class", *args, "--timeout=1"],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, env=env)
+    run = subprocess.Popen(
+        [sys.executable, "-m", "pytest_autograd_grader", "class", *args, "--timeout=1"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        env=env,
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not {"ann", "ben"} <= set(_reports(out)):
         time.sleep(0.2)
@@ -259,34 +378,75 @@ def test_a_killed_run_resumes_without_regrading_what_it_finished(tmp_path):
     (out / "report.html").unlink()
     again = _class(*args, "--resume", env=env)
     assert "(8 kept from earlier runs)" in again.stderr, again.stderr
-    assert {name: r["finished"] for name, r in _reports(out).items()} == {name: r["finished"] for name, r in after.items()}
+    assert {name: r["finished"] for name, r in _reports(out).items()} == {
+        name: r["finished"] for name, r in after.items()
+    }
     assert (out / "report.html").is_file()
 
 
 def test_bad_arguments_say_what_to_do(tmp_path):
     checks, subs = _make_class(tmp_path)
     cases = [
-        (["--checks", str(tmp_path / "nope"), "--submissions", str(subs), "--out", str(tmp_path / "o")],
-         "is not a folder; give the folder of the course's check files"),
-        (["--checks", str(subs / "ann"), "--submissions", str(tmp_path / "elsewhere"), "--out", str(tmp_path / "o")],
-         "holds no check file (test_*.py or *_test.py); give the folder of the course's check files"),
+        (
+            ["--checks", str(tmp_path / "nope"), "--submissions", str(subs), "--out", str(tmp_path / "o")],
+            "is not a folder; give the folder of the course's check files",
+        ),
+        (
+            ["--checks", str(subs / "ann"), "--submissions", str(tmp_path / "elsewhere"), "--out", str(tmp_path / "o")],
+            "holds no check file (test_*.py or *_test.py); give the folder of the course's check files",
+        ),
         (["--checks", str(checks), "--submissions", str(subs), "--out", str(subs / "ann")], "--out"),
-        (["--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "o"), "--shard", "3/2"],
-         "--shard 3/2: write K/N"),
-        (["--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "o"), "--only", "zed"],
-         "--only: no student folder is called zed"),
+        (
+            ["--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "o"), "--shard", "3/2"],
+            "--shard 3/2: write K/N",
+        ),
+        (
+            ["--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "o"), "--only", "zed"],
+            "--only: no student folder is called zed",
+        ),
         # the shard is cut from the whole class: a student of another shard is not graded in this one
-        (["--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "o"), "--shard", "1/2",
-          "--only", "ben"], "--only ben: not in shard 1/2 of the class; grade them with their own --shard"),
+        (
+            [
+                "--checks",
+                str(checks),
+                "--submissions",
+                str(subs),
+                "--out",
+                str(tmp_path / "o"),
+                "--shard",
+                "1/2",
+                "--only",
+                "ben",
+            ],
+            "--only ben: not in shard 1/2 of the class; grade them with their own --shard",
+        ),
         # run-wide settings are refused once, not by every student's session
-        (["--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "o"), "--isolation", "foo"],
-         "argument --isolation: invalid choice: 'foo' (choose from"),
-        (["--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "o"), "--lang", "fr"],
-         "argument --lang: invalid choice: 'fr' (choose from"),
-        (["--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "o"), "--timeout", "0"],
-         "--timeout 0.0: give a positive number of seconds for each check"),
-        (["--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "o"), "--seed", "3",
-          "--seed-per-student"], "--seed 3 gives every student the same seed and --seed-per-student a seed each"),
+        (
+            ["--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "o"), "--isolation", "foo"],
+            "argument --isolation: invalid choice: 'foo' (choose from",
+        ),
+        (
+            ["--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "o"), "--lang", "fr"],
+            "argument --lang: invalid choice: 'fr' (choose from",
+        ),
+        (
+            ["--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "o"), "--timeout", "0"],
+            "--timeout 0.0: give a positive number of seconds for each check",
+        ),
+        (
+            [
+                "--checks",
+                str(checks),
+                "--submissions",
+                str(subs),
+                "--out",
+                str(tmp_path / "o"),
+                "--seed",
+                "3",
+                "--seed-per-student",
+            ],
+            "--seed 3 gives every student the same seed and --seed-per-student a seed each",
+        ),
     ]
     for args, text in cases:
         result = _class(*args, check=False)
@@ -303,13 +463,25 @@ def test_a_session_that_hangs_in_the_grader_costs_only_its_student(tmp_path):
     checks.mkdir()
     (checks / "test_hang.py").write_text(
         "import time\nimport pytest\n\n@pytest.mark.grade(concept='leaf')\n"
-        "def test_hangs(submission):\n    if submission('leaf').who() == 'slow':\n        time.sleep(600)\n")
+        "def test_hangs(submission):\n    if submission('leaf').who() == 'slow':\n        time.sleep(600)\n"
+    )
     for name in ("fast", "slow"):
         (tmp_path / "subs" / name).mkdir(parents=True)
         (tmp_path / "subs" / name / "leaf.py").write_text(f"def who():\n    return {name!r}\n")
     started = time.monotonic()
-    done = _class("--checks", str(checks), "--submissions", str(tmp_path / "subs"), "--out", str(tmp_path / "out"),
-                  "-j", "2", "--student-timeout", "5", env=_own_tmp(tmp_path))
+    done = _class(
+        "--checks",
+        str(checks),
+        "--submissions",
+        str(tmp_path / "subs"),
+        "--out",
+        str(tmp_path / "out"),
+        "-j",
+        "2",
+        "--student-timeout",
+        "5",
+        env=_own_tmp(tmp_path),
+    )
     reports = _reports(tmp_path / "out")
     assert reports["fast"]["status"] == "graded" and reports["fast"]["percent"] == 100.0
     assert reports["slow"]["status"] == "error"
@@ -324,8 +496,20 @@ def test_a_seed_per_student_when_asked(tmp_path):
     checks, subs = _make_class(tmp_path)
     for flags, seeds in ((["--seed-per-student"], "each"), ([], "one")):
         out = tmp_path / f"out-{seeds}"
-        _class("--checks", str(checks), "--submissions", str(subs), "--out", str(out), "--only", "ann", "ben",
-               "--salt", "s9", *flags)
+        _class(
+            "--checks",
+            str(checks),
+            "--submissions",
+            str(subs),
+            "--out",
+            str(out),
+            "--only",
+            "ann",
+            "ben",
+            "--salt",
+            "s9",
+            *flags,
+        )
         reports = _reports(out)
         assert len({r["seed"] for r in reports.values()}) == (2 if seeds == "each" else 1)
         assert json.loads((out / "class-run.json").read_text())["seeding"] == ("per-student" if flags else "class")
@@ -342,21 +526,46 @@ def test_a_class_graded_with_one_seed_gives_each_student_their_lone_report(tmp_p
     shutil.copy(EXERCISES / "test_engine.py", checks)
     copy_course_files(checks)
     (checks / "pytest.ini").write_text("[pytest]\n")
-    engines = {"ann": (SOLUTIONS / "engine.py").read_text(), "ben": MISTAKES["div_derivative"][0],
-               "cat": (EXERCISES / "engine.py").read_text(), "dan": MISTAKES["never_freed"][0]}
+    engines = {
+        "ann": (SOLUTIONS / "engine.py").read_text(),
+        "ben": MISTAKES["div_derivative"][0],
+        "cat": (EXERCISES / "engine.py").read_text(),
+        "dan": MISTAKES["never_freed"][0],
+    }
     for student, source in engines.items():
         (subs / student).mkdir(parents=True)
         (subs / student / "engine.py").write_text(source)
-    _class("--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "out"), "-j", "1",
-           "--seed", "11", "--timeout=10")
+    _class(
+        "--checks",
+        str(checks),
+        "--submissions",
+        str(subs),
+        "--out",
+        str(tmp_path / "out"),
+        "-j",
+        "1",
+        "--seed",
+        "11",
+        "--timeout=10",
+    )
     reports = _reports(tmp_path / "out")
     assert {r["seed"] for r in reports.values()} == {11}
     assert reports["ann"]["percent"] == 100.0 and reports["cat"]["status"] == "not attempted"
     assert 0 < reports["ben"]["percent"] < 100 and 0 < reports["dan"]["percent"] < 100
     for name in engines:
-        lone = pytester.runpytest("-c", str(checks / "pytest.ini"), "--rootdir", str(checks), str(checks),
-                                  "--grade", f"--grade-submission={subs / name}", "--grade-seed=11",
-                                  "--grade-timeout=10", "--grade-json-private=lone.json", *QUIET_PLUGINS)
+        lone = pytester.runpytest(
+            "-c",
+            str(checks / "pytest.ini"),
+            "--rootdir",
+            str(checks),
+            str(checks),
+            "--grade",
+            f"--grade-submission={subs / name}",
+            "--grade-seed=11",
+            "--grade-timeout=10",
+            "--grade-json-private=lone.json",
+            *QUIET_PLUGINS,
+        )
         assert lone.ret in (0, 1)
         alone = json.loads((pytester.path / "lone.json").read_text())
         assert _per_check(alone) == _per_check(reports[name]), name
@@ -372,8 +581,12 @@ def test_a_session_fixture_is_each_students_own_even_after_a_run_stopped_early(t
     (checks / "test_whose.py").write_text(
         "import pytest\n\n@pytest.fixture(scope='session')\ndef handed_in(request):\n"
         "    return request.config.getoption('grade_submission')\n\n"
-        + "".join(f"@pytest.mark.grade(concept='leaf')\ndef test_{n}(handed_in, submission):\n"
-                  f"    assert submission('leaf').who() in handed_in\n\n" for n in ("first", "second")))
+        + "".join(
+            f"@pytest.mark.grade(concept='leaf')\ndef test_{n}(handed_in, submission):\n"
+            f"    assert submission('leaf').who() in handed_in\n\n"
+            for n in ("first", "second")
+        )
+    )
     for name, who in (("ann", "nobody"), ("ben", "ben"), ("cat", "cat")):
         (tmp_path / "subs" / name).mkdir(parents=True)
         (tmp_path / "subs" / name / "leaf.py").write_text(f"def who():\n    return {who!r}\n")
@@ -401,8 +614,9 @@ def test_students_left_when_the_shared_session_breaks_get_a_session_each(tmp_pat
 
     monkeypatch.setattr(session_loop, "_take_student", breaks_at_ben)
     students = [s for s in find_students(subs) if s.id in ("ann", "ben", "cat")]
-    settings = runner.ClassSettings(checks=checks, out=tmp_path / "out", checks_sha256=checks_sha256(checks),
-                                    timeout=3.0)
+    settings = runner.ClassSettings(
+        checks=checks, out=tmp_path / "out", checks_sha256=checks_sha256(checks), timeout=3.0
+    )
     settings.out.mkdir()
     done = []
     pool.grade_all(settings, [(s, 5) for s in students], 1, done.append)
@@ -414,8 +628,20 @@ def test_students_left_when_the_shared_session_breaks_get_a_session_each(tmp_pat
 def test_checks_whose_options_pytest_refuses_cost_each_student_a_clear_error(tmp_path):
     checks, subs = _make_class(tmp_path)
     (checks / "pytest.ini").write_text("[pytest]\naddopts = --grade-memory=lots\n")
-    _class("--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "out"), "--only", "ann", "ben",
-           "-j", "1", check=False)
+    _class(
+        "--checks",
+        str(checks),
+        "--submissions",
+        str(subs),
+        "--out",
+        str(tmp_path / "out"),
+        "--only",
+        "ann",
+        "ben",
+        "-j",
+        "1",
+        check=False,
+    )
     reports = _reports(tmp_path / "out")
     assert sorted(reports) == ["ann", "ben"]
     for report in reports.values():
@@ -428,8 +654,19 @@ def test_a_checks_file_that_does_not_collect_is_in_every_students_report(tmp_pat
     # still holds the file that failed, as their lone run's would
     checks, subs = _make_class(tmp_path)
     (checks / "test_broken.py").write_text("def test_oops(:\n")
-    _class("--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "out"), "--only", "ann", "ben",
-           "-j", "1")
+    _class(
+        "--checks",
+        str(checks),
+        "--submissions",
+        str(subs),
+        "--out",
+        str(tmp_path / "out"),
+        "--only",
+        "ann",
+        "ben",
+        "-j",
+        "1",
+    )
     reports = _reports(tmp_path / "out")
     for name in ("ann", "ben"):
         broken = [c for c in reports[name]["checks"] if c["id"].startswith("test_broken.py")]
@@ -474,8 +711,17 @@ def test_a_run_kept_to_one_cpu_grades_on_one_worker(tmp_path):
     # given one core started a worker for every core it has
     checks, subs = _make_class(tmp_path)
     one = min(os.sched_getaffinity(0))
-    result = _class("--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "out"),
-                    "--only", "cat", preexec_fn=lambda: os.sched_setaffinity(0, {one}))
+    result = _class(
+        "--checks",
+        str(checks),
+        "--submissions",
+        str(subs),
+        "--out",
+        str(tmp_path / "out"),
+        "--only",
+        "cat",
+        preexec_fn=lambda: os.sched_setaffinity(0, {one}),
+    )
     assert "grading 1 student on 1 worker (" in result.stderr  # the singular, not "1 students"
     assert "graded 1 student in " in result.stderr and " 0 errors;" in result.stderr
     assert _reports(tmp_path / "out")["cat"]["status"] == "not attempted"
@@ -497,8 +743,9 @@ def test_a_report_that_cannot_be_written_costs_its_student_an_error_not_the_run(
 
     monkeypatch.setattr(runner, "write_report", disk_full_at_ben)
     students = [s for s in find_students(subs) if s.id in ("ann", "ben", "cat")]
-    settings = runner.ClassSettings(checks=checks, out=tmp_path / "out", checks_sha256=checks_sha256(checks),
-                                    timeout=3.0, student_timeout=60.0)
+    settings = runner.ClassSettings(
+        checks=checks, out=tmp_path / "out", checks_sha256=checks_sha256(checks), timeout=3.0, student_timeout=60.0
+    )
     settings.out.mkdir()
     done = []
     started = time.monotonic()
@@ -507,8 +754,10 @@ def test_a_report_that_cannot_be_written_costs_its_student_an_error_not_the_run(
     outcomes = {o.student: o for o in done}
     assert outcomes["ann"].status == "graded" and outcomes["cat"].status == "not attempted"
     assert outcomes["ben"].status == "error"
-    assert f"the report could not be written to {settings.out} (OSError: [Errno 28] No space left on device)" \
+    assert (
+        f"the report could not be written to {settings.out} (OSError: [Errno 28] No space left on device)"
         in outcomes["ben"].error
+    )
 
 
 def test_a_class_run_stopped_with_sigterm_keeps_what_it_finished_and_leaves_nothing_running(tmp_path):
@@ -516,9 +765,27 @@ def test_a_class_run_stopped_with_sigterm_keeps_what_it_finished_and_leaves_noth
     (subs / "cat" / "exercises" / "graph.py").write_text("while True:\n    pass\n")  # still grading when stopped
     out = tmp_path / "out"
     env = _own_tmp(tmp_path)
-    run = subprocess.Popen([sys.executable, "-m", "pytest_autograd_grader", "class", "--checks", str(checks),
-                            "--submissions", str(subs), "--out", str(out), "-j", "1", "--timeout=20"],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    run = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pytest_autograd_grader",
+            "class",
+            "--checks",
+            str(checks),
+            "--submissions",
+            str(subs),
+            "--out",
+            str(out),
+            "-j",
+            "1",
+            "--timeout=20",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not {"ann", "ben"} <= set(_reports(out)):
         time.sleep(0.2)
@@ -535,9 +802,26 @@ def test_workers_end_with_a_parent_killed_outright(tmp_path):
     checks, subs = _make_class(tmp_path)
     out = tmp_path / "out"
     env = _own_tmp(tmp_path)
-    run = subprocess.Popen([sys.executable, "-m", "pytest_autograd_grader", "class", "--checks", str(checks),
-                            "--submissions", str(subs), "--out", str(out), "-j", "2", "--timeout=3"],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    run = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pytest_autograd_grader",
+            "class",
+            "--checks",
+            str(checks),
+            "--submissions",
+            str(subs),
+            "--out",
+            str(out),
+            "-j",
+            "2",
+            "--timeout=3",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not _reports(out):
         time.sleep(0.2)

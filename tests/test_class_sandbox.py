@@ -20,7 +20,7 @@ from test_isolation import require_isolation
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox needs Linux")
 
-CHECKS = '''
+CHECKS = """
 import pytest
 
 pytestmark = pytest.mark.grade(concept="leaf")
@@ -28,7 +28,7 @@ pytestmark = pytest.mark.grade(concept="leaf")
 
 def test_look(submission):
     submission("nosy").look()
-'''
+"""
 
 NOSY = '''
 import glob
@@ -69,9 +69,25 @@ def test_students_graded_side_by_side_see_nothing_of_each_other(tmp_path):
     for name in names:
         (subs / name).mkdir(parents=True)
         (subs / name / "nosy.py").write_text(NOSY.replace("{name}", name))
-    done = subprocess.run([sys.executable, "-m", "pytest_autograd_grader", "class", "--checks", str(checks),
-                           "--submissions", str(subs), "--out", str(out), "-j", "2", "--timeout=20"],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest_autograd_grader",
+            "class",
+            "--checks",
+            str(checks),
+            "--submissions",
+            str(subs),
+            "--out",
+            str(out),
+            "-j",
+            "2",
+            "--timeout=20",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
     stages = set()
     for name in names:
@@ -141,9 +157,27 @@ def _class_in_the_open() -> Path:
 
 
 def _grade(place: Path, submissions: Path, mode: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pytest_autograd_grader", "class", "--checks", str(place / "checks"),
-                           "--submissions", str(submissions), "--out", str(place / "out"), "-j", "1",
-                           "--timeout=60", "--isolation", mode], capture_output=True, text=True)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest_autograd_grader",
+            "class",
+            "--checks",
+            str(place / "checks"),
+            "--submissions",
+            str(submissions),
+            "--out",
+            str(place / "out"),
+            "-j",
+            "1",
+            "--timeout=60",
+            "--isolation",
+            mode,
+        ],
+        capture_output=True,
+        text=True,
+    )
 
 
 @pytest.mark.parametrize("mode", ["bwrap", "user"])

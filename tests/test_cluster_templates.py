@@ -36,11 +36,17 @@ def test_slurm_files_parse_and_their_array_tasks_split_the_class():
     grade = (CLUSTER / "slurm" / "grade-class.sbatch").read_text()
     assert re.search(r"^#SBATCH --job-name=", grade, re.M) and "--shard" not in grade.split("set -euo")[1]
     submit = (CLUSTER / "slurm" / "submit.sh").read_text()
-    assert '--array="0-$((shards - 1))"' in submit and "--dependency=\"afterok:" in submit
+    assert '--array="0-$((shards - 1))"' in submit and '--dependency="afterok:' in submit
     for tasks in (1, 2, 4, 7):
-        assert graded_once({"SLURM_ARRAY_TASK_ID": str(t), "SLURM_ARRAY_TASK_MIN": "0",
-                            "SLURM_ARRAY_TASK_MAX": str(tasks - 1), "SLURM_ARRAY_TASK_COUNT": str(tasks)}
-                           for t in range(tasks))
+        assert graded_once(
+            {
+                "SLURM_ARRAY_TASK_ID": str(t),
+                "SLURM_ARRAY_TASK_MIN": "0",
+                "SLURM_ARRAY_TASK_MAX": str(tasks - 1),
+                "SLURM_ARRAY_TASK_COUNT": str(tasks),
+            }
+            for t in range(tasks)
+        )
 
 
 def test_kubernetes_jobs_meet_kubernetes_schemas_and_their_indexes_split_the_class():
@@ -54,15 +60,19 @@ def test_kubernetes_jobs_meet_kubernetes_schemas_and_their_indexes_split_the_cla
     assert grade["completionMode"] == "Indexed" and grade["completions"] == grade["parallelism"]
     env = {e["name"]: e["value"] for e in grade["template"]["spec"]["containers"][0]["env"]}
     assert int(env["GRADE_SHARDS"]) == grade["completions"]  # a pod sees no count: it is handed in
-    assert graded_once({"JOB_COMPLETION_INDEX": str(i), "GRADE_SHARDS": env["GRADE_SHARDS"]}
-                       for i in range(grade["completions"]))
+    assert graded_once(
+        {"JOB_COMPLETION_INDEX": str(i), "GRADE_SHARDS": env["GRADE_SHARDS"]} for i in range(grade["completions"])
+    )
     assert "merge /data/out --out /data/out/merged" in str(jobs["autograd-merge"])
 
 
 def test_the_actions_workflow_meets_githubs_schema_and_its_matrix_splits_the_class():
     workflow = CLUSTER / "github-actions" / "grade-class.yml"
-    checked = subprocess.run(["check-jsonschema", "--builtin-schema", "vendor.github-workflows", str(workflow)],
-                             capture_output=True, text=True)
+    checked = subprocess.run(
+        ["check-jsonschema", "--builtin-schema", "vendor.github-workflows", str(workflow)],
+        capture_output=True,
+        text=True,
+    )
     assert checked.returncode == 0, checked.stdout + checked.stderr
     jobs = yaml.safe_load(workflow.read_text())["jobs"]
     shards = jobs["grade"]["strategy"]["matrix"]["shard"]

@@ -45,9 +45,21 @@ def _budget_findings(tmp_path: Path, source: str) -> dict[str, set[str]]:
     snippet = tmp_path / "snippet.py"
     snippet.write_text(source, encoding="utf-8")
     done = subprocess.run(
-        [sys.executable, "-m", "ruff", "check", "--no-cache", "--output-format", "json",
-         "--config", str(ROOT / "pyproject.toml"), str(snippet)],
-        capture_output=True, text=True, check=False,
+        [
+            sys.executable,
+            "-m",
+            "ruff",
+            "check",
+            "--no-cache",
+            "--output-format",
+            "json",
+            "--config",
+            str(ROOT / "pyproject.toml"),
+            str(snippet),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert done.returncode in (0, 1), done.stderr
     found: dict[str, set[str]] = {rule: set() for rule in BUDGET_RULES}
@@ -59,11 +71,16 @@ def _budget_findings(tmp_path: Path, source: str) -> dict[str, set[str]]:
 
 
 def test_the_budget_fails_a_function_over_it_and_passes_one_at_it(tmp_path: Path) -> None:
-    source = "\n\n".join([
-        _branches("complexity_10", 9), _branches("complexity_11", 10),
-        _statements("statements_50", 50), _statements("statements_51", 51),
-        _parameters("parameters_10", 10), _parameters("parameters_11", 11),
-    ])
+    source = "\n\n".join(
+        [
+            _branches("complexity_10", 9),
+            _branches("complexity_11", 10),
+            _statements("statements_50", 50),
+            _statements("statements_51", 51),
+            _parameters("parameters_10", 10),
+            _parameters("parameters_11", 11),
+        ]
+    )
     assert _budget_findings(tmp_path, source) == {
         "C901": {"complexity_11"},
         "PLR0915": {"statements_51"},
@@ -73,7 +90,8 @@ def test_the_budget_fails_a_function_over_it_and_passes_one_at_it(tmp_path: Path
 
 def test_a_budget_noqa_still_silences_only_its_own_function(tmp_path: Path) -> None:
     marked = _branches("dispatch", 10).replace(
-        "def dispatch(x):", "def dispatch(x):  # noqa: C901  (one table of cases reads best whole)")
+        "def dispatch(x):", "def dispatch(x):  # noqa: C901  (one table of cases reads best whole)"
+    )
     source = marked + "\n\n" + _branches("unmarked", 10)
     assert _budget_findings(tmp_path, source)["C901"] == {"unmarked"}
 

@@ -19,8 +19,14 @@ def failure_of(fn, *args, **kwargs) -> str:
 
 
 def test_assert_equal_lists_every_wrong_item_by_label_with_a_hint():
-    text = failure_of(Autograd().assert_equal, [True, False, True], [True, True, False], "is_leaf",
-                      labels=["w", "a", "y"], hint="diag.nonleaf_grad_kept")
+    text = failure_of(
+        Autograd().assert_equal,
+        [True, False, True],
+        [True, True, False],
+        "is_leaf",
+        labels=["w", "a", "y"],
+        hint="diag.nonleaf_grad_kept",
+    )
     assert text.splitlines() == [
         "a: expected True, got False",
         "y: expected False, got True",
@@ -36,7 +42,8 @@ def test_assert_equal_expecting_none_names_what_came_instead():
 
 def test_hint_may_be_plain_text():
     assert failure_of(Autograd().assert_equal, 1, 2, "steps", hint="count the loop once more").endswith(
-        "\ncount the loop once more")
+        "\ncount the loop once more"
+    )
 
 
 def test_a_single_random_number_off_by_an_exact_factor_is_still_diagnosed():
@@ -58,16 +65,17 @@ def test_a_stub_failing_in_several_parts_is_reported_once():
 
 
 def test_unpack_says_what_shape_was_expected():
-    assert failure_of(Autograd().unpack, 3.0, 2, "(loss, grad)") == \
-        "(loss, grad): expected a tuple or list of 2 values, got a number (a float): 3.0\n" + \
-        msg("why.one_for_many", n=2)
+    assert failure_of(
+        Autograd().unpack, 3.0, 2, "(loss, grad)"
+    ) == "(loss, grad): expected a tuple or list of 2 values, got a number (a float): 3.0\n" + msg(
+        "why.one_for_many", n=2
+    )
     assert Autograd().unpack((1, 2), 2, "pair") == [1, 2]
 
 
 def test_a_loop_that_never_clears_grad_is_a_running_sum():
     g1, g2, g3 = (torch.tensor(v, dtype=torch.float64) for v in ([1.0, -2.0], [0.5, 3.0], [-4.0, 1.0]))
-    text = failure_of(Autograd().assert_grad, g1 + g2 + g3, g3, "step 3",
-                      context=Context(previous=(g1, g2)))
+    text = failure_of(Autograd().assert_grad, g1 + g2 + g3, g3, "step 3", context=Context(previous=(g1, g2)))
     assert "the gradient of step 3 is the sum of the gradients of steps 1 to 3" in text
     text = failure_of(Autograd().assert_grad, g1 + g2, g2, "step 2", context=Context(previous=(g1,), grad_of="w"))
     assert "the gradient of step 2 is the sum of the gradients of steps 1 and 2" in text

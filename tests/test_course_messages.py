@@ -14,7 +14,7 @@ from pytest_autograd_grader import i18n
 
 NO_TEST_PLUGIN = ("-p", "no:shipped_course_plugin")
 
-CONFTEST = '''
+CONFTEST = """
 from pytest_autograd_grader import Concept
 
 def pytest_grade_concepts(config):
@@ -30,9 +30,9 @@ def pytest_grade_messages(config):
                "mycourse.label.scaled": "系数为 {k} 的 scaled(x)",
                "diag.mycourse.tripled": "可能的错误：你乘以了 {factor}，而不是 2。"},
     }
-'''
+"""
 
-CHECKS = '''
+CHECKS = """
 import pytest
 from pytest_autograd_grader import msg
 
@@ -46,7 +46,7 @@ def test_scaled(submission, autograd, grade_rng):
 
 def test_required(submission, autograd):
     autograd.require(False, "mycourse.only_en", name="scaled")
-'''
+"""
 
 STUDENT = "def scaled(x):\n    return x * 3\n"
 
@@ -59,8 +59,9 @@ def _course(pytester, conftest=CONFTEST, checks=CHECKS):
 
 
 def _grade(pytester, *args):
-    return run_grader(pytester, "test_hooks.py", "--grade-submission=student", "--grade-seed", "5",
-                      *NO_TEST_PLUGIN, *args)
+    return run_grader(
+        pytester, "test_hooks.py", "--grade-submission=student", "--grade-seed", "5", *NO_TEST_PLUGIN, *args
+    )
 
 
 def _feedback(graded, name):
@@ -102,16 +103,23 @@ def test_a_chinese_only_course_speaks_chinese_under_english(pytester):
     assert "可能的错误：你乘以了 3，而不是 2。" in _feedback(english, "test_scaled")
 
 
-@pytest.mark.parametrize("messages, said", [
-    ('{"en": {"cmp.none": "mine"}}',
-     "pytest_grade_messages: 'cmp.none' is one of the grader's own message ids, which a course cannot redefine; "
-     "name yours with your course's prefix (such as 'mycourse.cmp.none')"),
-    ('{"en": {"mycourse.x": "{a} and {b}"}, "zh": {"mycourse.x": "{a}"}}',
-     "the message 'mycourse.x' has the fields"),
-    ('{"en": {"mycourse.x": 3}}', "message ids and texts must be strings; the id 'mycourse.x' has a int"),
-    ('["mycourse.x"]', "a course's messages are a dict {language: {message id: text}}"),
-    ('{"en": {"mycourse.x": "a { brace"}}', "the text of 'mycourse.x' is not a valid message"),
-])
+@pytest.mark.parametrize(
+    "messages, said",
+    [
+        (
+            '{"en": {"cmp.none": "mine"}}',
+            "pytest_grade_messages: 'cmp.none' is one of the grader's own message ids, which a course cannot redefine; "
+            "name yours with your course's prefix (such as 'mycourse.cmp.none')",
+        ),
+        (
+            '{"en": {"mycourse.x": "{a} and {b}"}, "zh": {"mycourse.x": "{a}"}}',
+            "the message 'mycourse.x' has the fields",
+        ),
+        ('{"en": {"mycourse.x": 3}}', "message ids and texts must be strings; the id 'mycourse.x' has a int"),
+        ('["mycourse.x"]', "a course's messages are a dict {language: {message id: text}}"),
+        ('{"en": {"mycourse.x": "a { brace"}}', "the text of 'mycourse.x' is not a valid message"),
+    ],
+)
 def test_messages_the_grader_cannot_take_are_a_usage_error_in_words(pytester, messages, said):
     pytester.makeconftest(f"def pytest_grade_messages(config):\n    return {messages}\n")
     pytester.makepyfile(test_hooks=CHECKS)
@@ -126,20 +134,26 @@ def test_an_unknown_concept_says_how_to_register_it(pytester):
     graded = run_grader(pytester, "test_hooks.py", *NO_TEST_PLUGIN)
     feedback = graded.check("test_scaled")["feedback"]
     assert graded.check("test_scaled")["status"] == "error"
-    assert ("unknown concept 'hooks'; use one of: (none: this course registers no concepts), or add it with the "
-            "pytest_grade_concepts hook in the checks' conftest.py: def pytest_grade_concepts(config): return "
-            "[pytest_autograd_grader.Concept('hooks', \"Its title\")]") in feedback
+    assert (
+        "unknown concept 'hooks'; use one of: (none: this course registers no concepts), or add it with the "
+        "pytest_grade_concepts hook in the checks' conftest.py: def pytest_grade_concepts(config): return "
+        "[pytest_autograd_grader.Concept('hooks', \"Its title\")]"
+    ) in feedback
 
 
 def test_set_language_from_a_conftest_adds_and_is_not_overwritten(pytester):
     before = i18n.msg("feedback.header", title="T", what="W")
-    _course(pytester, CONFTEST + '''
+    _course(
+        pytester,
+        CONFTEST
+        + """
 from pytest_autograd_grader import i18n
 
 def pytest_configure(config):
     i18n.set_language({"mycourse.only_en": "custom: {name} returns nothing useful",
                        "feedback.header": "<<{title}>> {what}"})
-''')
+""",
+    )
     for lang in ("en", "zh"):
         graded = _grade(pytester, "--grade-lang", lang)
         required = _feedback(graded, "test_required")
@@ -155,14 +169,15 @@ def test_one_runs_course_messages_do_not_leak_into_the_next_run(pytester):
     assert "scaled must return a tensor" in _feedback(_grade(pytester), "test_required")
     (pytester.path / "conftest.py").write_text(
         "from pytest_autograd_grader import Concept\n\n"
-        "def pytest_grade_concepts(config):\n    return [Concept('hooks', 'Hooks')]\n")
+        "def pytest_grade_concepts(config):\n    return [Concept('hooks', 'Hooks')]\n"
+    )
     again = _feedback(_grade(pytester), "test_required")
     # without the course's messages the id is plain text, said as it is
     assert "mycourse.only_en" in again and "must return a tensor" not in again
     assert not i18n.has_message("mycourse.only_en")
 
 
-PLAIN = '''
+PLAIN = """
 import pytest
 
 pytestmark = pytest.mark.grade(concept="hooks")
@@ -178,7 +193,7 @@ def test_braces_without_fields(autograd):
 
 def test_instruction(autograd):
     autograd.instruction(False, "call {fn} once", fn="backward")
-'''
+"""
 
 
 def test_plain_text_takes_fields_and_a_missing_field_is_the_checks_error(pytester):
@@ -187,8 +202,10 @@ def test_plain_text_takes_fields_and_a_missing_field_is_the_checks_error(pyteste
     assert "use only these ops (add, mul)" in _feedback(graded, "test_plain")
     missing = graded.check("test_missing_field")
     assert missing["status"] == "error"
-    assert "needs the field {ops}, which the check did not pass (it passed: op); pass ops=... with the message" \
+    assert (
+        "needs the field {ops}, which the check did not pass (it passed: op); pass ops=... with the message"
         in missing["feedback"]
+    )
     assert "got {1, 2}" in _feedback(graded, "test_braces_without_fields")
     assert "call backward once" in _feedback(graded, "test_instruction")
 

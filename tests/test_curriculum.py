@@ -56,8 +56,10 @@ def test_untouched_stubs_score_zero_with_only_not_implemented(grade_topics):
         assert check["status"] == "failed", check
         assert f"not implemented yet: {topic}." in check["feedback"], check
         # the unwritten part named as a function or method, never as a bare line of code
-        assert re.search(rf"not implemented yet: {topic}\.\w+(\.\w+)?( \({topic}\.py line \d+\))?$",
-                         check["feedback"].splitlines()[0]), check
+        assert re.search(
+            rf"not implemented yet: {topic}\.\w+(\.\w+)?( \({topic}\.py line \d+\))?$",
+            check["feedback"].splitlines()[0],
+        ), check
 
 
 def test_curriculum_is_about_100_points_with_three_checks_per_concept(grade_topics):
@@ -110,8 +112,15 @@ def test_every_isolation_grades_solutions_full_and_stubs_zero(pytester, isolatio
 
     require_isolation(isolation)
     _curriculum_copies(pytester, {"solved": set(), "stubs": set(TOPICS)})
-    graded = run_grader(pytester, "--import-mode=importlib", "--grade-seed", "20261122", "--tb=no", "-rN",
-                        f"--grade-isolation={isolation}")
+    graded = run_grader(
+        pytester,
+        "--import-mode=importlib",
+        "--grade-seed",
+        "20261122",
+        "--tb=no",
+        "-rN",
+        f"--grade-isolation={isolation}",
+    )
     assert graded.report["isolation"] == isolation
     solved, stubs = _checks_of(graded, "solved"), _checks_of(graded, "stubs")
     assert [c["feedback"] for c in solved if c["status"] != "passed"] == []

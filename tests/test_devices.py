@@ -8,7 +8,9 @@ import torch
 from conftest import grade_checks
 
 QUIET = ("--grade-inline",)
-needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (torch.cuda.is_available() is False)")
+needs_cuda = pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="needs a CUDA GPU (torch.cuda.is_available() is False)"
+)
 no_cuda = pytest.mark.skipif(torch.cuda.is_available(), reason="describes a machine without CUDA")
 
 CHECKS = """
@@ -90,6 +92,7 @@ def test_unknown_device_is_a_usage_error(pytester):
 
 # -- on a machine with a GPU -------------------------------------------------
 
+
 @needs_cuda
 def test_cuda_checks_run_on_the_gpu(pytester):
     graded = grade(pytester, "--grade-device", "cuda")
@@ -104,8 +107,13 @@ def test_cuda_checks_run_on_the_gpu(pytester):
 @needs_cuda
 def test_all_runs_every_device_and_auto_prefers_cuda(pytester):
     graded = grade(pytester, "--grade-device", "all")
-    assert ids(graded) == ["test_device_free", "test_double_grad[cpu]", "test_double_grad[cuda]",
-                           "test_stays_on_cpu_side[cpu]", "test_stays_on_cpu_side[cuda]"]
+    assert ids(graded) == [
+        "test_device_free",
+        "test_double_grad[cpu]",
+        "test_double_grad[cuda]",
+        "test_stays_on_cpu_side[cpu]",
+        "test_stays_on_cpu_side[cuda]",
+    ]
     assert graded.report["devices"] == ["cpu", "cuda"]
     auto = grade(pytester, "--grade-device", "auto")
     assert "test_double_grad[cuda]" in ids(auto)
@@ -127,7 +135,8 @@ def test_arguments_a_worker_cannot_make_are_not_blamed_on_the_students_data(tmp_
     # the worker's word: failed, as everything from student code, never error
     assert failure.grade_status == "failed"
     assert failure.feedback.startswith(
-        "leaf.double did not run: the sandbox could not hand it this check's arguments (")
+        "leaf.double did not run: the sandbox could not hand it this check's arguments ("
+    )
     assert "refused" not in failure.feedback and "--grade-memory" in failure.feedback
     # no CUDA advice where no CUDA tensor was sent
     plain = failures.failure_from({**answer, "module": "leaf", "function": "double", "cuda": False})

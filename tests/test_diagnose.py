@@ -242,18 +242,29 @@ def test_each_misconception_is_diagnosed(pytester):
         "test_transpose_square": ["dL/dW: values differ", "transposed"],
         "test_transpose_shape": ["dL/dW: expected shape (3, 4), got shape (4, 3)", "transposed"],
         "test_leaf_none": ["w.grad: expected a gradient, got None", "this leaf has no gradient"],
-        "test_not_leaf": ["w.grad: expected a gradient, got None", "made by an operation (it has grad_fn MulBackward0)"],
+        "test_not_leaf": [
+            "w.grad: expected a gradient, got None",
+            "made by an operation (it has grad_fn MulBackward0)",
+        ],
         "test_not_leaf_meta": ["w: expected is_leaf = True, got False", "grad_fn MulBackward0"],
         "test_intermediate": ["a.grad: expected a gradient, got None", ".retain_grad()"],
         "test_second[none]": ["d2y/dx2: expected a gradient, got None", "create_graph=True"],
         "test_second[zero]": ["second derivative is zero everywhere", "create_graph=True"],
-        "test_no_graph": ["raised RuntimeError: element 0 of tensors does not require grad",
-                          "(at mistakes.py:", "the tensor has no graph"],
+        "test_no_graph": [
+            "raised RuntimeError: element 0 of tensors does not require grad",
+            "(at mistakes.py:",
+            "the tensor has no graph",
+        ],
         "test_backward_twice": ["backward through the graph a second time", "retain_graph=True"],
-        "test_inplace_leaf": ["a leaf Variable that requires grad is being used in an in-place operation",
-                              "(at mistakes.py:", "torch.no_grad()"],
-        "test_broadcast": ["b.grad: expected shape (3,), got shape (4, 3)",
-                           "broadcast shape (4, 3) instead of the parameter's shape (3,)"],
+        "test_inplace_leaf": [
+            "a leaf Variable that requires grad is being used in an in-place operation",
+            "(at mistakes.py:",
+            "torch.no_grad()",
+        ],
+        "test_broadcast": [
+            "b.grad: expected shape (3,), got shape (4, 3)",
+            "broadcast shape (4, 3) instead of the parameter's shape (3,)",
+        ],
         "test_fanout": ["1/2 of the expected one", "+= instead of"],
         "test_no_pattern": ["x.grad: values differ"],
     }
@@ -331,30 +342,37 @@ def test_gradcheck_float32_is_diagnosed(pytester):
 
 # -- the rules themselves ------------------------------------------------------
 
+
 def t(*values):
     return torch.tensor(values, dtype=torch.float64)
 
 
-@pytest.mark.parametrize("produced,expected,context,text", [
-    (t(2, 4, 6), t(1, 2, 3), Context(), "2 times too large"),
-    (t(2, 4, 6), t(1, 2, 3), Context(mean_over=2), "number of elements averaged"),
-    (t(-1, -2, -3), t(1, 2, 3), Context(), "sign is flipped"),
-    (t(0.5, 1, 1.5), t(1, 2, 3), Context(calls=2), "Accumulation was asked for"),
-    (t(0.5, 1, 1.5), t(1, 2, 3), Context(), "+= instead of assigning with ="),
-    (t(1, 1, 1), t(1, 2, 3), Context(ones_vjp=t(1, 1, 1)), "vector of ones"),
-    (t(0, 0, 0), t(1, 2, 3), Context(order=2), "zero everywhere"),
-    (t(2, 4, 6), t(1, 2, 3), Context(calls=1), "after a single backward, so a constant factor"),
-])
+@pytest.mark.parametrize(
+    "produced,expected,context,text",
+    [
+        (t(2, 4, 6), t(1, 2, 3), Context(), "2 times too large"),
+        (t(2, 4, 6), t(1, 2, 3), Context(mean_over=2), "number of elements averaged"),
+        (t(-1, -2, -3), t(1, 2, 3), Context(), "sign is flipped"),
+        (t(0.5, 1, 1.5), t(1, 2, 3), Context(calls=2), "Accumulation was asked for"),
+        (t(0.5, 1, 1.5), t(1, 2, 3), Context(), "+= instead of assigning with ="),
+        (t(1, 1, 1), t(1, 2, 3), Context(ones_vjp=t(1, 1, 1)), "vector of ones"),
+        (t(0, 0, 0), t(1, 2, 3), Context(order=2), "zero everywhere"),
+        (t(2, 4, 6), t(1, 2, 3), Context(calls=1), "after a single backward, so a constant factor"),
+    ],
+)
 def test_value_rules(produced, expected, context, text):
     assert text in diagnose_values(produced, expected, context)
 
 
-@pytest.mark.parametrize("produced,expected,context", [
-    (t(1, 2, 3.5), t(1, 2, 3), Context()),            # no constant ratio
-    (t(1, 2, 3), t(1, 2, 3), Context(ones_vjp=t(1, 2, 3))),  # the given vector was ones: right answer
-    (t(0.5, 1, 1.5), t(1, 2, 3), Context(calls=3)),   # 1/2 is not 1/3: no accumulation story
-    (t(3, 6, 9), t(1, 2, 3), Context(mean_over=2)),   # 3 is not N: a plain multiple
-])
+@pytest.mark.parametrize(
+    "produced,expected,context",
+    [
+        (t(1, 2, 3.5), t(1, 2, 3), Context()),  # no constant ratio
+        (t(1, 2, 3), t(1, 2, 3), Context(ones_vjp=t(1, 2, 3))),  # the given vector was ones: right answer
+        (t(0.5, 1, 1.5), t(1, 2, 3), Context(calls=3)),  # 1/2 is not 1/3: no accumulation story
+        (t(3, 6, 9), t(1, 2, 3), Context(mean_over=2)),  # 3 is not N: a plain multiple
+    ],
+)
 def test_value_rules_stay_quiet_or_precise(produced, expected, context):
     hint = diagnose_values(produced, expected, context)
     if context.mean_over == 2:
@@ -483,27 +501,38 @@ def test_expect_error_matches_each_real_error(pytester):
     """
     graded = grade_checks(pytester, checks, *QUIET, errors=RAISE)
     for name in names:
-        assert graded.check(f"test_raised[{name}]")["status"] == "passed", graded.check(f"test_raised[{name}]")["feedback"]
+        assert graded.check(f"test_raised[{name}]")["status"] == "passed", graded.check(f"test_raised[{name}]")[
+            "feedback"
+        ]
         assert graded.check(f"test_returned[{name}]")["status"] == "passed", graded.check(f"test_returned[{name}]")
         wrong = graded.check(f"test_wrong_error[{name}]")
         assert wrong["status"] == "failed"
         assert f"expected PyTorch's error '{AUTOGRAD_ERRORS[name][0][0]}', got RuntimeError:" in wrong["feedback"]
-    assert "errors.quiet: expected PyTorch's error 'backward through the graph a second time', but no error was raised" \
+    assert (
+        "errors.quiet: expected PyTorch's error 'backward through the graph a second time', but no error was raised"
         in graded.check("test_no_error")["feedback"]
-    assert "the caught error: expected the caught error 'backward through the graph a second time', got a str" \
+    )
+    assert (
+        "the caught error: expected the caught error 'backward through the graph a second time', got a str"
         in graded.check("test_returned_no_error")["feedback"]
+    )
     assert "got ValueError: not an autograd error" in graded.check("test_other_exception")["feedback"]
     stub = graded.check("test_stub")
     assert stub["status"] == "failed" and "not implemented yet: errors.stub" in stub["feedback"]
     unknown = graded.check("test_unknown_name")
     assert unknown["status"] == "error" and "unknown error 'no_such_error'" in unknown["feedback"]
-    assert "this RuntimeError was never raised, not by PyTorch" in graded.check("test_forged_and_returned[created]")["feedback"]
+    assert (
+        "this RuntimeError was never raised, not by PyTorch"
+        in graded.check("test_forged_and_returned[created]")["feedback"]
+    )
     for forged in ("test_forged_and_returned[raised]", "test_forged_and_raising"):
         assert "this RuntimeError was raised by your own code, not by PyTorch" in graded.check(forged)["feedback"]
     n = len(names)
     # a forged error with PyTorch's very words earns nothing
-    forged = [graded.check(c) for c in ("test_forged_and_returned[created]", "test_forged_and_returned[raised]",
-                                        "test_forged_and_raising")]
+    forged = [
+        graded.check(c)
+        for c in ("test_forged_and_returned[created]", "test_forged_and_returned[raised]", "test_forged_and_raising")
+    ]
     assert all(c["score"] == 0 and c["status"] == "failed" for c in forged), forged
     assert graded.report["score"] == 2 * n and graded.report["max_score"] == 3 * n + 8
 

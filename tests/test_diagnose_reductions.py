@@ -14,9 +14,19 @@ from pytest_autograd_grader.i18n import msg
 
 
 def rows_context(x):
-    return Context(divisors=(Divisor(msg("label.divisor.elements", n=x.numel()), x.numel(),
-                                     ((msg("label.divisor.rows", n=x.shape[0]), x.shape[0]),
-                                      (msg("label.divisor.last_axis", n=x.shape[1]), x.shape[1]))),), calls=1)
+    return Context(
+        divisors=(
+            Divisor(
+                msg("label.divisor.elements", n=x.numel()),
+                x.numel(),
+                (
+                    (msg("label.divisor.rows", n=x.shape[0]), x.shape[0]),
+                    (msg("label.divisor.last_axis", n=x.shape[1]), x.shape[1]),
+                ),
+            ),
+        ),
+        calls=1,
+    )
 
 
 def test_a_mean_over_the_batch_rows_is_named_not_a_constant_factor():
@@ -24,8 +34,9 @@ def test_a_mean_over_the_batch_rows_is_named_not_a_constant_factor():
     expected = 2 * x / x.numel()  # d/dx of (x ** 2).mean()
     rows_mean = 2 * x / x.shape[0]  # ((x ** 2).sum(dim=1)).mean(): 4 times as large
     found = diagnose_values(rows_mean, expected, rows_context(x))
-    assert found == msg("diag.divided_by", ratio="4", got=msg("label.divisor.rows", n=3),
-                        want=msg("label.divisor.elements", n=12))
+    assert found == msg(
+        "diag.divided_by", ratio="4", got=msg("label.divisor.rows", n=3), want=msg("label.divisor.elements", n=12)
+    )
     # a mean over the last axis (the rows summed) is the other reduction
     found = diagnose_values(2 * x / x.shape[1], expected, rows_context(x))
     assert msg("label.divisor.last_axis", n=4) in found
@@ -34,8 +45,11 @@ def test_a_mean_over_the_batch_rows_is_named_not_a_constant_factor():
 
 
 def test_a_fraction_names_the_micro_batch_size_used_for_their_number():
-    context = Context(divisors=(Divisor(msg("label.divisor.microbatches", k=2), 2,
-                                        ((msg("label.divisor.microbatch_size", b=3), 3),)),))
+    context = Context(
+        divisors=(
+            Divisor(msg("label.divisor.microbatches", k=2), 2, ((msg("label.divisor.microbatch_size", b=3), 3),)),
+        )
+    )
     expected = torch.tensor([0.3, -1.2], dtype=torch.float64)
     found = diagnose_values(expected * 2 / 3, expected, context)
     assert "you divided by the micro-batch size b=3 instead of the number of micro-batches k=2" in found
@@ -44,8 +58,7 @@ def test_a_fraction_names_the_micro_batch_size_used_for_their_number():
 
 def test_a_dropped_size_one_axis_is_named():
     expected = torch.randn(3, 1, dtype=torch.float64)
-    assert diagnose_values(expected.squeeze(), expected, Context()) == \
-        msg("diag.squeezed", got=(3,), expected=(3, 1))
+    assert diagnose_values(expected.squeeze(), expected, Context()) == msg("diag.squeezed", got=(3,), expected=(3, 1))
     # other values of the squeezed shape are not a squeeze
     assert diagnose_values(expected.squeeze() + 1, expected, Context()) is None
 
@@ -55,8 +68,14 @@ def trace(*names):
 
 
 def test_detach_and_views_of_grad_are_not_copies():
-    for op, spelled in (("detach", ".detach()"), ("data", ".data"), ("__getitem__", "[:]"), ("numpy", ".numpy()"),
-                        ("view_as", ".view_as(...)"), ("reshape", ".reshape(...)")):
+    for op, spelled in (
+        ("detach", ".detach()"),
+        ("data", ".data"),
+        ("__getitem__", "[:]"),
+        ("numpy", ".numpy()"),
+        ("view_as", ".view_as(...)"),
+        ("reshape", ".reshape(...)"),
+    ):
         found = shared_memory(trace("mul", "backward", "grad", op, "zero_", "backward"), "w")
         assert found == msg("diag.accumulation.shares_memory", name="w", op=spelled)
         assert "w.grad" + spelled + " is not a copy: it shares memory with w.grad" in found
@@ -90,7 +109,8 @@ def test_momentum_and_weight_decay_are_named_where_plain_sgd_is_asked():
     decay = sgd_variant(optimizer_run(w, x, y, 0.1, 2, weight_decay=0.05), w, gradient, 0.1, 2)
     assert decay == msg("diag.inplace.weight_decay", name="w", value=0.05)
     assert "Nesterov" not in momentum and "momentum" in sgd_variant(
-        optimizer_run(w, x, y, 0.1, 3, momentum=0.5, nesterov=True), w, gradient, 0.1, 3)
+        optimizer_run(w, x, y, 0.1, 3, momentum=0.5, nesterov=True), w, gradient, 0.1, 3
+    )
     # plain SGD, and a wrong answer no variant explains, are not named
     assert sgd_variant(optimizer_run(w, x, y, 0.1, 3), w, gradient, 0.1, 3) is None
     assert sgd_variant(optimizer_run(w, x, y, 0.1, 3) + 0.01, w, gradient, 0.1, 3) is None
@@ -102,8 +122,10 @@ def test_a_gradient_divided_by_the_tensors_size_is_named_a_mean_not_a_missed_acc
     expected = 2 * x  # d/dx of (x ** 2).sum()
     context = Context()
     assert diagnose_values(expected / 15, expected, context) == msg(
-        "diag.mean_not_sum", k=15, what=msg("label.mean.elements"))
+        "diag.mean_not_sum", k=15, what=msg("label.mean.elements")
+    )
     assert diagnose_values(expected / 5, expected, context) == msg(
-        "diag.mean_not_sum", k=5, what=msg("label.mean.axis", axis=1))
+        "diag.mean_not_sum", k=5, what=msg("label.mean.axis", axis=1)
+    )
     # a factor that is no size of the tensor keeps the accumulation advice
     assert diagnose_values(expected / 2, expected, context) == msg("diag.too_small", k=2)

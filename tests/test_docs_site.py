@@ -103,6 +103,7 @@ def test_every_relative_link_of_the_readmes_points_to_a_file_that_exists(readme)
 
 # -- the site, built and opened in a browser -------------------------------------
 
+
 def _build(site: Path) -> None:
     try:
         import material  # noqa: F401
@@ -111,9 +112,25 @@ def _build(site: Path) -> None:
     except ImportError:
         _needs("mkdocs with mkdocs-material and mkdocstrings", "pip install -e '.[docs]'")
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "-f",
-                           str(REPO / "mkdocs.yml"), "--site-dir", str(site)],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "--strict",
+            "--quiet",
+            "-f",
+            str(REPO / "mkdocs.yml"),
+            "--site-dir",
+            str(site),
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, f"mkdocs build --strict failed:\n{done.stdout[-4000:]}\n{done.stderr[-6000:]}"
 
 

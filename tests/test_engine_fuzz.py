@@ -39,9 +39,15 @@ from pytest_autograd_grader.engine_fuzz.staged import run_staged_batch
 from pytest_autograd_grader.i18n.en import EN
 
 # the check of each kind, as test_engine.py names it
-KINDS = {"test_op_derivatives": "ops", "test_broadcasting": "broadcasting", "test_graph_traversal": "traversal",
-         "test_leaves_and_requires_grad": "leaf", "test_accumulation_and_zeroing": "accumulation",
-         "test_retain_graph_errors": "retain_graph", "test_vector_backward": "vector_backward"}
+KINDS = {
+    "test_op_derivatives": "ops",
+    "test_broadcasting": "broadcasting",
+    "test_graph_traversal": "traversal",
+    "test_leaves_and_requires_grad": "leaf",
+    "test_accumulation_and_zeroing": "accumulation",
+    "test_retain_graph_errors": "retain_graph",
+    "test_vector_backward": "vector_backward",
+}
 
 
 class InProcess:
@@ -104,6 +110,7 @@ def test_no_behaviour_holds_for_every_program():
     # random programs alone leave behaviours out: the cases are what draws them
     misses = set()
     for kind, generate in programs.GENERATORS.items():
+
         @settings(max_examples=5, database=None, suppress_health_check=list(HealthCheck), derandomize=True)
         @given(st.lists(strategy(generate), min_size=8, max_size=8))
         def random_only(batch):
@@ -140,8 +147,11 @@ def test_each_mistake_fails_its_checks_on_every_seed_with_its_diagnosis(name):
     # and it costs nothing elsewhere: the other concepts' checks pass
     engine_checks = [c for c in ALL if KINDS[c] in ("ops", "broadcasting", "traversal")]
     for check in ALL:
-        if check in checks or check in ALSO.get(name, ()) or (set(checks) & set(engine_checks)
-                                                               and check in engine_checks):
+        if (
+            check in checks
+            or check in ALSO.get(name, ())
+            or (set(checks) & set(engine_checks) and check in engine_checks)
+        ):
             continue
         for seed in SEEDS[:2]:
             assert fuzzer(source, check, seed).run() is None, (name, check, seed)
@@ -170,8 +180,14 @@ def test_what_one_process_keeps_between_students_changes_no_verdict():
     # and the feedback a process of their own would give
     # a wrong derivative of / or tanh leaves that op out of the traversal's
     # and the broadcast's programs: other options, other batches
-    engines = [SOURCE, MISTAKES["div_derivative"][0], MISTAKES["no_unbroadcast"][0], MISTAKES["tanh_derivative"][0],
-               MISTAKES["wrong_order"][0], MISTAKES["never_freed"][0]]
+    engines = [
+        SOURCE,
+        MISTAKES["div_derivative"][0],
+        MISTAKES["no_unbroadcast"][0],
+        MISTAKES["tanh_derivative"][0],
+        MISTAKES["wrong_order"][0],
+        MISTAKES["never_freed"][0],
+    ]
     checks = ["test_broadcasting", "test_graph_traversal", "test_retain_graph_errors"]
     fresh = {}
     for number, source in enumerate(engines):
@@ -202,8 +218,7 @@ def test_the_builder_numbers_leaves_first_as_the_interpreter_does():
     assert np.allclose(result["steps"][-1]["grads"][0], (1 - np.tanh([0.5, -1.5]) ** 2) * [2.0, 3.0])
 
 
-@settings(max_examples=150, database=None, deadline=None, suppress_health_check=list(HealthCheck),
-          derandomize=True)
+@settings(max_examples=150, database=None, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 @given(st.sampled_from(sorted(programs.GENERATORS)).flatmap(lambda kind: strategy(programs.GENERATORS[kind])))
 def test_every_program_means_what_its_builder_built_and_relu_meets_its_kink_only_exactly(program):
     shapes = Builder.of(program).shapes
@@ -228,10 +243,20 @@ def test_every_program_means_what_its_builder_built_and_relu_meets_its_kink_only
 def test_results_cross_the_worker_boundary_as_the_same_text_whatever_the_arrays_hold():
     from pytest_autograd_grader.engine_fuzz.interpret import _packed_array, pack
 
-    tree = {"values": [np.array(2.5), np.arange(6, dtype=np.int64).reshape(2, 3), np.array([True, False]),
-                       np.array([1.5, np.nan, -0.0], dtype=np.float32), np.zeros((0, 2)),
-                       np.array([1, 2.5], dtype=object), np.array([1 + 2j]), None, "<ValueError>"],
-            "steps": [{"grads": (np.ones(2), 3.0), "is_leaf": True}]}
+    tree = {
+        "values": [
+            np.array(2.5),
+            np.arange(6, dtype=np.int64).reshape(2, 3),
+            np.array([True, False]),
+            np.array([1.5, np.nan, -0.0], dtype=np.float32),
+            np.zeros((0, 2)),
+            np.array([1, 2.5], dtype=object),
+            np.array([1 + 2j]),
+            None,
+            "<ValueError>",
+        ],
+        "steps": [{"grads": (np.ones(2), 3.0), "is_leaf": True}],
+    }
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # numpy's, for the complex array: float() drops its imaginary part
         assert json.dumps(tree, default=_packed_array) == json.dumps(pack(tree))

@@ -37,16 +37,20 @@ def _definitions(source: str) -> list[tuple[str, ast.FunctionDef]]:
 
 
 def _stubbed_names(source: str) -> list[str]:
-    return [name for name, f in _definitions(source)
-            if any(isinstance(s, ast.Raise) and "NotImplementedError" in ast.unparse(s) for s in f.body)]
+    return [
+        name
+        for name, f in _definitions(source)
+        if any(isinstance(s, ast.Raise) and "NotImplementedError" in ast.unparse(s) for s in f.body)
+    ]
 
 
 def _stages() -> dict[int, tuple[set[str], list[str]]]:
     """Per stage of the stub's docstring: the parts it names (as the file
     defines them) and the words of its check command's -k."""
     doc = ast.get_docstring(ast.parse(STUB))
-    defined = {name for name, _ in _definitions(STUB)} | {n.name for n in ast.parse(STUB).body
-                                                          if isinstance(n, ast.ClassDef)}
+    defined = {name for name, _ in _definitions(STUB)} | {
+        n.name for n in ast.parse(STUB).body if isinstance(n, ast.ClassDef)
+    }
     stages = {}
     for number, text, command in re.findall(r"Stage (\d),(.*?)\n\s*(pytest --grade [^\n]+)", doc, re.S):
         assert command.startswith("pytest --grade exercises/test_engine.py -k "), command
@@ -61,7 +65,7 @@ def without(source: str, names: set[str]) -> str:
     lines = source.splitlines(True)
     for _, f in sorted((d for d in _definitions(source) if d[0] in names), key=lambda d: -d[1].lineno):
         indent = " " * f.body[0].col_offset
-        lines[f.body[0].lineno - 1:f.end_lineno] = [indent + "raise NotImplementedError\n"]
+        lines[f.body[0].lineno - 1 : f.end_lineno] = [indent + "raise NotImplementedError\n"]
     return "".join(lines)
 
 
@@ -118,8 +122,11 @@ def test_each_stage_is_graded_by_its_checks_and_a_forged_given_file_changes_noth
     student = pytester.path / "student"
     student.mkdir()
     (student / "engine_given.py").write_text("raise ImportError('a forged engine_given')\n")
-    variants = {"reference": SOLUTION, "stage1": without(SOLUTION, STAGE2 | STAGE3),
-                "stage2": without(SOLUTION, STAGE3)}
+    variants = {
+        "reference": SOLUTION,
+        "stage1": without(SOLUTION, STAGE2 | STAGE3),
+        "stage2": without(SOLUTION, STAGE3),
+    }
     results = grade_variants(pytester, "engine", variants, seeds=SEEDS[:2])
     done = {"reference": (1, 2, 3), "stage1": (1,), "stage2": (1, 2)}
     for name, stages in done.items():

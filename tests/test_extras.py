@@ -57,7 +57,9 @@ def test_the_fuzzer_and_watch_mode_are_extras_every_test_install_still_has():
     assert _requirement_names(extras["watch"]) == {"watchdog"}
     # the quick start and CI install [test]: they keep the engine track and watch mode
     assert {"hypothesis", "watchdog"} <= _requirement_names(extras["test"])
-    assert "-e '.[test]'" in (REPO / "README.md").read_text() and '-e ".[test,docs]"' in (REPO / ".ci" / "run").read_text()
+    assert (
+        "-e '.[test]'" in (REPO / "README.md").read_text() and '-e ".[test,docs]"' in (REPO / ".ci" / "run").read_text()
+    )
 
 
 def test_a_student_installs_what_grading_the_shipped_course_needs_and_no_more():

@@ -39,7 +39,7 @@ ANY_TEXT = st.text(alphabet=st.sampled_from(LETTERS + CJK + QUOTE_CHARS + " \\\n
 
 def kept_of(text: str, short: str) -> int:
     """How many characters of ``text`` the shortened ``short`` kept."""
-    body = short[:short.rindex(ELLIPSIS)]
+    body = short[: short.rindex(ELLIPSIS)]
     assert text.startswith(body)
     return len(body)
 
@@ -53,15 +53,19 @@ def test_shortened_text_fits_and_keeps_a_prefix_that_says_it_was_cut(text, limit
     if size(text) <= limit:
         assert short == text
         return
-    body = short[:kept_of(text, short)]
+    body = short[: kept_of(text, short)]
     # after the ellipsis come only the closing quotes of what the kept part left open
-    assert all(c in QUOTES.values() for c in short[len(body) + 1:]), short
+    assert all(c in QUOTES.values() for c in short[len(body) + 1 :]), short
 
 
 @settings(max_examples=300, deadline=None)
-@given(words=st.lists(st.text(alphabet=LETTERS, min_size=1, max_size=12) | st.sampled_from(list(CJK)),
-                      min_size=1, max_size=30),
-       limit=st.integers(13, 100), wide=st.booleans())
+@given(
+    words=st.lists(
+        st.text(alphabet=LETTERS, min_size=1, max_size=12) | st.sampled_from(list(CJK)), min_size=1, max_size=30
+    ),
+    limit=st.integers(13, 100),
+    wide=st.booleans(),
+)
 def test_a_cut_falls_between_words_never_inside_one(words, limit, wide):
     text = " ".join(words)
     short = shorten(text, limit, wide=wide)
@@ -74,9 +78,15 @@ def test_a_cut_falls_between_words_never_inside_one(words, limit, wide):
 
 
 @settings(max_examples=300, deadline=None)
-@given(words=st.lists(st.tuples(st.text(alphabet=LETTERS + CJK, min_size=1, max_size=10),
-                                st.sampled_from(sorted(QUOTES) + [""])), min_size=1, max_size=25),
-       limit=st.integers(4, 90), wide=st.booleans())
+@given(
+    words=st.lists(
+        st.tuples(st.text(alphabet=LETTERS + CJK, min_size=1, max_size=10), st.sampled_from(sorted(QUOTES) + [""])),
+        min_size=1,
+        max_size=25,
+    ),
+    limit=st.integers(4, 90),
+    wide=st.booleans(),
+)
 def test_every_quote_the_cut_leaves_open_is_closed(words, limit, wide):
     # prose with quoted words: “word”, 「词」, 'word', "word"
     text = " ".join(f"{q}{w}{QUOTES.get(q, '')}" for w, q in words)
@@ -101,9 +111,11 @@ def test_a_shortened_repr_of_a_string_is_still_a_string_literal(value, limit):
         assert ELLIPSIS in read
 
 
-BACKWARD_TWICE = ("Trying to backward through the graph a second time (or directly access saved tensors after "
-                  "they have already been freed). Saved intermediate values of the graph are freed when you call "
-                  ".backward() or autograd.grad().")
+BACKWARD_TWICE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you call "
+    ".backward() or autograd.grad()."
+)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -114,7 +126,7 @@ def test_a_returned_string_is_cut_between_words_inside_its_closed_quote(lang):
         with pytest.raises(GradeFailure) as info:
             failure(BACKWARD_TWICE, 1.0, "loss")
     assert got.endswith(ELLIPSIS + "'"), got  # before: "... saved te" and no closing quote
-    quoted = got[got.index("'"):]
+    quoted = got[got.index("'") :]
     assert ast.literal_eval(quoted).removesuffix(ELLIPSIS) in BACKWARD_TWICE
     assert BACKWARD_TWICE[len(ast.literal_eval(quoted)) - 1] == " "  # the next character: a space
     assert quoted in info.value.feedback
@@ -132,6 +144,7 @@ def test_a_long_feedback_is_cut_between_words_with_a_note():
 
 # -- a reason for every answer of the wrong form --------------------------------
 
+
 def failure(fn, *args, **kwargs) -> str:
     with pytest.raises(GradeFailure) as info:
         fn(*args, **kwargs)
@@ -147,8 +160,11 @@ MALFORMED_PAIRS = [
     (ObjectRecord(type="set", repr="{1, 2}"), "why.set", {}),
     ({"loss": 1.0, "grad": 2.0}, "why.dict", {}),
     ("loss and grad", "why.string", {}),
-    (ErrorRecord(type="RuntimeError", message="boom", file="", line=0, code="", raised_by="student"),
-     "why.error_returned", {}),
+    (
+        ErrorRecord(type="RuntimeError", message="boom", file="", line=0, code="", raised_by="student"),
+        "why.error_returned",
+        {},
+    ),
     (torch.zeros(2), "why.one_for_many", {"n": 2}),
     (3.0, "why.one_for_many", {"n": 2}),
     ((1.0,), "why.too_few", {"got": 1, "expected": 2}),
@@ -167,13 +183,17 @@ def test_a_malformed_return_says_its_likely_reason(produced, why, fields, lang):
         assert text.startswith("(loss, grad)")
 
 
-@pytest.mark.parametrize("produced, why, fields", [
-    (None, "why.none", {}),
-    ((torch.ones(3), torch.ones(3)), "why.many_for_one", {"count": 2}),
-    (GENERATOR, "why.generator", {}),
-    (2.0, "why.number_for_tensor", {}),
-    ("tensor([1., 1., 1.])", "why.string", {}),
-], ids=["none", "tuple", "generator", "number", "string"])
+@pytest.mark.parametrize(
+    "produced, why, fields",
+    [
+        (None, "why.none", {}),
+        ((torch.ones(3), torch.ones(3)), "why.many_for_one", {"count": 2}),
+        (GENERATOR, "why.generator", {}),
+        (2.0, "why.number_for_tensor", {}),
+        ("tensor([1., 1., 1.])", "why.string", {}),
+    ],
+    ids=["none", "tuple", "generator", "number", "string"],
+)
 def test_a_tensor_of_the_wrong_form_says_its_likely_reason(produced, why, fields):
     assert msg(why, **fields) in failure(Autograd().assert_meta, produced, "y", is_leaf=True)
     if produced is not None:  # a None gradient has its own diagnoses (diagnose_none)
@@ -188,21 +208,23 @@ def test_plain_values_and_caught_errors_of_the_wrong_form_say_why_too():
     x = torch.ones(2, dtype=torch.float64)
     assert msg("why.none") in failure(Autograd().check_grad, None, lambda a, b: (a * b).sum(), (x, x))
     assert msg("why.too_many", got=3, expected=2) in failure(
-        Autograd().check_grad, (x, x, x), lambda a, b: (a * b).sum(), (x, x))
+        Autograd().check_grad, (x, x, x), lambda a, b: (a * b).sum(), (x, x)
+    )
 
 
-MISSING_RETURN = '''
+MISSING_RETURN = """
 pytestmark = __import__("pytest").mark.grade(concept="graph")
 
 
 def test_pair(submission, autograd):
     loss, grad = autograd.unpack(submission("work").pair(2.0), 2, "pair's (loss, grad)")
-'''
+"""
 
 
 def test_a_function_without_return_on_a_path_is_told_so_in_the_terminal(pytester):
-    graded = grade_checks(pytester, MISSING_RETURN, "--grade-lang", "zh",
-                          work="def pair(x):\n    if x < 0:\n        return x, 1.0\n")
+    graded = grade_checks(
+        pytester, MISSING_RETURN, "--grade-lang", "zh", work="def pair(x):\n    if x < 0:\n        return x, 1.0\n"
+    )
     with language("zh"):
         assert msg("why.none") in graded.check("test_pair")["feedback"]
         assert msg("why.none") in graded.text
@@ -210,17 +232,29 @@ def test_a_function_without_return_on_a_path_is_told_so_in_the_terminal(pytester
 
 # -- next: the first check left, in the course's order, with its problem --------
 
+
 def book(*checks: CheckResult, concepts=("graph", "leaf", "engine")) -> Gradebook:
-    gradebook = Gradebook(seed=1, devices=["cpu"], torch="2", concepts={c: Concept(c, c.title()) for c in concepts},
-                          lang="en")
+    gradebook = Gradebook(
+        seed=1, devices=["cpu"], torch="2", concepts={c: Concept(c, c.title()) for c in concepts}, lang="en"
+    )
     for check in checks:
         gradebook.checks[check.id] = check
     return gradebook
 
 
 def result(name, concept="leaf", topic="leaf", file="leaf.ipynb", line=None, cell=None, feedback="[Leaf] x"):
-    return CheckResult(id=f"test_{topic}.py::{name}", concept=concept, score=0.0, max_score=1.0, status="failed",
-                       topic=topic, file=file, line=line, cell=cell, feedback=feedback)
+    return CheckResult(
+        id=f"test_{topic}.py::{name}",
+        concept=concept,
+        score=0.0,
+        max_score=1.0,
+        status="failed",
+        topic=topic,
+        file=file,
+        line=line,
+        cell=cell,
+        feedback=feedback,
+    )
 
 
 def test_next_follows_a_notebooks_cells_then_their_lines():
@@ -245,8 +279,14 @@ def test_next_leaves_the_engine_track_for_after_the_torch_topics():
     # engine.py's checks count under leaf, but the engine is the course's last topic: a student who has
     # solved leaf.py is sent on to retain_grad.py, as the annotations are (one order, reporters/order.py)
     engine = result("e", concept="leaf", topic="engine", file="engine.py", line=3, feedback="[Leaf] engine")
-    retain = result("r", concept="retain_grad", topic="retain_grad", file="retain_grad.py", line=5,
-                    feedback="[Retain_Grad] hidden values")
+    retain = result(
+        "r",
+        concept="retain_grad",
+        topic="retain_grad",
+        file="retain_grad.py",
+        line=5,
+        feedback="[Retain_Grad] hidden values",
+    )
     gradebook = book(engine, retain, concepts=("graph", "leaf", "retain_grad", "engine"))
     assert next_step(gradebook) == "next: retain_grad.py:5: [Retain_Grad] hidden values"
     assert course_order(gradebook, [engine, retain], begun_first=False) == [retain, engine]
@@ -259,18 +299,27 @@ def test_next_names_the_broken_instruction_not_its_heading(lang):
         credit.instruction(False, "hand_gradients must find the gradients by hand", 0.25)
         feedback = msg("feedback.header", title="Graph", what=credit.failure().feedback)
         check = result("i", concept="graph", topic="graph", file="graph.py", line=3, feedback=feedback)
-        assert next_step(book(check)) == msg("summary.next", where="graph.py:3", what=msg(
-            "feedback.header", title="Graph", what="hand_gradients must find the gradients by hand"))
+        assert next_step(book(check)) == msg(
+            "summary.next",
+            where="graph.py:3",
+            what=msg("feedback.header", title="Graph", what="hand_gradients must find the gradients by hand"),
+        )
         # the parts' count is a heading too: the part that failed is named
-        parts = "\n".join([msg("cmp.parts", passed=1, total=2), msg("cmp.part_n", n=2) + ":",
-                           "  second: values differ from torch.autograd"])
-        assert headline(msg("feedback.header", title="Graph", what=parts), "Graph") == \
-            msg("feedback.header", title="Graph", what="second: values differ from torch.autograd")
+        parts = "\n".join(
+            [
+                msg("cmp.parts", passed=1, total=2),
+                msg("cmp.part_n", n=2) + ":",
+                "  second: values differ from torch.autograd",
+            ]
+        )
+        assert headline(msg("feedback.header", title="Graph", what=parts), "Graph") == msg(
+            "feedback.header", title="Graph", what="second: values differ from torch.autograd"
+        )
         tag = msg("feedback.header", title="Graph", what="")
         assert headline(tag + "\n\nnot implemented yet: g.f", "Graph") == tag + "not implemented yet: g.f"
 
 
-INSTRUCTION_CHECKS = '''
+INSTRUCTION_CHECKS = """
 import pytest
 import torch
 
@@ -283,13 +332,13 @@ def test_by_backward(submission, autograd):
     calls = len(submission.trace.calls)
     autograd.instruction(calls == 0, "req.graph.by_hand", count=calls)
     autograd.assert_close(got, 2 * x + 1, "dy/dx")
-'''
-BY_BACKWARD = '''
+"""
+BY_BACKWARD = """
 def by_backward(x):
     x = x.clone().requires_grad_(True)
     (x * x + x).sum().backward()
     return x.grad
-'''
+"""
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -298,18 +347,25 @@ def test_a_graded_run_with_a_broken_instruction_says_what_to_change_next(pyteste
     last = [line for line in graded.text.splitlines() if line.strip()][-1]
     with language(lang):
         problem = msg("req.graph.by_hand", count=1).splitlines()[0]
-        assert last == msg("summary.next", where="work.py:2", what=msg(
-            "feedback.header", title=msg("concept.graph"), what=problem)), last
+        assert last == msg(
+            "summary.next", where="work.py:2", what=msg("feedback.header", title=msg("concept.graph"), what=problem)
+        ), last
 
 
 def test_next_in_a_notebook_is_the_first_cell_that_fails(pytester):
     student = pytester.path / "student"
     student.mkdir()
-    nbformat.write(new_notebook(cells=[
-        new_code_cell("x = 1\n\n\n\ndef a():\n    raise NotImplementedError"),  # the raise: cell 1, line 6
-        new_code_cell("def b():\n    raise NotImplementedError"),  # cell 2, line 2
-    ]), student / "nb.ipynb")
-    pytester.makepyfile(test_checks='''
+    nbformat.write(
+        new_notebook(
+            cells=[
+                new_code_cell("x = 1\n\n\n\ndef a():\n    raise NotImplementedError"),  # the raise: cell 1, line 6
+                new_code_cell("def b():\n    raise NotImplementedError"),  # cell 2, line 2
+            ]
+        ),
+        student / "nb.ipynb",
+    )
+    pytester.makepyfile(
+        test_checks="""
 import pytest
 
 pytestmark = pytest.mark.grade(concept="leaf")
@@ -321,7 +377,8 @@ def test_b(submission):
 
 def test_a(submission):
     submission("nb").a()
-''')
+"""
+    )
     graded = run_grader(pytester, "test_checks.py", "--grade-submission=student", "--grade-seed", "3")
     last = [line for line in graded.text.splitlines() if line.strip()][-1]
     assert last.startswith("next: nb.ipynb, cell 1, line 6: "), last
@@ -331,13 +388,20 @@ def test_a_github_annotation_is_cut_between_words_with_its_quote_closed():
     from pytest_autograd_grader.reporters.github import ANNOTATION_CHARS, annotation_lines
 
     said = "Trying to backward through the graph a second time " * 200
-    check = result("s", concept="graph", topic="graph", file="graph.py", line=4,
-                   feedback=f"[Graph] loss: expected the caught error, got a string: '{said}'")
+    check = result(
+        "s",
+        concept="graph",
+        topic="graph",
+        file="graph.py",
+        line=4,
+        feedback=f"[Graph] loss: expected the caught error, got a string: '{said}'",
+    )
     line = next(line for line in annotation_lines(book(check)) if line.startswith("::error"))
     message = line.split("::", 2)[2].split("%0A")[0]
     assert len(message) <= ANNOTATION_CHARS and message.endswith(ELLIPSIS + "'"), message[-60:]
-    assert message[:-2].endswith((" the", " graph", " a", " second", " time", " Trying", " to", " backward",
-                                  " through")), message[-60:]  # before: cut anywhere, the quote left open
+    assert message[:-2].endswith(
+        (" the", " graph", " a", " second", " time", " Trying", " to", " backward", " through")
+    ), message[-60:]  # before: cut anywhere, the quote left open
 
 
 def test_what_student_code_printed_is_cut_between_words():

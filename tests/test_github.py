@@ -29,8 +29,10 @@ WORKFLOW = REPO / "pytest_autograd_grader" / "platforms" / "github_files" / "cla
 
 # DESIGN.md section 1, the instructor's safe invocation, without its
 # platform's report option (--grade-gradescope results.json).
-SAFE_INVOCATION = ("pytest -c checks/pytest.ini --rootdir checks -p no:cacheprovider "
-                   "--grade checks/ --grade-submission=student/exercises")
+SAFE_INVOCATION = (
+    "pytest -c checks/pytest.ini --rootdir checks -p no:cacheprovider "
+    "--grade checks/ --grade-submission=student/exercises"
+)
 
 # What a student's code can make the feedback say: Markdown and HTML that
 # would close the fold or the table, a workflow command on a line of its
@@ -91,8 +93,12 @@ def test_graded_session_writes_summary_classroom_result_and_annotations(pytester
     result = _classroom(output)
     assert (result["version"], result["status"], result["max_score"]) == (1, "fail", 17.0)
     tests = {test["name"]: test for test in result["tests"]}
-    assert set(tests) == {"Leaf tensors \u203a Leaves keep their gradient", "Computational graphs \u203a credit",
-                          "Computational graphs \u203a hostile", "hidden check 1 of Computational graphs"}
+    assert set(tests) == {
+        "Leaf tensors \u203a Leaves keep their gradient",
+        "Computational graphs \u203a credit",
+        "Computational graphs \u203a hostile",
+        "hidden check 1 of Computational graphs",
+    }
     right = tests["Leaf tensors \u203a Leaves keep their gradient"]
     assert (right["status"], right["score"], right["message"]) == ("pass", 2.0, "")
     assert right["test_code"] == "test_checks.py::test_right"
@@ -107,7 +113,10 @@ def test_graded_session_writes_summary_classroom_result_and_annotations(pytester
         assert not line.lstrip().startswith("::") and "##[" not in line, line
     secret = tests["hidden check 1 of Computational graphs"]
     assert (secret["status"], secret["score"], secret["message"]) == (
-        "fail", 0.0, "A hidden check on 'Computational graphs' failed.")
+        "fail",
+        0.0,
+        "A hidden check on 'Computational graphs' failed.",
+    )
     assert (secret["filename"], secret["line_no"], secret["test_code"]) == ("", 0, "")
 
     markdown = summary.read_text()
@@ -134,7 +143,8 @@ def test_graded_session_writes_summary_classroom_result_and_annotations(pytester
     assert "set-output name=result" in graded.result.stdout.str()  # it was printed, defused
     hostile_line = next(line for line in annotations if "hostile" in line)
     assert hostile_line.startswith(
-        "::error file=student/leaf.py,line=2,title=Computational graphs \u203a hostile%3A 0/2 (failed)::")
+        "::error file=student/leaf.py,line=2,title=Computational graphs \u203a hostile%3A 0/2 (failed)::"
+    )
     # the carriage return is shown as its escape (boundary/untrusted.py), the line feed encoded, each
     # line of the student's message after the first behind the gutter
     assert "</b>%0A  | ::set-output name=result::Zm9yZ2Vk%0A  | 100%250A done\\x0d%0A  | ##[error]fake" in hostile_line
@@ -148,13 +158,15 @@ def test_graded_session_writes_summary_classroom_result_and_annotations(pytester
 def test_github_actions_alone_turns_it_on(pytester, monkeypatch, tmp_path):
     summary, output = _github_env(monkeypatch, tmp_path, pytester.path)
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
-    pytester.makepyfile(test_checks="""
+    pytester.makepyfile(
+        test_checks="""
         import pytest
 
         @pytest.mark.grade(concept="leaf")
         def test_right():
             pass
-    """)
+    """
+    )
     graded = run_grader(pytester, "test_checks.py")
     assert _classroom(output)["status"] == "pass"
     assert "| **TOTAL** | **1/1** | | **100.0%** |" in summary.read_text()
@@ -162,13 +174,15 @@ def test_github_actions_alone_turns_it_on(pytester, monkeypatch, tmp_path):
 
 
 def test_grade_github_outside_github_actions_grades_and_says_why(pytester):
-    pytester.makepyfile(test_checks="""
+    pytester.makepyfile(
+        test_checks="""
         import pytest
 
         @pytest.mark.grade(concept="leaf")
         def test_wrong():
             assert False, "expected True"
-    """)
+    """
+    )
     graded = run_grader(pytester, "test_checks.py", "--grade-github")
     assert graded.report["complete"] and graded.report["score"] == 0.0
     assert graded.text.count(msg("github.no_environment")) == 1
@@ -179,9 +193,14 @@ def test_grade_github_outside_github_actions_grades_and_says_why(pytester):
 
 # -- unit tests on hand-made gradebooks ---------------------------------
 
+
 def _gradebook(*checks: CheckResult, complete: bool = True) -> Gradebook:
-    book = Gradebook(seed=1, devices=["cpu"], torch="2",
-                     concepts={"leaf": Concept("leaf", "Leaf tensors"), "graph": Concept("graph", "Graph")})
+    book = Gradebook(
+        seed=1,
+        devices=["cpu"],
+        torch="2",
+        concepts={"leaf": Concept("leaf", "Leaf tensors"), "graph": Concept("graph", "Graph")},
+    )
     for check in checks:
         book.checks[check.id] = check
     book.complete = complete
@@ -189,8 +208,15 @@ def _gradebook(*checks: CheckResult, complete: bool = True) -> Gradebook:
 
 
 def _check(name: str, status: str, score: float = 0.0, **fields) -> CheckResult:
-    return CheckResult(id=f"checks/test_leaf.py::{name}", concept=fields.pop("concept", "leaf"), score=score,
-                       max_score=fields.pop("max_score", 2.0), status=status, title=name, **fields)
+    return CheckResult(
+        id=f"checks/test_leaf.py::{name}",
+        concept=fields.pop("concept", "leaf"),
+        score=score,
+        max_score=fields.pop("max_score", 2.0),
+        status=status,
+        title=name,
+        **fields,
+    )
 
 
 def test_annotation_escaping_and_file_paths(monkeypatch, tmp_path):
@@ -199,22 +225,30 @@ def test_annotation_escaping_and_file_paths(monkeypatch, tmp_path):
     submission.mkdir(parents=True)
     monkeypatch.setenv("GITHUB_WORKSPACE", str(workspace))
     book = _gradebook(
-        _check("a,b:c", "failed", feedback="50% off\r\nline two\n::set-output name=x::y\n%0A",
-               file="leaf.py", line=12),
+        _check("a,b:c", "failed", feedback="50% off\r\nline two\n::set-output name=x::y\n%0A", file="leaf.py", line=12),
         _check("timeout", "timeout", feedback="too slow", file="leaf.py"),
         _check("crashed", "crashed", feedback="died"),
         _check("broken", "error", feedback="check bug"),
         _check("passed", "passed", score=2.0, file="leaf.py", line=3),
         _check("skipped", "skipped", max_score=0.0),
-        _check("secret", "failed", hidden=True, feedback="A hidden check on 'Leaf tensors' failed.",
-               private_feedback="secret 0.123", file="leaf.py", line=9),
+        _check(
+            "secret",
+            "failed",
+            hidden=True,
+            feedback="A hidden check on 'Leaf tensors' failed.",
+            private_feedback="secret 0.123",
+            file="leaf.py",
+            line=9,
+        ),
     )
     lines = annotation_lines(book, submission)
     assert len(lines) == 4 and all("\n" not in line and "\r" not in line for line in lines)
     assert len("\n".join(lines).splitlines()) == 4
     first = lines[0]
-    assert first == ("::error file=student/exercises/leaf.py,line=12,title=Leaf tensors \u203a a%2Cb%3Ac%3A 0/2 "
-                     "(failed)::50%25 off%0Aline two%0A::set-output name=x::y%0A%250A")
+    assert first == (
+        "::error file=student/exercises/leaf.py,line=12,title=Leaf tensors \u203a a%2Cb%3Ac%3A 0/2 "
+        "(failed)::50%25 off%0Aline two%0A::set-output name=x::y%0A%250A"
+    )
     assert lines[1].startswith("::error file=student/exercises/leaf.py,title=")  # no line when unknown
     assert lines[2].startswith("::error title=Leaf tensors \u203a crashed%3A 0/2 (crashed)::died")
     assert "broken check" in lines[3]
@@ -271,9 +305,15 @@ def test_summary_and_result_for_hand_made_gradebook(monkeypatch, tmp_path):
     # problems in words, never an exception
     monkeypatch.setenv("GITHUB_OUTPUT", str(tmp_path / "missing" / "out"))
     problems = write_github_outputs(book, tmp_path)
-    assert problems == [msg("github.no_summary"),
-                        msg("github.output_failed", variable="GITHUB_OUTPUT", path=str(tmp_path / "missing" / "out"),
-                            reason=problems[1].split(": ", 2)[-1].split("; ")[0])]
+    assert problems == [
+        msg("github.no_summary"),
+        msg(
+            "github.output_failed",
+            variable="GITHUB_OUTPUT",
+            path=str(tmp_path / "missing" / "out"),
+            reason=problems[1].split(": ", 2)[-1].split("; ")[0],
+        ),
+    ]
 
 
 def test_huge_feedback_keeps_within_githubs_limits(monkeypatch, tmp_path):
@@ -293,19 +333,24 @@ def test_workflow_template_runs_the_safe_invocation_and_feeds_the_reporter():
     steps = {step.get("id"): step for step in job["steps"]}
     grader = steps["grader"]
     command = " ".join(grader["run"].split())
-    assert command == SAFE_INVOCATION + (" --grade-github --grade-json grade.json"
-                                         " --grade-manifest checks/grade-manifest.json")
+    assert command == SAFE_INVOCATION + (
+        " --grade-github --grade-json grade.json --grade-manifest checks/grade-manifest.json"
+    )
     # the instructors' pages give the same safe invocation
     pages = "\n".join(page.read_text(encoding="utf-8") for page in sorted((REPO / "docs" / "instructors").glob("*.md")))
     blocks = re.findall(r"^```bash\n(.*?)^```", pages, re.M | re.S)
     lines = [line for block in blocks for line in block.replace("\\\n", " ").splitlines()]
     commands = [" ".join(shlex.split(line)) for line in lines if "-c checks/pytest.ini" in line]
     assert any(c.startswith(SAFE_INVOCATION) for c in commands), commands
-    reporter = next(step for step in job["steps"]
-                    if str(step.get("uses", "")).startswith("classroom-resources/autograding-grading-reporter@"))
+    reporter = next(
+        step
+        for step in job["steps"]
+        if str(step.get("uses", "")).startswith("classroom-resources/autograding-grading-reporter@")
+    )
     assert reporter["with"]["runners"] == "checks,earned,missed"  # test_github_points.py says why
-    assert reporter["env"] == {f"{name.upper()}_RESULTS": f"${{{{ steps.grader.outputs.{name} }}}}"
-                               for name in ("checks", "earned", "missed")}
+    assert reporter["env"] == {
+        f"{name.upper()}_RESULTS": f"${{{{ steps.grader.outputs.{name} }}}}" for name in ("checks", "earned", "missed")
+    }
     assert reporter["if"] == "always()" and grader.get("continue-on-error") is True
     checkouts = [step["with"] for step in job["steps"] if str(step.get("uses", "")).startswith("actions/checkout@")]
     assert [c["path"] for c in checkouts] == ["student", "checks"] and "repository" in checkouts[1]

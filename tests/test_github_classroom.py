@@ -32,15 +32,15 @@ def test_f(submission, autograd):
 def test_f_again(submission, autograd):
     autograd.assert_equal(submission("m", numpy_only=True).f(5), 5, "f")
 '''
-HIDDEN = '''
+HIDDEN = """
 import pytest
 
 @pytest.mark.grade(concept="graph", points=3, hidden=True)
 def test_secret(submission, autograd):
     autograd.assert_equal(submission("m", numpy_only=True).f(4), 4, "f")
-'''
+"""
 # hidden through a module-level mark whose value pytest reads from a name
-HIDDEN_BY_NAME = '''
+HIDDEN_BY_NAME = """
 import pytest
 
 WHEN = "after_due_date"
@@ -48,31 +48,38 @@ pytestmark = pytest.mark.grade(concept="graph", hidden=WHEN)
 
 def test_later(submission, autograd):
     autograd.assert_equal(submission("m", numpy_only=True).f(6), 6, "f")
-'''
+"""
 # hidden by the course's conftest: only what pytest collects shows it
-HOOKED = '''
+HOOKED = """
 import pytest
 
 @pytest.mark.grade(concept="graph")
 def test_hooked(submission, autograd):
     autograd.assert_equal(submission("m", numpy_only=True).f(7), 7, "f")
-'''
-CONFTEST = '''
+"""
+CONFTEST = """
 import pytest
 
 def pytest_collection_modifyitems(items):
     for item in items:
         if item.name == "test_hooked":
             item.add_marker(pytest.mark.grade(hidden=True))
-'''
+"""
 STUB = 'def f(x):\n    """Return x."""\n    raise NotImplementedError("f")\n'
 SOLUTION = "def f(x):\n    return x\n"
 
 
 def make_checks(path: Path) -> Path:
     checks = path / "checks"
-    files = {"test_visible.py": VISIBLE, "test_hidden.py": HIDDEN, "more/test_later.py": HIDDEN_BY_NAME,
-             "test_hooked.py": HOOKED, "conftest.py": CONFTEST, "m.py": STUB, "data/table.txt": "1 2 3\n"}
+    files = {
+        "test_visible.py": VISIBLE,
+        "test_hidden.py": HIDDEN,
+        "more/test_later.py": HIDDEN_BY_NAME,
+        "test_hooked.py": HOOKED,
+        "conftest.py": CONFTEST,
+        "m.py": STUB,
+        "data/table.txt": "1 2 3\n",
+    }
     for name, source in files.items():
         (checks / name).parent.mkdir(parents=True, exist_ok=True)
         (checks / name).write_text(textwrap.dedent(source))
@@ -102,16 +109,35 @@ def course(tmp_path, capsys):
 def test_writes_the_checks_repository_and_the_student_template(course, capsys, tmp_path):
     out_dir, checks, out, err = course
     assert files_under(out_dir / "checks") == {
-        "test_visible.py", "test_hidden.py", "more/test_later.py", "test_hooked.py", "conftest.py", "m.py",
-        "data/table.txt", "pytest.ini", "grade-manifest.json", f"wheels/{WHEEL}", "README.md"}
+        "test_visible.py",
+        "test_hidden.py",
+        "more/test_later.py",
+        "test_hooked.py",
+        "conftest.py",
+        "m.py",
+        "data/table.txt",
+        "pytest.ini",
+        "grade-manifest.json",
+        f"wheels/{WHEEL}",
+        "README.md",
+    }
     assert files_under(out_dir / "template") == {
-        "exercises/test_visible.py", "exercises/conftest.py", "exercises/m.py", "exercises/data/table.txt",
-        ".github/workflows/classroom.yml", f"grader/{WHEEL}", "README.md", ".gitignore"}
+        "exercises/test_visible.py",
+        "exercises/conftest.py",
+        "exercises/m.py",
+        "exercises/data/table.txt",
+        ".github/workflows/classroom.yml",
+        f"grader/{WHEEL}",
+        "README.md",
+        ".gitignore",
+    }
     for name in ("test_visible.py", "conftest.py", "m.py"):
         assert (out_dir / "template" / "exercises" / name).read_bytes() == (checks / name).read_bytes()
     assert (out_dir / "checks" / "pytest.ini").read_text() == "[pytest]\n"
     # one wheel, the same in both: the workflow installs the checks repository's
-    assert (out_dir / "checks" / "wheels" / WHEEL).read_bytes() == (out_dir / "template" / "grader" / WHEEL).read_bytes()
+    assert (out_dir / "checks" / "wheels" / WHEEL).read_bytes() == (
+        out_dir / "template" / "grader" / WHEEL
+    ).read_bytes()
     # the manifest is the one `autograd-grader manifest` writes for the checks repository
     assert cli.main(["manifest", str(out_dir / "checks"), "-o", str(tmp_path / "m.json")]) == 0
     capsys.readouterr()
@@ -144,21 +170,36 @@ def test_the_workflow_installs_the_grader_from_the_checks_repository(course, tmp
     assert written == (REPO / "pytest_autograd_grader" / "platforms" / "github_files" / "classroom.yml").read_bytes()
     assert not (REPO / "templates" / "github-classroom" / ".github").exists()
     steps = _steps(yaml.safe_load(written))
-    torch_step, grader_step = steps["Install PyTorch (CPU build)"], steps["Install the grader from the checks repository"]
+    torch_step, grader_step = (
+        steps["Install PyTorch (CPU build)"],
+        steps["Install the grader from the checks repository"],
+    )
     names = list(steps)
-    assert names.index("Install PyTorch (CPU build)") < names.index("Install the grader from the checks repository") \
+    assert (
+        names.index("Install PyTorch (CPU build)")
+        < names.index("Install the grader from the checks repository")
         < names.index("Grade")
+    )
     assert "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu" in torch_step["run"]
     assert "checks/wheels/*.whl" in grader_step["run"] and "student" not in grader_step["run"]
     grade = " ".join(steps["Grade"]["run"].split())
-    assert grade == ("pytest -c checks/pytest.ini --rootdir checks -p no:cacheprovider --grade checks/ "
-                     "--grade-submission=student/exercises --grade-github --grade-json grade.json "
-                     "--grade-manifest checks/grade-manifest.json")
+    assert grade == (
+        "pytest -c checks/pytest.ini --rootdir checks -p no:cacheprovider --grade checks/ "
+        "--grade-submission=student/exercises --grade-github --grade-json grade.json "
+        "--grade-manifest checks/grade-manifest.json"
+    )
     # every pip install installs torch, pip itself or the wheel: never a package by name
-    installs = [line.split("install", 1)[1].split() for step in steps.values()
-                for line in str(step.get("run", "")).splitlines() if "pip install" in line]
-    assert installs == [["--upgrade", "pip"], ["torch==2.13.0", "--index-url", "https://download.pytorch.org/whl/cpu"],
-                        ['"${wheels[0]}[notebook,engine]"']]
+    installs = [
+        line.split("install", 1)[1].split()
+        for step in steps.values()
+        for line in str(step.get("run", "")).splitlines()
+        if "pip install" in line
+    ]
+    assert installs == [
+        ["--upgrade", "pip"],
+        ["torch==2.13.0", "--index-url", "https://download.pytorch.org/whl/cpu"],
+        ['"${wheels[0]}[notebook,engine]"'],
+    ]
 
     # the install step's script, with a pip that only says what it was asked
     work = tmp_path / "runner"
@@ -168,8 +209,9 @@ def test_the_workflow_installs_the_grader_from_the_checks_repository(course, tmp
     env = {**os.environ, "PATH": f"{work / 'bin'}:{os.environ['PATH']}"}
 
     def install() -> subprocess.CompletedProcess:
-        return subprocess.run(["bash", "-e", "-c", grader_step["run"]], cwd=work, env=env, capture_output=True,
-                              text=True)
+        return subprocess.run(
+            ["bash", "-e", "-c", grader_step["run"]], cwd=work, env=env, capture_output=True, text=True
+        )
 
     wheels = work / "checks" / "wheels"
     wheels.mkdir(parents=True)
@@ -178,8 +220,10 @@ def test_the_workflow_installs_the_grader_from_the_checks_repository(course, tmp
             (wheels / f"g{i}-py3-none-any.whl").write_bytes(b"PK")
         done = install()
         assert done.returncode == 1 and "pip " not in done.stdout, done.stdout
-        assert done.stdout.startswith(f"::error title=Grader not installed::checks/wheels/ of the checks repository "
-                                      f"holds {count} .whl files instead of one")
+        assert done.stdout.startswith(
+            f"::error title=Grader not installed::checks/wheels/ of the checks repository "
+            f"holds {count} .whl files instead of one"
+        )
     (wheels / "g0-py3-none-any.whl").unlink()
     done = install()
     assert (done.returncode, done.stdout) == (0, "pip install checks/wheels/g1-py3-none-any.whl[notebook,engine]\n")
@@ -193,9 +237,18 @@ def test_the_manifest_keeps_the_copied_checks_honest(course, pytester):
     (student / "m.py").write_text(SOLUTION)
 
     def grade():
-        return run_grader(pytester, "-c", str(checks / "pytest.ini"), "--rootdir", str(checks), str(checks),
-                          f"--grade-submission={student}", "--grade-inline",
-                          "--grade-manifest", str(checks / "grade-manifest.json"))
+        return run_grader(
+            pytester,
+            "-c",
+            str(checks / "pytest.ini"),
+            "--rootdir",
+            str(checks),
+            str(checks),
+            f"--grade-submission={student}",
+            "--grade-inline",
+            "--grade-manifest",
+            str(checks / "grade-manifest.json"),
+        )
 
     graded = grade()
     assert (graded.report["score"], graded.report["max_score"]) == (8.0, 8.0), graded.text
@@ -276,8 +329,10 @@ def test_a_grader_that_is_not_installed_is_said_in_words(tmp_path, capsys, monke
 
     monkeypatch.setattr(metadata, "distribution", missing)
     checks = make_checks(tmp_path)
-    for command in (["github-classroom", str(checks), "-o", str(tmp_path / "course")],
-                    ["gradescope-bundle", str(checks), "-o", str(tmp_path / "autograder.zip")]):
+    for command in (
+        ["github-classroom", str(checks), "-o", str(tmp_path / "course")],
+        ["gradescope-bundle", str(checks), "-o", str(tmp_path / "autograder.zip")],
+    ):
         assert cli.main(command) == 2
         out, err = capsys.readouterr()
         assert out == "" and "Traceback" not in err

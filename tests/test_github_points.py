@@ -35,6 +35,7 @@ WORKFLOW = REPO / "pytest_autograd_grader" / "platforms" / "github_files" / "cla
 # "Points {totalPoints}/{maxPoints}", summing tests[].score and max_score
 # over the runners whose max_score is not 0.
 
+
 def _js(number: float) -> str:
     """A number as JavaScript's template string writes it (20, not 20.0)."""
     return str(int(number)) if float(number).is_integer() else repr(float(number))
@@ -43,8 +44,10 @@ def _js(number: float) -> str:
 def reporter(runners: str, env: dict[str, str]) -> tuple[list[tuple[str, str, str]], str]:
     """The table's rows (runner, score, max score; "Total: " last) and the
     notice, as autograding-grading-reporter v1 prints them."""
-    results = [(name, json.loads(base64.b64decode(env[f"{name.strip().upper()}_RESULTS"]).decode("utf-8")))
-               for name in runners.split(",")]
+    results = [
+        (name, json.loads(base64.b64decode(env[f"{name.strip().upper()}_RESULTS"]).decode("utf-8")))
+        for name in runners.split(",")
+    ]
     rows, scores, maxima = [], 0, 0
     for name, result in results:
         max_score = result["max_score"] or 0
@@ -67,8 +70,11 @@ def _reporter_step() -> tuple[str, dict[str, str]]:
     Grade step's outputs named as the workflow names them."""
     yaml = pytest.importorskip("yaml")
     (job,) = yaml.safe_load(WORKFLOW.read_text())["jobs"].values()
-    step = next(step for step in job["steps"]
-                if str(step.get("uses", "")).startswith("classroom-resources/autograding-grading-reporter@v1"))
+    step = next(
+        step
+        for step in job["steps"]
+        if str(step.get("uses", "")).startswith("classroom-resources/autograding-grading-reporter@v1")
+    )
     return step["with"]["runners"], step["env"]
 
 
@@ -85,7 +91,7 @@ def _as_the_workflow_passes_them(outputs: dict[str, str]) -> tuple[str, dict[str
     return runners, passed
 
 
-CHECKS = '''
+CHECKS = """
 import pytest
 
 @pytest.mark.grade(concept="leaf", points=2)
@@ -103,7 +109,7 @@ def test_a_third(autograd):
 @pytest.mark.grade(concept="graph", points=4, hidden=True)
 def test_secret():
     assert False
-'''
+"""
 
 
 def test_classroom_reporter_table_and_notice_show_the_partial_score(pytester, monkeypatch, tmp_path):
@@ -139,8 +145,17 @@ def _gradebook(*checks: CheckResult, concepts=("leaf", "retain_grad", "graph")) 
 
 
 def _check(topic: str, name: str, status: str, score: float = 0.0, max_score: float = 1.0, **fields) -> CheckResult:
-    return CheckResult(id=f"test_{topic}.py::{name}", concept=fields.pop("concept", topic), score=score,
-                       max_score=max_score, status=status, topic=topic, title=name, file=f"{topic}.py", **fields)
+    return CheckResult(
+        id=f"test_{topic}.py::{name}",
+        concept=fields.pop("concept", topic),
+        score=score,
+        max_score=max_score,
+        status=status,
+        topic=topic,
+        title=name,
+        file=f"{topic}.py",
+        **fields,
+    )
 
 
 @pytest.mark.parametrize("score", [0.0, 0.1 + 0.2, 2.5, 6.0])
@@ -190,28 +205,42 @@ def test_a_topic_with_one_real_failure_is_begun():
 
 # -- the student template's .gitignore ---------------------------------------
 
+
 def test_template_ignores_a_virtual_environment_and_caches(tmp_path, capsys):
     checks = tmp_path / "checks"
     checks.mkdir()
-    (checks / "test_m.py").write_text(textwrap.dedent('''
+    (checks / "test_m.py").write_text(
+        textwrap.dedent("""
         import pytest
 
         @pytest.mark.grade(concept="leaf")
         def test_f(submission):
             submission("m", numpy_only=True).f()
-    '''))
+    """)
+    )
     (checks / "m.py").write_text("def f():\n    raise NotImplementedError\n")
     assert cli.main(["github-classroom", str(checks), "-o", str(tmp_path / "course")]) == 0
     capsys.readouterr()
     template = tmp_path / "course" / "template"
-    made = [".venv/bin/python", "venv/lib/site.py", "exercises/__pycache__/m.cpython-311.pyc",
-            "exercises/.ipynb_checkpoints/m-checkpoint.ipynb", ".pytest_cache/v/cache/nodeids", ".DS_Store"]
+    made = [
+        ".venv/bin/python",
+        "venv/lib/site.py",
+        "exercises/__pycache__/m.cpython-311.pyc",
+        "exercises/.ipynb_checkpoints/m-checkpoint.ipynb",
+        ".pytest_cache/v/cache/nodeids",
+        ".DS_Store",
+    ]
     for name in made:
         (template / name).parent.mkdir(parents=True, exist_ok=True)
         (template / name).write_text("x")
     subprocess.run(["git", "init", "-q", str(template)], check=True)
-    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=template,
-                            capture_output=True, text=True, check=True).stdout
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=template,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     listed = {line[3:] for line in status.splitlines()}
     assert "exercises/m.py" in listed and ".gitignore" in listed
     assert not any(name in listed for name in made), listed

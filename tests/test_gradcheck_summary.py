@@ -65,7 +65,7 @@ class CumSum(torch.autograd.Function):
         return grad_output   # the Jacobian is triangular, not the identity
 '''
 
-CHECKS = '''
+CHECKS = """
 import pytest
 import torch
 
@@ -87,7 +87,7 @@ def test_float32(submission, autograd):
 
 def test_two_inputs_unnamed(submission, autograd):
     autograd.gradcheck(submission("functions").Mul.apply, (X, Y))
-'''
+"""
 
 RAW = ("numerical:", "analytical:", "Numerical", "Analytical", "tensor(")
 
@@ -157,8 +157,9 @@ def test_a_backward_that_mixes_elements(feedback):
     text = failure(feedback, "CumSum")
     assert count(3, 9) in text
     # three entries off by 1 (rounding picks which): below the diagonal
-    assert any(worst(output, input, 1.0, 0.0) in text for output, input in [("[1]", "x[0]"), ("[2]", "x[0]"),
-                                                                             ("[2]", "x[1]")]), text
+    assert any(
+        worst(output, input, 1.0, 0.0) in text for output, input in [("[1]", "x[0]"), ("[2]", "x[0]"), ("[2]", "x[1]")]
+    ), text
     assert msg("diag.gradcheck_mixes") not in text and msg("diag.gradcheck_grad_output") not in text
     assert "Likely mistake" not in text
 
@@ -195,7 +196,9 @@ def test_a_failure_the_jacobians_do_not_show_keeps_gradchecks_first_line(feedbac
 
 # -- the calls gradcheck is about to make, asked in one request -------------
 
-AHEAD = FUNCTIONS + '''
+AHEAD = (
+    FUNCTIONS
+    + '''
 
 calls = []
 
@@ -233,6 +236,7 @@ class Counted(torch.autograd.Function):
 def count_calls():
     return calls.count("forward"), calls.count("backward")
 '''
+)
 
 
 def _gradcheck(tmp_path, function: str, ahead: bool, monkeypatch) -> tuple[str, int, tuple]:
@@ -291,7 +295,7 @@ def test_feedback_is_the_same_as_when_each_call_is_asked_alone(tmp_path, monkeyp
 def test_a_hang_on_a_moved_input_is_a_timeout_of_the_students_function(pytester):
     # asked ahead, the hang spends the check's time; gradcheck's own next
     # call then finds none left, and the timeout is told as it always was
-    slow = '''
+    slow = """
 import time
 import torch
 
@@ -306,8 +310,8 @@ class Slow(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_output):
         return grad_output
-'''
-    checks = '''
+"""
+    checks = """
 import pytest
 import torch
 
@@ -316,7 +320,7 @@ pytestmark = pytest.mark.grade(concept="custom_function")
 
 def test_slow(submission, autograd):
     autograd.gradcheck(submission("functions").Slow.apply, (torch.tensor([1.0, 2.0], dtype=torch.float64),))
-'''
+"""
     graded = grade_checks(pytester, checks, "--grade-timeout=1", functions=slow)
     (check,) = graded.report["checks"]
     assert check["status"] == "timeout", check

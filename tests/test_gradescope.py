@@ -77,11 +77,18 @@ def test_results_json_names_numbers_statuses_and_hidden_checks(pytester):
         ("2.2", "Leaf tensors › secret passes"),
     ]
     visible = tests["Leaf tensors › says which tensors are leaves"]
-    assert visible == {"name": "Leaf tensors › says which tensors are leaves", "number": "2.1", "score": 1.0,
-                       "max_score": 1.0, "status": "passed", "output": "", "output_format": "text",
-                       "tags": ["leaf"], "visibility": "visible",
-                       "extra_data": {"grader_status": "passed", "id": "test_checks.py::test_leaf_visible",
-                                      "device": None}}
+    assert visible == {
+        "name": "Leaf tensors › says which tensors are leaves",
+        "number": "2.1",
+        "score": 1.0,
+        "max_score": 1.0,
+        "status": "passed",
+        "output": "",
+        "output_format": "text",
+        "tags": ["leaf"],
+        "visibility": "visible",
+        "extra_data": {"grader_status": "passed", "id": "test_checks.py::test_leaf_visible", "device": None},
+    }
     # the real status in words
     spins = tests["Computational graphs › spins"]
     assert (spins["status"], spins["score"], spins["extra_data"]["grader_status"]) == ("failed", 0.0, "timeout")
@@ -95,32 +102,44 @@ def test_results_json_names_numbers_statuses_and_hidden_checks(pytester):
     passes = tests["Leaf tensors › secret passes"]
     assert (passes["status"], passes["score"], passes["visibility"]) == ("passed", 4.0, "after_published")
     # ... and nowhere a student looks before then
-    assert graded.checks["test_checks.py::test_secret"]["feedback"] == "A hidden check on 'Computational graphs' failed."
+    assert (
+        graded.checks["test_checks.py::test_secret"]["feedback"] == "A hidden check on 'Computational graphs' failed."
+    )
     assert "expected 5, got 4" not in graded.text and "expected 5" not in json.dumps(graded.report)
 
     # the total counts every check (Gradescope hides it while a test is hidden);
     # the text students see at once counts visible checks only
     assert results["score"] == 5.0 == graded.report["score"]
     output = results["output"]
-    assert re.fullmatch(r"Computational graphs \(graph\)\s+0/2\s+0/1 passed .*  0\.0%",
-                        _row(output, "Computational graphs"))
+    assert re.fullmatch(
+        r"Computational graphs \(graph\)\s+0/2\s+0/1 passed .*  0\.0%", _row(output, "Computational graphs")
+    )
     assert re.fullmatch(r"Leaf tensors \(leaf\)\s+1/1\s+1/1 passed .*100\.0%", _row(output, "Leaf tensors"))
     assert re.fullmatch(r"TOTAL\s+1/3\s+.* 33\.3%", _row(output, "TOTAL"))
     # what Gradescope really does with each: one never shown, one shown once grades are published
-    assert "2 hidden check(s) are not counted above: 1 never shown to students, 1 shown once your instructor" \
-           " publishes the grades. While any check is hidden, Gradescope shows you no total score." \
-           in output.splitlines()
+    assert (
+        "2 hidden check(s) are not counted above: 1 never shown to students, 1 shown once your instructor"
+        " publishes the grades. While any check is hidden, Gradescope shows you no total score." in output.splitlines()
+    )
     assert "/10" not in output and "5/" not in output
     assert (results["stdout_visibility"], results["visibility"], results["output_format"]) == (
-        "hidden", "visible", "text")
-    assert results["extra_data"] == {"percent": 50.0, "seed": 7, "complete": True,
-                                     "isolation": graded.report["isolation"]}
+        "hidden",
+        "visible",
+        "text",
+    )
+    assert results["extra_data"] == {
+        "percent": 50.0,
+        "seed": 7,
+        "complete": True,
+        "isolation": graded.report["isolation"],
+    }
     assert results["execution_time"] > 0
 
 
 def _gradebook(*checks: CheckResult, complete: bool = True) -> Gradebook:
-    book = Gradebook(seed=3, devices=["cpu"], torch="2.13.0", concepts={c.id: c for c in SHIPPED_CONCEPTS},
-                     isolation="bwrap")
+    book = Gradebook(
+        seed=3, devices=["cpu"], torch="2.13.0", concepts={c.id: c for c in SHIPPED_CONCEPTS}, isolation="bwrap"
+    )
     for check in checks:
         book.checks[check.id] = check
     book.finish(complete=complete)
@@ -129,15 +148,26 @@ def _gradebook(*checks: CheckResult, complete: bool = True) -> Gradebook:
 
 def test_results_json_from_a_gradebook_says_every_status_in_words():
     book = _gradebook(
-        CheckResult("t.py::test_c", "leaf", 0.0, 2.0, "crashed", "[Leaf tensors] the process died (SIGSEGV)",
-                    title="c"),
+        CheckResult(
+            "t.py::test_c", "leaf", 0.0, 2.0, "crashed", "[Leaf tensors] the process died (SIGSEGV)", title="c"
+        ),
         CheckResult("t.py::test_e", "leaf", 0.0, 1.0, "error", "NameError: name 'x' is not defined", title="e"),
-        CheckResult("t.py::test_h", "graph", 0.5, 2.0, "failed", "A hidden check on 'Computational graphs' failed.",
-                    hidden=True, visibility="after_due_date", title="h",
-                    private_feedback="[Computational graphs] dy/dw: expected 7, got 6"),
+        CheckResult(
+            "t.py::test_h",
+            "graph",
+            0.5,
+            2.0,
+            "failed",
+            "A hidden check on 'Computational graphs' failed.",
+            hidden=True,
+            visibility="after_due_date",
+            title="h",
+            private_feedback="[Computational graphs] dy/dw: expected 7, got 6",
+        ),
         CheckResult("t.py::test_s", "graph", 0.0, 0.0, "skipped", "no CUDA", title="s"),
         CheckResult("broken.py", "", 0.0, 0.0, "error", "could not load the checks in broken.py"),
-        complete=False)
+        complete=False,
+    )
     results = gradescope_results(book)
     tests = {t["number"]: t for t in results["tests"]}
     assert sorted(tests) == ["1.1", "2.1", "2.2", "3.1"]
@@ -157,6 +187,7 @@ def test_results_json_from_a_gradebook_says_every_status_in_words():
 
 
 # -- the bundle ---------------------------------------------------------------------------
+
 
 def _checks_dir(path: Path) -> Path:
     checks = path / "checks"
@@ -186,10 +217,20 @@ def test_bundle_holds_scripts_and_checks(tmp_path, capsys):
     archive = zipfile.ZipFile(out)
     modes = {i.filename: stat.S_IMODE(i.external_attr >> 16) for i in archive.infolist()}
     own_wheel = f"pytest_autograd_grader-{__version__}-py3-none-any.whl"
-    assert modes == {"setup.sh": 0o755, "run_autograder": 0o755, "gradescope_run.py": 0o644, "layout.py": 0o644,
-                     "requirements.txt": 0o644, "bundle.json": 0o644, "checks/test_one.py": 0o644,
-                     "checks/conftest.py": 0o644, "checks/helpers/data.txt": 0o644, "checks/pytest.ini": 0o644,
-                     f"wheels/{own_wheel}": 0o644, "grade-manifest.json": 0o644}
+    assert modes == {
+        "setup.sh": 0o755,
+        "run_autograder": 0o755,
+        "gradescope_run.py": 0o644,
+        "layout.py": 0o644,
+        "requirements.txt": 0o644,
+        "bundle.json": 0o644,
+        "checks/test_one.py": 0o644,
+        "checks/conftest.py": 0o644,
+        "checks/helpers/data.txt": 0o644,
+        "checks/pytest.ini": 0o644,
+        f"wheels/{own_wheel}": 0o644,
+        "grade-manifest.json": 0o644,
+    }
     assert archive.read("checks/pytest.ini") == b"[pytest]\n"
     # the grader is not on the package index: the zip carries the wheel of the grader that wrote it
     assert archive.read("requirements.txt").decode() == f"./wheels/{own_wheel}[notebook,engine]\n"
@@ -197,8 +238,16 @@ def test_bundle_holds_scripts_and_checks(tmp_path, capsys):
     assert "pytest_autograd_grader/plugin.py" in shipped and grader_wheel().name == own_wheel
     assert f"pytest_autograd_grader-{__version__}.dist-info/RECORD" in shipped
     options = json.loads(archive.read("bundle.json"))["grade_options"]
-    assert options == ["--grade-lang", "en", "--grade-timeout", "3", "--grade-seed", "11",
-                       "--grade-manifest", "grade-manifest.json"]
+    assert options == [
+        "--grade-lang",
+        "en",
+        "--grade-timeout",
+        "3",
+        "--grade-seed",
+        "11",
+        "--grade-manifest",
+        "grade-manifest.json",
+    ]
     setup = archive.read("setup.sh").decode()
     assert setup.startswith("#!/usr/bin/env bash\n") and "set -euo pipefail" in setup
     assert "pip3 install --no-cache-dir torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu" in setup
@@ -214,7 +263,11 @@ def test_bundle_holds_scripts_and_checks(tmp_path, capsys):
 
     # setup.sh installs torch's CPU build before the grader, from the zip's own folder
     torch_line = setup.index("pip3 install --no-cache-dir torch==2.13.0")
-    assert setup.index('cd "$(dirname "$0")"') < torch_line < setup.index("pip3 install --no-cache-dir -r requirements.txt")
+    assert (
+        setup.index('cd "$(dirname "$0")"')
+        < torch_line
+        < setup.index("pip3 install --no-cache-dir -r requirements.txt")
+    )
     assert f"wheels/{own_wheel}" in stdout and "index" not in stderr
 
     # the instructor's own pytest.ini is kept; a wheel file travels in the zip, in place of the grader's own
@@ -229,7 +282,11 @@ def test_bundle_holds_scripts_and_checks(tmp_path, capsys):
     assert [n for n in archive.namelist() if n.startswith("wheels/")] == [f"wheels/{wheel.name}"]
     assert archive.read("requirements.txt").decode() == f"./wheels/{wheel.name}[notebook,engine]\n"
     assert json.loads(archive.read("bundle.json"))["grade_options"] == [
-        "--grade-lang", "en", "--grade-manifest", "grade-manifest.json"]
+        "--grade-lang",
+        "en",
+        "--grade-manifest",
+        "grade-manifest.json",
+    ]
     assert "seed: random on every run" in stdout
 
 
@@ -242,8 +299,10 @@ def test_bundle_warns_that_a_package_name_comes_from_the_index(tmp_path, capsys)
         archive = zipfile.ZipFile(out)
         assert archive.read("requirements.txt").decode() == f"{spec}\n"
         assert not [n for n in archive.namelist() if n.startswith("wheels/")]
-        assert f"setup.sh will fetch {spec!r} from the package index (PyPI), where pytest-autograd-grader is " \
-               "not published yet" in stderr
+        assert (
+            f"setup.sh will fetch {spec!r} from the package index (PyPI), where pytest-autograd-grader is "
+            "not published yet" in stderr
+        )
         assert "leave out --grader-requirement to ship this grader's own wheel" in stderr
     # a URL is fetched from where it points: written as is, without a warning
     url = "git+https://github.com/OWNER/pytest-autograd-grader@v0.1.0"
@@ -276,6 +335,7 @@ def test_bundle_refuses_what_it_cannot_ship(tmp_path, capsys, monkeypatch):
 
 
 # -- run_autograder ---------------------------------------------------------------------
+
 
 def _gradescope_run():
     path = resources.files("pytest_autograd_grader.platforms").joinpath("gradescope_files", "gradescope_run.py")
@@ -318,12 +378,22 @@ def test_run_autograder_keeps_partial_scores_and_explains(tmp_path):
     complete = {"score": 3.0, "output": "table", "tests": [], "extra_data": {"complete": True}}
     path.write_text(json.dumps(complete))
     assert finish(path, 1, {}) == complete
-    path.write_text(json.dumps({"score": 2.0, "output": "table", "tests": [{"score": 2.0, "name": "a"}],
-                                "extra_data": {"complete": False, "seed": 4}}))
+    path.write_text(
+        json.dumps(
+            {
+                "score": 2.0,
+                "output": "table",
+                "tests": [{"score": 2.0, "name": "a"}],
+                "extra_data": {"complete": False, "seed": 4},
+            }
+        )
+    )
     partial = finish(path, -9, {})
     assert partial["score"] == 2.0 and partial["tests"] == [{"score": 2.0, "name": "a"}]
-    assert partial["output"].startswith("The autograder could not finish grading your submission: the grader "
-                                        "stopped (exit status -9) before every check had run")
+    assert partial["output"].startswith(
+        "The autograder could not finish grading your submission: the grader "
+        "stopped (exit status -9) before every check had run"
+    )
     assert partial["output"].endswith("contact your instructor, who can see the autograder's log.\n\ntable")
     assert partial["extra_data"] == {"complete": False, "seed": 4, "grader_exit_code": -9}
     path.write_text('{"score": 1.0, "tests": [')
@@ -345,7 +415,8 @@ def pytest_configure(config):
 def test_run_autograder_in_a_fake_autograder_root(tmp_path, capsys):
     checks = tmp_path / "checks"
     checks.mkdir()
-    (checks / "test_m.py").write_text(textwrap.dedent('''
+    (checks / "test_m.py").write_text(
+        textwrap.dedent("""
         import pytest
 
         @pytest.mark.grade(concept="leaf", points=2)
@@ -355,7 +426,8 @@ def test_run_autograder_in_a_fake_autograder_root(tmp_path, capsys):
         @pytest.mark.grade(concept="graph", points=1, hidden=True)
         def test_secret(submission, autograd):
             autograd.assert_equal(submission("m", numpy_only=True).f(4), 5, "f")
-    '''))
+    """)
+    )
     assert cli.main(["gradescope-bundle", str(checks), "-o", str(tmp_path / "autograder.zip")]) == 0
     capsys.readouterr()
     root = tmp_path / "autograder"
@@ -377,14 +449,19 @@ def test_run_autograder_in_a_fake_autograder_root(tmp_path, capsys):
     python3 = bin_dir / "python3"
     python3.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
     python3.chmod(0o755)
-    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
-           # plugins that cost seconds at start-up and matter to no grading
-           "PYTEST_ADDOPTS": "-p no:hypothesispytest -p no:benchmark -p no:unraisableexception"}
+    env = {
+        **os.environ,
+        "AUTOGRADER_ROOT": str(root),
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        # plugins that cost seconds at start-up and matter to no grading
+        "PYTEST_ADDOPTS": "-p no:hypothesispytest -p no:benchmark -p no:unraisableexception",
+    }
     results = root / "results" / "results.json"
 
     def run_autograder() -> dict:
-        done = subprocess.run([str(source / "run_autograder")], env=env, cwd=tmp_path, capture_output=True,
-                              text=True, timeout=120)
+        done = subprocess.run(
+            [str(source / "run_autograder")], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120
+        )
         assert done.returncode == 0, done.stdout + done.stderr
         return json.loads(results.read_text())
 
@@ -392,20 +469,30 @@ def test_run_autograder_in_a_fake_autograder_root(tmp_path, capsys):
     assert not (root / "STUDENT_CONFTEST_RAN").exists()
     assert graded["score"] == 2.0 and graded["extra_data"]["complete"] is True, graded
     assert [(t["name"], t["status"], t["visibility"]) for t in graded["tests"]] == [
-        ("Computational graphs › secret", "failed", "hidden"), ("Leaf tensors › f", "passed", "visible")]
+        ("Computational graphs › secret", "failed", "hidden"),
+        ("Leaf tensors › f", "passed", "visible"),
+    ]
     assert graded["tests"][0]["output"] == "[Computational graphs] f: expected 5, got 4"
 
     # checks that do not even load still leave a results file that says so
     (source / "checks" / "pytest.ini").write_text("[pytest]\naddopts = --no-such-option\n")
     broken = run_autograder()
     assert broken["score"] == 0 and broken["tests"] == []
-    assert broken["output"].startswith("The autograder could not finish grading your submission: the grader "
-                                       "stopped (exit status 4) without writing any results.")
+    assert broken["output"].startswith(
+        "The autograder could not finish grading your submission: the grader "
+        "stopped (exit status 4) without writing any results."
+    )
     assert "contact your instructor" in broken["output"]
 
     # so does a python3 that does not start
     python3.write_text("#!/bin/sh\nexit 127\n")
     assert run_autograder() == {
-        "score": 0.0, "output": "The autograder could not finish grading your submission: python3 did not start. "
+        "score": 0.0,
+        "output": "The autograder could not finish grading your submission: python3 did not start. "
         "This is most likely not a problem in your code: contact your instructor, who can see the autograder's "
-        "log.", "output_format": "text", "stdout_visibility": "hidden", "tests": [], "extra_data": {"complete": False}}
+        "log.",
+        "output_format": "text",
+        "stdout_visibility": "hidden",
+        "tests": [],
+        "extra_data": {"complete": False},
+    }

@@ -14,18 +14,32 @@ from pytest_autograd_grader.boundary.upload_names import copies_of, original_nam
 from pytest_autograd_grader.i18n import msg
 from pytest_autograd_grader.platforms.manifest import build_manifest
 
-CHECKS = '''
+CHECKS = """
 import pytest
 
 @pytest.mark.grade(concept="leaf", points=2)
 def test_f(submission, autograd):
     autograd.assert_equal(submission("m", numpy_only=True).f(3), 3, "f")
-'''
+"""
 RIGHT = "def f(x):\n    return x\n"
 
 
-@pytest.mark.parametrize("name", ["m (1).py", "m(2).py", "m-1.py", "m copy.py", "m - Copy.py", "m copy 2.py",
-                                  "m (copy).py", "Copy of m.py", "M.py", "m.py.txt", "m (1) (1).py"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "m (1).py",
+        "m(2).py",
+        "m-1.py",
+        "m copy.py",
+        "m - Copy.py",
+        "m copy 2.py",
+        "m (copy).py",
+        "Copy of m.py",
+        "M.py",
+        "m.py.txt",
+        "m (1) (1).py",
+    ],
+)
 def test_copies_of_an_expected_file_are_recognised(name):
     assert original_name(name) == "m.py"
 
@@ -59,7 +73,7 @@ def test_a_copy_of_a_notebook_is_named_as_a_notebook(tmp_path):
 
 # -- a broken check: the instructor's, visible, and its points kept ------------
 
-BROKEN = '''
+BROKEN = """
 import pytest
 import helper_here  # there when the manifest was written, missing where it runs
 
@@ -70,7 +84,7 @@ def test_g():
 @pytest.mark.grade(concept="graph", points=4, hidden=True)
 def test_secret():
     pass
-'''
+"""
 
 
 def test_a_check_file_that_cannot_load_keeps_its_points_and_shows_no_traceback(pytester):
@@ -84,14 +98,23 @@ def test_a_check_file_that_cannot_load_keeps_its_points_and_shows_no_traceback(p
     (checks / "helper_here.py").unlink()
     (pytester.path / "student").mkdir()
     (pytester.path / "student" / "m.py").write_text(RIGHT)
-    graded = run_grader(pytester, "checks", "--grade-submission=student", "--grade-manifest", "manifest.json",
-                        "--grade-gradescope", "results.json")
+    graded = run_grader(
+        pytester,
+        "checks",
+        "--grade-submission=student",
+        "--grade-manifest",
+        "manifest.json",
+        "--grade-gradescope",
+        "results.json",
+    )
     results = json.loads((pytester.path / "results.json").read_text())
     assert results["score"] == 2.0
     assert sum(t["max_score"] for t in results["tests"]) == 9.0  # 2 + the broken file's 3 + 4, scored 0
     broken = [t for t in results["tests"] if t["extra_data"]["grader_status"] == "error"]
     assert sorted((t["name"], t["max_score"], t["score"], t["visibility"]) for t in broken) == [
-        ("Computational graphs › g", 3.0, 0.0, "visible"), ("Computational graphs › secret", 4.0, 0.0, "hidden")]
+        ("Computational graphs › g", 3.0, 0.0, "visible"),
+        ("Computational graphs › secret", 4.0, 0.0, "hidden"),
+    ]
     for test in broken:
         assert "could not load the checks in test_broken.py" in test["output"]
         assert "No module named 'helper_here'" in test["output"] and "tell your instructor" in test["output"]
@@ -100,13 +123,15 @@ def test_a_check_file_that_cannot_load_keeps_its_points_and_shows_no_traceback(p
 
 
 def test_without_a_manifest_a_broken_file_says_so_without_a_traceback(pytester):
-    pytester.makepyfile(test_broken="""
+    pytester.makepyfile(
+        test_broken="""
         import pytest
 
         @pytest.mark.grade(concept="leaf")
         def test_x(:
             pass
-    """)
+    """
+    )
     graded = run_grader(pytester, "--grade-gradescope", "results.json", "--grade-json-private", "private.json")
     (test,) = json.loads((pytester.path / "results.json").read_text())["tests"]
     assert "could not load the checks in test_broken.py (line 4: SyntaxError" in test["output"]

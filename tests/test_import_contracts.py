@@ -30,10 +30,13 @@ def lint_imports(package_parent: Path) -> subprocess.CompletedProcess:
     """``lint-imports`` on the package found under ``package_parent``, with
     the repository's contracts; no cache is written anywhere."""
     env = {**os.environ, "PYTHONPATH": str(package_parent), "NO_COLOR": "1", "COLUMNS": "200"}
-    code = "import sys; from importlinter.cli import lint_imports; sys.exit(lint_imports(**dict(" \
-           f"config_filename={str(CONFIG)!r}, no_cache=True, no_logo=True)))"
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                          cwd=package_parent, timeout=120)
+    code = (
+        "import sys; from importlinter.cli import lint_imports; sys.exit(lint_imports(**dict("
+        f"config_filename={str(CONFIG)!r}, no_cache=True, no_logo=True)))"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=package_parent, timeout=120
+    )
 
 
 def copy_package(tmp_path: Path) -> Path:
@@ -58,21 +61,40 @@ def test_the_package_keeps_its_import_contracts():
     assert "Contracts: 3 kept, 0 broken." in done.stdout
 
 
-@pytest.mark.parametrize("file, line, broken", [
-    # the student's side of the boundary reaching up into the verdicts
-    ("boundary/records.py", "from ..checking import compare  # noqa",
-     ["each layer imports only the layers below it BROKEN",
-      "pytest_autograd_grader.boundary is not allowed to import",
-      "pytest_autograd_grader.boundary.records -> pytest_autograd_grader.checking.compare"]),
-    # probe.py imports isolation.py; the reverse closes a circle
-    ("sandbox/isolation.py", "from . import probe  # noqa",
-     ["no import circle between the modules of any one package BROKEN",
-      "No cycles are allowed in pytest_autograd_grader.sandbox"]),
-    # the worker importing pytest, through a module of the boundary it loads
-    ("boundary/tracing.py", "import pytest  # noqa",
-     ["what the sandbox's worker imports never imports pytest BROKEN",
-      "pytest_autograd_grader.boundary.tracing -> pytest"]),
-], ids=["upwards", "circle", "worker-imports-pytest"])
+@pytest.mark.parametrize(
+    "file, line, broken",
+    [
+        # the student's side of the boundary reaching up into the verdicts
+        (
+            "boundary/records.py",
+            "from ..checking import compare  # noqa",
+            [
+                "each layer imports only the layers below it BROKEN",
+                "pytest_autograd_grader.boundary is not allowed to import",
+                "pytest_autograd_grader.boundary.records -> pytest_autograd_grader.checking.compare",
+            ],
+        ),
+        # probe.py imports isolation.py; the reverse closes a circle
+        (
+            "sandbox/isolation.py",
+            "from . import probe  # noqa",
+            [
+                "no import circle between the modules of any one package BROKEN",
+                "No cycles are allowed in pytest_autograd_grader.sandbox",
+            ],
+        ),
+        # the worker importing pytest, through a module of the boundary it loads
+        (
+            "boundary/tracing.py",
+            "import pytest  # noqa",
+            [
+                "what the sandbox's worker imports never imports pytest BROKEN",
+                "pytest_autograd_grader.boundary.tracing -> pytest",
+            ],
+        ),
+    ],
+    ids=["upwards", "circle", "worker-imports-pytest"],
+)
 def test_an_import_against_a_contract_breaks_it(tmp_path, file, line, broken):
     done = lint_imports(copy_with(tmp_path, file, line))
     assert done.returncode == 1, done.stdout
@@ -88,8 +110,11 @@ def test_a_module_outside_every_layer_breaks_the_contract(tmp_path):
 
 
 def test_no_module_outgrows_one_idea():
-    sizes = {p.relative_to(PACKAGE).as_posix(): len(p.read_text().splitlines())
-             for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts}
+    sizes = {
+        p.relative_to(PACKAGE).as_posix(): len(p.read_text().splitlines())
+        for p in PACKAGE.rglob("*.py")
+        if "__pycache__" not in p.parts
+    }
     assert len(sizes) > 50
     too_long = {path: n for path, n in sizes.items() if n > MAX_LINES and path not in CATALOGUES}
     assert too_long == {}, "split these along the seams their sections show"

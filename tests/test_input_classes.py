@@ -14,7 +14,7 @@ from conftest import grade_checks
 from pytest_autograd_grader.checking.input_classes import classes_of
 from pytest_autograd_grader.checking.seeding import GradeRng
 
-CHECKS = '''
+CHECKS = """
 import pytest
 
 @pytest.mark.grade(concept="leaf", inputs=("rank 1", "rank 2", "size-1 axis", "one element", "negative", "zero"))
@@ -22,7 +22,7 @@ def test_square(submission, grade_rng):
     for shape in grade_rng.shapes(ranks={ranks}):
         x = grade_rng.randn(*shape, mixed=True, zeros={zeros})
         assert submission("square").square(x) is not None
-'''
+"""
 
 STUDENT = "def square(x):\n    return x * x\n"
 

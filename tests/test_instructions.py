@@ -98,8 +98,10 @@ def test_timeout_after_broken(submission, autograd):
 @pytest.mark.grade(instruction_share=None)
 def test_no_instruction():
     pass
-""" + "".join(f"\n\n@pytest.mark.grade(instruction_share={share!r})\ndef test_bad_{i}():\n    pass\n"
-              for i, share in enumerate(BAD_SHARES))
+""" + "".join(
+    f"\n\n@pytest.mark.grade(instruction_share={share!r})\ndef test_bad_{i}():\n    pass\n"
+    for i, share in enumerate(BAD_SHARES)
+)
 
 _graded = {}
 
@@ -112,6 +114,7 @@ def graded(pytester):
         _graded["private"] = json.loads((pytester.path / "private.json").read_text())
     return _graded["run"]
 
+
 def test_right_values_with_a_broken_instruction_lose_only_its_share(graded):
     honest = graded.check("test_derived[by_hand]")
     assert (honest["status"], honest["score"]) == ("passed", 4.0)
@@ -119,8 +122,10 @@ def test_right_values_with_a_broken_instruction_lose_only_its_share(graded):
 
     broken = graded.check("test_derived[by_backward]")
     assert (broken["status"], broken["score"]) == ("failed", 3.0)
-    assert "instruction not followed (costs 1 of the 4 points; read from what your code's process reported" \
+    assert (
+        "instruction not followed (costs 1 of the 4 points; read from what your code's process reported"
         in broken["feedback"]
+    )
     assert msg("req.graph.by_hand", count=1) in broken["feedback"]
     assert broken["instruction"] == {"share": 0.25, "score": 0.0, "max_score": 1.0, "followed": False}
 

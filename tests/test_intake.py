@@ -51,14 +51,17 @@ def layout(folder: Path) -> set[str]:
 
 
 def test_a_canvas_download_gives_each_student_a_folder_with_their_canvas_id(tmp_path):
-    export = make_zip(tmp_path / "submissions.zip", {
-        "garcíajosé_5678_901_leaf.py": LEAF,
-        "garcíajosé_5678_902_graph.py": GRAPH,
-        # a late upload, and a file Canvas renamed because it was uploaded twice
-        "smithbob_late_1234_555_leaf-1.py": LEAF,
-        # the student zipped their repository: a zip inside the download
-        "nguyễnan_4321_777_submission.zip": zipped({"hw/exercises/leaf.py": LEAF}),
-    })
+    export = make_zip(
+        tmp_path / "submissions.zip",
+        {
+            "garcíajosé_5678_901_leaf.py": LEAF,
+            "garcíajosé_5678_902_graph.py": GRAPH,
+            # a late upload, and a file Canvas renamed because it was uploaded twice
+            "smithbob_late_1234_555_leaf-1.py": LEAF,
+            # the student zipped their repository: a zip inside the download
+            "nguyễnan_4321_777_submission.zip": zipped({"hw/exercises/leaf.py": LEAF}),
+        },
+    )
     graded, export_name, handed, _ = parts(gather(export, tmp_path / "out"))
     assert export_name == "canvas"
     assert layout(graded / "garcíajosé") == {"leaf.py", "graph.py"}
@@ -70,13 +73,16 @@ def test_a_canvas_download_gives_each_student_a_folder_with_their_canvas_id(tmp_
 
 
 def test_a_moodle_download_in_folders_or_flat(tmp_path):
-    export = make_zip(tmp_path / "moodle.zip", {
-        # Moodle 4 (no trailing _), Moodle 3 (trailing _), a flat file, and online text that is no code
-        "José García_123456_assignsubmission_file/leaf.py": LEAF,
-        "Zoë Ng_654321_assignsubmission_file_/exercises/leaf.py": LEAF,
-        "Zoë Ng_654321_assignsubmission_onlinetext_/onlinetext.html": "<p>see my code</p>",
-        "Ann Lee_222222_assignsubmission_file_graph.py": GRAPH,
-    })
+    export = make_zip(
+        tmp_path / "moodle.zip",
+        {
+            # Moodle 4 (no trailing _), Moodle 3 (trailing _), a flat file, and online text that is no code
+            "José García_123456_assignsubmission_file/leaf.py": LEAF,
+            "Zoë Ng_654321_assignsubmission_file_/exercises/leaf.py": LEAF,
+            "Zoë Ng_654321_assignsubmission_onlinetext_/onlinetext.html": "<p>see my code</p>",
+            "Ann Lee_222222_assignsubmission_file_graph.py": GRAPH,
+        },
+    )
     graded, export_name, handed, _ = parts(gather(export, tmp_path / "out"))
     assert export_name == "moodle"
     assert layout(graded / "José García_123456") == {"leaf.py"}
@@ -100,12 +106,16 @@ def test_a_gradescope_export_reads_its_metadata_and_grades_a_group_for_each_memb
         "    :sid: '9002'\n"
         "  - :name: Ann Lee\n"
         "    :sid: '9003'\n"
-        "  :created_at: 2026-03-02 23:59:59.000000000 -08:00\n")
-    export = make_zip(tmp_path / "gradescope.zip", {
-        "assignment_987_export/submission_metadata.yml": metadata,
-        "assignment_987_export/submission_111/leaf.py": LEAF,
-        "assignment_987_export/submission_222/exercises/graph.py": GRAPH,
-    })
+        "  :created_at: 2026-03-02 23:59:59.000000000 -08:00\n"
+    )
+    export = make_zip(
+        tmp_path / "gradescope.zip",
+        {
+            "assignment_987_export/submission_metadata.yml": metadata,
+            "assignment_987_export/submission_111/leaf.py": LEAF,
+            "assignment_987_export/submission_222/exercises/graph.py": GRAPH,
+        },
+    )
     graded, export_name, handed, _ = parts(gather(export, tmp_path / "out"))
     assert export_name == "gradescope"
     assert {h.name for h in handed.values()} == {"José García", "Zoë Ng", "Ann Lee"}
@@ -187,18 +197,41 @@ def test_a_canvas_download_is_graded_end_to_end_with_its_names_ids_and_late_mark
     copy_course_files(checks)
     (checks / "pytest.ini").write_text("[pytest]\n")
     decomposed = unicodedata.normalize("NFD", "garcíajosé")  # a zip made on a Mac
-    export = make_zip(tmp_path / "submissions.zip", {
-        f"{decomposed}_5678_901_graph.py": GRAPH,
-        "smithbob_late_1234_555_graph-1.py": (EXERCISES / "graph.py").read_text(),
-    })
+    export = make_zip(
+        tmp_path / "submissions.zip",
+        {
+            f"{decomposed}_5678_901_graph.py": GRAPH,
+            "smithbob_late_1234_555_graph-1.py": (EXERCISES / "graph.py").read_text(),
+        },
+    )
     out = tmp_path / "out"
-    run = subprocess.run([sys.executable, "-m", "pytest_autograd_grader", "class", "--checks", str(checks),
-                          "--submissions", str(export), "--out", str(out), "-j", "1", "--timeout=5"],
-                         capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest_autograd_grader",
+            "class",
+            "--checks",
+            str(checks),
+            "--submissions",
+            str(export),
+            "--out",
+            str(out),
+            "-j",
+            "1",
+            "--timeout=5",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr
     assert "read 2 submissions from a canvas export (1 late)" in run.stderr, run.stderr
-    reports = {json.loads(p.read_text())["name"]: json.loads(p.read_text())
-               for p in out.glob("*.json") if p.name != "class-run.json"}
+    reports = {
+        json.loads(p.read_text())["name"]: json.loads(p.read_text())
+        for p in out.glob("*.json")
+        if p.name != "class-run.json"
+    }
     assert set(reports) == {decomposed, "smithbob"}
     assert reports[decomposed]["percent"] == 100.0 and reports[decomposed]["lms_id"] == "5678"
     assert reports[decomposed]["submission_id"] == "901" and reports["smithbob"]["submission_id"] == "555"

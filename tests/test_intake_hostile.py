@@ -48,19 +48,26 @@ def test_names_holding_path_parts_stay_data_in_every_format(tmp_path):
     evil = "import pytest\n@pytest.fixture(autouse=True)\ndef planted(): pass\n"
     metadata = (
         "submission_111:\n  :submitters:\n  - :name: ../../../checks/planted\n    :sid: '1'\n"
-        "submission_222:\n  :submitters:\n  - :name: /abs/checks\n    :sid: '2'\n  - :name: ..\n    :sid: '3'\n")
+        "submission_222:\n  :submitters:\n  - :name: /abs/checks\n    :sid: '2'\n  - :name: ..\n    :sid: '3'\n"
+    )
     exports = {
-        "gradescope": {"export/submission_metadata.yml": metadata,
-                       "export/submission_111/../../../checks/conftest.py": evil,
-                       "export/submission_111/test_evil.py": evil,
-                       "export/submission_111/leaf.py": LEAF,
-                       "export/submission_222/test_evil.py": evil},
-        "canvas": {"alice_111_444_..\\..\\..\\checks\\conftest.py": evil,
-                   "alice_111_445_leaf.py": LEAF,
-                   "checks_222_446_/abs/test_evil.py": evil},
-        "moodle": {"Mallory_9_assignsubmission_file/../../../checks/conftest.py": evil,
-                   "Eve_7_assignsubmission_file_..\\..\\checks\\conftest.py": evil,
-                   "..\\checks_8_assignsubmission_file_leaf.py": LEAF},
+        "gradescope": {
+            "export/submission_metadata.yml": metadata,
+            "export/submission_111/../../../checks/conftest.py": evil,
+            "export/submission_111/test_evil.py": evil,
+            "export/submission_111/leaf.py": LEAF,
+            "export/submission_222/test_evil.py": evil,
+        },
+        "canvas": {
+            "alice_111_444_..\\..\\..\\checks\\conftest.py": evil,
+            "alice_111_445_leaf.py": LEAF,
+            "checks_222_446_/abs/test_evil.py": evil,
+        },
+        "moodle": {
+            "Mallory_9_assignsubmission_file/../../../checks/conftest.py": evil,
+            "Eve_7_assignsubmission_file_..\\..\\checks\\conftest.py": evil,
+            "..\\checks_8_assignsubmission_file_leaf.py": LEAF,
+        },
     }
     for fmt, files in exports.items():
         out = tmp_path / f"out-{fmt}"
@@ -86,8 +93,9 @@ def test_names_holding_path_parts_stay_data_in_every_format(tmp_path):
 
 def test_the_intake_is_private_to_the_grader(tmp_path):
     os.umask(0o022)
-    export = make_zip(tmp_path / "canvas.zip", {"alice_111_444_hw.zip": zipped({"hw/leaf.py": LEAF}),
-                                                "bob_222_555_graph.py": GRAPH})
+    export = make_zip(
+        tmp_path / "canvas.zip", {"alice_111_444_hw.zip": zipped({"hw/leaf.py": LEAF}), "bob_222_555_graph.py": GRAPH}
+    )
     gather(export, tmp_path / "out")
     intake = tmp_path / "out" / ".intake"
     for path in [intake, *intake.rglob("*")]:
@@ -96,10 +104,13 @@ def test_the_intake_is_private_to_the_grader(tmp_path):
 
 
 def test_a_moodle_file_named_like_a_classmates_stays_its_uploaders(tmp_path):
-    export = make_zip(tmp_path / "moodle.zip", {
-        "Alice Jones_111_assignsubmission_file_Bob Smith_222_assignsubmission_file_leaf.py": "alice's",
-        "Bob Smith_222_assignsubmission_file_leaf.py": LEAF,
-    })
+    export = make_zip(
+        tmp_path / "moodle.zip",
+        {
+            "Alice Jones_111_assignsubmission_file_Bob Smith_222_assignsubmission_file_leaf.py": "alice's",
+            "Bob Smith_222_assignsubmission_file_leaf.py": LEAF,
+        },
+    )
     intake = gather(export, tmp_path / "out")
     assert intake.export == "moodle"
     assert layout(intake.graded / "Alice Jones_111") == {"Bob Smith_222_assignsubmission_file_leaf.py"}
@@ -108,10 +119,13 @@ def test_a_moodle_file_named_like_a_classmates_stays_its_uploaders(tmp_path):
 
 
 def test_a_canvas_file_named_like_a_classmates_stays_its_uploaders(tmp_path):
-    export = make_zip(tmp_path / "canvas.zip", {
-        "alice_111_444_bob_222_333_leaf.py": "alice's",
-        "bob_222_333_leaf.py": LEAF,
-    })
+    export = make_zip(
+        tmp_path / "canvas.zip",
+        {
+            "alice_111_444_bob_222_333_leaf.py": "alice's",
+            "bob_222_333_leaf.py": LEAF,
+        },
+    )
     intake = gather(export, tmp_path / "out")
     assert layout(intake.graded / "alice") == {"bob_222_333_leaf.py"}
     assert (intake.graded / "bob" / "leaf.py").read_text() == LEAF
@@ -120,29 +134,38 @@ def test_a_canvas_file_named_like_a_classmates_stays_its_uploaders(tmp_path):
 
 def test_one_upload_does_not_change_how_the_export_is_read(tmp_path):
     # a Canvas export where one student's file is named as Moodle names its files, and one stray file
-    canvas = make_zip(tmp_path / "canvas.zip", {
-        "alice_111_444_Mallory_9_assignsubmission_file_leaf.py": LEAF,
-        "bob_222_555_leaf.py": LEAF,
-        "cara_333_666_leaf.py": LEAF,
-        "README.txt": "stray",
-    })
+    canvas = make_zip(
+        tmp_path / "canvas.zip",
+        {
+            "alice_111_444_Mallory_9_assignsubmission_file_leaf.py": LEAF,
+            "bob_222_555_leaf.py": LEAF,
+            "cara_333_666_leaf.py": LEAF,
+            "README.txt": "stray",
+        },
+    )
     intake = gather(canvas, tmp_path / "out")
     assert intake.export == "canvas" and set(intake.handed) == {"alice", "bob", "cara"}
     assert intake.skipped == [("README.txt", "unmatched")]
     # one student's many uploads whose names hold a "/" (folders in the zip) outvote no one
-    canvas = make_zip(tmp_path / "canvas2.zip", {
-        **{f"mallory_9_{i}_dir{i}/x.py": "x" for i in range(5)},
-        "bob_222_555_leaf.py": LEAF,
-        "cara_333_666_leaf.py": LEAF,
-    })
+    canvas = make_zip(
+        tmp_path / "canvas2.zip",
+        {
+            **{f"mallory_9_{i}_dir{i}/x.py": "x" for i in range(5)},
+            "bob_222_555_leaf.py": LEAF,
+            "cara_333_666_leaf.py": LEAF,
+        },
+    )
     intake = gather(canvas, tmp_path / "out-many")
     assert intake.export == "canvas" and set(intake.handed) == {"mallory", "bob", "cara"}
     assert layout(intake.graded / "mallory") == {f"dir{i}/x.py" for i in range(5)}
     # a Moodle export where a student uploaded a file named as Canvas names its files
-    moodle = make_zip(tmp_path / "moodle.zip", {
-        "Alice Jones_111_assignsubmission_file_bob_222_333_leaf.py": LEAF,
-        "Bob Smith_222_assignsubmission_file_leaf.py": LEAF,
-    })
+    moodle = make_zip(
+        tmp_path / "moodle.zip",
+        {
+            "Alice Jones_111_assignsubmission_file_bob_222_333_leaf.py": LEAF,
+            "Bob Smith_222_assignsubmission_file_leaf.py": LEAF,
+        },
+    )
     intake = gather(moodle, tmp_path / "out2")
     assert intake.export == "moodle" and set(intake.handed) == {"Alice Jones_111", "Bob Smith_222"}
     # Gradescope's metadata that is no mapping of folders: refused with what is wrong, not read as plain folders
@@ -150,8 +173,9 @@ def test_one_upload_does_not_change_how_the_export_is_read(tmp_path):
     with pytest.raises(IntakeError, match="not a mapping of submission folders"):
         gather(gradescope, tmp_path / "out-gs")
     # as many entries of one format as of another: refused, not guessed
-    mixed = make_zip(tmp_path / "mixed.zip", {"alice_111_444_leaf.py": LEAF,
-                                              "Bob Smith_222_assignsubmission_file_leaf.py": LEAF})
+    mixed = make_zip(
+        tmp_path / "mixed.zip", {"alice_111_444_leaf.py": LEAF, "Bob Smith_222_assignsubmission_file_leaf.py": LEAF}
+    )
     with pytest.raises(IntakeError, match="canvas export .* moodle export|moodle export .* canvas export"):
         gather(mixed, tmp_path / "out3")
 
@@ -165,11 +189,14 @@ def test_limits_are_per_student_across_every_nesting_level(tmp_path):
     deep = zipped({"leaf.py": LEAF})
     for level in range(6):
         deep = zipped({f"level{level}.zip": deep, f"level{level}.zip.copy.zip": deep})
-    export = make_zip(tmp_path / "canvas.zip", {
-        "alice_111_444_hw.zip": nest,
-        "mallory_222_555_42.zip": deep,
-        "bob_333_666_leaf.py": LEAF,
-    })
+    export = make_zip(
+        tmp_path / "canvas.zip",
+        {
+            "alice_111_444_hw.zip": nest,
+            "mallory_222_555_42.zip": deep,
+            "bob_333_666_leaf.py": LEAF,
+        },
+    )
     intake = gather(export, tmp_path / "out")
     assert f"more than 10000 files or {MAX_BYTES >> 20} MB once unpacked" in intake.handed["alice"].problems[0]
     assert "zips inside zips more than 2 deep" in intake.handed["mallory"].problems[0]
@@ -197,8 +224,9 @@ def test_a_student_who_handed_in_everything_is_found_however_it_was_wrapped(tmp_
     files = {names[fmt](i, who): data for i, (who, data) in enumerate(wrapped.items(), start=1)}
     if fmt == "gradescope":
         files["submission_metadata.yml"] = "".join(
-            f"submission_{i}:\n  :submitters:\n  - :name: {who}\n    :sid: '{i}'\n" for i, who in
-            enumerate(wrapped, start=1))
+            f"submission_{i}:\n  :submitters:\n  - :name: {who}\n    :sid: '{i}'\n"
+            for i, who in enumerate(wrapped, start=1)
+        )
     intake = gather(make_zip(tmp_path / "export.zip", files), tmp_path / "out")
     assert intake.export == fmt
     students = find_students(intake.graded, [], intake.handed)
@@ -223,13 +251,16 @@ def test_the_readmes_cara_submission_zip_is_found(tmp_path):
 
 
 def test_a_student_with_no_module_is_told_what_the_upload_held(tmp_path):
-    export = make_zip(tmp_path / "canvas.zip", {"alice_111_444_a.txt": "notes", "alice_111_445_b.pdf": b"%PDF",
-                                                "bob_222_555_leaf.py": LEAF})
+    export = make_zip(
+        tmp_path / "canvas.zip",
+        {"alice_111_444_a.txt": "notes", "alice_111_445_b.pdf": b"%PDF", "bob_222_555_leaf.py": LEAF},
+    )
     intake = gather(export, tmp_path / "out")
     students = {s.id: s for s in find_students(intake.graded, [], intake.handed)}
     assert students["alice"].handed["intake_problems"] == [
         "no .py or .ipynb file found where the grader looks (the folder itself, its exercises/, or the one folder "
-        "that holds them); the upload held: a.txt, b.pdf"]
+        "that holds them); the upload held: a.txt, b.pdf"
+    ]
     assert "intake_problems" not in students["bob"].handed
 
 
@@ -256,15 +287,19 @@ def test_names_that_differ_in_case_or_unicode_form_get_folders_of_their_own(tmp_
 def test_one_unwritable_name_costs_only_its_file(tmp_path):
     long_name = "é" * 150 + ".py"  # 300 bytes of UTF-8: more than any filesystem's name
     deep = "/".join(["d"] * 40) + "/leaf.py"
-    export = make_zip(tmp_path / "canvas.zip", {
-        f"alice_111_444_{long_name}": LEAF,
-        "alice_111_445_leaf.py": LEAF,
-        "bob_222_555_hw.zip": zipped({deep: LEAF, "graph.py": GRAPH}),
-    })
+    export = make_zip(
+        tmp_path / "canvas.zip",
+        {
+            f"alice_111_444_{long_name}": LEAF,
+            "alice_111_445_leaf.py": LEAF,
+            "bob_222_555_hw.zip": zipped({deep: LEAF, "graph.py": GRAPH}),
+        },
+    )
     intake = gather(export, tmp_path / "out")
     assert layout(intake.graded / "alice") == {"leaf.py"}
-    assert long_name in intake.handed["alice"].problems[0] and "could not be written" in \
-        intake.handed["alice"].problems[0]
+    assert (
+        long_name in intake.handed["alice"].problems[0] and "could not be written" in intake.handed["alice"].problems[0]
+    )
     assert layout(intake.graded / "bob") == {"hw/graph.py"}
     assert "is not written" in intake.handed["bob"].problems[0]
 
@@ -275,25 +310,49 @@ def test_a_hostile_class_export_is_graded_end_to_end(tmp_path):
     named, the gradebook written, the checks untouched."""
     checks = checks_folder(tmp_path)
     before = checks_sha256(checks)
-    export = make_zip(tmp_path / "submissions.zip", {
-        "alice_111_444_graph.py": GRAPH,
-        "bob_222_555_..\\..\\..\\checks\\test_planted.py": "def test_planted():\n    assert True\n",
-        "bob_222_556_hw.zip": zipped({"bob-main/exercises/graph.py": GRAPH}),
-        f"cara_333_666_{'ü' * 200}.py": GRAPH,
-        "cara_333_667_graph.py": GRAPH,
-        "dan_444_777_a.txt": "no code",
-        "stray.txt": "not a student's",
-    })
+    export = make_zip(
+        tmp_path / "submissions.zip",
+        {
+            "alice_111_444_graph.py": GRAPH,
+            "bob_222_555_..\\..\\..\\checks\\test_planted.py": "def test_planted():\n    assert True\n",
+            "bob_222_556_hw.zip": zipped({"bob-main/exercises/graph.py": GRAPH}),
+            f"cara_333_666_{'ü' * 200}.py": GRAPH,
+            "cara_333_667_graph.py": GRAPH,
+            "dan_444_777_a.txt": "no code",
+            "stray.txt": "not a student's",
+        },
+    )
     out = tmp_path / "out"
-    run = subprocess.run([sys.executable, "-m", "pytest_autograd_grader", "class", "--checks", str(checks),
-                          "--submissions", str(export), "--out", str(out), "-j", "1", "--timeout=5"],
-                         capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest_autograd_grader",
+            "class",
+            "--checks",
+            str(checks),
+            "--submissions",
+            str(export),
+            "--out",
+            str(out),
+            "-j",
+            "1",
+            "--timeout=5",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr
     assert "Traceback" not in run.stderr
     assert checks_sha256(checks) == before
     reports = {r["name"]: r for r in (json.loads(p.read_text()) for p in out.glob("*.json")) if "student" in r}
     assert {n: r["status"] for n, r in reports.items()} == {
-        "alice": "graded", "bob": "graded", "cara": "graded", "dan": "missing"}
+        "alice": "graded",
+        "bob": "graded",
+        "cara": "graded",
+        "dan": "missing",
+    }
     assert all(r["percent"] == 100.0 for n, r in reports.items() if n != "dan")
     assert not any("planted" in c["id"] for r in reports.values() for c in r["checks"])
     assert (reports["bob"]["lms_id"], reports["bob"]["submission_id"]) == ("222", "556")
@@ -316,24 +375,47 @@ def test_a_gradescope_submitter_named_as_a_path_cannot_plant_a_check(tmp_path):
     before = checks_sha256(checks)
     planted = "def test_planted():\n    assert True\n"
     depth = "../" * 3  # OUT/.intake/students/<name>: three up from the students folder is tmp_path
-    metadata = (f"submission_1:\n  :submitters:\n  - :name: {depth}checks/planted\n    :sid: '7'\n"
-                "submission_2:\n  :submitters:\n  - :name: Ann Lee\n    :sid: '8'\n")
-    export = make_zip(tmp_path / "gradescope.zip", {
-        "assignment_1_export/submission_metadata.yml": metadata,
-        "assignment_1_export/submission_1/test_planted.py": planted,
-        "assignment_1_export/submission_1/graph.py": (EXERCISES / "graph.py").read_text(),
-        "assignment_1_export/submission_2/graph.py": GRAPH,
-    })
+    metadata = (
+        f"submission_1:\n  :submitters:\n  - :name: {depth}checks/planted\n    :sid: '7'\n"
+        "submission_2:\n  :submitters:\n  - :name: Ann Lee\n    :sid: '8'\n"
+    )
+    export = make_zip(
+        tmp_path / "gradescope.zip",
+        {
+            "assignment_1_export/submission_metadata.yml": metadata,
+            "assignment_1_export/submission_1/test_planted.py": planted,
+            "assignment_1_export/submission_1/graph.py": (EXERCISES / "graph.py").read_text(),
+            "assignment_1_export/submission_2/graph.py": GRAPH,
+        },
+    )
     out = tmp_path / "out"
-    run = subprocess.run([sys.executable, "-m", "pytest_autograd_grader", "class", "--checks", str(checks),
-                          "--submissions", str(export), "--out", str(out), "-j", "1", "--timeout=5"],
-                         capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest_autograd_grader",
+            "class",
+            "--checks",
+            str(checks),
+            "--submissions",
+            str(export),
+            "--out",
+            str(out),
+            "-j",
+            "1",
+            "--timeout=5",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr
     assert checks_sha256(checks) == before and not (tmp_path / "checks" / "planted_1").exists()
     reports = {r["name"]: r for r in (json.loads(p.read_text()) for p in out.glob("*.json")) if "student" in r}
     assert {n: (r["status"], r["lms"], r["lms_id"], r["submission_id"]) for n, r in reports.items()} == {
         f"{depth}checks/planted": ("not attempted", "gradescope", "7", "1"),
-        "Ann Lee": ("graded", "gradescope", "8", "2")}
+        "Ann Lee": ("graded", "gradescope", "8", "2"),
+    }
     assert not any("planted" in c["id"] for r in reports.values() for c in r["checks"])
 
 

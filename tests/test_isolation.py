@@ -219,7 +219,7 @@ def fork_bomb(tag):
     return started
 '''
 
-CHECKS = r'''
+CHECKS = r"""
 import os
 import sys
 import pytest
@@ -280,12 +280,13 @@ def test_fresh_after_keep_alive(submission, autograd):
 def test_fork_bomb(submission, autograd):
     started = submission("hostile").fork_bomb(TAG + "b")
     assert started < 3000, started
-'''
+"""
 
 
 @pytest.mark.parametrize("pid_namespaces", [True, False], ids=["pidns", "no-pidns"])
-def test_student_code_touches_nothing_of_the_graders(pytester: pytest.Pytester, mode: str, pid_namespaces: bool,
-                                                     monkeypatch, request):
+def test_student_code_touches_nothing_of_the_graders(
+    pytester: pytest.Pytester, mode: str, pid_namespaces: bool, monkeypatch, request
+):
     from pytest_autograd_grader.sandbox import stop_all
 
     if not pid_namespaces:
@@ -309,27 +310,52 @@ def test_student_code_touches_nothing_of_the_graders(pytester: pytest.Pytester, 
     import pytest_autograd_grader
 
     site_packages = os.path.dirname(os.path.dirname(torch.__file__))
-    grader_files = [str(checks / "conftest.py"), str(checks / "mpmath_accelerator.py"),
-                    os.path.join(site_packages, "grade_evil.py"), os.path.join(venv_bin, "grade_evil"),
-                    os.path.join(os.path.dirname(pytest_autograd_grader.__file__), "grade_evil.py"),
-                    str(student / "grade_evil.py"), str(pytester.path.parent / "grade_evil"), *reports]
+    grader_files = [
+        str(checks / "conftest.py"),
+        str(checks / "mpmath_accelerator.py"),
+        os.path.join(site_packages, "grade_evil.py"),
+        os.path.join(venv_bin, "grade_evil"),
+        os.path.join(os.path.dirname(pytest_autograd_grader.__file__), "grade_evil.py"),
+        str(student / "grade_evil.py"),
+        str(pytester.path.parent / "grade_evil"),
+        *reports,
+    ]
     tag = f"atk{os.getpid() % 100000}"
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(1)
     port = listener.getsockname()[1]
-    (checks / "test_attacks.py").write_text(textwrap.dedent(CHECKS).format(
-        grader_files=grader_files, reports=reports, tag=tag, port=port,
-        pass_env=list(PASS_ENV) + ([] if pid_namespaces else [NO_PIDNS_ENV]),  # this test's own, handed on
-        # a uid's keeper makes its worker a network namespace with its PID one
-        network="blocked" if mode == "bwrap" or pid_namespaces else "DONE"))
-    graded = run_grader(pytester, "-c", str(checks / "pytest.ini"), "--rootdir", str(checks),
-                        f"--grade-submission={student}", "--grade-seed=1", f"--grade-isolation={mode}",
-                        "--grade-gradescope", reports[1], "--grade-timeout", "20", str(checks))
+    (checks / "test_attacks.py").write_text(
+        textwrap.dedent(CHECKS).format(
+            grader_files=grader_files,
+            reports=reports,
+            tag=tag,
+            port=port,
+            pass_env=list(PASS_ENV) + ([] if pid_namespaces else [NO_PIDNS_ENV]),  # this test's own, handed on
+            # a uid's keeper makes its worker a network namespace with its PID one
+            network="blocked" if mode == "bwrap" or pid_namespaces else "DONE",
+        )
+    )
+    graded = run_grader(
+        pytester,
+        "-c",
+        str(checks / "pytest.ini"),
+        "--rootdir",
+        str(checks),
+        f"--grade-submission={student}",
+        "--grade-seed=1",
+        f"--grade-isolation={mode}",
+        "--grade-gradescope",
+        reports[1],
+        "--grade-timeout",
+        "20",
+        str(checks),
+    )
     listener.close()
     statuses = {c["id"].split("::")[1]: (c["status"], c["feedback"]) for c in graded.report["checks"]}
-    assert all(status == "passed" for status, _ in statuses.values()), \
-        {name: outcome for name, outcome in statuses.items() if outcome[0] != "passed"}
+    assert all(status == "passed" for status, _ in statuses.values()), {
+        name: outcome for name, outcome in statuses.items() if outcome[0] != "passed"
+    }
     assert graded.report["isolation"] == mode
     # the reports say the network is open where it is
     said = any("network" in what for what in graded.report["isolation_missing"])
@@ -352,16 +378,27 @@ def test_student_code_touches_nothing_of_the_graders(pytester: pytest.Pytester, 
 def test_process_mode_says_what_is_missing(pytester: pytest.Pytester):
     (pytester.path / "student").mkdir()
     (pytester.path / "student" / "m.py").write_text("def f(x):\n    return x\n")
-    pytester.makepyfile(test_checks="""
+    pytester.makepyfile(
+        test_checks="""
         import pytest
 
         @pytest.mark.grade(concept="graph")
         def test_f(submission, autograd):
             autograd.assert_equal(submission("m").f(3), 3, "f")
-    """)
-    graded = run_grader(pytester, "test_checks.py", "--grade-submission=student", "--grade-isolation", "process",
-                        "--grade-gradescope", "results.json")
-    graded.result.stdout.fnmatch_lines(["*isolation process*", "grade: not protected: student code runs as your own user*"])
+    """
+    )
+    graded = run_grader(
+        pytester,
+        "test_checks.py",
+        "--grade-submission=student",
+        "--grade-isolation",
+        "process",
+        "--grade-gradescope",
+        "results.json",
+    )
+    graded.result.stdout.fnmatch_lines(
+        ["*isolation process*", "grade: not protected: student code runs as your own user*"]
+    )
     # chosen, not fallen back to: no stronger mode was tried, so none is reported as missing
     graded.result.stdout.no_fnmatch_line("grade: no * isolation*")
     assert graded.report["isolation"] == "process"
@@ -379,16 +416,27 @@ def test_unavailable_mode_is_a_usage_error(pytester: pytest.Pytester, monkeypatc
     pytester.makepyfile(test_checks="def test_nothing():\n    pass\n")
     result = pytester.runpytest("--grade", "--grade-isolation", "user", *QUIET_PLUGINS)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--grade-isolation user: workers can drop to a uid of their own only when the grader runs as root*"])
+    result.stderr.fnmatch_lines(
+        ["*--grade-isolation user: workers can drop to a uid of their own only when the grader runs as root*"]
+    )
     result = pytester.runpytest("--grade", "--grade-isolation", "bwrap", *QUIET_PLUGINS)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--grade-isolation bwrap: bubblewrap (bwrap) is not installed or not on PATH; "
-                                 "to use it: apt-get install bubblewrap*"])
+    result.stderr.fnmatch_lines(
+        [
+            "*--grade-isolation bwrap: bubblewrap (bwrap) is not installed or not on PATH; "
+            "to use it: apt-get install bubblewrap*"
+        ]
+    )
     result = pytester.runpytest("--grade", "--grade-isolation", "auto", *QUIET_PLUGINS)
-    result.stdout.fnmatch_lines(["*isolation process*", "grade: not protected: student code runs as your own user*",
-                                 "grade: not protected: numpy-only exercises (the engine track) are not enforced*",
-                                 "grade: no bwrap isolation: bubblewrap (bwrap) is not installed or not on PATH; "
-                                 "to use it: apt-get install bubblewrap*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*isolation process*",
+            "grade: not protected: student code runs as your own user*",
+            "grade: not protected: numpy-only exercises (the engine track) are not enforced*",
+            "grade: no bwrap isolation: bubblewrap (bwrap) is not installed or not on PATH; "
+            "to use it: apt-get install bubblewrap*",
+        ]
+    )
     # a student is not told to run the grader as root, and nothing is said twice
     result.stdout.no_fnmatch_line("*no user isolation*")
     header = [line for line in result.stdout.lines if line.startswith("grade:")]
@@ -441,15 +489,35 @@ def test_a_python_reached_through_a_link_grades_in_bwrap(tmp_path, how):
     checks.mkdir()
     (checks / "test_who.py").write_text(
         "import pytest\n\n@pytest.mark.grade(concept='leaf')\ndef test_who(submission):\n"
-        "    assert submission('who').name() == 'me'\n")
+        "    assert submission('who').name() == 'me'\n"
+    )
     student = tmp_path / "student"
     student.mkdir()
     (student / "who.py").write_text("def name():\n    return 'me'\n")
     report = tmp_path / "report.json"
-    done = subprocess.run([python, "-m", "pytest", str(checks), "-c", os.devnull, "--rootdir", str(checks),
-                           "-p", "no:cacheprovider", "--grade", f"--grade-submission={student}",
-                           "--grade-isolation=bwrap", "--grade-json", str(report)],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    done = subprocess.run(
+        [
+            python,
+            "-m",
+            "pytest",
+            str(checks),
+            "-c",
+            os.devnull,
+            "--rootdir",
+            str(checks),
+            "-p",
+            "no:cacheprovider",
+            "--grade",
+            f"--grade-submission={student}",
+            "--grade-isolation=bwrap",
+            "--grade-json",
+            str(report),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert json.loads(report.read_text())["percent"] == 100.0
 
@@ -505,7 +573,7 @@ def test_the_command_named_for_a_closed_python_opens_just_enough(request):
 # What a module may start when it is imported, above right answers: a thread
 # that never ends and a child that sleeps (renamed, so the test can look for
 # it once the run is over).
-STARTS_AT_IMPORT = '''
+STARTS_AT_IMPORT = """
 import os
 import shutil
 import threading
@@ -526,7 +594,7 @@ if os.fork() == 0:
         pass
     time.sleep(600)
     os._exit(0)
-'''
+"""
 
 
 @pytest.mark.parametrize("mode", ["bwrap", "user", "process"])
@@ -569,14 +637,14 @@ def litter(tag, shared):
     return written
 '''
 
-LITTER_CHECKS = '''
+LITTER_CHECKS = """
 import pytest
 
 @pytest.mark.grade(concept="leaf")
 def test_litter(submission, autograd):
     written = submission("litter").litter({tag!r}, {shared!r})
     autograd.require(written >= 0, "cmp.mismatch", what="written")
-'''
+"""
 
 
 def test_nothing_the_student_writes_outlives_the_run(pytester: pytest.Pytester, mode: str):
@@ -590,31 +658,40 @@ def test_nothing_the_student_writes_outlives_the_run(pytester: pytest.Pytester, 
         pytester.makepyfile(test_checks=LITTER_CHECKS.format(tag=tag, shared=str(shared)))
         graded = run_grader(pytester, "test_checks.py", "--grade-submission=student", f"--grade-isolation={mode}")
         assert graded.check("test_litter")["status"] == "passed", graded.check("test_litter")
-        left = [p for p in (f"/tmp/{tag}-f", f"/var/tmp/{tag}-f", f"/dev/shm/{tag}-f", f"{shared}/{tag}-inner",
-                            f"/tmp/{tag}-d") if os.path.lexists(p)]
+        left = [
+            p
+            for p in (
+                f"/tmp/{tag}-f",
+                f"/var/tmp/{tag}-f",
+                f"/dev/shm/{tag}-f",
+                f"{shared}/{tag}-inner",
+                f"/tmp/{tag}-d",
+            )
+            if os.path.lexists(p)
+        ]
         assert left == []
         assert os.path.exists("/etc/passwd")
     finally:
         shutil.rmtree(shared, ignore_errors=True)
 
 
-OWN_PID = '''
+OWN_PID = """
 import os
 
 
 def me():
     with open("/proc/self/stat") as handle:
         return [os.getpid(), int(handle.read().split()[0])]
-'''
+"""
 
-OWN_PID_CHECKS = '''
+OWN_PID_CHECKS = """
 import pytest
 
 @pytest.mark.grade(concept="graph")
 def test_own_pid(submission, autograd):
     got, listed = submission("me").me()
     autograd.assert_equal(listed, got, "the pid /proc/self names")
-'''
+"""
 
 
 @pytest.mark.parametrize("mode", ["bwrap", "user", "process"])
@@ -788,7 +865,7 @@ def test_a_worker_reaches_no_socket_of_the_machine_or_another_worker(tmp_path, m
     assert reached == []
 
 
-IN_VENV = '''
+IN_VENV = """
 import json
 import sys
 from pathlib import Path
@@ -801,7 +878,7 @@ try:
     print(json.dumps(Submission(executor, Path(sys.argv[2]), "student", Budget(60.0)).only_in_venv()))
 finally:
     executor.close()
-'''
+"""
 
 ONLY_IN_VENV = '''
 def only_in_venv():
@@ -829,8 +906,7 @@ def test_a_venv_in_tmp_stays_in_sight_read_only(mode: str):
         base.chmod(0o755)
         venv = base / "venv"
         # torch, pytest and the rest: this Python's own packages
-        subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
-                       check=True)
+        subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True)
         site_dir = next(venv.glob("lib/python*/site-packages"))
         (site_dir / "grade_only_here.py").write_text("WHERE = 'the venv'\n")
         student = base / "student"
@@ -838,8 +914,13 @@ def test_a_venv_in_tmp_stays_in_sight_read_only(mode: str):
         (student / "student.py").write_text(ONLY_IN_VENV)
         for path in (venv, *venv.rglob("*"), student, student / "student.py"):
             path.chmod(path.stat().st_mode | 0o055)  # as pip leaves a venv: readable by all
-        done = subprocess.run([str(venv / "bin" / "python"), "-c", IN_VENV, mode, str(student)], cwd=REPO,
-                              capture_output=True, text=True, timeout=300)
+        done = subprocess.run(
+            [str(venv / "bin" / "python"), "-c", IN_VENV, mode, str(student)],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert done.returncode == 0, done.stderr[-3000:]
         assert json.loads(done.stdout.strip().splitlines()[-1]) == ["the venv", "read-only"]
     finally:

@@ -34,10 +34,16 @@ SOLUTIONS = REPO / "solutions"
 def fresh_venv(where: Path, label: str) -> dict[str, str]:
     """A new venv with torch in it; the environment of a shell that has it
     first on PATH (as an activated venv, or the runner's setup-python)."""
-    done = shell(f"{system_python()} -m venv {where}", cwd=where.parent, env=base_env(), label=f"{label}: python -m venv")
+    done = shell(
+        f"{system_python()} -m venv {where}", cwd=where.parent, env=base_env(), label=f"{label}: python -m venv"
+    )
     assert done.returncode == 0, explain(done)
-    done = shell(f"{where}/bin/pip install --quiet torch==2.13.0", cwd=where.parent, env=base_env(),
-                 label=f"{label}: pip install torch==2.13.0 (the CPU build on disk)")
+    done = shell(
+        f"{where}/bin/pip install --quiet torch==2.13.0",
+        cwd=where.parent,
+        env=base_env(),
+        label=f"{label}: pip install torch==2.13.0 (the CPU build on disk)",
+    )
     assert done.returncode == 0, explain(done)
     return base_env(PATH=f"{where}/bin:{base_env()['PATH']}", VIRTUAL_ENV=str(where))
 
@@ -52,14 +58,19 @@ def unzip(archive: Path, dest: Path) -> None:
 
 # -- Gradescope ----------------------------------------------------------------------------
 
+
 def test_gradescope_bundle_installs_from_the_zip_and_grades_uploads():
     skip_if_nested()
     work = shared_dir("journey-gradescope-")
     try:
         root = work / "autograder"
         source, upload, results = root / "source", root / "submission", root / "results" / "results.json"
-        done = shell(f"{sys.executable} -m pytest_autograd_grader gradescope-bundle exercises -o {work}/autograder.zip",
-                     cwd=REPO, env=base_env(), label="gradescope: gradescope-bundle exercises")
+        done = shell(
+            f"{sys.executable} -m pytest_autograd_grader gradescope-bundle exercises -o {work}/autograder.zip",
+            cwd=REPO,
+            env=base_env(),
+            label="gradescope: gradescope-bundle exercises",
+        )
         assert done.returncode == 0, explain(done)
         unzip(work / "autograder.zip", source)
         assert (source / "requirements.txt").read_text().startswith("./wheels/pytest_autograd_grader-")
@@ -72,7 +83,9 @@ def test_gradescope_bundle_installs_from_the_zip_and_grades_uploads():
 
         def run_autograder(label: str) -> dict:
             results.unlink(missing_ok=True)
-            done = shell(str(source / "run_autograder"), cwd=work, env=env, label=f"gradescope: run_autograder, {label}")
+            done = shell(
+                str(source / "run_autograder"), cwd=work, env=env, label=f"gradescope: run_autograder, {label}"
+            )
             assert done.returncode == 0, explain(done)
             return json.loads(results.read_text())
 
@@ -102,6 +115,7 @@ def test_gradescope_bundle_installs_from_the_zip_and_grades_uploads():
 
 # -- GitHub Classroom ----------------------------------------------------------------------
 
+
 def _step(workflow: dict, name: str) -> str:
     (job,) = workflow["jobs"].values()
     return next(step["run"] for step in job["steps"] if step.get("name") == name)
@@ -120,8 +134,12 @@ def test_github_classroom_course_installs_from_the_checks_repository_and_grades_
         course, runner = work / "course", work / "runner"
         script = Path(sys.executable).parent / "autograd-grader"
         command = str(script) if script.exists() else f"{sys.executable} -m pytest_autograd_grader"
-        done = shell(f"{command} github-classroom exercises -o {course}", cwd=REPO, env=base_env(),
-                     label="github: autograd-grader github-classroom exercises")
+        done = shell(
+            f"{command} github-classroom exercises -o {course}",
+            cwd=REPO,
+            env=base_env(),
+            label="github: autograd-grader github-classroom exercises",
+        )
         assert done.returncode == 0, explain(done)
         # the runner's workspace: the student's push and the checks repository, checked out
         shutil.copytree(course / "template", runner / "student")
@@ -130,17 +148,27 @@ def test_github_classroom_course_installs_from_the_checks_repository_and_grades_
         shutil.copytree(SOLUTIONS, student, dirs_exist_ok=True)
         workflow = yaml.safe_load((runner / "student" / ".github" / "workflows" / "classroom.yml").read_text())
         env = fresh_venv(work / "venv", "github")
-        done = shell(_step(workflow, "Install the grader from the checks repository"), cwd=runner, env=env,
-                     label="github: the workflow's 'Install the grader from the checks repository'")
+        done = shell(
+            _step(workflow, "Install the grader from the checks repository"),
+            cwd=runner,
+            env=env,
+            label="github: the workflow's 'Install the grader from the checks repository'",
+        )
         assert done.returncode == 0, explain(done)
         summary, output = work / "step_summary.md", work / "github_output"
-        env.update(GITHUB_ACTIONS="true", GITHUB_STEP_SUMMARY=str(summary), GITHUB_OUTPUT=str(output),
-                   GITHUB_WORKSPACE=str(runner))
+        env.update(
+            GITHUB_ACTIONS="true",
+            GITHUB_STEP_SUMMARY=str(summary),
+            GITHUB_OUTPUT=str(output),
+            GITHUB_WORKSPACE=str(runner),
+        )
 
         def grade(label: str):
             summary.write_text("")
             output.write_text("")
-            done = shell(_step(workflow, "Grade"), cwd=runner, env=env, label=f"github: the workflow's 'Grade', {label}")
+            done = shell(
+                _step(workflow, "Grade"), cwd=runner, env=env, label=f"github: the workflow's 'Grade', {label}"
+            )
             return done, _classroom_result(output)
 
         done, result = grade("the solutions")

@@ -81,6 +81,7 @@ def bwrap_usable() -> bool:
 
 # -- the slow journeys: a venv of their own, torch installed into it --------
 
+
 @pytest.mark.journey
 def test_a_clean_clone_in_a_fresh_venv_runs_the_readme_verbatim():
     """1. The README's two commands, typed into a fresh venv in a clean
@@ -101,7 +102,9 @@ def test_a_clean_clone_in_a_fresh_venv_runs_the_readme_verbatim():
         done = shell(activate + install, cwd=clone, env=env, label="clone: README install and grade")
         assert done.returncode == 0, explain(done)
         assert full_marks(done.stdout), explain(done)
-        nested = base_env(**{NESTED: "1", "GRADE_REQUIRE_ISOLATION": os.environ.get("GRADE_JOURNEY_REQUIRE_ISOLATION", "")})
+        nested = base_env(
+            **{NESTED: "1", "GRADE_REQUIRE_ISOLATION": os.environ.get("GRADE_JOURNEY_REQUIRE_ISOLATION", "")}
+        )
         done = shell(activate + tests, cwd=clone, env=nested, timeout=2400, label="clone: README tests")
         assert done.returncode == 0, explain(done, 12000)
         assert re.search(r"\d+ passed", done.stdout), explain(done)
@@ -121,8 +124,13 @@ def test_a_user_who_is_not_root_installs_and_grades_in_a_venv_of_their_own():
         subprocess.run(["chown", "-R", f"{user.uid}:{user.gid}", str(clone)], check=True)
         install, _ = quick_start()
         env = user.env(PATH=f"{user.home}/venv/bin:/usr/local/bin:/usr/bin:/bin", VIRTUAL_ENV=f"{user.home}/venv")
-        done = shell(f"{system_python()} -m venv {user.home}/venv", cwd=clone, user=user, env=env,
-                     label="user: python3 -m venv ~/venv")
+        done = shell(
+            f"{system_python()} -m venv {user.home}/venv",
+            cwd=clone,
+            user=user,
+            env=env,
+            label="user: python3 -m venv ~/venv",
+        )
         assert done.returncode == 0, explain(done)
         done = shell(install, cwd=clone, user=user, env=env, label="user: README install and grade")
         assert done.returncode == 0, explain(done)
@@ -140,18 +148,31 @@ def test_a_user_who_is_not_root_installs_and_grades_in_a_venv_of_their_own():
         assert "for your score per concept, run: pytest --grade exercises/test_leaf.py" in done.stdout, explain(done)
 
         # notebooks: written from the exercises, handed back untouched, graded cell by cell
-        done = shell("autograd-grader notebooks exercises -o notebooks && "
-                     "pytest --grade exercises/test_leaf.py --grade-submission=notebooks/",
-                     cwd=clone, user=user, env=env, label="user: the exercises as notebooks")
+        done = shell(
+            "autograd-grader notebooks exercises -o notebooks && "
+            "pytest --grade exercises/test_leaf.py --grade-submission=notebooks/",
+            cwd=clone,
+            user=user,
+            env=env,
+            label="user: the exercises as notebooks",
+        )
         assert done.returncode == 1 and "wrote 12 notebook(s) to notebooks" in done.stdout, explain(done)
-        assert re.search(r"next: leaf\.ipynb, cell \d+, line \d+: \[Leaf tensors\] not implemented yet",
-                         done.stdout), explain(done)
+        assert re.search(r"next: leaf\.ipynb, cell \d+, line \d+: \[Leaf tensors\] not implemented yet", done.stdout), (
+            explain(done)
+        )
         # a student who installed the grader without its [notebook] extra is told to add it
-        done = shell("pip uninstall -y -q nbformat && pytest --grade exercises/test_leaf.py "
-                     "--grade-submission=notebooks/", cwd=clone, user=user, env=env, label="user: without nbformat")
+        done = shell(
+            "pip uninstall -y -q nbformat && pytest --grade exercises/test_leaf.py --grade-submission=notebooks/",
+            cwd=clone,
+            user=user,
+            env=env,
+            label="user: without nbformat",
+        )
         assert done.returncode == 1 and "Traceback" not in done.stdout, explain(done)
-        assert "leaf.ipynb is a notebook, and reading notebooks needs the nbformat package here: " \
-               "pip install 'pytest-autograd-grader[notebook]'" in done.stdout, explain(done)
+        assert (
+            "leaf.ipynb is a notebook, and reading notebooks needs the nbformat package here: "
+            "pip install 'pytest-autograd-grader[notebook]'" in done.stdout
+        ), explain(done)
     finally:
         remove_user(user)
 
@@ -198,10 +219,14 @@ def test_a_colab_student_installs_the_wheel_and_checks_from_the_notebook():
     try:
         clean_clone(place / "src")
         env = base_env()
-        done = shell(f"{system_python()} -m venv venv && venv/bin/pip install -q torch==2.13.0 && "
-                     "venv/bin/pip wheel -q --no-deps -w dist ./src && "
-                     'venv/bin/pip install -q "$(ls dist/*.whl)[notebook]"', cwd=place, env=env,
-                     label="colab: pip install the grader's wheel with [notebook]")
+        done = shell(
+            f"{system_python()} -m venv venv && venv/bin/pip install -q torch==2.13.0 && "
+            "venv/bin/pip wheel -q --no-deps -w dist ./src && "
+            'venv/bin/pip install -q "$(ls dist/*.whl)[notebook]"',
+            cwd=place,
+            env=env,
+            label="colab: pip install the grader's wheel with [notebook]",
+        )
         assert done.returncode == 0, explain(done)
         content = place / "content"  # Colab's working directory: nothing of the course in it
         content.mkdir()
@@ -212,7 +237,8 @@ def test_a_colab_student_installs_the_wheel_and_checks_from_the_notebook():
             "from pytest_autograd_grader import notebook\n"
             "graded = notebook.check('leaf')\n"
             "print(graded)\n"
-            "print(graded._repr_html_())\n")
+            "print(graded._repr_html_())\n"
+        )
         done = shell(f"{place}/venv/bin/python kernel.py", cwd=content, env=env, label="colab: notebook.check")
         assert done.returncode == 0 and "Traceback" not in done.stdout, explain(done)
         assert "Total: 9 / 9 (100.0%)" in done.stdout and "<table>" in done.stdout, explain(done)
@@ -223,11 +249,17 @@ def test_a_colab_student_installs_the_wheel_and_checks_from_the_notebook():
 
 # -- the quick ones: this Python, set up as users have it ----------------------
 
+
 def test_plain_pytest_in_the_clones_root_collects_the_exercises_only():
     """What a student types out of habit in the clone's root collects the
     course's checks (testpaths), never the grader's own suite."""
-    done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"],
-                          cwd=REPO, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     ids = [line for line in done.stdout.splitlines() if "::" in line]
     assert ids and all(i.startswith("exercises/test_") for i in ids), done.stdout[-3000:]
@@ -247,10 +279,29 @@ def _closed(prefix: str) -> Path:
     return path
 
 
-def _grade(python: str, work: Path, env: dict[str, str], *args: str, paths=("exercises/",)) -> subprocess.CompletedProcess:
-    return subprocess.run([python, "-m", "pytest", "--grade", *paths, "--grade-submission=solutions/",
-                           "-p", "no:cacheprovider", "--grade-json", "report.json", *args],
-                          cwd=work, env=env, capture_output=True, text=True, timeout=600)
+def _grade(
+    python: str, work: Path, env: dict[str, str], *args: str, paths=("exercises/",)
+) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [
+            python,
+            "-m",
+            "pytest",
+            "--grade",
+            *paths,
+            "--grade-submission=solutions/",
+            "-p",
+            "no:cacheprovider",
+            "--grade-json",
+            "report.json",
+            *args,
+        ],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 @pytest.fixture
@@ -285,13 +336,16 @@ def test_root_with_python_and_tmp_behind_0700_folders_grades_in_bwrap(closed_hom
     done = _grade(python, work, env, "--grade-isolation", "user")
     assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout[-2000:] + done.stderr[-2000:]
     error = done.stderr.strip().splitlines()[-1]
-    assert error.startswith("ERROR: --grade-isolation user: student code would run as a uid of its own, which cannot enter")
+    assert error.startswith(
+        "ERROR: --grade-isolation user: student code would run as a uid of its own, which cannot enter"
+    )
     assert str(home) in error and "chmod o+x" in error and error.count("cannot enter") == 1, error
 
 
 def _path_without_bwrap() -> str:
-    return os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep)
-                           if p and not os.path.exists(os.path.join(p, "bwrap")))
+    return os.pathsep.join(
+        p for p in os.environ.get("PATH", "").split(os.pathsep) if p and not os.path.exists(os.path.join(p, "bwrap"))
+    )
 
 
 def test_without_bubblewrap_the_header_names_each_missing_mode_once(closed_home):
@@ -308,10 +362,15 @@ def test_without_bubblewrap_the_header_names_each_missing_mode_once(closed_home)
     assert len(lines) == len(set(lines)) == 5, lines
     assert lines[1].startswith("grade: not protected: student code runs as your own user")
     assert lines[2].startswith("grade: not protected: numpy-only exercises (the engine track) are not enforced")
-    assert lines[3] == ("grade: no bwrap isolation: bubblewrap (bwrap) is not installed or not on PATH; "
-                        "to use it: apt-get install bubblewrap (or your system's bubblewrap package)")
-    assert lines[4].startswith("grade: no user isolation: student code would run as a uid of its own, which "
-                               "cannot enter") and "to use it: chmod o+x" in lines[4] and str(home) in lines[4]
+    assert lines[3] == (
+        "grade: no bwrap isolation: bubblewrap (bwrap) is not installed or not on PATH; "
+        "to use it: apt-get install bubblewrap (or your system's bubblewrap package)"
+    )
+    assert (
+        lines[4].startswith("grade: no user isolation: student code would run as a uid of its own, which cannot enter")
+        and "to use it: chmod o+x" in lines[4]
+        and str(home) in lines[4]
+    )
     assert "run the grader as root" not in done.stdout
 
 
@@ -326,8 +385,14 @@ def test_tmpdir_and_working_directory_behind_0700_folders_grade_in_every_mode(mo
     tmp, work = _closed("grade-tmp-"), _closed("grade-work-")
     try:
         _course(work)
-        done = _grade(sys.executable, work, base_env(TMPDIR=str(tmp)), "--grade-isolation", mode,
-                      paths=("exercises/test_leaf.py", "exercises/test_engine.py"))
+        done = _grade(
+            sys.executable,
+            work,
+            base_env(TMPDIR=str(tmp)),
+            "--grade-isolation",
+            mode,
+            paths=("exercises/test_leaf.py", "exercises/test_engine.py"),
+        )
         assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
         assert json.loads((work / "report.json").read_text())["percent"] == 100.0
         assert f"isolation {mode}" in header(done.stdout)[0]
@@ -343,8 +408,10 @@ def test_bubblewrap_refused_by_the_kernel_is_named_with_the_setting_that_allows_
     place = shared_dir("grade-fake-bwrap-")  # where any uid may run it, as /usr/bin
     fake = place / "bin" / "bwrap"
     fake.parent.mkdir(mode=0o755)
-    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to creating new namespace, likely because the kernel "
-                    "does not allow non-privileged user namespaces.' >&2\nexit 1\n")
+    fake.write_text(
+        "#!/bin/sh\necho 'bwrap: No permissions to creating new namespace, likely because the kernel "
+        "does not allow non-privileged user namespaces.' >&2\nexit 1\n"
+    )
     fake.chmod(0o755)
     work = _closed("grade-work-")
     try:
@@ -355,11 +422,13 @@ def test_bubblewrap_refused_by_the_kernel_is_named_with_the_setting_that_allows_
         lines = header(done.stdout)
         assert len(lines) == len(set(lines)), lines
         bwrap = [line for line in lines if line.startswith("grade: no bwrap isolation:")]
-        assert bwrap == ["grade: no bwrap isolation: bwrap: No permissions to creating new namespace, likely because "
-                         "the kernel does not allow non-privileged user namespaces.; to use it: allow unprivileged "
-                         "user namespaces (sysctl -w kernel.unprivileged_userns_clone=1; on Ubuntu 24.04 also sysctl "
-                         "-w kernel.apparmor_restrict_unprivileged_userns=0); a Docker container also needs "
-                         "--security-opt seccomp=unconfined --security-opt apparmor=unconfined"], lines
+        assert bwrap == [
+            "grade: no bwrap isolation: bwrap: No permissions to creating new namespace, likely because "
+            "the kernel does not allow non-privileged user namespaces.; to use it: allow unprivileged "
+            "user namespaces (sysctl -w kernel.unprivileged_userns_clone=1; on Ubuntu 24.04 also sysctl "
+            "-w kernel.apparmor_restrict_unprivileged_userns=0); a Docker container also needs "
+            "--security-opt seccomp=unconfined --security-opt apparmor=unconfined"
+        ], lines
         assert "isolation bwrap" not in lines[0]
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -375,9 +444,27 @@ def test_root_without_mount_rights_is_told_the_chmod_that_opens_python(closed_ho
         pytest.skip("setpriv (util-linux) is not installed")
     if not bwrap_usable():
         pytest.skip("bubblewrap cannot run here")
-    done = subprocess.run(["setpriv", "--bounding-set", "-sys_admin", "--", python, "-m", "pytest", "--grade",
-                           "exercises/test_leaf.py", "--grade-submission=solutions/", "-p", "no:cacheprovider"],
-                          cwd=work, env=env, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [
+            "setpriv",
+            "--bounding-set",
+            "-sys_admin",
+            "--",
+            python,
+            "-m",
+            "pytest",
+            "--grade",
+            "exercises/test_leaf.py",
+            "--grade-submission=solutions/",
+            "-p",
+            "no:cacheprovider",
+        ],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     lines = header(done.stdout)
     assert "isolation process" in lines[0] and len(lines) == len(set(lines)), lines

@@ -20,8 +20,9 @@ STUB = "def find_leaves(x):\n    raise NotImplementedError\n"
 
 def _fields(text: str) -> set[tuple[str, str, str]]:
     """The placeholders of a message (a translation may use one more or less often)."""
-    return {(name, spec or "", conv or "") for _, name, spec, conv in string.Formatter().parse(text)
-            if name is not None}
+    return {
+        (name, spec or "", conv or "") for _, name, spec, conv in string.Formatter().parse(text) if name is not None
+    }
 
 
 def test_both_catalogues_hold_every_message_with_the_same_placeholders():
@@ -84,13 +85,22 @@ def test_unknown_language_is_a_usage_error(pytester):
 # Sign flips planted in the reference solutions: each check of these topics
 # then fails on a value, and its feedback names that value by its label.
 NEGATED = {
-    "accumulation": (("return x.grad", "return -x.grad"), ("return w.grad", "return -w.grad"),
-                     ("grads.append(x.grad.clone())", "grads.append(-x.grad.clone())"),
-                     ("grads.append(w.grad.clone())", "grads.append(-w.grad.clone())")),
-    "retain_graph": (("return x.grad", "return -x.grad"), ("return error, x.grad", "return error, -x.grad"),
-                     ("return first, w.grad", "return first, -w.grad")),
-    "vector_backward": (("return torch.cat(rows)", "return -torch.cat(rows)"), ("return w.grad", "return -w.grad"),
-                        ("return x.grad, Y.grad", "return -x.grad, Y.grad")),
+    "accumulation": (
+        ("return x.grad", "return -x.grad"),
+        ("return w.grad", "return -w.grad"),
+        ("grads.append(x.grad.clone())", "grads.append(-x.grad.clone())"),
+        ("grads.append(w.grad.clone())", "grads.append(-w.grad.clone())"),
+    ),
+    "retain_graph": (
+        ("return x.grad", "return -x.grad"),
+        ("return error, x.grad", "return error, -x.grad"),
+        ("return first, w.grad", "return first, -w.grad"),
+    ),
+    "vector_backward": (
+        ("return torch.cat(rows)", "return -torch.cat(rows)"),
+        ("return w.grad", "return -w.grad"),
+        ("return x.grad, Y.grad", "return -x.grad, Y.grad"),
+    ),
 }
 
 

@@ -93,19 +93,34 @@ def test_a_killed_run_leaves_its_folder_and_the_next_run_removes_it(tmp_path):
     for folder in (checks, student, tmp):
         folder.mkdir()
     (checks / "test_leaf.py").write_text(CHECKS)
-    (student / "leaf.py").write_text(textwrap.dedent("""
+    (student / "leaf.py").write_text(
+        textwrap.dedent("""
         import time
 
         def answer():
             time.sleep(60)
             return 42
-    """))
+    """)
+    )
     env = {**os.environ, "TMPDIR": str(tmp)}
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--grade", str(checks),
-               f"--grade-submission={student}", "--grade-isolation=process", "--grade-timeout=120",
-               "--rootdir", str(checks)]
-    killed = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              start_new_session=True)
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "--grade",
+        str(checks),
+        f"--grade-submission={student}",
+        "--grade-isolation=process",
+        "--grade-timeout=120",
+        "--rootdir",
+        str(checks),
+    ]
+    killed = subprocess.Popen(
+        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     try:
         deadline = time.monotonic() + 120
         # the student's worker has started once the folder holds a staged copy of leaf.py

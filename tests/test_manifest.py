@@ -154,12 +154,14 @@ def test_grading_with_the_manifest(pytester, capsys):
     # an edited check file, an added test file and an edited student module
     edit_checks_a(pytester)
     (pytester.path / "checks" / "test_free.py").write_text(
-        "import pytest\n\n@pytest.mark.grade(concept='graph', points=100)\ndef test_free():\n    pass\n")
+        "import pytest\n\n@pytest.mark.grade(concept='graph', points=100)\ndef test_free():\n    pass\n"
+    )
     (pytester.path / "checks" / "answer.py").write_text("def answer():\n    return 0\n")
     # a new folder of the student's: pytest would load its conftest.py
     (pytester.path / "checks" / "free").mkdir()
     (pytester.path / "checks" / "free" / "conftest.py").write_text(
-        "import pathlib\npathlib.Path(__file__).parent.parent.parent.joinpath('imported-free').write_text('ran')\n")
+        "import pathlib\npathlib.Path(__file__).parent.parent.parent.joinpath('imported-free').write_text('ran')\n"
+    )
     edited = grade(pytester)
     assert _scores(edited) == EDITED_A
     assert edited.report["max_score"] == 11.0 and edited.report["score"] == 2.0
@@ -173,13 +175,15 @@ def test_grading_with_the_manifest(pytester, capsys):
     # named on the command line, where pytest asks no pytest_ignore_collect
     named = run_grader(pytester, "checks/test_a.py", "--grade-inline", "--grade-manifest", "m.json")
     assert {k: v for k, v in _scores(named).items() if k.startswith("test_a")} == {
-        k: v for k, v in EDITED_A.items() if k.startswith("test_a")}
+        k: v for k, v in EDITED_A.items() if k.startswith("test_a")
+    }
     assert not (pytester.path / "imported-edited-test_a").exists()
 
     # a missing check file, and an edited conftest.py in the folder of the other
     (pytester.path / "checks" / "test_a.py").unlink()
-    (pytester.path / "checks" / "more" / "conftest.py").write_text("import pytest\n\n@pytest.fixture\n"
-                                                                   "def course_value():\n    return 99\n")
+    (pytester.path / "checks" / "more" / "conftest.py").write_text(
+        "import pytest\n\n@pytest.fixture\ndef course_value():\n    return 99\n"
+    )
     broken = grade(pytester)
     assert _scores(broken) == {name: ("failed", 0.0, points) for name, (_, _, points) in UNTOUCHED.items()}
     assert msg("manifest.missing", file="checks/test_a.py") in broken.check("test_a.py::test_fails")["feedback"]
@@ -198,23 +202,39 @@ def test_a_malformed_manifest_is_a_usage_error(pytester, capsys):
         (pytester.path / "m.json").write_text(text)
         result = grade(pytester)
         assert result.result.ret == pytest.ExitCode.USAGE_ERROR
-        result.result.stderr.fnmatch_lines(["*--grade-manifest: *m.json is not a manifest this grader can read*"
-                                            "python -m pytest_autograd_grader manifest CHECKS_DIR*"])
+        result.result.stderr.fnmatch_lines(
+            [
+                "*--grade-manifest: *m.json is not a manifest this grader can read*"
+                "python -m pytest_autograd_grader manifest CHECKS_DIR*"
+            ]
+        )
     # a folder that is not the one the manifest was written for
     (pytester.path / "m.json").write_text(good)
     (pytester.path / "elsewhere").mkdir()
     result = run_grader(pytester, "elsewhere", "--grade-inline", "--grade-manifest", "m.json")
     assert result.result.ret == pytest.ExitCode.USAGE_ERROR
     result.result.stderr.fnmatch_lines(
-        ["*none of the check files that *m.json lists (such as more/test_b.py) is in *elsewhere;*"])
+        ["*none of the check files that *m.json lists (such as more/test_b.py) is in *elsewhere;*"]
+    )
 
 
 def test_xdist_grades_with_the_manifest_the_same(pytester, capsys):
     make_course(pytester)
     write_manifest(pytester, capsys)
     edit_checks_a(pytester)
-    result = pytester.runpytest_subprocess("checks", "--grade", "--grade-inline", "--grade-manifest", "m.json",
-                                           "--grade-json", "r.json", "-p", "no:cacheprovider", "-n", "2")
+    result = pytester.runpytest_subprocess(
+        "checks",
+        "--grade",
+        "--grade-inline",
+        "--grade-manifest",
+        "m.json",
+        "--grade-json",
+        "r.json",
+        "-p",
+        "no:cacheprovider",
+        "-n",
+        "2",
+    )
     report = json.loads((pytester.path / "r.json").read_text())
     assert {c["id"].split("/")[-1]: (c["status"], c["score"], c["max_score"]) for c in report["checks"]} == EDITED_A
     assert report["max_score"] == 11.0 and result.ret == pytest.ExitCode.TESTS_FAILED

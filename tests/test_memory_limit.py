@@ -18,7 +18,7 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="th
 
 LIMIT_MB = 300
 
-HOARD = '''
+HOARD = """
 import ctypes
 import mmap
 import os
@@ -71,7 +71,7 @@ def sysv_segment(mb):
 
 def modest():
     return len(bytearray(50 << 20))
-'''
+"""
 
 
 @pytest.mark.parametrize("mode", ["bwrap", "user"])

@@ -15,8 +15,18 @@ from pytest_autograd_grader.i18n.en import EN  # noqa: E402
 from pytest_autograd_grader.i18n.zh import ZH  # noqa: E402
 
 SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions"
-AUTOGRAD_OPERATORS = {"drop_retain_graph", "drop_create_graph", "drop_retain_grad", "drop_zero_grad", "drop_no_grad",
-                      "drop_detach", "drop_clone", "drop_requires_grad", "swap_sum_mean", "swap_saved"}
+AUTOGRAD_OPERATORS = {
+    "drop_retain_graph",
+    "drop_create_graph",
+    "drop_retain_grad",
+    "drop_zero_grad",
+    "drop_no_grad",
+    "drop_detach",
+    "drop_clone",
+    "drop_requires_grad",
+    "swap_sum_mean",
+    "swap_saved",
+}
 
 
 def _src(text: str) -> str:
@@ -30,61 +40,89 @@ def _made(source: str, operator: str) -> list[str]:
 
 # One row per operator: a small module, and every mutant source it must give, formatting kept.
 CASES = [
-    ("drop_retain_graph", """
+    (
+        "drop_retain_graph",
+        """
         def f(y):
             # twice
             y.backward(retain_graph=True)
 
             y.backward()
-        """, ["""
+        """,
+        [
+            """
         def f(y):
             # twice
             y.backward()
 
             y.backward()
-        """]),
-    ("drop_create_graph", """
+        """
+        ],
+    ),
+    (
+        "drop_create_graph",
+        """
         def f(y, x):
             (g,) = torch.autograd.grad(y, x, create_graph=True, allow_unused=True)
             return g
-        """, ["""
+        """,
+        [
+            """
         def f(y, x):
             (g,) = torch.autograd.grad(y, x, allow_unused=True)
             return g
-        """]),
-    ("drop_retain_grad", """
+        """
+        ],
+    ),
+    (
+        "drop_retain_grad",
+        """
         def f(x):
             a = x * 2
             a.retain_grad()  # keep it
             return a
-        """, ["""
+        """,
+        [
+            """
         def f(x):
             a = x * 2
             return a
-        """]),
-    ("drop_zero_grad", """
+        """
+        ],
+    ),
+    (
+        "drop_zero_grad",
+        """
         def f(w, opt):
             w.grad = None
             w.grad.zero_()
             opt.zero_grad()
             w.grad = w.grad * 2
-        """, ["""
+        """,
+        [
+            """
         def f(w, opt):
             w.grad.zero_()
             opt.zero_grad()
             w.grad = w.grad * 2
-        """, """
+        """,
+            """
         def f(w, opt):
             w.grad = None
             opt.zero_grad()
             w.grad = w.grad * 2
-        """, """
+        """,
+            """
         def f(w, opt):
             w.grad = None
             w.grad.zero_()
             w.grad = w.grad * 2
-        """]),
-    ("drop_no_grad", """
+        """,
+        ],
+    ),
+    (
+        "drop_no_grad",
+        """
         def f(w, lr):
             # the update
             with torch.no_grad():
@@ -93,7 +131,9 @@ CASES = [
 
                 w.grad = None
             return w
-        """, ["""
+        """,
+        [
+            """
         def f(w, lr):
             # the update
             # not recorded
@@ -101,231 +141,373 @@ CASES = [
 
             w.grad = None
             return w
-        """]),
-    ("drop_no_grad", """
+        """
+        ],
+    ),
+    (
+        "drop_no_grad",
+        """
         def f(x):
             with torch.enable_grad():
                 return x * 2
-        """, ["""
+        """,
+        [
+            """
         def f(x):
             return x * 2
-        """]),
-    ("drop_detach", """
+        """
+        ],
+    ),
+    (
+        "drop_detach",
+        """
         def f(x):
             return (x.detach()).exp()
-        """, ["""
+        """,
+        [
+            """
         def f(x):
             return (x).exp()
-        """]),
-    ("drop_clone", """
+        """
+        ],
+    ),
+    (
+        "drop_clone",
+        """
         def f(x, out):
             out.append(x.grad.clone())
-        """, ["""
+        """,
+        [
+            """
         def f(x, out):
             out.append(x.grad)
-        """]),
-    ("drop_requires_grad", """
+        """
+        ],
+    ),
+    (
+        "drop_requires_grad",
+        """
         def f(d, w):
             a = d.requires_grad_(True)
             b = torch.ones(3, requires_grad=True)
             w.requires_grad = True
             return a, b
-        """, ["""
+        """,
+        [
+            """
         def f(d, w):
             a = d
             b = torch.ones(3, requires_grad=True)
             w.requires_grad = True
             return a, b
-        """, """
+        """,
+            """
         def f(d, w):
             a = d.requires_grad_(True)
             b = torch.ones(3)
             w.requires_grad = True
             return a, b
-        """, """
+        """,
+            """
         def f(d, w):
             a = d.requires_grad_(True)
             b = torch.ones(3, requires_grad=True)
             return a, b
-        """]),
-    ("swap_sum_mean", """
+        """,
+        ],
+    ),
+    (
+        "swap_sum_mean",
+        """
         def f(x):
             return torch.sum(x) + x.mean(dim=0)
-        """, ["""
+        """,
+        [
+            """
         def f(x):
             return torch.mean(x) + x.mean(dim=0)
-        """, """
+        """,
+            """
         def f(x):
             return torch.sum(x) + x.sum(dim=0)
-        """]),
-    ("swap_saved", """
+        """,
+        ],
+    ),
+    (
+        "swap_saved",
+        """
         def forward(ctx, x, y):
             ctx.save_for_backward(x, y, x * y)
-        """, ["""
+        """,
+        [
+            """
         def forward(ctx, x, y):
             ctx.save_for_backward(y, x, x * y)
-        """, """
+        """,
+            """
         def forward(ctx, x, y):
             ctx.save_for_backward(x, x * y, y)
-        """]),
-    ("drop_factor", """
+        """,
+        ],
+    ),
+    (
+        "drop_factor",
+        """
         def f(x, w):
             return (2 * w) / x
-        """, ["""
+        """,
+        [
+            """
         def f(x, w):
             return (2 * w)
-        """, """
+        """,
+            """
         def f(x, w):
             return w / x
-        """]),
-    ("drop_term", """
+        """,
+        ],
+    ),
+    (
+        "drop_term",
+        """
         def f(x, w):
             return x + w - 1
-        """, ["""
+        """,
+        [
+            """
         def f(x, w):
             return x + w
-        """, """
+        """,
+            """
         def f(x, w):
             return x - 1
-        """, """
+        """,
+            """
         def f(x, w):
             return w - 1
-        """]),
-    ("drop_power", """
+        """,
+        ],
+    ),
+    (
+        "drop_power",
+        """
         def f(x, y):
             return ((x - y) ** 2).mean() + x ** 0.5
-        """, ["""
+        """,
+        [
+            """
         def f(x, y):
             return (x - y).mean() + x ** 0.5
-        """, """
+        """,
+            """
         def f(x, y):
             return ((x - y) ** 2).mean() + x
-        """]),
-    ("swap_args", """
+        """,
+        ],
+    ),
+    (
+        "swap_args",
+        """
         def f(a, b, c):
             torch.sub(a, b.x)
             torch.where(a > 0, b, c)
             print(a, b), torch.add(a, b), torch.mul(a, b)
             g(a, 1)
-        """, ["""
+        """,
+        [
+            """
         def f(a, b, c):
             torch.sub(b.x, a)
             torch.where(a > 0, b, c)
             print(a, b), torch.add(a, b), torch.mul(a, b)
             g(a, 1)
-        """, """
+        """,
+            """
         def f(a, b, c):
             torch.sub(a, b.x)
             torch.where(a > 0, c, b)
             print(a, b), torch.add(a, b), torch.mul(a, b)
             g(a, 1)
-        """]),
-    ("swap_returned", """
+        """,
+        ],
+    ),
+    (
+        "swap_returned",
+        """
         def f(a, b, c):
             return a, b, c
-        """, ["""
+        """,
+        [
+            """
         def f(a, b, c):
             return b, a, c
-        """, """
+        """,
+            """
         def f(a, b, c):
             return a, c, b
-        """]),
-    ("swap_operands", """
+        """,
+        ],
+    ),
+    (
+        "swap_operands",
+        """
         def f(q, t, x, W):
             return (q - t) / 2 + x @ W
-        """, ["""
+        """,
+        [
+            """
         def f(q, t, x, W):
             return (t - q) / 2 + x @ W
-        """, """
+        """,
+            """
         def f(q, t, x, W):
             return (q - t) / 2 + W @ x
-        """]),
-    ("drop_minus", """
+        """,
+        ],
+    ),
+    (
+        "drop_minus",
+        """
         def f(g):
             return -g, -1
-        """, ["""
+        """,
+        [
+            """
         def f(g):
             return g, -1
-        """]),
-    ("swap_sign", """
+        """
+        ],
+    ),
+    (
+        "swap_sign",
+        """
         def f(w, d):
             w -= d
             return w + d
-        """, ["""
+        """,
+        [
+            """
         def f(w, d):
             w += d
             return w + d
-        """, """
+        """,
+            """
         def f(w, d):
             w -= d
             return w - d
-        """]),
-    ("swap_mul_div", """
+        """,
+        ],
+    ),
+    (
+        "swap_mul_div",
+        """
         def f(g, a):
             return g * a, a * a, 2 * a
-        """, ["""
+        """,
+        [
+            """
         def f(g, a):
             return g / a, a * a, 2 * a
-        """]),
-    ("swap_comparison", """
+        """
+        ],
+    ),
+    (
+        "swap_comparison",
+        """
         def f(x, n):
             return 0 < x <= n, x == n, x is n
-        """, ["""
+        """,
+        [
+            """
         def f(x, n):
             return 0 <= x <= n, x == n, x is n
-        """, """
+        """,
+            """
         def f(x, n):
             return 0 < x < n, x == n, x is n
-        """, """
+        """,
+            """
         def f(x, n):
             return 0 < x <= n, x != n, x is n
-        """]),
-    ("swap_and_or", """
+        """,
+        ],
+    ),
+    (
+        "swap_and_or",
+        """
         def f(a, b):
             return a and b
-        """, ["""
+        """,
+        [
+            """
         def f(a, b):
             return a or b
-        """]),
-    ("flip_bool", """
+        """
+        ],
+    ),
+    (
+        "flip_bool",
+        """
         def f(y):
             y.backward(retain_graph=True)
             return True
-        """, ["""
+        """,
+        [
+            """
         def f(y):
             y.backward(retain_graph=True)
             return False
-        """]),
-    ("off_by_one", """
+        """
+        ],
+    ),
+    (
+        "off_by_one",
+        """
         def f(x, a):
             return (x + 2) ** 2, x.sum(dim=0), a[0], torch.zeros(3), x > 0, 1.5 * x
-        """, ["""
+        """,
+        [
+            """
         def f(x, a):
             return (x + 3) ** 2, x.sum(dim=0), a[0], torch.zeros(3), x > 0, 1.5 * x
-        """, """
+        """,
+            """
         def f(x, a):
             return (x + 2) ** 3, x.sum(dim=0), a[0], torch.zeros(3), x > 0, 1.5 * x
-        """, """
+        """,
+            """
         def f(x, a):
             return (x + 2) ** 2, x.sum(dim=1), a[0], torch.zeros(3), x > 0, 1.5 * x
-        """, """
+        """,
+            """
         def f(x, a):
             return (x + 2) ** 2, x.sum(dim=0), a[0], torch.zeros(3), x > 0, 2.5 * x
-        """]),
-    ("range_off_by_one", """
+        """,
+        ],
+    ),
+    (
+        "range_off_by_one",
+        """
         def f(n):
             for _ in range(n - 1):
                 pass
-        """, ["""
+        """,
+        [
+            """
         def f(n):
             for _ in range((n - 1) - 1):
                 pass
-        """, """
+        """,
+            """
         def f(n):
             for _ in range(1, n - 1):
                 pass
-        """]),
-    ("return_none", """
+        """,
+        ],
+    ),
+    (
+        "return_none",
+        """
         def f(x):
             if x:
                 return x
@@ -335,7 +517,9 @@ CASES = [
         class C:
             def m(self):
                 return 1
-        """, ["""
+        """,
+        [
+            """
         def f(x):
             if x:
                 return x
@@ -345,7 +529,9 @@ CASES = [
         class C:
             def m(self):
                 return 1
-        """]),
+        """
+        ],
+    ),
 ]
 
 
@@ -359,18 +545,23 @@ def test_operator_makes_exactly_these_mutants_with_formatting_kept(operator, sou
 
 
 def test_a_dropped_only_statement_becomes_pass():
-    made = _made("""
+    made = _made(
+        """
         def f(xs):
             for x in xs:
                 x.retain_grad()
             return xs
-        """, "drop_retain_grad")
-    assert made == [_src("""
+        """,
+        "drop_retain_grad",
+    )
+    assert made == [
+        _src("""
         def f(xs):
             for x in xs:
                 pass
             return xs
-        """)]
+        """)
+    ]
 
 
 def test_docstrings_imports_annotations_decorators_raises_and_main_are_never_mutated():
@@ -413,7 +604,8 @@ def test_each_mutant_changes_one_place_and_says_where_and_what():
         "--- solutions/accum.py\n+++ mutant\n@@ -5,4 +5,4 @@\n"
         "     for _ in range(k):\n         loss = (x * x).sum()\n"
         "-        loss.backward(retain_graph=True)\n+        loss.backward()\n"
-        "     return x.grad\n")
+        "     return x.grad\n"
+    )
 
 
 def test_descriptions_name_the_code_changed():
@@ -427,12 +619,14 @@ def test_descriptions_name_the_code_changed():
             return a.detach()
         """)
     said = {m.description for m in mutants_of(source, "t")}
-    assert {"(d * 2).requires_grad_(True) lost its requires_grad (no gradient is recorded)",
-            "w lost its requires_grad (no gradient is recorded)",
-            "with torch.no_grad(): removed, its body kept (the update is recorded in the graph)",
-            "y.sum() replaced by y.mean() (sum and mean swapped)",
-            "a.detach() replaced by a (not detached from the graph)",
-            "w -= x replaced by w += x (a wrong sign)"} <= said
+    assert {
+        "(d * 2).requires_grad_(True) lost its requires_grad (no gradient is recorded)",
+        "w lost its requires_grad (no gradient is recorded)",
+        "with torch.no_grad(): removed, its body kept (the update is recorded in the graph)",
+        "y.sum() replaced by y.mean() (sum and mean swapped)",
+        "a.detach() replaced by a (not detached from the graph)",
+        "w -= x replaced by w += x (a wrong sign)",
+    } <= said
 
 
 def test_methods_are_named_by_class_and_descriptions_are_one_line_in_both_languages():
@@ -475,7 +669,8 @@ def test_ids_survive_edits_of_other_functions_and_differ_between_mutants():
     # b's own edit changes the ids of b's mutants, except where the mutant itself is the same function
     assert [i for i in ids_before if i.startswith("t.b:") and i not in ids_after] != []
     assert [i for i in ids_before if i.startswith("t.b:") and i in ids_after] == [
-        i for i in ids_before if i.startswith("t.b:return_none:")]
+        i for i in ids_before if i.startswith("t.b:return_none:")
+    ]
 
 
 def test_same_source_same_mutants_and_no_two_alike():
@@ -514,7 +709,11 @@ def test_a_match_statement_is_mutated_with_its_lines():
             return x
         """)
     assert [(m.operator, m.line) for m in mutants_of(source, "t")] == [
-        ("drop_term", 4), ("swap_operands", 4), ("swap_sign", 4), ("return_none", 5)]
+        ("drop_term", 4),
+        ("swap_operands", 4),
+        ("swap_sign", 4),
+        ("return_none", 5),
+    ]
 
 
 @pytest.mark.parametrize("path", sorted(SOLUTIONS.glob("*.py")), ids=lambda p: p.stem)

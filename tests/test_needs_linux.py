@@ -29,19 +29,27 @@ def test_every_mode_says_the_sandbox_needs_linux(monkeypatch, platform, pidfd, s
         assert f"this system is {platform}: grade on Linux, in WSL 2 or in a Linux container" in str(raised.value)
 
 
-@pytest.mark.parametrize("lang, says", [
-    ("en", "ERROR: the sandbox that runs student code needs Linux (pidfd_open, Unix seqpacket sockets) and this "
-           "system is darwin"),
-    ("zh", "ERROR: 运行学生代码的沙箱需要 Linux（pidfd_open、Unix seqpacket 套接字），而当前系统是 darwin"),
-])
+@pytest.mark.parametrize(
+    "lang, says",
+    [
+        (
+            "en",
+            "ERROR: the sandbox that runs student code needs Linux (pidfd_open, Unix seqpacket sockets) and this "
+            "system is darwin",
+        ),
+        ("zh", "ERROR: 运行学生代码的沙箱需要 Linux（pidfd_open、Unix seqpacket 套接字），而当前系统是 darwin"),
+    ],
+)
 def test_grading_off_linux_is_a_usage_error_in_words(pytester, monkeypatch, lang, says):
-    pytester.makepyfile(test_checks="""
+    pytester.makepyfile(
+        test_checks="""
         import pytest
 
         @pytest.mark.grade(concept="leaf")
         def test_one():
             raise AssertionError("must not run")
-    """)
+    """
+    )
     _elsewhere(monkeypatch, "darwin", False)
     result = pytester.runpytest("--grade", "--grade-lang", lang, *QUIET_PLUGINS)
     assert result.ret == pytest.ExitCode.USAGE_ERROR

@@ -58,8 +58,13 @@ def template_course(pytester: pytest.Pytester) -> Path:
 def test_an_empty_folder_becomes_a_course_whose_topic_grades_as_written(pytester, empty_course, capsys):
     assert new_topic(empty_course, "scaled", "--title", "Scaled losses") == 0
     out = capsys.readouterr().out
-    for path in ("exercises/scaled.py", "exercises/test_scaled.py", "solutions/scaled.py",
-                 "mistakes/scaled/unscaled.py", "exercises/conftest.py"):
+    for path in (
+        "exercises/scaled.py",
+        "exercises/test_scaled.py",
+        "solutions/scaled.py",
+        "mistakes/scaled/unscaled.py",
+        "exercises/conftest.py",
+    ):
         assert (empty_course / path).is_file(), path
     exercises, solutions = empty_course / "exercises", empty_course / "solutions"
     assert f"autograd-grader audit {exercises} --solutions {solutions}" in out
@@ -102,8 +107,9 @@ def test_the_stubs_example_is_what_the_solution_returns(empty_course):
     exec(compile((empty_course / "solutions" / "scaled.py").read_text(), "solution", "exec"), solution)
     exec(compile((empty_course / "exercises" / "scaled.py").read_text(), "stub", "exec"), stub)
     runner = doctest.DocTestRunner()
-    for test in doctest.DocTestFinder().find(stub["scaled_grad"], "scaled_grad",
-                                             globs={"torch": torch, "scaled_grad": solution["scaled_grad"]}):
+    for test in doctest.DocTestFinder().find(
+        stub["scaled_grad"], "scaled_grad", globs={"torch": torch, "scaled_grad": solution["scaled_grad"]}
+    ):
         runner.run(test)
     assert runner.summarize(verbose=False) == doctest.TestResults(failed=0, attempted=2)
 
@@ -143,13 +149,21 @@ def graded_concept(graded, check: str) -> str:
     return graded.check(check)["concept"]
 
 
-@pytest.mark.parametrize("name, says", [
-    ("2x", "must be a Python identifier"), ("my-topic", "must be a Python identifier"),
-    ("naïve", "must be a Python identifier"), ("class", "is a Python keyword"),
-    ("test_scaled", "pytest would take"), ("scaled_test", "pytest would take"),
-    ("os", "a module of Python's"), ("torch", "a module of Python's"), ("conftest", "a module of Python's"),
-    ("hooks", "are there already"),
-])
+@pytest.mark.parametrize(
+    "name, says",
+    [
+        ("2x", "must be a Python identifier"),
+        ("my-topic", "must be a Python identifier"),
+        ("naïve", "must be a Python identifier"),
+        ("class", "is a Python keyword"),
+        ("test_scaled", "pytest would take"),
+        ("scaled_test", "pytest would take"),
+        ("os", "a module of Python's"),
+        ("torch", "a module of Python's"),
+        ("conftest", "a module of Python's"),
+        ("hooks", "are there already"),
+    ],
+)
 def test_a_name_that_cannot_be_a_topic_is_refused_and_nothing_is_written(template_course, capsys, name, says):
     before = files(template_course)
     assert new_topic(template_course, name) == 2
@@ -229,8 +243,22 @@ def test_the_audit_passes_on_the_scaffold_as_written(empty_course, capsys, tmp_p
 
     assert new_topic(empty_course, "scaled") == 0
     report = tmp_path / "audit.json"
-    code = main(["audit", str(empty_course / "exercises"), "--solutions", str(empty_course / "solutions"),
-                 "--seeds", "3", "--jobs", "2", "--fail-under", "100", "--json", str(report)])
+    code = main(
+        [
+            "audit",
+            str(empty_course / "exercises"),
+            "--solutions",
+            str(empty_course / "solutions"),
+            "--seeds",
+            "3",
+            "--jobs",
+            "2",
+            "--fail-under",
+            "100",
+            "--json",
+            str(report),
+        ]
+    )
     printed = capsys.readouterr().out
     assert code == 0, printed
     document = json.loads(report.read_text())

@@ -17,8 +17,11 @@ ARCHIVES = (".whl", ".zip")
 
 def _definitions(source: str) -> dict[str, str]:
     tree = ast.parse(source)
-    return {node.name: ast.get_source_segment(source, node) for node in tree.body
-            if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    return {
+        node.name: ast.get_source_segment(source, node)
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef))
+    }
 
 
 def answers() -> set[str]:

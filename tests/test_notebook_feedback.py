@@ -18,7 +18,7 @@ from pytest_autograd_grader.boundary.notebook_modules import module_of
 LEAF = (SOLUTIONS / "leaf.py").read_text()
 STUB = (EXERCISES / "leaf.py").read_text()
 # the solution in two parts: tutorial_graph and init_parameter (with the import), then predict_leaves
-FIRST, PREDICT = LEAF[:LEAF.index("def predict_leaves")], LEAF[LEAF.index("def predict_leaves"):]
+FIRST, PREDICT = LEAF[: LEAF.index("def predict_leaves")], LEAF[LEAF.index("def predict_leaves") :]
 TAGS_HOWTO = "View > Cell Toolbar > Tags"
 
 
@@ -37,36 +37,47 @@ def _next_line(graded) -> str:
 
 
 def test_cell_magics_whose_body_jupyter_runs_keep_their_code(pytester):
-    graded = _grade(pytester,
-                    new_markdown_cell("# Leaf tensors"),
-                    new_code_cell("%%time\n" + FIRST),
-                    # %%capture runs its body as a cell, which may open with a cell magic of its own
-                    new_code_cell("\n%%capture out --no-stderr\n%%time\n!echo training\n" + PREDICT),
-                    new_code_cell("%%timeit\nsum(range(10))"),
-                    new_code_cell("%%bash\necho hello\nexit 1"))
+    graded = _grade(
+        pytester,
+        new_markdown_cell("# Leaf tensors"),
+        new_code_cell("%%time\n" + FIRST),
+        # %%capture runs its body as a cell, which may open with a cell magic of its own
+        new_code_cell("\n%%capture out --no-stderr\n%%time\n!echo training\n" + PREDICT),
+        new_code_cell("%%timeit\nsum(range(10))"),
+        new_code_cell("%%bash\necho hello\nexit 1"),
+    )
     assert graded.report["percent"] == 100.0, graded.text
     notes = graded.report["notes"]
     # what was left out is told; a magic whose code was graded is not
-    assert notes == ["in leaf.ipynb, IPython-only lines are not part of the graded module and were left out: "
-                     "!echo training, %%timeit, %%bash"], notes
+    assert notes == [
+        "in leaf.ipynb, IPython-only lines are not part of the graded module and were left out: "
+        "!echo training, %%timeit, %%bash"
+    ], notes
 
 
 def test_the_module_of_a_cell_magic_keeps_the_body_of_one_that_runs_it_once():
-    text = nbformat.writes(new_notebook(cells=[
-        new_code_cell("%%time\ndef f():\n    return 1\n%time g = 2"),
-        new_code_cell("%%prun -s cumulative\nh = 3"),
-        new_code_cell("%%writefile helper.py\ndef written():\n    pass"),
-        new_code_cell("%%timeit -n 1\ndef timed():\n    pass"),
-        new_code_cell("%%html\n<b>x</b>"),
-    ]))
+    text = nbformat.writes(
+        new_notebook(
+            cells=[
+                new_code_cell("%%time\ndef f():\n    return 1\n%time g = 2"),
+                new_code_cell("%%prun -s cumulative\nh = 3"),
+                new_code_cell("%%writefile helper.py\ndef written():\n    pass"),
+                new_code_cell("%%timeit -n 1\ndef timed():\n    pass"),
+                new_code_cell("%%html\n<b>x</b>"),
+            ]
+        )
+    )
     module = module_of(text)
     namespace: dict = {}
     exec(compile(module.source, "leaf.ipynb", "exec"), namespace)
     assert namespace["f"]() == 1 and namespace["h"] == 3
     assert "written" not in namespace and "timed" not in namespace and "g" not in namespace
     assert module.magics == ("%time g = 2", "%%writefile helper.py", "%%timeit -n 1", "%%html")
-    assert [(number, why) for number, why, _ in module.left_out] == [(3, "%%writefile helper.py"),
-                                                                     (4, "%%timeit -n 1"), (5, "%%html")]
+    assert [(number, why) for number, why, _ in module.left_out] == [
+        (3, "%%writefile helper.py"),
+        (4, "%%timeit -n 1"),
+        (5, "%%html"),
+    ]
     assert module.place(module.cells[0][0] + 1) == (1, 2)  # the body keeps its lines
 
 
@@ -76,56 +87,81 @@ def test_every_message_names_the_notebook_and_its_cell(pytester):
     graded = _grade(pytester, new_markdown_cell("# Leaf tensors"), new_code_cell(stub))
     raise_line = next(n for n, line in enumerate(stub.splitlines(), 1) if "raise NotImplementedError" in line)
     tutorial = graded.check("test_tutorial_graph")
-    assert tutorial["feedback"] == ("[Leaf tensors] not implemented yet: leaf.tutorial_graph "
-                                    f"(leaf.ipynb, cell 2, line {raise_line})"), tutorial
+    assert tutorial["feedback"] == (
+        f"[Leaf tensors] not implemented yet: leaf.tutorial_graph (leaf.ipynb, cell 2, line {raise_line})"
+    ), tutorial
     predict = graded.check("test_predict_leaves")["feedback"]
     assert "leaf.ipynb has no function 'predict_leaves'" in predict, predict
     assert ".py" not in graded.text.replace("test_leaf.py", ""), graded.text
-    assert _next_line(graded) == (f"next: leaf.ipynb, cell 2, line {raise_line}: [Leaf tensors] not implemented "
-                                  f"yet: leaf.tutorial_graph (leaf.ipynb, cell 2, line {raise_line})")
+    assert _next_line(graded) == (
+        f"next: leaf.ipynb, cell 2, line {raise_line}: [Leaf tensors] not implemented "
+        f"yet: leaf.tutorial_graph (leaf.ipynb, cell 2, line {raise_line})"
+    )
 
 
-@pytest.mark.parametrize("left_out, why", [
-    (lambda code: new_code_cell(code, metadata={"tags": ["skip-grading"]}), "which is tagged skip-grading, so the "
-     "grader does not run it; remove the tag from that cell (Jupyter Notebook: View > Cell Toolbar > Tags; JupyterLab"),
-    (lambda code: new_code_cell("%%timeit -n 1\n" + code), "which opens with %%timeit: Jupyter does not keep what "
-     "such a cell defines, and the grader leaves the cell out; move `predict_leaves` into a cell without %%timeit"),
-], ids=["tagged", "timeit"])
+@pytest.mark.parametrize(
+    "left_out, why",
+    [
+        (
+            lambda code: new_code_cell(code, metadata={"tags": ["skip-grading"]}),
+            "which is tagged skip-grading, so the "
+            "grader does not run it; remove the tag from that cell (Jupyter Notebook: View > Cell Toolbar > Tags; JupyterLab",
+        ),
+        (
+            lambda code: new_code_cell("%%timeit -n 1\n" + code),
+            "which opens with %%timeit: Jupyter does not keep what "
+            "such a cell defines, and the grader leaves the cell out; move `predict_leaves` into a cell without %%timeit",
+        ),
+    ],
+    ids=["tagged", "timeit"],
+)
 def test_a_function_in_a_cell_left_out_says_which_cell_and_what_to_do(pytester, left_out, why):
     graded = _grade(pytester, new_markdown_cell("# Leaf tensors"), new_code_cell(FIRST), left_out(PREDICT))
     check = graded.check("test_predict_leaves")
-    assert check["feedback"].startswith(f"[Leaf tensors] `predict_leaves` is defined in cell 3 of leaf.ipynb, {why}"), \
+    assert check["feedback"].startswith(f"[Leaf tensors] `predict_leaves` is defined in cell 3 of leaf.ipynb, {why}"), (
         check["feedback"]
+    )
     assert (check["file"], check["cell"], check["line"]) == ("leaf.ipynb", 3, 1 + why.startswith("which opens"))
     assert graded.report["score"] == 5  # the other two checks pass
 
 
 def test_a_helper_in_a_skip_grading_cell_says_the_tag_is_why_it_is_not_defined(pytester):
-    graded = _grade(pytester,
-                    new_code_cell(FIRST + "\n\ndef predict_leaves(nodes):\n    return leaves_of(nodes)\n"),
-                    new_code_cell("import math\n\n" + PREDICT.replace("def predict_leaves", "def leaves_of"),
-                                  metadata={"tags": ["skip-grading", "helpers"]}))
+    graded = _grade(
+        pytester,
+        new_code_cell(FIRST + "\n\ndef predict_leaves(nodes):\n    return leaves_of(nodes)\n"),
+        new_code_cell(
+            "import math\n\n" + PREDICT.replace("def predict_leaves", "def leaves_of"),
+            metadata={"tags": ["skip-grading", "helpers"]},
+        ),
+    )
     feedback = graded.check("test_predict_leaves")["feedback"]
     assert "raised NameError: name 'leaves_of' is not defined (at leaf.ipynb, cell 1, line" in feedback, feedback
-    assert ("\n`leaves_of` is defined in cell 2 of leaf.ipynb, which is tagged skip-grading, so the grader does not "
-            "run it; remove the tag from that cell") in feedback, feedback
+    assert (
+        "\n`leaves_of` is defined in cell 2 of leaf.ipynb, which is tagged skip-grading, so the grader does not "
+        "run it; remove the tag from that cell"
+    ) in feedback, feedback
     assert TAGS_HOWTO in feedback
 
 
 def test_a_demo_cell_that_fails_at_load_says_which_cell_and_how_to_tag_it(pytester):
     # the error is raised in cell 2's function; cell 4, the demo that called it, is the one to tag
-    graded = _grade(pytester, new_code_cell(LEAF),
-                    new_code_cell("def show(x):\n    return x @ torch.ones(4)"),
-                    new_markdown_cell("Try it out:"),
-                    new_code_cell("show(torch.ones(3))"))
+    graded = _grade(
+        pytester,
+        new_code_cell(LEAF),
+        new_code_cell("def show(x):\n    return x @ torch.ones(4)"),
+        new_markdown_cell("Try it out:"),
+        new_code_cell("show(torch.ones(3))"),
+    )
     checks = graded.report["checks"]
     assert {c["status"] for c in checks} == {"failed"}
     feedback = checks[0]["feedback"]
     assert feedback.startswith("[Leaf tensors] leaf.ipynb could not be loaded: RuntimeError:"), feedback
     assert "(at leaf.ipynb, cell 2, line 2: return x @ torch.ones(4))" in feedback
-    assert ("\nCell 4 of leaf.ipynb raised this while the grader ran the cells top to bottom, as Run All does. If it "
-            "is a demo or a try-out, tag it skip-grading so the grader leaves it out (Jupyter Notebook: View > Cell "
-            "Toolbar > Tags; JupyterLab and Notebook 7: the property inspector") in feedback, feedback
+    assert (
+        "\nCell 4 of leaf.ipynb raised this while the grader ran the cells top to bottom, as Run All does. If it "
+        "is a demo or a try-out, tag it skip-grading so the grader leaves it out (Jupyter Notebook: View > Cell "
+        "Toolbar > Tags; JupyterLab and Notebook 7: the property inspector"
+    ) in feedback, feedback
     assert feedback.endswith("if it is part of your answer, fix it")
 
 
@@ -133,20 +169,25 @@ def test_a_redefined_function_says_which_cell_was_graded(pytester):
     broken = "def predict_leaves(nodes):\n    return [], []"
     graded = _grade(pytester, new_code_cell(LEAF), new_markdown_cell("Second try:"), new_code_cell(broken))
     feedback = graded.check("test_predict_leaves")["feedback"]
-    assert feedback.endswith("\ngraded: the definition of `predict_leaves` in cell 3 of leaf.ipynb; an earlier one in "
-                             "cell 1 is replaced by it, as in Jupyter when cells run top to bottom"), feedback
+    assert feedback.endswith(
+        "\ngraded: the definition of `predict_leaves` in cell 3 of leaf.ipynb; an earlier one in "
+        "cell 1 is replaced by it, as in Jupyter when cells run top to bottom"
+    ), feedback
     assert graded.check("test_tutorial_graph")["status"] == "passed"
     assert _next_line(graded).startswith("next: leaf.ipynb, cell 3, line 1: [Leaf tensors]")
 
 
 def test_a_final_version_left_in_a_skip_grading_cell_says_the_earlier_one_was_graded(pytester):
     broken = PREDICT.replace("return is_leaf, has_grad", "return has_grad, is_leaf")
-    graded = _grade(pytester, new_code_cell(FIRST + broken),
-                    new_code_cell(PREDICT, metadata={"tags": ["skip-grading"]}))
+    graded = _grade(
+        pytester, new_code_cell(FIRST + broken), new_code_cell(PREDICT, metadata={"tags": ["skip-grading"]})
+    )
     feedback = graded.check("test_predict_leaves")["feedback"]
-    assert ("\ngraded: the definition of `predict_leaves` in cell 1 of leaf.ipynb; the later one in cell 2 is "
-            "tagged skip-grading, so the grader does not run it: remove the tag from cell 2, or put your final "
-            "version in cell 1") in feedback, feedback
+    assert (
+        "\ngraded: the definition of `predict_leaves` in cell 1 of leaf.ipynb; the later one in cell 2 is "
+        "tagged skip-grading, so the grader does not run it: remove the tag from cell 2, or put your final "
+        "version in cell 1"
+    ) in feedback, feedback
 
 
 def test_the_new_notebook_messages_speak_chinese_too():
@@ -179,16 +220,25 @@ def test_a_load_that_runs_out_of_time_in_an_earlier_cells_function_names_the_cel
     from pytest_autograd_grader.boundary.student import call
     from pytest_autograd_grader.boundary.wire import loads
 
-    nbformat.write(new_notebook(cells=[new_code_cell(LEAF + "\n\ndef train():\n    while True:\n        pass"),
-                                       new_markdown_cell("Train it:"), new_code_cell("train()")]),
-                   tmp_path / "leaf.ipynb")
+    nbformat.write(
+        new_notebook(
+            cells=[
+                new_code_cell(LEAF + "\n\ndef train():\n    while True:\n        pass"),
+                new_markdown_cell("Train it:"),
+                new_code_cell("train()"),
+            ]
+        ),
+        tmp_path / "leaf.ipynb",
+    )
     loader = Loader(str(tmp_path), unique_names=True)
     loader.import_seconds = 0.5
     outcome = loads(call(loader, "leaf", "", b"", op="load"))
     assert outcome["stage"] == "import_timeout" and outcome["cell"] == 3, outcome
     said = failure_from(outcome, directory=tmp_path).feedback
     assert "it was still running cell 1, line" in said, said
-    assert ("\nIt was called from cell 3 of leaf.ipynb, the cell the grader was running: if that cell trains, "
-            "downloads or tries things out, tag it skip-grading so the grader leaves it out") in said, said
+    assert (
+        "\nIt was called from cell 3 of leaf.ipynb, the cell the grader was running: if that cell trains, "
+        "downloads or tries things out, tag it skip-grading so the grader leaves it out"
+    ) in said, said
     # the worker's word is taken only for a graded cell of the notebook the grader reads
     assert "called from" not in failure_from({**outcome, "cell": 2}, directory=tmp_path).feedback

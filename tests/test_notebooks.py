@@ -46,9 +46,13 @@ def _hostile(kind: str, size: int = 3 << 20) -> str:
     notebook = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [cell]}
     text = json.dumps(notebook)
     if kind == "dicts":
-        return text.replace('"metadata": {}, "outputs"', '"metadata": {"x": [' + ",".join(["{}"] * (size // 3)) + ']}, "outputs"')
+        return text.replace(
+            '"metadata": {}, "outputs"', '"metadata": {"x": [' + ",".join(["{}"] * (size // 3)) + ']}, "outputs"'
+        )
     if kind == "deep":
-        return text.replace('"metadata": {}, "outputs"', '"metadata": {"x": ' + "[" * 100_000 + "]" * 100_000 + '}, "outputs"')
+        return text.replace(
+            '"metadata": {}, "outputs"', '"metadata": {"x": ' + "[" * 100_000 + "]" * 100_000 + '}, "outputs"'
+        )
     cells = [dict(cell, id=f"c{i}") for i in range(size // 110)]
     return json.dumps(dict(notebook, cells=cells))
 
@@ -59,20 +63,25 @@ def _line_of(text: str, needle: str) -> int:
 
 def test_a_solved_notebook_grades_full_and_says_once_what_it_left_out(pytester):
     student = pytester.path / "student"
-    _notebook(student, "leaf",
-              new_markdown_cell("# Leaf tensors\nRun every cell, then hand this notebook in."),
-              new_code_cell("%matplotlib inline\n!pip install --quiet torch\nimport torch"),
-              new_code_cell(LEAF),
-              # a cell the student uses to try things out: slow, and not graded
-              new_code_cell("while True:\n    pass", metadata={"tags": ["skip-grading"]}),
-              new_code_cell('NOTE = """\n%not a magic: inside a string\n"""'),
-              new_code_cell("display(tutorial_graph)"))  # display() is a kernel's own: it must not fail
+    _notebook(
+        student,
+        "leaf",
+        new_markdown_cell("# Leaf tensors\nRun every cell, then hand this notebook in."),
+        new_code_cell("%matplotlib inline\n!pip install --quiet torch\nimport torch"),
+        new_code_cell(LEAF),
+        # a cell the student uses to try things out: slow, and not graded
+        new_code_cell("while True:\n    pass", metadata={"tags": ["skip-grading"]}),
+        new_code_cell('NOTE = """\n%not a magic: inside a string\n"""'),
+        new_code_cell("display(tutorial_graph)"),
+    )  # display() is a kernel's own: it must not fail
     graded = _grade(pytester)
     assert graded.report["percent"] == 100.0, graded.text
     notes = graded.report["notes"]
-    assert notes == ["in leaf.ipynb, IPython-only lines are not part of the graded module and were left out: "
-                     "%matplotlib inline, !pip install --quiet torch",
-                     "in leaf.ipynb, cells tagged skip-grading were left out: 4"]
+    assert notes == [
+        "in leaf.ipynb, IPython-only lines are not part of the graded module and were left out: "
+        "%matplotlib inline, !pip install --quiet torch",
+        "in leaf.ipynb, cells tagged skip-grading were left out: 4",
+    ]
     assert graded.text.count("IPython-only lines") == 1  # in the header, once
     # and on the platforms, once in the run's output
     from pytest_autograd_grader.reporters.github import step_summary
@@ -100,8 +109,14 @@ def test_an_untouched_notebook_scores_zero_and_names_the_cell_and_line(pytester)
 
 def test_a_syntax_error_in_one_cell_names_that_cell_and_quotes_its_line(pytester):
     student = pytester.path / "student"
-    _notebook(student, "leaf", new_code_cell("import torch"), new_markdown_cell("## Part 2"),
-              new_code_cell("x = 1\ndef broken(:\n    pass"), new_code_cell(LEAF))
+    _notebook(
+        student,
+        "leaf",
+        new_code_cell("import torch"),
+        new_markdown_cell("## Part 2"),
+        new_code_cell("x = 1\ndef broken(:\n    pass"),
+        new_code_cell(LEAF),
+    )
     graded = _grade(pytester)
     feedback = graded.check("test_tutorial_graph")["feedback"]
     assert "leaf.ipynb has a syntax error in cell 3, line 2" in feedback, feedback
@@ -125,9 +140,11 @@ def test_a_notebook_that_answers_late_on_a_busy_machine_still_names_the_cell(pyt
     0.9 of the time and its answer came after the grader's deadline. Here the
     answer is held back 0.5 s, as a descheduled worker would hold it."""
     student = pytester.path / "student"
-    slow = ("import signal, time\nstop = signal.getsignal(signal.SIGALRM)\n"
-            "signal.signal(signal.SIGALRM, lambda *a: (time.sleep(0.5), stop(*a)))\n"
-            "while True:\n    pass")
+    slow = (
+        "import signal, time\nstop = signal.getsignal(signal.SIGALRM)\n"
+        "signal.signal(signal.SIGALRM, lambda *a: (time.sleep(0.5), stop(*a)))\n"
+        "while True:\n    pass"
+    )
     _notebook(student, "leaf", new_code_cell(LEAF), new_code_cell(slow))
     graded = _grade(pytester, "--grade-timeout=2")
     feedback = graded.check("test_tutorial_graph")["feedback"]
@@ -156,8 +173,13 @@ def test_a_notebook_run_in_a_real_kernel_and_saved_with_outputs_grades_the_same(
     from nbclient import NotebookClient
 
     student = pytester.path / "student"
-    path = _notebook(student, "leaf", new_code_cell("print('hello from the kernel')"), new_code_cell(LEAF),
-                     new_code_cell("tutorial_graph(torch.ones(2, requires_grad=True), torch.ones(2))"))
+    path = _notebook(
+        student,
+        "leaf",
+        new_code_cell("print('hello from the kernel')"),
+        new_code_cell(LEAF),
+        new_code_cell("tutorial_graph(torch.ones(2, requires_grad=True), torch.ones(2))"),
+    )
     notebook = nbformat.read(path, as_version=4)
     NotebookClient(notebook, timeout=120, kernel_name="python3").execute()
     nbformat.write(notebook, path)
@@ -167,19 +189,27 @@ def test_a_notebook_run_in_a_real_kernel_and_saved_with_outputs_grades_the_same(
     assert graded.report["percent"] == 100.0, graded.text
 
 
-@pytest.mark.parametrize("content, expected", [
-    ('{"cells": [', "leaf.ipynb is not a notebook file (it is not valid JSON"),
-    ("print('a .py file saved as .ipynb')\n", "leaf.ipynb is not a notebook file (it is not valid JSON"),
-    (json.dumps({"nbformat": 2, "nbformat_minor": 0, "metadata": {}, "cells": []}),
-     "leaf.ipynb was written in notebook format 2, which the grader does not read"),
-    (json.dumps({"nbformat": 99, "nbformat_minor": 0, "metadata": {}, "cells": []}),
-     "leaf.ipynb was written in notebook format 99, which the grader does not read"),
-    (json.dumps([1, 2]), "leaf.ipynb could not be read as a notebook"),
-    # what would make the grader's own process hold GBs: a limit, named, and what to do
-    (_hostile("dicts"), "(over 5000 cells, over 400000 JSON values, or nested over 64 deep)"),
-    (_hostile("deep"), "(over 5000 cells, over 400000 JSON values, or nested over 64 deep)"),
-    (_hostile("cells"), "Kernel > Restart & Clear Output"),
-], ids=["truncated", "python", "format2", "format99", "list", "values", "nesting", "cells"])
+@pytest.mark.parametrize(
+    "content, expected",
+    [
+        ('{"cells": [', "leaf.ipynb is not a notebook file (it is not valid JSON"),
+        ("print('a .py file saved as .ipynb')\n", "leaf.ipynb is not a notebook file (it is not valid JSON"),
+        (
+            json.dumps({"nbformat": 2, "nbformat_minor": 0, "metadata": {}, "cells": []}),
+            "leaf.ipynb was written in notebook format 2, which the grader does not read",
+        ),
+        (
+            json.dumps({"nbformat": 99, "nbformat_minor": 0, "metadata": {}, "cells": []}),
+            "leaf.ipynb was written in notebook format 99, which the grader does not read",
+        ),
+        (json.dumps([1, 2]), "leaf.ipynb could not be read as a notebook"),
+        # what would make the grader's own process hold GBs: a limit, named, and what to do
+        (_hostile("dicts"), "(over 5000 cells, over 400000 JSON values, or nested over 64 deep)"),
+        (_hostile("deep"), "(over 5000 cells, over 400000 JSON values, or nested over 64 deep)"),
+        (_hostile("cells"), "Kernel > Restart & Clear Output"),
+    ],
+    ids=["truncated", "python", "format2", "format99", "list", "values", "nesting", "cells"],
+)
 def test_a_notebook_that_cannot_be_read_costs_only_its_own_checks(pytester, content, expected):
     student = pytester.path / "student"
     student.mkdir()
@@ -218,12 +248,15 @@ def test_reading_a_hostile_notebook_keeps_the_graders_memory_bounded(tmp_path, k
     if kind == "outputs":  # valid, and just under the limits: outputs are not what is graded
         stream = {"output_type": "stream", "name": "stdout", "text": ""}
         notebook = new_notebook(cells=[new_code_cell(LEAF)])
-        path.write_text(nbformat.writes(notebook).replace('"outputs": []', '"outputs": ' + json.dumps([stream] * 90_000)))
+        path.write_text(
+            nbformat.writes(notebook).replace('"outputs": []', '"outputs": ' + json.dumps([stream] * 90_000))
+        )
     else:
         path.write_text(_hostile(kind, size=8 << 20))
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
-    done = subprocess.run([sys.executable, "-c", READ_ONE, str(path)], capture_output=True, text=True, env=env,
-                          timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", READ_ONE, str(path)], capture_output=True, text=True, env=env, timeout=300
+    )
     said, peak_mb = done.stdout.split()
     assert said == ("read" if kind == "outputs" else "student.notebook_too_complex"), done.stderr
     # python, nbformat and the file itself take some 60 MB; unbounded, this was GBs
@@ -245,8 +278,13 @@ def test_a_notebook_saved_with_its_plots_and_logs_still_grades(pytester):
     from nbformat.v4 import new_output
 
     png = base64.b64encode(os.urandom(3 << 20)).decode()  # a few big figures
-    cell = new_code_cell(LEAF, outputs=[new_output("display_data", data={"image/png": png, "text/plain": "<Figure>"}),
-                                        new_output("stream", name="stdout", text="epoch 1\n" * 20_000)])
+    cell = new_code_cell(
+        LEAF,
+        outputs=[
+            new_output("display_data", data={"image/png": png, "text/plain": "<Figure>"}),
+            new_output("stream", name="stdout", text="epoch 1\n" * 20_000),
+        ],
+    )
     _notebook(pytester.path / "student", "leaf", new_markdown_cell("# Leaf tensors"), cell)
     assert _grade(pytester).report["percent"] == 100.0
 
@@ -255,8 +293,11 @@ def test_a_notebook_of_format_3_is_converted_as_jupyter_converts_it(pytester):
     student = pytester.path / "student"
     student.mkdir()
     cell = {"cell_type": "code", "input": LEAF, "language": "python", "outputs": [], "metadata": {}}
-    (student / "leaf.ipynb").write_text(json.dumps({"nbformat": 3, "nbformat_minor": 0, "metadata": {},
-                                                    "worksheets": [{"cells": [cell], "metadata": {}}]}))
+    (student / "leaf.ipynb").write_text(
+        json.dumps(
+            {"nbformat": 3, "nbformat_minor": 0, "metadata": {}, "worksheets": [{"cells": [cell], "metadata": {}}]}
+        )
+    )
     assert _grade(pytester).report["percent"] == 100.0
 
 
@@ -280,32 +321,46 @@ def test_a_module_handed_in_twice_is_graded_from_the_python_file_and_the_report_
     (student / "leaf.py").write_text(LEAF)
     graded = _grade(pytester)
     assert graded.report["percent"] == 100.0
-    assert graded.report["notes"] == ["both leaf.py and leaf.ipynb are in the submission: leaf.py was graded; "
-                                      "remove the one you did not mean"]
+    assert graded.report["notes"] == [
+        "both leaf.py and leaf.ipynb are in the submission: leaf.py was graded; remove the one you did not mean"
+    ]
 
 
 def test_the_engine_track_grades_a_notebook_in_its_torch_free_worker(pytester):
     student = pytester.path / "student"
-    _notebook(student, "engine", new_code_cell("%load_ext autoreload\nimport numpy as np"),
-              new_code_cell((SOLUTIONS / "engine.py").read_text()))
+    _notebook(
+        student,
+        "engine",
+        new_code_cell("%load_ext autoreload\nimport numpy as np"),
+        new_code_cell((SOLUTIONS / "engine.py").read_text()),
+    )
     graded = _grade(pytester, topics=("engine",))
     assert graded.report["percent"] == 100.0, graded.text
 
 
 def test_the_module_a_notebook_stands_for():
-    text = nbformat.writes(new_notebook(cells=[
-        new_markdown_cell("intro"),
-        new_code_cell("%%timeit\nsum(range(10))"),                       # a cell magic: the whole cell
-        new_code_cell("import os\nfiles = !ls\nif True:\n    %time x = 1\ny = 2\ntorch.randn?\n??os.path"),
-        new_code_cell("z = 3", metadata={"tags": ["skip-grading", "other"]}),
-        new_code_cell("w = 4 % 3\ns = '''\n!not shell\n'''"),
-    ]))
+    text = nbformat.writes(
+        new_notebook(
+            cells=[
+                new_markdown_cell("intro"),
+                new_code_cell("%%timeit\nsum(range(10))"),  # a cell magic: the whole cell
+                new_code_cell("import os\nfiles = !ls\nif True:\n    %time x = 1\ny = 2\ntorch.randn?\n??os.path"),
+                new_code_cell("z = 3", metadata={"tags": ["skip-grading", "other"]}),
+                new_code_cell("w = 4 % 3\ns = '''\n!not shell\n'''"),
+            ]
+        )
+    )
     module = module_of(text)
     lines = module.source.splitlines()
     assert module.magics == ("%%timeit", "files = !ls", "%time x = 1", "torch.randn?", "??os.path")
     assert module.skipped == (4,)
-    assert lines[module.cells[1][0] - 1:module.cells[1][0] + 4] == ["import os", "pass", "if True:", "    pass",
-                                                                   "y = 2"]
+    assert lines[module.cells[1][0] - 1 : module.cells[1][0] + 4] == [
+        "import os",
+        "pass",
+        "if True:",
+        "    pass",
+        "y = 2",
+    ]
     assert "!not shell" in module.source and "w = 4 % 3" in module.source
     compile(module.source, "m.ipynb", "exec")
     # every line of a cell keeps its number within the cell
@@ -323,6 +378,7 @@ def test_a_folder_of_notebooks_is_a_submission(tmp_path):
 
 # -- notebooks written from the exercises, and the check from inside one ---------
 
+
 def _solve(notebook, solution: str):
     """The notebook with each stub cell replaced by the solution's definition
     of that name, and the solution's other statements (imports, helpers) in a
@@ -331,9 +387,13 @@ def _solve(notebook, solution: str):
 
     tree = ast.parse(solution)
     lines = solution.splitlines(keepends=True)
-    defined = {node.name: "".join(lines[(node.decorator_list[0].lineno if node.decorator_list else node.lineno) - 1:
-                                         node.end_lineno])
-               for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    defined = {
+        node.name: "".join(
+            lines[(node.decorator_list[0].lineno if node.decorator_list else node.lineno) - 1 : node.end_lineno]
+        )
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef))
+    }
     used = set()
     for cell in notebook.cells:
         if cell.cell_type == "code" and "skip-grading" not in cell.metadata.get("tags", []):
@@ -342,8 +402,11 @@ def _solve(notebook, solution: str):
                 cell.source = "\n\n".join(defined[name] for name in names)
                 used.update(names)
     rest = [node for node in tree.body if getattr(node, "name", None) not in used]
-    extra = "".join("".join(lines[node.lineno - 1:node.end_lineno]) for node in rest
-                    if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)))
+    extra = "".join(
+        "".join(lines[node.lineno - 1 : node.end_lineno])
+        for node in rest
+        if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))
+    )
     notebook.cells.insert(len(notebook.cells) - 1, new_code_cell(extra))
     return notebook
 
@@ -365,8 +428,9 @@ def test_notebooks_written_from_the_exercises_grade_as_their_modules_do(written,
     assert leaf.cells[0].source.startswith("# Leaf tensors\n\nA leaf is a tensor")
     assert [c.cell_type for c in leaf.cells] == ["markdown", "code"] + ["markdown", "code"] * 3 + ["code"]
     assert leaf.cells[2].source.startswith("## `tutorial_graph`\n\nThe tutorial's graph")
-    assert leaf.cells[3].source == ("def tutorial_graph(x: torch.Tensor, w: torch.Tensor):\n"
-                                    "    raise NotImplementedError")
+    assert leaf.cells[3].source == (
+        "def tutorial_graph(x: torch.Tensor, w: torch.Tensor):\n    raise NotImplementedError"
+    )
     assert leaf.cells[-1].metadata["tags"] == ["skip-grading"] and 'notebook.check("leaf")' in leaf.cells[-1].source
 
     checks = pytester.path / "checks"
@@ -374,8 +438,7 @@ def test_notebooks_written_from_the_exercises_grade_as_their_modules_do(written,
     untouched = pytester.path / "untouched"
     shutil.copytree(written, untouched)
     stubs = run_grader(pytester, "checks", f"--grade-submission={untouched}", "--grade-seed", "9", report="u.json")
-    as_modules = run_grader(pytester, "checks", f"--grade-submission={EXERCISES}", "--grade-seed", "9",
-                            report="m.json")
+    as_modules = run_grader(pytester, "checks", f"--grade-submission={EXERCISES}", "--grade-seed", "9", report="m.json")
     assert stubs.report["score"] == 0 and stubs.report["max_score"] == as_modules.report["max_score"]
     for check in stubs.report["checks"]:
         twin = as_modules.checks[check["id"]]
@@ -388,8 +451,9 @@ def test_notebooks_written_from_the_exercises_grade_as_their_modules_do(written,
     solved = pytester.path / "solved"
     solved.mkdir()
     for topic in topics:
-        notebook = _solve(nbformat.read(written / f"{topic}.ipynb", as_version=4),
-                          (SOLUTIONS / f"{topic}.py").read_text())
+        notebook = _solve(
+            nbformat.read(written / f"{topic}.ipynb", as_version=4), (SOLUTIONS / f"{topic}.py").read_text()
+        )
         nbformat.write(notebook, solved / f"{topic}.ipynb")
     graded = run_grader(pytester, "checks", f"--grade-submission={solved}", "--grade-seed", "9", report="s.json")
     assert graded.report["percent"] == 100.0, [c["feedback"] for c in graded.report["checks"] if c["feedback"]]
@@ -417,11 +481,17 @@ def test_the_check_cell_grades_the_kernels_functions_in_a_real_kernel(written, t
     shutil.copytree(EXERCISES, course / "exercises")
     (course / "notebooks").mkdir()
     results = {}
-    for name, notebook in (("solved", _solve(nbformat.read(written / "leaf.ipynb", as_version=4),
-                                              (SOLUTIONS / "leaf.py").read_text())),
-                           ("untouched", nbformat.read(written / "leaf.ipynb", as_version=4))):
-        NotebookClient(notebook, timeout=300, kernel_name="python3", allow_errors=False,
-                       resources={"metadata": {"path": str(course / "notebooks")}}).execute()
+    for name, notebook in (
+        ("solved", _solve(nbformat.read(written / "leaf.ipynb", as_version=4), (SOLUTIONS / "leaf.py").read_text())),
+        ("untouched", nbformat.read(written / "leaf.ipynb", as_version=4)),
+    ):
+        NotebookClient(
+            notebook,
+            timeout=300,
+            kernel_name="python3",
+            allow_errors=False,
+            resources={"metadata": {"path": str(course / "notebooks")}},
+        ).execute()
         outputs = notebook.cells[-1].outputs
         results[name] = outputs
         html = "".join(o.get("data", {}).get("text/html", "") for o in outputs)

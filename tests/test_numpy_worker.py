@@ -7,7 +7,7 @@ from conftest import grade_checks
 
 from pytest_autograd_grader.i18n import msg
 
-CHECKS = '''
+CHECKS = """
 import numpy
 import pytest
 
@@ -27,9 +27,9 @@ def test_import_at_the_top(submission, autograd):
 
 def test_torch_for_the_others(submission, autograd):
     autograd.assert_equal(submission("engine").torch_loaded(), True, "torch in sys.modules")
-'''
+"""
 
-ENGINE = '''
+ENGINE = """
 import sys
 import numpy as np
 
@@ -42,14 +42,14 @@ def torch_loaded():
 def sneaky():
     import torch.autograd
     return 1
-'''
+"""
 
-CHEAT = '''
+CHEAT = """
 import torch
 
 def double(values):
     return torch.tensor(values).mul(2).numpy()
-'''
+"""
 
 
 @pytest.mark.parametrize("isolation", ["auto", "process"])
@@ -67,7 +67,7 @@ def test_numpy_only_workers_have_no_torch(pytester, isolation):
 
 # An engine that removes the import hook before importing torch, and drops
 # whatever the zygote may have cached of it.
-UNHOOKED = '''
+UNHOOKED = """
 import sys
 
 
@@ -85,16 +85,16 @@ def reach():
         for name in [n for n in sys.modules if n.split(".")[0] == "torch"]:
             del sys.modules[name]
         return "blocked"
-'''
+"""
 
-UNHOOKED_CHECKS = '''
+UNHOOKED_CHECKS = """
 import pytest
 
 pytestmark = pytest.mark.grade(concept="engine")
 
 def test_no_torch_even_without_the_hook(submission, autograd):
     autograd.assert_equal(submission("unhooked", numpy_only=True).reach(), "blocked", "torch in the engine's sandbox")
-'''
+"""
 
 
 @pytest.mark.parametrize("mode", ["bwrap", "user", "process"])
@@ -121,7 +121,7 @@ def test_only_bubblewrap_keeps_torch_from_an_engine_that_removes_the_hook(pytest
 # 5 ms of page faults each time, twice per student. The zygotes import the
 # grader's code a worker runs (the engine track's interpreter, telling an
 # error) before they fork.
-PROBE = '''
+PROBE = """
 import sys
 
 AT_IMPORT = set(sys.modules)
@@ -133,9 +133,9 @@ def fail():
 
 def imported_since():
     return sorted(name for name in set(sys.modules) - AT_IMPORT if "_grade_submission_" not in name)
-'''
+"""
 
-IMPORTS_CHECKS = '''
+IMPORTS_CHECKS = """
 import pytest
 
 from pytest_autograd_grader.engine_fuzz.interpret import run_engine_batch
@@ -153,7 +153,7 @@ def test_workers_import_nothing_of_ours_after_the_fork(submission, autograd):
         if numpy_only:  # the engine track's calls: only its workers make them
             probe.run(run_engine_batch, "[]")
         autograd.assert_equal(probe.imported_since(), [], "modules imported in the worker after its fork")
-'''
+"""
 
 
 def test_workers_find_the_graders_code_imported_before_their_fork(pytester):

@@ -16,8 +16,7 @@ OPTIONS_PAGE = (REPO / "docs" / "instructors" / "options.md").read_text(encoding
 
 def _row(ini_key: str) -> str:
     """The options table's row of the ini key ``ini_key``."""
-    rows = [line for line in OPTIONS_PAGE.splitlines()
-            if line.startswith("| `--grade") and f"| `{ini_key}` |" in line]
+    rows = [line for line in OPTIONS_PAGE.splitlines() if line.startswith("| `--grade") and f"| `{ini_key}` |" in line]
     assert len(rows) == 1, f"docs/instructors/options.md has no row for {ini_key}"
     return rows[0]
 
@@ -39,6 +38,11 @@ def test_the_help_texts_state_each_default_as_the_table_has_it():
 def test_a_run_without_options_grades_with_the_tables_defaults(pytester):
     config = pytester.parseconfig("--grade")
     settings = options.read_settings(config)
-    assert (settings.device, settings.timeout, settings.memory_mb, settings.isolation, settings.answer_limit_mb) \
-        == ("cpu", 10.0, 4096, "auto", 8.0)
+    assert (settings.device, settings.timeout, settings.memory_mb, settings.isolation, settings.answer_limit_mb) == (
+        "cpu",
+        10.0,
+        4096,
+        "auto",
+        8.0,
+    )
     assert settings.seed_was_random

@@ -23,13 +23,28 @@ def built(tmp_path_factory) -> tuple[Path, Path]:
     source.mkdir()
     for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy(REPO / name, source / name)
-    shutil.copytree(REPO / "pytest_autograd_grader", source / "pytest_autograd_grader",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        REPO / "pytest_autograd_grader", source / "pytest_autograd_grader", ignore=shutil.ignore_patterns("__pycache__")
+    )
     # the answers beside the package in a checkout: never in the wheel
     for answers in ("solutions", "mistakes"):
         shutil.copytree(REPO / answers, source / answers, ignore=shutil.ignore_patterns("__pycache__"))
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
-                    "-w", str(tmp_path / "dist"), str(source)], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(tmp_path / "dist"),
+            str(source),
+        ],
+        check=True,
+        capture_output=True,
+    )
     (wheel,) = (tmp_path / "dist").glob("*.whl")
     return wheel, source
 
@@ -41,18 +56,27 @@ def test_the_wheel_holds_every_module_of_the_package(built):
     assert modules - shipped == set()
     # the scripts gradescope-bundle puts in the zip and the files github-classroom writes are package data
     platforms = source / "pytest_autograd_grader" / "platforms"
-    data = {str(p.relative_to(source)) for folder in ("gradescope_files", "github_files")
-            for p in (platforms / folder).iterdir()}
-    assert {"pytest_autograd_grader/platforms/gradescope_files/run_autograder",
-            "pytest_autograd_grader/platforms/github_files/classroom.yml"} <= data
+    data = {
+        str(p.relative_to(source))
+        for folder in ("gradescope_files", "github_files")
+        for p in (platforms / folder).iterdir()
+    }
+    assert {
+        "pytest_autograd_grader/platforms/gradescope_files/run_autograder",
+        "pytest_autograd_grader/platforms/github_files/classroom.yml",
+    } <= data
     assert data - shipped == set()
     # the curriculum notebook.check grades with where no course folder is at hand
     assert {"pytest_autograd_grader/curriculum/test_leaf.py", "pytest_autograd_grader/curriculum/leaf.py"} <= shipped
-    assert [name for name in shipped if name.split("/")[0] in ("solutions", "mistakes")
-            or "/solutions/" in name or "/mistakes/" in name] == []
+    assert [
+        name
+        for name in shipped
+        if name.split("/")[0] in ("solutions", "mistakes") or "/solutions/" in name or "/mistakes/" in name
+    ] == []
 
 
 # -- what the package says about itself: license, version, classifiers --------------------
+
 
 def _project() -> dict:
     return tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
@@ -102,7 +126,6 @@ def test_the_version_is_written_once_as_the_package_version(built):
     assert found == {"pytest_autograd_grader/__init__.py": [f'"{__version__}"', f'__version__ = "{__version__}"']}
 
 
-
 def test_the_changelog_lists_no_release_that_never_happened():
     from pytest_autograd_grader import __version__
 
@@ -114,6 +137,7 @@ def test_the_changelog_lists_no_release_that_never_happened():
     assert '--8<-- "CHANGELOG.md"' in (REPO / "docs" / "changelog.md").read_text(encoding="utf-8")
     assert "  - Changelog: changelog.md\n" in (REPO / "mkdocs.yml").read_text(encoding="utf-8")
 
+
 def test_the_classifiers_are_trove_classifiers_that_say_where_it_runs():
     project = _project()["project"]
     classifiers = project["classifiers"]
@@ -122,8 +146,11 @@ def test_the_classifiers_are_trove_classifiers_that_say_where_it_runs():
     assert {"Framework :: Pytest", "Intended Audience :: Education"} <= set(classifiers)
     # the Python versions named are the ones requires-python allows, from its lower bound on
     lowest = tuple(int(n) for n in project["requires-python"].removeprefix(">=").split("."))
-    versions = [tuple(int(n) for n in c.rsplit(" ", 1)[1].split("."))
-                for c in classifiers if re.fullmatch(r"Programming Language :: Python :: 3\.\d+", c)]
+    versions = [
+        tuple(int(n) for n in c.rsplit(" ", 1)[1].split("."))
+        for c in classifiers
+        if re.fullmatch(r"Programming Language :: Python :: 3\.\d+", c)
+    ]
     assert versions and min(versions) == lowest and versions == sorted(versions)
 
 
@@ -135,6 +162,7 @@ def test_every_classifier_is_one_pypi_accepts():
 
 
 # -- the wheel the platform set-ups carry -------------------------------------------------
+
 
 def test_the_grader_builds_a_wheel_of_itself_that_pip_can_install(tmp_path):
     import base64
@@ -171,8 +199,9 @@ def test_the_grader_builds_a_wheel_of_itself_that_pip_can_install(tmp_path):
     meta = archive.read(f"{info}/METADATA").decode().splitlines()
     assert "Name: pytest-autograd-grader" in meta and f"Version: {dist.version}" in meta
     assert f"Requires-Python: {dist.metadata['Requires-Python']}" in meta
-    assert [line.removeprefix("Requires-Dist: ") for line in meta if line.startswith("Requires-Dist: ")] \
-        == dist.requires
+    assert [
+        line.removeprefix("Requires-Dist: ") for line in meta if line.startswith("Requires-Dist: ")
+    ] == dist.requires
     wheel = archive.read(f"{info}/WHEEL").decode().splitlines()
     assert "Root-Is-Purelib: true" in wheel and "Tag: py3-none-any" in wheel
     entry_points = archive.read(f"{info}/entry_points.txt").decode()
@@ -188,7 +217,6 @@ def test_the_grader_builds_a_wheel_of_itself_that_pip_can_install(tmp_path):
     assert {i.date_time for i in archive.infolist()} == {(1980, 1, 1, 0, 0, 0)}
 
 
-
 def test_the_wheel_the_set_ups_carry_holds_the_license(tmp_path):
     from pytest_autograd_grader import __version__
     from pytest_autograd_grader.platforms.wheel import build_wheel
@@ -197,13 +225,24 @@ def test_the_wheel_the_set_ups_carry_holds_the_license(tmp_path):
     license_text = archive.read(f"pytest_autograd_grader-{__version__}.dist-info/licenses/LICENSE").decode()
     assert license_text == (REPO / "LICENSE").read_text(encoding="utf-8")
 
+
 def test_grading_never_imports_the_platform_set_ups():
-    done = subprocess.run([sys.executable, "-c", "import sys, pytest_autograd_grader.plugin, "
-                           "pytest_autograd_grader.platforms.manifest_guard; print(sorted(m for m in sys.modules if '.platforms' in m))"],
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, pytest_autograd_grader.plugin, "
+            "pytest_autograd_grader.platforms.manifest_guard; print(sorted(m for m in sys.modules if '.platforms' in m))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     # the manifest guard, and none of the set-ups (bundle, course, wheel)
-    assert done.stdout.strip() == ("['pytest_autograd_grader.platforms', 'pytest_autograd_grader.platforms.manifest', "
-                                   "'pytest_autograd_grader.platforms.manifest_guard']")
+    assert done.stdout.strip() == (
+        "['pytest_autograd_grader.platforms', 'pytest_autograd_grader.platforms.manifest', "
+        "'pytest_autograd_grader.platforms.manifest_guard']"
+    )
 
 
 # `pip install NAME` where NAME is this grader by its package name (extras and
@@ -224,12 +263,23 @@ def _bare_installs(text: str) -> list[str]:
 
 def test_nothing_tells_anyone_to_install_the_grader_from_the_index():
     assert _bare_installs("pip install torch==2.13.0 'pytest-autograd-grader[class]'") == [
-        "pytest-autograd-grader[class]"]
+        "pytest-autograd-grader[class]"
+    ]
     assert _bare_installs("pip3 install pytest-autograd-grader==0.1.0") == ["pytest-autograd-grader==0.1.0"]
-    assert _bare_installs("pip install 'pytest-autograd-grader @ git+https://github.com/O/pytest-autograd-grader'"
-                          " ./grader/pytest_autograd_grader-0.1.0-py3-none-any.whl -e .") == []
-    files = [REPO / "README.md", REPO / "README.zh-CN.md", *(REPO / "docs").rglob("*.md"), *(REPO / "templates").rglob("*"),
-             *(REPO / "pytest_autograd_grader").rglob("*")]
+    assert (
+        _bare_installs(
+            "pip install 'pytest-autograd-grader @ git+https://github.com/O/pytest-autograd-grader'"
+            " ./grader/pytest_autograd_grader-0.1.0-py3-none-any.whl -e ."
+        )
+        == []
+    )
+    files = [
+        REPO / "README.md",
+        REPO / "README.zh-CN.md",
+        *(REPO / "docs").rglob("*.md"),
+        *(REPO / "templates").rglob("*"),
+        *(REPO / "pytest_autograd_grader").rglob("*"),
+    ]
     offenders = {}
     for path in files:
         if not path.is_file() or "__pycache__" in path.parts or path.suffix in (".png", ".pyc"):

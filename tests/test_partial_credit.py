@@ -32,7 +32,9 @@ def graded(pytester, body: str):
 
 
 def test_nested_parts_split_their_parents_weight(pytester):
-    report = graded(pytester, """
+    report = graded(
+        pytester,
+        """
 def test_nested(autograd):
     with autograd.part(1, name="forward"):
         pass
@@ -41,7 +43,8 @@ def test_nested(autograd):
             autograd.assert_equal(2, 3, "x.grad")
         with autograd.part(1, name="y.grad"):
             pass
-""")
+""",
+    )
     check = report.check("test_nested")
     # b1 is half of B, B is 2 of 3: failing it costs 1/3 of the check
     assert (check["status"], check["score"]) == ("failed", 4.0)
@@ -51,7 +54,9 @@ def test_nested(autograd):
 
 
 def test_a_part_that_needs_a_failed_part_is_skipped_and_said_once(pytester):
-    report = graded(pytester, """
+    report = graded(
+        pytester,
+        """
 def test_needs(autograd):
     @autograd.part(1)
     def forward():
@@ -67,7 +72,8 @@ def test_needs(autograd):
 
     with autograd.part(2):
         pass
-""")
+""",
+    )
     check = report.check("test_needs")
     assert (check["status"], check["score"]) == ("failed", 2.0)
     feedback = check["feedback"]
@@ -79,21 +85,26 @@ def test_needs(autograd):
 
 
 def test_needs_on_a_with_block_is_the_checks_error(pytester):
-    report = graded(pytester, """
+    report = graded(
+        pytester,
+        """
 def test_with_needs(autograd):
     first = autograd.part(1)
     with first:
         pass
     with autograd.part(1, needs=first):
         pass
-""")
+""",
+    )
     check = report.check("test_with_needs")
     assert check["status"] == "error"
     assert "a with block cannot be skipped" in check["feedback"]
 
 
 def test_a_failure_outside_the_parts_keeps_their_feedback_and_with_a_total_their_credit(pytester):
-    report = graded(pytester, """
+    report = graded(
+        pytester,
+        """
 def test_declared(autograd):
     autograd.parts(total=4)
     for case in range(4):
@@ -106,7 +117,8 @@ def test_undeclared(autograd):
         answer = raised() if case == 2 else case
         with autograd.part(1):
             autograd.assert_equal(answer, 0, f"case {case}")
-""")
+""",
+    )
     declared = report.check("test_declared")
     # case 0 right, case 1 wrong, case 2 raised: 1 of the 4 declared parts
     assert (declared["status"], declared["score"]) == ("failed", 1.5)
@@ -131,32 +143,40 @@ def test_a_stub_that_fails_a_part_and_then_stops_the_check_is_said_once():
 
 
 def test_a_declared_total_the_parts_do_not_reach_is_the_checks_error(pytester):
-    report = graded(pytester, """
+    report = graded(
+        pytester,
+        """
 def test_short(autograd):
     autograd.parts(total=3)
     with autograd.part(1):
         pass
-""")
+""",
+    )
     check = report.check("test_short")
     assert check["status"] == "error" and "parts weighing only 1" in check["feedback"]
 
 
 def test_a_made_up_error_costs_the_whole_check_even_with_a_total(pytester):
-    report = graded(pytester, """
+    report = graded(
+        pytester,
+        """
 def test_forged(autograd):
     autograd.parts(total=3)
     with autograd.part(1):
         pass
     with autograd.part(2):
         raise ForgedError("x: this RuntimeError was raised by your own code, not by PyTorch")
-""")
+""",
+    )
     check = report.check("test_forged")
     assert (check["status"], check["score"]) == ("failed", 0.0)
     assert "raised by your own code" in check["feedback"]
 
 
 def test_autograd_credit_decides_a_finished_check_not_a_stopped_one(pytester):
-    report = graded(pytester, """
+    report = graded(
+        pytester,
+        """
 def test_finished(autograd):
     with autograd.part(1):
         autograd.assert_equal(1, 2, "first")
@@ -170,7 +190,8 @@ def test_stopped(autograd):
         pass
     autograd.credit(1.0)
     raised()
-""")
+""",
+    )
     finished = report.check("test_finished")
     assert (finished["status"], finished["score"]) == ("failed", 4.5)
     assert "3 of 4 cases right" in finished["feedback"] and "first: expected 2, got 1" in finished["feedback"]
@@ -237,9 +258,15 @@ def test_dies_in_a_part(submission, autograd):
 # The top-level weights of the shipped course's checks with parts, loops
 # unrolled (exercises/test_*.py), and a nested check.
 SHIPPED = {
-    "leaf.predict_leaves": [2, 2], "no_grad.frozen": [1, 1, 1], "no_grad.td_grad": [1, 2],
-    "retain_graph": [2, 1], "inplace.repaired": [1, 2] * 6, "dynamic_graph.branch_grad": [1] * 4,
-    "dynamic_graph.loop_grad": [1, 2] * 4, "dynamic_graph.rnn_grad": [1, 1] * 3, "custom_function.hypot": [1, 2, 1],
+    "leaf.predict_leaves": [2, 2],
+    "no_grad.frozen": [1, 1, 1],
+    "no_grad.td_grad": [1, 2],
+    "retain_graph": [2, 1],
+    "inplace.repaired": [1, 2] * 6,
+    "dynamic_graph.branch_grad": [1] * 4,
+    "dynamic_graph.loop_grad": [1, 2] * 4,
+    "dynamic_graph.rnn_grad": [1, 1] * 3,
+    "custom_function.hypot": [1, 2, 1],
 }
 
 
@@ -269,8 +296,11 @@ def score(weights, answers, stop_at, total):
 def test_raising_never_beats_answering_wrongly(check, total):
     weights = SHIPPED[check]
     n = len(weights)
-    patterns = itertools.product((True, False), repeat=n) if n <= 8 else \
-        [tuple((i >> k) % 3 != 0 for k in range(n)) for i in range(300)]
+    patterns = (
+        itertools.product((True, False), repeat=n)
+        if n <= 8
+        else [tuple((i >> k) % 3 != 0 for k in range(n)) for i in range(300)]
+    )
     for answers in patterns:
         for stop in range(n):
             # from ``stop`` on the student either raises or answers wrongly (the least a wrong answer earns)
@@ -292,11 +322,20 @@ def hypot3(x, y, z):
 """
 STUDENTS = {
     "right": ("torch.hypot(x, y)", 4.0, ()),
-    "y.grad wrong": ("(x * x + y * y.detach()).sqrt()", 3.0,
-                     ("3 of 4 parts right (a part made of smaller parts", "gradients: 1 of 2 parts right",
-                      "  y.grad: values differ from torch.autograd")),
-    "off by a constant": ("torch.hypot(x, y) + 1", 2.0,
-                          ("2 of 4 parts right", "hypot3: skipped: it needs forward, which failed")),
+    "y.grad wrong": (
+        "(x * x + y * y.detach()).sqrt()",
+        3.0,
+        (
+            "3 of 4 parts right (a part made of smaller parts",
+            "gradients: 1 of 2 parts right",
+            "  y.grad: values differ from torch.autograd",
+        ),
+    ),
+    "off by a constant": (
+        "torch.hypot(x, y) + 1",
+        2.0,
+        ("2 of 4 parts right", "hypot3: skipped: it needs forward, which failed"),
+    ),
 }
 
 
@@ -304,7 +343,7 @@ def page_example() -> str:
     text = PAGE.read_text(encoding="utf-8")
     start = text.index("```python", text.index("Three parts, one nested"))
     head = 'import pytest\nimport torch\n\npytestmark = pytest.mark.grade(concept="graph")\n'
-    return head + text[start + len("```python"):text.index("```", start + 9)]
+    return head + text[start + len("```python") : text.index("```", start + 9)]
 
 
 @pytest.mark.parametrize("student", sorted(STUDENTS))

@@ -49,12 +49,14 @@ def test_a_failing_check_says_its_feedback_and_how_to_get_scores(pytester):
     result.assert_outcomes(passed=1, failed=1)
     for grader_internal in ("Traceback", "StudentFailure", "submission.py", "raise "):
         assert grader_internal not in out, out
-    result.stdout.fnmatch_lines(["2 graded check(s) ran without scores; for your score per concept, run: "
-                                 "pytest --grade test_checks.py *"])
+    result.stdout.fnmatch_lines(
+        ["2 graded check(s) ran without scores; for your score per concept, run: pytest --grade test_checks.py *"]
+    )
     assert not (pytester.path / "report.json").exists()
     # it counts what ran: -k leaves one, --collect-only none
     pytester.runpytest("test_checks.py", "-k", "stub", *QUIET_PLUGINS).stdout.fnmatch_lines(
-        ["1 graded check(s) ran without scores*"])
+        ["1 graded check(s) ran without scores*"]
+    )
     assert "graded check" not in pytester.runpytest("test_checks.py", "--co", *QUIET_PLUGINS).stdout.str()
 
 
@@ -78,8 +80,13 @@ def test_a_run_without_graded_checks_starts_nothing_and_says_nothing(pytester):
 
 
 def test_hidden_checks_say_nothing_of_themselves(pytester):
-    _checks(pytester, checks=CHECKS.replace('@pytest.mark.grade(concept="leaf")\ndef test_stub',
-                                            '@pytest.mark.grade(concept="leaf", hidden=True)\ndef test_stub'))
+    _checks(
+        pytester,
+        checks=CHECKS.replace(
+            '@pytest.mark.grade(concept="leaf")\ndef test_stub',
+            '@pytest.mark.grade(concept="leaf", hidden=True)\ndef test_stub',
+        ),
+    )
     result = pytester.runpytest("test_checks.py", *QUIET_PLUGINS)
     result.stdout.fnmatch_lines(["*A hidden check on 'Leaf tensors' failed.*"])
     assert "not implemented" not in result.stdout.str()

@@ -62,8 +62,9 @@ def _topic_tests() -> dict[str, object]:
 def test_every_planted_mistake_is_graded_and_every_expectation_names_one():
     tests = _topic_tests()
     # the engine's: every one by test_engine_fuzz, some in the sandbox too
-    engine_mistakes, fuzz, engine = (importlib.import_module(name) for name in
-                                     ("engine_mistakes", "test_engine_fuzz", "test_topic_engine"))
+    engine_mistakes, fuzz, engine = (
+        importlib.import_module(name) for name in ("engine_mistakes", "test_engine_fuzz", "test_topic_engine")
+    )
     names = {path.stem for path in topic_files("engine")}
     assert fuzz.MISTAKES is engine_mistakes.MISTAKES and set(engine_mistakes.MISTAKES) == names
     assert set(engine.SANDBOXED) | set(engine_mistakes.ALSO) <= names

@@ -48,8 +48,13 @@ def test_concept_table_total_and_statuses(pytester):
     report = graded.report
     statuses = {c["id"].split("::")[1]: c["status"] for c in report["checks"]}
     assert statuses == {
-        "test_right": "passed", "test_wrong": "failed", "test_graph_right": "passed",
-        "test_broken_check": "error", "test_hung": "timeout", "test_died": "crashed", "test_skipped": "skipped",
+        "test_right": "passed",
+        "test_wrong": "failed",
+        "test_graph_right": "passed",
+        "test_broken_check": "error",
+        "test_hung": "timeout",
+        "test_died": "crashed",
+        "test_skipped": "skipped",
     }
     # skipped checks are not graded: 2 + 3 + 4 + 1 + 1 + 1 points
     assert (report["score"], report["max_score"]) == (6.0, 12.0)
@@ -57,35 +62,40 @@ def test_concept_table_total_and_statuses(pytester):
     leaf = graded.concept("leaf")
     assert leaf == {"id": "leaf", "title": "Leaf tensors", "score": 2.0, "max_score": 7.0, "checks": 4, "passed": 1}
     assert graded.concept("graph")["score"] == 4.0
-    graded.result.stdout.re_match_lines([
-        r"=+ grade =+",
-        r"Computational graphs \(graph\)\s+4/5\s+1/2 passed\s+[#.]+\s+80\.0%",
-        r"Leaf tensors \(leaf\)\s+2/7\s+1/4 passed\s+[#.]+\s+28\.6%",
-        r"TOTAL\s+6/12\s+[#.]+\s+50\.0%",
-    ])
+    graded.result.stdout.re_match_lines(
+        [
+            r"=+ grade =+",
+            r"Computational graphs \(graph\)\s+4/5\s+1/2 passed\s+[#.]+\s+80\.0%",
+            r"Leaf tensors \(leaf\)\s+2/7\s+1/4 passed\s+[#.]+\s+28\.6%",
+            r"TOTAL\s+6/12\s+[#.]+\s+50\.0%",
+        ]
+    )
     # an instructor's broken check is named as such, with its cause
     graded.result.stdout.fnmatch_lines(["*1 check(s) are broken (status error)*", "*test_broken_check*KeyError*"])
 
 
 def test_failed_check_shows_feedback_once_without_traceback(pytester):
-    pytester.makepyfile(test_checks="""
+    pytester.makepyfile(
+        test_checks="""
         import pytest
         from pytest_autograd_grader.outcomes import GradeFailure
 
         @pytest.mark.grade(concept="leaf")
         def test_leaves():
             raise GradeFailure("is_leaf of w: expected True, got False")
-    """)
+    """
+    )
     graded = run_grader(pytester)
     text = graded.text
-    failures = text[text.index("= FAILURES ="):text.index("= grade =")]
+    failures = text[text.index("= FAILURES =") : text.index("= grade =")]
     assert failures.count("[Leaf tensors] is_leaf of w: expected True, got False") == 1
     assert "raise GradeFailure" not in text
     assert graded.check("test_leaves")["feedback"] == "[Leaf tensors] is_leaf of w: expected True, got False"
 
 
 def test_json_report_fields(pytester):
-    pytester.makepyfile(test_checks="""
+    pytester.makepyfile(
+        test_checks="""
         import pytest
 
         @pytest.mark.grade(concept="leaf", points=2)
@@ -93,7 +103,8 @@ def test_json_report_fields(pytester):
             '''Which tensors are leaves?
 
             More words.'''
-    """)
+    """
+    )
     report = run_grader(pytester, "--grade-seed", "1234").report
     assert report["schema"] == "pytest-autograd-grader/1"
     assert report["complete"] is True
@@ -102,16 +113,33 @@ def test_json_report_fields(pytester):
     assert isinstance(report["duration_s"], float)
     assert set(report) >= {"score", "max_score", "percent", "concepts", "checks"}
     (check,) = report["checks"]
-    assert check == {"id": "test_checks.py::test_one[cpu]", "concept": "leaf", "score": 2.0, "max_score": 2.0,
-                     "status": "passed", "feedback": "", "hidden": False, "device": "cpu",
-                     "duration_s": check["duration_s"], "topic": "checks", "title": "Which tensors are leaves? [cpu]",
-                     "file": None, "line": None, "cell": None, "visibility": "visible", "instruction": None,
-                     "inputs": None, "inputs_missing": None, "diagnoses": []}
+    assert check == {
+        "id": "test_checks.py::test_one[cpu]",
+        "concept": "leaf",
+        "score": 2.0,
+        "max_score": 2.0,
+        "status": "passed",
+        "feedback": "",
+        "hidden": False,
+        "device": "cpu",
+        "duration_s": check["duration_s"],
+        "topic": "checks",
+        "title": "Which tensors are leaves? [cpu]",
+        "file": None,
+        "line": None,
+        "cell": None,
+        "visibility": "visible",
+        "instruction": None,
+        "inputs": None,
+        "inputs_missing": None,
+        "diagnoses": [],
+    }
     assert check["duration_s"] >= 0
 
 
 def test_a_title_that_wraps_in_the_docstring_is_kept_whole(pytester):
-    pytester.makepyfile(test_checks='''
+    pytester.makepyfile(
+        test_checks='''
         import pytest
 
         @pytest.mark.grade(concept="leaf")
@@ -120,27 +148,33 @@ def test_a_title_that_wraps_in_the_docstring_is_kept_whole(pytester):
             error; retain_graph=True keeps it.
 
             Details that are not the title."""
-    ''')
+    '''
+    )
     (check,) = run_grader(pytester).report["checks"]
-    assert check["title"] == "A second backward through a freed graph raises PyTorch's error; retain_graph=True keeps it"
+    assert (
+        check["title"] == "A second backward through a freed graph raises PyTorch's error; retain_graph=True keeps it"
+    )
 
 
 def test_report_is_written_incomplete_at_start(pytester):
-    pytester.makepyfile(test_checks="""
+    pytester.makepyfile(
+        test_checks="""
         import json, pathlib, pytest
 
         @pytest.mark.grade(concept="leaf")
         def test_sees_report():
             report = json.loads(pathlib.Path("report.json").read_text())
             assert report["complete"] is False and report["checks"] == []
-    """)
+    """
+    )
     graded = run_grader(pytester)
     assert graded.check("test_sees_report")["status"] == "passed"
     assert graded.report["complete"] is True
 
 
 def test_partial_credit_through_parts_and_credit(pytester):
-    pytester.makepyfile(test_checks="""
+    pytester.makepyfile(
+        test_checks="""
         import pytest
 
         @pytest.mark.grade(concept="graph", points=4)
@@ -160,7 +194,8 @@ def test_partial_credit_through_parts_and_credit(pytester):
                 pass
             with autograd.part():
                 pass
-    """)
+    """
+    )
     graded = run_grader(pytester)
     parts = graded.check("test_parts")
     assert (parts["status"], parts["score"]) == ("failed", 1.0)
@@ -174,7 +209,8 @@ def test_partial_credit_through_parts_and_credit(pytester):
 
 @pytest.mark.parametrize("threshold, expected", [("50", 0), ("50.1", 1), ("0", 0), ("100", 1)])
 def test_fail_under_exit_codes(pytester, threshold, expected):
-    pytester.makepyfile(test_checks="""
+    pytester.makepyfile(
+        test_checks="""
         import pytest
 
         @pytest.mark.grade(concept="leaf")
@@ -184,20 +220,23 @@ def test_fail_under_exit_codes(pytester, threshold, expected):
         @pytest.mark.grade(concept="leaf")
         def test_wrong():
             assert False
-    """)
+    """
+    )
     graded = run_grader(pytester, "--grade-fail-under", threshold)
     assert graded.result.ret == expected
     graded.result.stdout.fnmatch_lines([f"*total 50.0% is {'at or above' if expected == 0 else 'below'} the required*"])
 
 
 def test_without_fail_under_exit_status_is_pytests(pytester):
-    pytester.makepyfile(test_checks="""
+    pytester.makepyfile(
+        test_checks="""
         import pytest
 
         @pytest.mark.grade(concept="leaf")
         def test_wrong():
             assert False
-    """)
+    """
+    )
     assert run_grader(pytester).result.ret == pytest.ExitCode.TESTS_FAILED
 
 
@@ -209,13 +248,15 @@ def test_options_read_from_ini(pytester):
         grade_json = ini-report.json
         grade_fail_under = 10
     """)
-    pytester.makepyfile(test_checks="""
+    pytester.makepyfile(
+        test_checks="""
         import pytest
 
         @pytest.mark.grade(concept="leaf")
         def test_right():
             pass
-    """)
+    """
+    )
     result = pytester.runpytest(*QUIET_PLUGINS)
     assert result.ret == 0
     report = json.loads((pytester.path / "ini-report.json").read_text())
@@ -223,15 +264,22 @@ def test_options_read_from_ini(pytester):
     result.stdout.fnmatch_lines(["grade: seed 77 *"])
 
 
-@pytest.mark.parametrize("marker, message", [
-    ("@pytest.mark.grade(points=2)", "this check has no concept; add @pytest.mark.grade(concept=...) with one of: graph, leaf,"),
-    ("@pytest.mark.grade(concept='leaves')", "unknown concept 'leaves'; use one of: graph, leaf"),
-    ("@pytest.mark.grade(concept='leaf', points=0)", "points must be a positive number, got 0"),
-    ("@pytest.mark.grade(concept='leaf', points='2')", "points must be a positive number, got '2'"),
-    ("", "this check has no concept"),
-])
+@pytest.mark.parametrize(
+    "marker, message",
+    [
+        (
+            "@pytest.mark.grade(points=2)",
+            "this check has no concept; add @pytest.mark.grade(concept=...) with one of: graph, leaf,",
+        ),
+        ("@pytest.mark.grade(concept='leaves')", "unknown concept 'leaves'; use one of: graph, leaf"),
+        ("@pytest.mark.grade(concept='leaf', points=0)", "points must be a positive number, got 0"),
+        ("@pytest.mark.grade(concept='leaf', points='2')", "points must be a positive number, got '2'"),
+        ("", "this check has no concept"),
+    ],
+)
 def test_bad_marker_is_an_error_naming_the_check(pytester, marker, message):
-    pytester.makepyfile(test_checks=f"""
+    pytester.makepyfile(
+        test_checks=f"""
         import pytest
 
         {marker}
@@ -241,7 +289,8 @@ def test_bad_marker_is_an_error_naming_the_check(pytester, marker, message):
         @pytest.mark.grade(concept="leaf")
         def test_good():
             pass
-    """)
+    """
+    )
     graded = run_grader(pytester)
     bad = graded.check("test_bad")
     assert bad["status"] == "error" and bad["score"] == 0
@@ -252,14 +301,16 @@ def test_bad_marker_is_an_error_naming_the_check(pytester, marker, message):
 
 
 def test_strict_markers_accept_grade(pytester):
-    pytester.makepyfile(test_checks="""
+    pytester.makepyfile(
+        test_checks="""
         import pytest
 
         pytestmark = pytest.mark.grade(concept="leaf")
 
         def test_one():
             pass
-    """)
+    """
+    )
     graded = run_grader(pytester, "--strict-markers")
     assert graded.result.ret == 0
     assert graded.check("test_one")["status"] == "passed"
@@ -283,13 +334,15 @@ def test_course_adds_concepts_adjusts_results_and_receives_gradebook(pytester):
             with open("gradebook.txt", "w") as f:
                 f.write(f"{gradebook.score}/{gradebook.max_score}")
     """)
-    pytester.makepyfile(test_checks="""
+    pytester.makepyfile(
+        test_checks="""
         import pytest
 
         @pytest.mark.grade(concept="broadcasting", points=2)
         def test_bonus():
             pass
-    """)
+    """
+    )
     graded = run_grader(pytester)
     assert graded.concept("broadcasting")["title"] == "Broadcasting rules"
     assert graded.check("test_bonus")["feedback"] == "bonus check"
@@ -298,19 +351,22 @@ def test_course_adds_concepts_adjusts_results_and_receives_gradebook(pytester):
 
 
 def test_syntax_error_in_a_checks_file_costs_only_that_file(pytester):
-    pytester.makepyfile(test_broken="""
+    pytester.makepyfile(
+        test_broken="""
         import pytest
 
         @pytest.mark.grade(concept="leaf")
         def test_x(:
             pass
-    """, test_fine="""
+    """,
+        test_fine="""
         import pytest
 
         @pytest.mark.grade(concept="leaf")
         def test_ok():
             pass
-    """)
+    """,
+    )
     graded = run_grader(pytester)
     assert graded.check("test_ok")["status"] == "passed"
     broken = graded.checks["test_broken.py"]
@@ -321,25 +377,39 @@ def test_syntax_error_in_a_checks_file_costs_only_that_file(pytester):
     assert graded.result.ret == pytest.ExitCode.TESTS_FAILED
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--grade-submission", "nowhere"], "--grade-submission: the directory 'nowhere' does not exist"),
-    (["--grade-seed", "abc"], "--grade-seed: 'abc' is not a seed; use a whole number 0 or above, such as 1234, or 'random'"),
-    (["--grade-seed=-5"], "--grade-seed: '-5' is not a seed; use a whole number 0 or above, such as 1234, or 'random'"),
-    (["--grade-json", "missing/dir/report.json"], "--grade-json: cannot write 'missing/dir/report.json' because the directory"),
-    (["--grade-gradescope", "missing/results.json"], "--grade-gradescope: cannot write 'missing/results.json'"),
-    (["--grade-fail-under", "lots"], "--grade-fail-under: 'lots' is not a percentage"),
-    (["--grade-fail-under", "120"], "--grade-fail-under: '120' is not a percentage"),
-    (["--grade-timeout", "0"], "--grade-timeout: '0' is not a number of seconds"),
-    (["--grade-device", "tpu"], "--grade-device: 'tpu' is not a device"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--grade-submission", "nowhere"], "--grade-submission: the directory 'nowhere' does not exist"),
+        (
+            ["--grade-seed", "abc"],
+            "--grade-seed: 'abc' is not a seed; use a whole number 0 or above, such as 1234, or 'random'",
+        ),
+        (
+            ["--grade-seed=-5"],
+            "--grade-seed: '-5' is not a seed; use a whole number 0 or above, such as 1234, or 'random'",
+        ),
+        (
+            ["--grade-json", "missing/dir/report.json"],
+            "--grade-json: cannot write 'missing/dir/report.json' because the directory",
+        ),
+        (["--grade-gradescope", "missing/results.json"], "--grade-gradescope: cannot write 'missing/results.json'"),
+        (["--grade-fail-under", "lots"], "--grade-fail-under: 'lots' is not a percentage"),
+        (["--grade-fail-under", "120"], "--grade-fail-under: '120' is not a percentage"),
+        (["--grade-timeout", "0"], "--grade-timeout: '0' is not a number of seconds"),
+        (["--grade-device", "tpu"], "--grade-device: 'tpu' is not a device"),
+    ],
+)
 def test_usage_errors_before_grading(pytester, args, message):
-    pytester.makepyfile(test_checks="""
+    pytester.makepyfile(
+        test_checks="""
         import pytest
 
         @pytest.mark.grade(concept="leaf")
         def test_one():
             raise AssertionError("must not run")
-    """)
+    """
+    )
     result = pytester.runpytest("--grade", *args, *QUIET_PLUGINS)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert message in result.stderr.str()
@@ -388,8 +458,9 @@ def test_seed_in_header_and_reuse_reproduces_inputs(pytester):
     assert _graded_inputs(pytester, "--grade-seed", str(seed))[1] == inputs
     assert _graded_inputs(pytester, "--grade-seed", str(seed + 1))[1] != inputs
     # inputs depend on the check, not on which checks run or in what order
-    _, alone = _graded_inputs(pytester, "--grade-seed", str(seed), "test_seeded.py::test_inputs[3]",
-                              "test_seeded.py::test_inputs[1]")
+    _, alone = _graded_inputs(
+        pytester, "--grade-seed", str(seed), "test_seeded.py::test_inputs[3]", "test_seeded.py::test_inputs[1]"
+    )
     assert alone == {"1": inputs["1"], "3": inputs["3"]}
 
 
@@ -400,13 +471,15 @@ def test_random_seeds_differ_between_runs(pytester):
 
 
 def test_plain_run_without_grade_scores_nothing(pytester):
-    pytester.makepyfile(test_checks="""
+    pytester.makepyfile(
+        test_checks="""
         import pytest
 
         @pytest.mark.grade(concept="leaf")
         def test_one(grade_rng):
             assert grade_rng.randn(2).shape == (2,)
-    """)
+    """
+    )
     result = pytester.runpytest(*QUIET_PLUGINS)
     assert result.ret == 0
     assert "= grade =" not in result.stdout.str()
@@ -414,7 +487,8 @@ def test_plain_run_without_grade_scores_nothing(pytester):
 
 
 def test_run_stopped_early_leaves_an_incomplete_report(pytester):
-    pytester.makepyfile(test_checks="""
+    pytester.makepyfile(
+        test_checks="""
         import pytest
 
         pytestmark = pytest.mark.grade(concept="leaf")
@@ -424,7 +498,8 @@ def test_run_stopped_early_leaves_an_incomplete_report(pytester):
 
         def test_never_runs():
             pass
-    """)
+    """
+    )
     graded = run_grader(pytester, "-x")
     assert graded.report["complete"] is False
     assert [c["id"] for c in graded.report["checks"]] == ["test_checks.py::test_first"]
@@ -435,7 +510,8 @@ def test_configuration_inside_the_submission_is_refused(pytester):
     (student / "pytest.ini").write_text("[pytest]\naddopts = --grade-fail-under 0\n")
     pytester.mkdir("checks")
     (pytester.path / "checks" / "test_c.py").write_text(
-        "import pytest\n\n@pytest.mark.grade(concept='leaf')\ndef test_c():\n    assert False\n")
+        "import pytest\n\n@pytest.mark.grade(concept='leaf')\ndef test_c():\n    assert False\n"
+    )
     result = pytester.runpytest("--grade", "--grade-submission", "student", "checks", *QUIET_PLUGINS)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "inside the submission directory" in result.stderr.str()
@@ -447,14 +523,16 @@ def test_configuration_inside_the_submission_is_refused(pytester):
 
 def test_inline_mode_must_be_typed(pytester):
     pytester.makeini("[pytest]\naddopts = --grade-inline\n")
-    pytester.makepyfile(test_checks="""
+    pytester.makepyfile(
+        test_checks="""
         import pytest
 
         @pytest.mark.grade(concept="leaf")
         def test_mode(request):
             from pytest_autograd_grader.session_state import STATE
             assert request.config.stash[STATE].settings.inline is False
-    """)
+    """
+    )
     assert run_grader(pytester).check("test_mode")["status"] == "passed"
 
 
@@ -465,7 +543,8 @@ def test_a_submission_that_pytest_would_collect_is_refused(pytester, test_paths)
     (pytester.path / "student" / "conftest.py").write_text("raise SystemExit('student code ran in the grader')\n")
     pytester.mkdir("checks")
     (pytester.path / "checks" / "test_c.py").write_text(
-        "import pytest\n\n@pytest.mark.grade(concept='leaf')\ndef test_c():\n    pass\n")
+        "import pytest\n\n@pytest.mark.grade(concept='leaf')\ndef test_c():\n    pass\n"
+    )
     result = pytester.runpytest("--grade", "--grade-submission=student", "--noconftest", *test_paths, *QUIET_PLUGINS)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "so pytest would also collect the files in it" in result.stderr.str()
@@ -480,7 +559,8 @@ def test_the_checks_own_directory_as_submission_is_the_default_written_out(pytes
     (pytester.path / "exercises" / "e.py").write_text("def f():\n    return 1\n")
     (pytester.path / "exercises" / "test_e.py").write_text(
         "import pytest\n\n@pytest.mark.grade(concept='leaf')\ndef test_e(submission):\n"
-        "    assert submission('e', numpy_only=True).f() == 1\n")
+        "    assert submission('e', numpy_only=True).f() == 1\n"
+    )
     implicit = run_grader(pytester, test_path, report="implicit.json")
     explicit = run_grader(pytester, test_path, "--grade-submission=exercises", report="explicit.json")
     assert explicit.result.ret == implicit.result.ret == 0
@@ -490,7 +570,8 @@ def test_the_checks_own_directory_as_submission_is_the_default_written_out(pytes
 def test_torch_is_out_of_the_garbage_collectors_way_before_the_checks_run(pytester):
     # pytest collects garbage several times at a session's end: with torch's
     # heap in the collections, a lone run took 0.8 s longer
-    pytester.makepyfile(test_frozen="""
+    pytester.makepyfile(
+        test_frozen="""
         import gc
         import pytest
 
@@ -500,6 +581,7 @@ def test_torch_is_out_of_the_garbage_collectors_way_before_the_checks_run(pytest
 
             function = torch.nn.Module.__init__
             assert not any(obj is function for obj in gc.get_objects())
-    """)
+    """
+    )
     result = pytester.runpytest_subprocess("--grade", "--grade-inline", "-p", "no:cacheprovider")
     assert result.ret == 0, result.stdout.str()

@@ -40,13 +40,15 @@ def _report(pytester, *args, subprocess: bool = True):
 
 def test_totals_identical_with_xdist_and_a_dead_worker(pytester):
     pytester.makepyfile(test_mixed=MIXED)
-    pytester.makepyfile(test_more="""
+    pytester.makepyfile(
+        test_more="""
         import pytest
 
         @pytest.mark.grade(concept="leaf", points=2)
         def test_fine():
             pass
-    """)
+    """
+    )
     single_result, single = _report(pytester, "-p", "no:xdist", "-k", "not worker_dies", subprocess=False)
     dist_result, dist = _report(pytester, "-n", "2")
     # the dying check is 0 of its 3 points, marked crashed; nothing else changes

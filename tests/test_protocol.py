@@ -36,8 +36,25 @@ from pytest_autograd_grader.scoring import CheckResult
 PACKAGE = Path(pytest_autograd_grader.__file__).resolve().parent
 # the words on the wire before the protocol had a module: a worker of
 # another build reads and writes these
-WIRE_STAGES = {"ok", "missing", "empty", "notebook", "import_timeout", "syntax", "import", "no_function", "raised",
-               "exit", "interrupt", "memory", "too_large", "request", "unstageable", "timeout", "crashed"}
+WIRE_STAGES = {
+    "ok",
+    "missing",
+    "empty",
+    "notebook",
+    "import_timeout",
+    "syntax",
+    "import",
+    "no_function",
+    "raised",
+    "exit",
+    "interrupt",
+    "memory",
+    "too_large",
+    "request",
+    "unstageable",
+    "timeout",
+    "crashed",
+}
 # DESIGN.md section 4
 REPORT_STATUSES = {"passed", "failed", "error", "timeout", "crashed", "skipped"}
 
@@ -67,12 +84,15 @@ def _stage_values():
                 for key, value in zip(node.keys, node.values):
                     if key is not None and _is_stage_key(key):
                         yield f"{path}:{value.lineno}", value
-            elif isinstance(node, ast.Assign) and any(_is_stage_key(t) for t in node.targets) \
-                    and not isinstance(node.value, (ast.Call, ast.Subscript, ast.IfExp, ast.Name)):
+            elif (
+                isinstance(node, ast.Assign)
+                and any(_is_stage_key(t) for t in node.targets)
+                and not isinstance(node.value, (ast.Call, ast.Subscript, ast.IfExp, ast.Name))
+            ):
                 yield f"{path}:{node.lineno}", node.value
             elif isinstance(node, ast.Compare) and _is_stage_key(node.left):
                 for right in node.comparators:
-                    for value in (right.elts if isinstance(right, (ast.Tuple, ast.List, ast.Set)) else [right]):
+                    for value in right.elts if isinstance(right, (ast.Tuple, ast.List, ast.Set)) else [right]:
                         yield f"{path}:{value.lineno}", value
 
 
@@ -99,8 +119,11 @@ def test_every_stage_the_package_produces_or_reads_is_a_member():
 
 def test_the_producers_stages_reach_a_handler():
     # each file that answers for the worker or the sandbox names its stages by member
-    named = {value.attr for _, value in _stage_values()
-             if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "Stage"}
+    named = {
+        value.attr
+        for _, value in _stage_values()
+        if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "Stage"
+    }
     assert named <= set(Stage.__members__)
     assert {Stage[name] for name in named} - {Stage.OK} <= set(HANDLERS)
 
@@ -125,26 +148,51 @@ def test_what_a_hostile_worker_sends_as_a_stage_is_a_crash(stage):
 
 
 def _request(**changes) -> SpawnRequest:
-    fields = dict(directory="/run/grader/stage/1", private=None, memory_mb=4096, tmp_mb=1024, uid=None,
-                  numpy_only=False, tasks=3, cuda=False, no_torch=None, cover=("/run/grader/stage",), cpus=(0, 1))
+    fields = dict(
+        directory="/run/grader/stage/1",
+        private=None,
+        memory_mb=4096,
+        tmp_mb=1024,
+        uid=None,
+        numpy_only=False,
+        tasks=3,
+        cuda=False,
+        no_torch=None,
+        cover=("/run/grader/stage",),
+        cpus=(0, 1),
+    )
     return SpawnRequest(**{**fields, **changes})
 
 
 def test_a_spawn_request_crosses_as_the_same_json():
     request = _request()
     wire = json.loads(json.dumps(request.to_wire()))
-    assert wire == {"op": "spawn", "directory": "/run/grader/stage/1", "private": None, "memory_mb": 4096,
-                    "tmp_mb": 1024, "uid": None, "numpy_only": False, "tasks": 3, "cuda": False, "no_torch": None,
-                    "cover": ["/run/grader/stage"], "cpus": [0, 1]}
+    assert wire == {
+        "op": "spawn",
+        "directory": "/run/grader/stage/1",
+        "private": None,
+        "memory_mb": 4096,
+        "tmp_mb": 1024,
+        "uid": None,
+        "numpy_only": False,
+        "tasks": 3,
+        "cuda": False,
+        "no_torch": None,
+        "cover": ["/run/grader/stage"],
+        "cpus": [0, 1],
+    }
     assert SpawnRequest.from_wire(wire) == request
 
 
-@pytest.mark.parametrize("change, problem", [
-    (lambda w: {**w, "shell": "rm -rf /"}, "unknown keys ['shell']"),
-    (lambda w: {k: v for k, v in w.items() if k != "memory_mb"}, "missing keys ['memory_mb']"),
-    (lambda w: {**w, "cover": "/"}, "cover must be a list"),
-    (lambda w: ["spawn"], "must be a JSON object"),
-])
+@pytest.mark.parametrize(
+    "change, problem",
+    [
+        (lambda w: {**w, "shell": "rm -rf /"}, "unknown keys ['shell']"),
+        (lambda w: {k: v for k, v in w.items() if k != "memory_mb"}, "missing keys ['memory_mb']"),
+        (lambda w: {**w, "cover": "/"}, "cover must be a list"),
+        (lambda w: ["spawn"], "must be a JSON object"),
+    ],
+)
 def test_a_spawn_request_in_another_form_is_refused(change, problem):
     with pytest.raises(ProtocolError, match=problem.replace("[", r"\[").replace("]", r"\]")):
         SpawnRequest.from_wire(change(_request().to_wire()))
@@ -167,13 +215,25 @@ def test_the_answers_cross_as_the_same_json():
         assert type(answer).from_wire(json.loads(json.dumps(answer.to_wire()))) == answer
 
 
-@pytest.mark.parametrize("cls, wire", [
-    # what student code in the worker might write on its socket instead
-    (CallReply, {"seq": "7"}), (CallReply, {"seq": True}), (CallReply, {"seq": 7.0}), (CallReply, {}),
-    (CallReply, {"seq": 7, "stage": "ok"}), (CallReply, [7]), (CallReply, None),
-    (Ready, {"ready": 1}), (Ready, {"ready": True, "pid": 1}), (Ready, {}),
-    (Acknowledged, {"ok": False}), (Refusal, {"error": ["x"]}), (Refusal, {"ok": True}),
-])
+@pytest.mark.parametrize(
+    "cls, wire",
+    [
+        # what student code in the worker might write on its socket instead
+        (CallReply, {"seq": "7"}),
+        (CallReply, {"seq": True}),
+        (CallReply, {"seq": 7.0}),
+        (CallReply, {}),
+        (CallReply, {"seq": 7, "stage": "ok"}),
+        (CallReply, [7]),
+        (CallReply, None),
+        (Ready, {"ready": 1}),
+        (Ready, {"ready": True, "pid": 1}),
+        (Ready, {}),
+        (Acknowledged, {"ok": False}),
+        (Refusal, {"error": ["x"]}),
+        (Refusal, {"ok": True}),
+    ],
+)
 def test_an_answer_in_another_form_is_refused(cls, wire):
     with pytest.raises(ProtocolError):
         cls.from_wire(wire)

@@ -65,8 +65,10 @@ def test_grad(submission, autograd):
 
 
 def test_checks_importing_from_the_package_grade(pytester):
-    right = "import torch\ndef grad_of_square(x):\n    x = x.clone().requires_grad_(True)\n" \
-            "    (x * x).sum().backward()\n    return x.grad\n"
+    right = (
+        "import torch\ndef grad_of_square(x):\n    x = x.clone().requires_grad_(True)\n"
+        "    (x * x).sum().backward()\n    return x.grad\n"
+    )
     graded = grade_checks(pytester, CHECKS_FROM_THE_PACKAGE, leaf=right)
     assert graded.check("test_grad")["status"] == "passed", graded.report
     wrong = right.replace("(x * x)", "(x * x * 2)")

@@ -22,9 +22,26 @@ REPO = Path(__file__).resolve().parent.parent
 PACKAGE = REPO / "pytest_autograd_grader"
 ADAPTER = PACKAGE / "pytest_internals.py"
 # the names pytest's objects go by in the package (and in pytest's own hooks)
-PYTEST_OBJECTS = {"session", "item", "config", "early_config", "tr", "terminalreporter", "reporter", "request",
-                  "node", "report", "rep", "call", "pluginmanager", "parser", "metafunc", "collector", "excinfo",
-                  "fixturedef"}
+PYTEST_OBJECTS = {
+    "session",
+    "item",
+    "config",
+    "early_config",
+    "tr",
+    "terminalreporter",
+    "reporter",
+    "request",
+    "node",
+    "report",
+    "rep",
+    "call",
+    "pluginmanager",
+    "parser",
+    "metafunc",
+    "collector",
+    "excinfo",
+    "fixturedef",
+}
 
 
 def private_uses(source: str) -> list[str]:
@@ -40,9 +57,14 @@ def private_uses(source: str) -> list[str]:
         elif isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
             if (name := _object_name(node.value)) in PYTEST_OBJECTS:
                 found.append(f"{name}.{node.attr}")
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and len(node.args) >= 2
-              and node.func.id in ("getattr", "setattr", "hasattr", "delattr")
-              and _object_name(node.args[0]) in PYTEST_OBJECTS and _leading_text(node.args[1]).startswith("_")):
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and len(node.args) >= 2
+            and node.func.id in ("getattr", "setattr", "hasattr", "delattr")
+            and _object_name(node.args[0]) in PYTEST_OBJECTS
+            and _leading_text(node.args[1]).startswith("_")
+        ):
             found.append(f"{node.func.id}({_object_name(node.args[0])}, {_leading_text(node.args[1])!r}...)")
     return found
 
@@ -60,18 +82,31 @@ def _leading_text(node: ast.expr) -> str:
 
 def test_the_scan_finds_the_private_uses_it_forbids():
     # the check below can fail: what the package did before the adapter
-    before = ("from _pytest.main import pytest_runtestloop\nimport _pytest.runner\n"
-              "session._setupstate.teardown_exact(None)\nitem._initrequest()\n"
-              "tr.write_line(tr._tw.fullwidth)\nx = item.config._inicache\n"
-              "for name in ('shouldstop',):\n    setattr(session, f'_{name}', False)\n")
-    assert sorted(private_uses(before)) == ["_pytest.main", "_pytest.runner", "config._inicache", "item._initrequest",
-                                            "session._setupstate", "setattr(session, '_'...)", "tr._tw"]
+    before = (
+        "from _pytest.main import pytest_runtestloop\nimport _pytest.runner\n"
+        "session._setupstate.teardown_exact(None)\nitem._initrequest()\n"
+        "tr.write_line(tr._tw.fullwidth)\nx = item.config._inicache\n"
+        "for name in ('shouldstop',):\n    setattr(session, f'_{name}', False)\n"
+    )
+    assert sorted(private_uses(before)) == [
+        "_pytest.main",
+        "_pytest.runner",
+        "config._inicache",
+        "item._initrequest",
+        "session._setupstate",
+        "setattr(session, '_'...)",
+        "tr._tw",
+    ]
     assert private_uses("session.shouldstop = True\nself._x = 1\ntr.config.get_terminal_writer()\n") == []
 
 
 def test_no_module_but_the_adapter_touches_pytests_private_api():
-    found = {str(path.relative_to(REPO)): uses for path in sorted(PACKAGE.rglob("*.py")) if path != ADAPTER
-             if (uses := private_uses(path.read_text()))}
+    found = {
+        str(path.relative_to(REPO)): uses
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path != ADAPTER
+        if (uses := private_uses(path.read_text()))
+    }
     assert found == {}
     assert private_uses(ADAPTER.read_text())  # it is where they went
 
@@ -107,8 +142,11 @@ def test_the_class_command_refuses_such_a_pytest_before_grading_anyone(tmp_path,
     checks.mkdir()
     subs.mkdir(parents=True)
     (checks / "test_leaf.py").write_text("def test_x():\n    pass\n")
-    monkeypatch.setattr(pytest_internals, "_present", lambda: {name: name != "session._setupstate.teardown_exact"
-                                                              for name in pytest_internals.CLASS_RUNNER})
+    monkeypatch.setattr(
+        pytest_internals,
+        "_present",
+        lambda: {name: name != "session._setupstate.teardown_exact" for name in pytest_internals.CLASS_RUNNER},
+    )
     code = main(["class", "--checks", str(checks), "--submissions", str(subs.parent), "--out", str(tmp_path / "out")])
     err = capsys.readouterr().err
     assert code == 2
@@ -119,8 +157,11 @@ def test_the_class_command_refuses_such_a_pytest_before_grading_anyone(tmp_path,
 def test_the_audit_refuses_such_a_pytest_too(monkeypatch, capsys):
     from pytest_autograd_grader.cli import main
 
-    monkeypatch.setattr(pytest_internals, "_present", lambda: {name: name != "Function._initrequest"
-                                                              for name in pytest_internals.CLASS_RUNNER})
+    monkeypatch.setattr(
+        pytest_internals,
+        "_present",
+        lambda: {name: name != "Function._initrequest" for name in pytest_internals.CLASS_RUNNER},
+    )
     code = main(["audit", str(REPO / "exercises"), "--solutions", str(REPO / "solutions")])
     err = capsys.readouterr().err
     assert code == 2 and f"pytest {pytest.__version__} lacks what the grader relies on (Function._initrequest)" in err
@@ -132,8 +173,12 @@ def test_a_graded_run_on_such_a_pytest_is_a_usage_error_not_a_traceback_per_chec
     pytester.makepyfile(test_checks="def test_nothing():\n    pass\n")
     result = pytester.runpytest("--grade", *QUIET_PLUGINS)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([f"*pytest {pytest.__version__} lacks what the grader relies on "
-                                 "(item._report_sections)*pip install 'pytest>=8.0,<10'*"])
+    result.stderr.fnmatch_lines(
+        [
+            f"*pytest {pytest.__version__} lacks what the grader relies on "
+            "(item._report_sections)*pip install 'pytest>=8.0,<10'*"
+        ]
+    )
     assert "Traceback" not in result.stderr.str()
 
 
@@ -170,16 +215,21 @@ def test_one_session_grades_every_student_on_this_pytest_without_falling_back(tm
 
     checks = tmp_path / "checks"
     checks.mkdir()
-    (checks / "test_whose.py").write_text("import pytest\n\n@pytest.mark.grade(concept='leaf')\n"
-                                          "def test_whose(submission):\n    assert submission('leaf').who() == 'me'\n")
+    (checks / "test_whose.py").write_text(
+        "import pytest\n\n@pytest.mark.grade(concept='leaf')\n"
+        "def test_whose(submission):\n    assert submission('leaf').who() == 'me'\n"
+    )
     for name, who in (("ann", "me"), ("ben", "you"), ("cat", "me")):
         (tmp_path / "subs" / name).mkdir(parents=True)
         (tmp_path / "subs" / name / "leaf.py").write_text(f"def who():\n    return {who!r}\n")
-    done = subprocess.run([sys.executable, "-c", _ONE_SESSION, str(tmp_path)], capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", _ONE_SESSION, str(tmp_path)], capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert json.loads(done.stdout.strip().splitlines()[-1]) == {
-        "left": False, "graded": [["ann", "graded", 100.0], ["ben", "graded", 0.0], ["cat", "graded", 100.0]]}
+        "left": False,
+        "graded": [["ann", "graded", 100.0], ["ben", "graded", 0.0], ["cat", "graded", 100.0]],
+    }
 
 
 class _Zygote:
@@ -207,8 +257,11 @@ def test_process_state_is_one_object_and_reset_forgets_it(fresh_process_state, m
 
 def test_no_module_keeps_process_wide_state_on_the_package():
     # what lives as long as the process is process_state.py's, not attributes written into the package
-    written = [str(path.relative_to(REPO)) for path in sorted(PACKAGE.rglob("*.py"))
-               if "import pytest_autograd_grader as" in path.read_text() or "package.__dict__" in path.read_text()]
+    written = [
+        str(path.relative_to(REPO))
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if "import pytest_autograd_grader as" in path.read_text() or "package.__dict__" in path.read_text()
+    ]
     assert written == []
 
 

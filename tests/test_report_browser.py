@@ -14,8 +14,20 @@ from headless_browser import chromium
 
 from pytest_autograd_grader.classroom.outputs import build_outputs
 
-CONCEPTS = ("graph", "leaf", "retain_grad", "dynamic_graph", "retain_graph", "vector_backward", "accumulation",
-            "inplace", "no_grad", "higher_order", "custom_function", "engine")
+CONCEPTS = (
+    "graph",
+    "leaf",
+    "retain_grad",
+    "dynamic_graph",
+    "retain_graph",
+    "vector_backward",
+    "accumulation",
+    "inplace",
+    "no_grad",
+    "higher_order",
+    "custom_function",
+    "engine",
+)
 
 
 @pytest.fixture
@@ -26,22 +38,45 @@ def browser(tmp_path):
 def _class(out):
     out.mkdir()
     concepts = [{"id": c, "title": c.replace("_", " ").title(), "max_score": 10.0} for c in CONCEPTS]
-    (out / "class-run.json").write_text(json.dumps({"schema": "pytest-autograd-grader-class/1", "concepts": concepts,
-                                                    "assignment": "Autograd", "students": []}))
+    (out / "class-run.json").write_text(
+        json.dumps(
+            {"schema": "pytest-autograd-grader-class/1", "concepts": concepts, "assignment": "Autograd", "students": []}
+        )
+    )
     for i in range(30):
         student = f"student{i:02d}"
         scores = {c: float((i * 7 + j * 3) % 11) for j, c in enumerate(CONCEPTS)}
         total = sum(scores.values())
-        report = {"schema": "pytest-autograd-grader/1", "complete": True, "score": total, "max_score": 120.0,
-                  "percent": 100.0 * total / 120.0, "seed": i, "student": student, "folder": student,
-                  # long names in several scripts: the table must still fit
-                  "name": f"Maximiliana Ölçer-Нгуен {i:02d} van der Berg-Garcíaló",
-                  "status": "graded", "late": i % 5 == 0,
-                  "concepts": [{"id": c, "title": c, "score": s, "max_score": 10.0, "checks": 1, "passed": 1}
-                               for c, s in scores.items()],
-                  "checks": [{"id": f"checks/test_{c}.py::test_one", "concept": c, "score": s, "max_score": 10.0,
-                              "status": "passed" if s == 10.0 else "failed", "title": f"a check of {c}",
-                              "feedback": "" if s == 10.0 else f"[{c}] wrong <b>{i}</b>"} for c, s in scores.items()]}
+        report = {
+            "schema": "pytest-autograd-grader/1",
+            "complete": True,
+            "score": total,
+            "max_score": 120.0,
+            "percent": 100.0 * total / 120.0,
+            "seed": i,
+            "student": student,
+            "folder": student,
+            # long names in several scripts: the table must still fit
+            "name": f"Maximiliana Ölçer-Нгуен {i:02d} van der Berg-Garcíaló",
+            "status": "graded",
+            "late": i % 5 == 0,
+            "concepts": [
+                {"id": c, "title": c, "score": s, "max_score": 10.0, "checks": 1, "passed": 1}
+                for c, s in scores.items()
+            ],
+            "checks": [
+                {
+                    "id": f"checks/test_{c}.py::test_one",
+                    "concept": c,
+                    "score": s,
+                    "max_score": 10.0,
+                    "status": "passed" if s == 10.0 else "failed",
+                    "title": f"a check of {c}",
+                    "feedback": "" if s == 10.0 else f"[{c}] wrong <b>{i}</b>",
+                }
+                for c, s in scores.items()
+            ],
+        }
         (out / f"{student}.json").write_text(json.dumps(report))
 
 
@@ -59,8 +94,9 @@ def test_the_class_report_renders_sorts_and_fits_1280_px(browser, tmp_path):
     assert width[0] <= width[1], width
 
     def column(index):
-        return [row.find_elements(By.TAG_NAME, "td")[index].text
-                for row in table.find_elements(By.CSS_SELECTOR, "tbody tr")]
+        return [
+            row.find_elements(By.TAG_NAME, "td")[index].text for row in table.find_elements(By.CSS_SELECTOR, "tbody tr")
+        ]
 
     headers = table.find_elements(By.CSS_SELECTOR, "thead th")
     percent = len(headers) - 1
@@ -80,7 +116,9 @@ def test_the_class_report_renders_sorts_and_fits_1280_px(browser, tmp_path):
     assert section.get_attribute("open") is not None
     assert "wrong <b>7</b>" in section.text  # student text stays text
     # the page's own script ran, allowed by the policy; nothing was refused
-    refused = [entry["message"] for entry in browser.get_log("browser") if "Content Security Policy" in entry["message"]]
+    refused = [
+        entry["message"] for entry in browser.get_log("browser") if "Content Security Policy" in entry["message"]
+    ]
     assert refused == []
 
 
@@ -90,8 +128,12 @@ def test_the_heat_map_draws_every_name_whole_in_the_browser(browser, tmp_path):
 
     out = tmp_path / "out"
     _class(out)
-    names = {"student00": "王小明", "student01": "محمد عبد الله", "student02": "Zoë 🦀✨",
-             "student03": "Maximiliana Alexandrina Ölçer-Нгуен van der Berg-Garcíaló y Montenegro-Villavicencio"}
+    names = {
+        "student00": "王小明",
+        "student01": "محمد عبد الله",
+        "student02": "Zoë 🦀✨",
+        "student03": "Maximiliana Alexandrina Ölçer-Нгуен van der Berg-Garcíaló y Montenegro-Villavicencio",
+    }
     for student, name in names.items():
         path = out / f"{student}.json"
         path.write_text(json.dumps({**json.loads(path.read_text()), "name": name}))

@@ -38,8 +38,16 @@ def test_swaps_reports():
 
 def _grade(pytester, paths, *args):
     pytester.makepyfile(test_checks=REPORT_BECOMES_A_DIRECTORY.format(paths=paths))
-    return pytester.runpytest("--grade", "--grade-inline", "--grade-json", "report.json",
-                              "--grade-gradescope", "results.json", *QUIET_PLUGINS, *args)
+    return pytester.runpytest(
+        "--grade",
+        "--grade-inline",
+        "--grade-json",
+        "report.json",
+        "--grade-gradescope",
+        "results.json",
+        *QUIET_PLUGINS,
+        *args,
+    )
 
 
 def test_a_report_that_became_a_directory_costs_only_itself(pytester):
@@ -50,10 +58,12 @@ def test_a_report_that_became_a_directory_costs_only_itself(pytester):
     assert [t["score"] for t in results["tests"]] == [2.0, 0.0, 1.0]
     assert (pytester.path / "report.json").is_dir() and not any((pytester.path / "report.json").iterdir())
     result.stdout.re_match_lines([r"TOTAL\s+3/6\s"])
-    result.stdout.fnmatch_lines([
-        f"report written to {pytester.path / 'results.json'}",
-        f"--grade-json: could not write {pytester.path / 'report.json'}: it is a directory",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            f"report written to {pytester.path / 'results.json'}",
+            f"--grade-json: could not write {pytester.path / 'report.json'}: it is a directory",
+        ]
+    )
     assert f"report written to {pytester.path / 'report.json'}" not in result.stdout.str()
     # nothing was left behind half way
     assert sorted(p.name for p in pytester.path.iterdir() if p.name.endswith(".tmp")) == []
@@ -66,16 +76,20 @@ def test_both_reports_directories_still_print_the_table(pytester):
     assert "Traceback" not in text and "INTERNALERROR" not in text
     result.stdout.re_match_lines([r"Leaf tensors \(leaf\)\s+3/6\s", r"TOTAL\s+3/6\s"])
     # at the top of the grade section, one line each; the table and the gate below
-    result.stdout.fnmatch_lines([
-        "*= grade =*",
-        f"--grade-json: could not write {pytester.path / 'report.json'}: it is a directory",
-        f"--grade-gradescope: could not write {pytester.path / 'results.json'}: it is a directory",
-    ], consecutive=True)
+    result.stdout.fnmatch_lines(
+        [
+            "*= grade =*",
+            f"--grade-json: could not write {pytester.path / 'report.json'}: it is a directory",
+            f"--grade-gradescope: could not write {pytester.path / 'results.json'}: it is a directory",
+        ],
+        consecutive=True,
+    )
     result.stdout.fnmatch_lines(["TOTAL*", "total 50.0% is at or above the required 50.0%"], consecutive=True)
 
 
 def test_a_report_that_comes_back_is_written_at_the_end(pytester):
-    pytester.makepyfile(test_checks="""
+    pytester.makepyfile(
+        test_checks="""
         import os
         import pytest
 
@@ -87,7 +101,8 @@ def test_a_report_that_comes_back_is_written_at_the_end(pytester):
 
         def test_b_gives_it_back():
             os.rmdir("report.json")
-    """)
+    """
+    )
     result = pytester.runpytest("--grade", "--grade-inline", "--grade-json", "report.json", *QUIET_PLUGINS)
     assert result.ret == 0
     report = json.loads((pytester.path / "report.json").read_text())
@@ -96,6 +111,7 @@ def test_a_report_that_comes_back_is_written_at_the_end(pytester):
 
 
 # -- write_json_atomic on its own -------------------------------------------
+
 
 def test_a_symlink_at_the_path_is_replaced_not_followed(tmp_path):
     outside = tmp_path / "outside.txt"
@@ -142,8 +158,9 @@ def test_a_parent_swapped_mid_write_does_not_redirect_it(tmp_path, monkeypatch):
     assert list(elsewhere.iterdir()) == []
 
 
-@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o027, 0o640), (0o077, 0o600)],
-                         ids=["umask022", "umask027", "umask077"])
+@pytest.mark.parametrize(
+    "umask, mode", [(0o022, 0o644), (0o027, 0o640), (0o077, 0o600)], ids=["umask022", "umask027", "umask077"]
+)
 def test_the_file_mode_follows_the_umask(tmp_path, umask, mode):
     old = os.umask(umask)
     try:
@@ -159,7 +176,8 @@ def test_junit_xml_carries_the_grade_properties(pytester):
 
     from conftest import run_grader
 
-    pytester.makepyfile(test_checks="""
+    pytester.makepyfile(
+        test_checks="""
         import pytest
 
         @pytest.mark.grade(concept="leaf", points=2)
@@ -169,15 +187,26 @@ def test_junit_xml_carries_the_grade_properties(pytester):
         @pytest.mark.grade(concept="graph", points=3)
         def test_wrong(autograd):
             autograd.assert_equal(1, 2, "x")
-    """)
+    """
+    )
     for family in ("xunit2", "xunit1"):
         run_grader(pytester, "--junitxml", "junit.xml", "-o", f"junit_family={family}")
-        cases = {case.get("name"): {p.get("name"): p.get("value") for p in case.iter("property")}
-                 for case in ET.parse(pytester.path / "junit.xml").getroot().iter("testcase")}
-        assert cases["test_right"] == {"grade_concept": "leaf", "grade_score": "2.0", "grade_max_score": "2.0",
-                                       "grade_status": "passed"}, family
-        assert cases["test_wrong"] == {"grade_concept": "graph", "grade_score": "0.0", "grade_max_score": "3.0",
-                                       "grade_status": "failed"}, family
+        cases = {
+            case.get("name"): {p.get("name"): p.get("value") for p in case.iter("property")}
+            for case in ET.parse(pytester.path / "junit.xml").getroot().iter("testcase")
+        }
+        assert cases["test_right"] == {
+            "grade_concept": "leaf",
+            "grade_score": "2.0",
+            "grade_max_score": "2.0",
+            "grade_status": "passed",
+        }, family
+        assert cases["test_wrong"] == {
+            "grade_concept": "graph",
+            "grade_score": "0.0",
+            "grade_max_score": "3.0",
+            "grade_status": "failed",
+        }, family
 
 
 def test_hidden_reasons_reach_only_the_private_report(pytester):
@@ -195,8 +224,9 @@ def test_hidden_reasons_reach_only_the_private_report(pytester):
         def test_visible(submission, autograd):
             autograd.assert_close(submission("graph").f(torch.tensor([1.0])), torch.tensor([3.0]), "f(1)")
     """
-    graded = grade_checks(pytester, checks, "--grade-json-private", "private.json",
-                          graph="def f(x):\n    return x * 2\n")
+    graded = grade_checks(
+        pytester, checks, "--grade-json-private", "private.json", graph="def f(x):\n    return x * 2\n"
+    )
     secret = graded.check("test_secret")
     assert secret["feedback"] == "A hidden check on 'Computational graphs' failed."
     assert "private_feedback" not in secret and secret["file"] is None and secret["line"] is None
@@ -219,7 +249,16 @@ def test_a_hidden_check_in_a_notebook_names_no_cell():
     # left the cell in the student's report while it cleared the rest
     from pytest_autograd_grader.scoring import CheckResult
 
-    check = CheckResult(id="test_checks.py::test_secret", concept="leaf", score=0.0, max_score=1.0, status="failed",
-                        hidden=True, file="leaf.ipynb", line=3, cell=7)
+    check = CheckResult(
+        id="test_checks.py::test_secret",
+        concept="leaf",
+        score=0.0,
+        max_score=1.0,
+        status="failed",
+        hidden=True,
+        file="leaf.ipynb",
+        line=3,
+        cell=7,
+    )
     assert (check.public()["file"], check.public()["line"], check.public()["cell"]) == (None, None, None)
     assert (check.to_dict()["file"], check.to_dict()["line"], check.to_dict()["cell"]) == ("leaf.ipynb", 3, 7)

@@ -229,8 +229,18 @@ def failures(pytester: pytest.Pytester):
     tag = f"slp{os.getpid() % 100000}-"
     pytester.makepyfile(test_checks=textwrap.dedent(FAILURES).format(student=str(student), tag=tag))
     started = time.monotonic()
-    graded = run_grader(pytester, "test_checks.py", "--grade-submission", "student", "--grade-seed", "3",
-                        "--grade-timeout", "1", "--grade-memory", "1024")
+    graded = run_grader(
+        pytester,
+        "test_checks.py",
+        "--grade-submission",
+        "student",
+        "--grade-seed",
+        "3",
+        "--grade-timeout",
+        "1",
+        "--grade-memory",
+        "1024",
+    )
     return graded, tag, time.monotonic() - started
 
 
@@ -289,8 +299,10 @@ def test_each_failure_kind_costs_only_its_check(failures):
     # every other check is scored
     passed = [name for name, s in status.items() if s == "passed"]
     assert len(passed) == 14 and status["test_good_first"] == "passed"
-    assert all(status[f"test_good_after[{after}]"] == "passed"
-               for after in ("loop", "segfault", "hard_exit", "memory", "output"))
+    assert all(
+        status[f"test_good_after[{after}]"] == "passed"
+        for after in ("loop", "segfault", "hard_exit", "memory", "output")
+    )
     assert graded.report["score"] == 14 and graded.report["max_score"] == len(checks)
     # one timeout of 1 s, one 1 s budget, no hang anywhere
     assert seconds < 30, seconds
@@ -417,9 +429,17 @@ def test_forging_gains_nothing(pytester: pytest.Pytester):
     # the invocation the README gives instructors: our own ini file and
     # rootdir, the submission as --opt=value (so pytest never takes it for a
     # test path and searches it for configuration)
-    graded = run_grader(pytester, "-c", "checks.ini", "--rootdir", str(pytester.path),
-                        f"--grade-submission={student}", "--grade-seed=5", "--grade-gradescope=results.json",
-                        "test_checks.py")
+    graded = run_grader(
+        pytester,
+        "-c",
+        "checks.ini",
+        "--rootdir",
+        str(pytester.path),
+        f"--grade-submission={student}",
+        "--grade-seed=5",
+        "--grade-gradescope=results.json",
+        "test_checks.py",
+    )
     report = graded.report
     assert report["complete"] is True and report["score"] == 0 and report["percent"] == 0.0, graded.text
     assert {c["status"] for c in report["checks"]} == {"failed"} and len(report["checks"]) == 5
@@ -441,25 +461,28 @@ def test_forging_gains_nothing(pytester: pytest.Pytester):
 
 # -- the unsafe mode stays explicit ------------------------------------------------------
 
+
 def test_inline_mode_only_when_asked(pytester: pytest.Pytester):
     _student(pytester, good=GOOD)
-    pytester.makepyfile(test_checks="""
+    pytester.makepyfile(
+        test_checks="""
         import os
         import pytest
 
         @pytest.mark.grade(concept="graph")
         def test_where(submission, autograd):
             autograd.assert_equal(submission("good").pid(), os.getpid(), "same process")
-    """)
+    """
+    )
     graded = run_grader(pytester, "test_checks.py", "--grade-submission", "student", "--grade-inline")
     assert graded.check("test_where")["status"] == "passed"
 
 
 # -- the executor on its own -------------------------------------------------------------
 
+
 def test_executor_round_trip_and_restart(tmp_path):
-    (tmp_path / "m.py").write_text("import os\ndef pid():\n    return os.getpid()\n"
-                                   "def die():\n    os._exit(9)\n")
+    (tmp_path / "m.py").write_text("import os\ndef pid():\n    return os.getpid()\ndef die():\n    os._exit(9)\n")
     empty = dumps({"args": {"$": "tuple", "items": []}, "kwargs": {"$": "dict", "keys": [], "values": []}})
     executor = SandboxExecutor(isolation_for("auto"), memory_mb=2048)
     try:
@@ -524,15 +547,19 @@ def test_describe_status():
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA on this machine")
 def test_cuda_in_workers(pytester: pytest.Pytester):
-    _student(pytester, dev="""
+    _student(
+        pytester,
+        dev="""
         import torch
 
         def on_device(x):
             y = (x * 2).sum()
             y.backward()
             return x.grad, torch.cuda.current_device()
-    """)
-    pytester.makepyfile(test_checks="""
+    """,
+    )
+    pytester.makepyfile(
+        test_checks="""
         import pytest
         import torch
 
@@ -541,13 +568,15 @@ def test_cuda_in_workers(pytester: pytest.Pytester):
             x = torch.randn(5, device=grade_device, requires_grad=True)
             grad, index = submission("dev").on_device(x)
             autograd.assert_close(grad, torch.full_like(x, 2.0), "grad on " + grade_device)
-    """)
+    """
+    )
     graded = run_grader(pytester, "test_checks.py", "--grade-submission", "student", "--grade-device", "cuda")
     assert graded.check("test_cuda")["status"] == "passed", graded.text
 
 
-def test_a_sandbox_that_cannot_start_a_worker_is_the_graders_error_said_in_words(pytester: pytest.Pytester,
-                                                                                     monkeypatch):
+def test_a_sandbox_that_cannot_start_a_worker_is_the_graders_error_said_in_words(
+    pytester: pytest.Pytester, monkeypatch
+):
     # The zygote refuses every worker (as when /tmp is full or the zygote was
     # killed): the check is the grader's error, said in words, never a
     # traceback of the grader's own, and never blamed on the student.
@@ -565,13 +594,17 @@ def test_a_sandbox_that_cannot_start_a_worker_is_the_graders_error_said_in_words
         return real_ask(self, message, fds, timeout)
 
     monkeypatch.setattr(launch._Sandbox, "ask", refuse_workers)
-    graded = grade_checks(pytester, textwrap.dedent("""
+    graded = grade_checks(
+        pytester,
+        textwrap.dedent("""
         import pytest
 
         @pytest.mark.grade(concept="leaf")
         def test_calls(submission):
             assert submission("m").f() == 1
-        """), m="def f():\n    return 1\n")
+        """),
+        m="def f():\n    return 1\n",
+    )
     check = graded.check("test_calls")
     lead = msg("sandbox.no_worker", mode=graded.report["isolation"]).split("(")[0]
     assert check["status"] == "error" and check["score"] == 0

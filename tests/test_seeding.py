@@ -41,8 +41,15 @@ def test_same_seed_same_inputs_from_another_directory(pytester, monkeypatch):
     log.unlink()
     # ...and an instructor replaying the seed with another rootdir, from another directory
     monkeypatch.chdir(pytester.path)
-    result = pytester.runpytest("--grade", "--grade-seed", "4242", *QUIET_PLUGINS, "--rootdir", str(pytester.path),
-                                os.path.relpath(second / "test_checks.py", pytester.path))
+    result = pytester.runpytest(
+        "--grade",
+        "--grade-seed",
+        "4242",
+        *QUIET_PLUGINS,
+        "--rootdir",
+        str(pytester.path),
+        os.path.relpath(second / "test_checks.py", pytester.path),
+    )
     assert result.ret == 0
     assert _inputs(log) == student and len(student) == 2
     log.unlink()

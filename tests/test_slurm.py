@@ -24,6 +24,8 @@ pytestmark = pytest.mark.journey
 
 REPO = Path(__file__).resolve().parent.parent
 SLURM = REPO / "templates" / "cluster" / "slurm"
+
+
 @pytest.fixture
 def cluster(tmp_path):
     try:
@@ -48,14 +50,38 @@ def test_a_class_graded_by_the_slurm_templates_equals_one_machines(cluster, tmp_
     env = {**cluster, "CHECKS": str(checks), "SUBMISSIONS": str(subs), "OUT": str(out), "SALT": "s-cluster"}
     env = {k: v for k, v in env.items() if not k.startswith(("SLURM_ARRAY", "GRADE_SHARD", "JOB_COMPLETION"))}
     # two tasks of one core each on this machine's two (options after SHARDS go to the array's sbatch)
-    submitted = subprocess.run(["bash", str(SLURM / "submit.sh"), "2", "--cpus-per-task=1"], env=env, cwd=tmp_path,
-                               capture_output=True, text=True, timeout=60)
+    submitted = subprocess.run(
+        ["bash", str(SLURM / "submit.sh"), "2", "--cpus-per-task=1"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert submitted.returncode == 0, submitted.stderr
     assert "2 shards, salt s-cluster" in submitted.stdout
     # the same class on one machine, at the same salt, while the cluster works
-    subprocess.run([sys.executable, "-m", "pytest_autograd_grader", "class", "--checks", str(checks),
-                    "--submissions", str(subs), "--out", str(alone), "--salt", "s-cluster", "-j", "1"],
-                   check=True, capture_output=True, timeout=600)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest_autograd_grader",
+            "class",
+            "--checks",
+            str(checks),
+            "--submissions",
+            str(subs),
+            "--out",
+            str(alone),
+            "--salt",
+            "s-cluster",
+            "-j",
+            "1",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
     assert wait_for_queue(env, 600), "the array and its merge did not finish in 10 minutes"
     logs = "\n".join(p.read_text()[-2000:] for p in sorted(tmp_path.glob("autograd-*.log")))
     assert {p.name for p in out.glob("part-*")} == {"part-1-of-2", "part-2-of-2"}, logs

@@ -36,35 +36,51 @@ FIND_LEAVES = """
 FAILURES = {
     "missing": (None, ["not attempted: there is no missing.py in the submission"]),
     "empty": ("# TODO\n", ["not attempted: empty.py is empty; start from the exercise file and write find_leaves"]),
-    "syntax": ("""
+    "syntax": (
+        """
         import torch
 
         def find_leaves(x)
             return x * 2
-    """, ["syntax.py has a syntax error at line 4", "def find_leaves(x)"]),
-    "typo": ("""
+    """,
+        ["syntax.py has a syntax error at line 4", "def find_leaves(x)"],
+    ),
+    "typo": (
+        """
         import torch
         import torchh_typo
 
         def find_leaves(x):
             return x * 2
-    """, ["typo.py could not be loaded: ModuleNotFoundError", "torchh_typo", "(at typo.py:3: import torchh_typo)"]),
-    "atimport": ("""
+    """,
+        ["typo.py could not be loaded: ModuleNotFoundError", "torchh_typo", "(at typo.py:3: import torchh_typo)"],
+    ),
+    "atimport": (
+        """
         import torch
         W = torch.ones(2) @ torch.ones(3)
 
         def find_leaves(x):
             return x * 2
-    """, ["atimport.py could not be loaded: RuntimeError", "(at atimport.py:3: W = torch.ones(2) @ torch.ones(3))"]),
-    "leaf": ("""
+    """,
+        ["atimport.py could not be loaded: RuntimeError", "(at atimport.py:3: W = torch.ones(2) @ torch.ones(3))"],
+    ),
+    "leaf": (
+        """
         def find_leaves(x):
             raise NotImplementedError("write me")
-    """, ["not implemented yet: leaf.find_leaves"]),
-    "renamed": ("""
+    """,
+        ["not implemented yet: leaf.find_leaves"],
+    ),
+    "renamed": (
+        """
         def find_leafs(x):
             return x * 2
-    """, ["renamed.py has no function 'find_leaves'"]),
-    "raises": ("""
+    """,
+        ["renamed.py has no function 'find_leaves'"],
+    ),
+    "raises": (
+        """
         import torch
 
         def helper(x):
@@ -73,14 +89,23 @@ FAILURES = {
         def find_leaves(x):
             y = x * 2
             return helper(y)
-    """, ["raises.find_leaves raised RuntimeError:", "shape '[7, 7]' is invalid",
-          "(at raises.py:5: return x.reshape(7, 7))"]),
-    "prints": ("""
+    """,
+        [
+            "raises.find_leaves raised RuntimeError:",
+            "shape '[7, 7]' is invalid",
+            "(at raises.py:5: return x.reshape(7, 7))",
+        ],
+    ),
+    "prints": (
+        """
         def find_leaves(x):
             print("debug: x is", tuple(x.shape))
             raise ValueError("bad")
-    """, ["prints.find_leaves raised ValueError: bad", "what your code printed:", "debug: x is (3,)"]),
-    "exits": ("""
+    """,
+        ["prints.find_leaves raised ValueError: bad", "what your code printed:", "debug: x is (3,)"],
+    ),
+    "exits": (
+        """
         import sys
 
         def find_leaves(x):
@@ -88,35 +113,60 @@ FAILURES = {
 
         def interrupt():
             raise KeyboardInterrupt
-    """, ["exits.find_leaves called sys.exit(3)"]),
-    "wrong": ("""
+    """,
+        ["exits.find_leaves called sys.exit(3)"],
+    ),
+    "wrong": (
+        """
         def find_leaves(x):
             return x * 2 + 0.5
-    """, ["find_leaves(x): values differ from torch.autograd", "expected shape (3,) float32 [2, 2, 2]",
-          "produced shape (3,) float32 [2.5, 2.5, 2.5]", "largest difference 0.5"]),
+    """,
+        [
+            "find_leaves(x): values differ from torch.autograd",
+            "expected shape (3,) float32 [2, 2, 2]",
+            "produced shape (3,) float32 [2.5, 2.5, 2.5]",
+            "largest difference 0.5",
+        ],
+    ),
 }
 
 
 # module -> the file and line its check's report points at (annotations)
-PLACES = {"missing": ("missing.py", None), "empty": ("empty.py", None), "syntax": ("syntax.py", 4),
-          "typo": ("typo.py", 3), "atimport": ("atimport.py", 3), "leaf": ("leaf.py", 3),
-          "renamed": ("renamed.py", None), "raises": ("raises.py", 5), "prints": ("prints.py", 4),
-          "exits": ("exits.py", 4), "wrong": ("wrong.py", 2)}
+PLACES = {
+    "missing": ("missing.py", None),
+    "empty": ("empty.py", None),
+    "syntax": ("syntax.py", 4),
+    "typo": ("typo.py", 3),
+    "atimport": ("atimport.py", 3),
+    "leaf": ("leaf.py", 3),
+    "renamed": ("renamed.py", None),
+    "raises": ("raises.py", 5),
+    "prints": ("prints.py", 4),
+    "exits": ("exits.py", 4),
+    "wrong": ("wrong.py", 2),
+}
 
 
 def test_each_student_side_failure_is_a_failed_check(pytester):
-    pytester.makepyfile(test_other="""
+    pytester.makepyfile(
+        test_other="""
         import pytest
         import torch
 
         @pytest.mark.grade(concept="graph", points=1)
         def test_still_graded(submission, autograd):
             autograd.assert_close(submission("good").f(torch.ones(2)), torch.ones(2), "f")
-    """)
+    """
+    )
     modules = {name: source for name, (source, _) in FAILURES.items() if source is not None}
     checks = f"MODULES = {list(FAILURES) + ['good']!r}\n" + textwrap.dedent(FIND_LEAVES)
-    graded = grade_checks(pytester, checks, "test_other.py", good="def f(x):\n    return x\n\ndef find_leaves(x):\n    return x * 2\n",
-                   **modules)
+    graded = grade_checks(
+        pytester,
+        checks,
+        "test_other.py",
+        good="def f(x):\n    return x\n\ndef find_leaves(x):\n    return x * 2\n",
+        **modules,
+    )
     for name, (_, texts) in FAILURES.items():
         check = graded.check(f"[{name}]")
         assert check["status"] == "failed", (name, check)
@@ -293,7 +343,7 @@ def test_returns_are_records_and_wrong_ones_fail(pytester):
         "[wrong_dtype]": "the gradient: expected dtype float64, got float32",
         # a meta tensor holds no values: the answer is refused before any comparison
         "[wrong_device]": "the answer of leaf.wrong_device could not be read: it holds a tensor on a device "
-                          "other than cpu or cuda (a meta tensor, say, which holds no values)",
+        "other than cpu or cuda (a meta tensor, say, which holds no values)",
         "[has_nan]": "the gradient: contains NaN values",
         "[has_inf]": "the gradient: contains infinite values",
         "test_lying_tensor_cannot_pass": "ones: values differ",
@@ -306,9 +356,16 @@ def test_returns_are_records_and_wrong_ones_fail(pytester):
         assert text in check["feedback"], check["feedback"]
     assert "produced shape (2, 3) float64 [0, nan, 4" in graded.check("[has_nan]")["feedback"]
     assert "_grade_submission" not in graded.text  # the student's own module names only
-    passed = ["[right]", "[a_module-module]", "[a_function-function]", "[an_instance-live.Liar]",
-              "[a_generator-generator]", "[a_class-type]", "test_tensor_subclass_becomes_plain",
-              "test_module_level_function_argument"]
+    passed = [
+        "[right]",
+        "[a_module-module]",
+        "[a_function-function]",
+        "[an_instance-live.Liar]",
+        "[a_generator-generator]",
+        "[a_class-type]",
+        "test_tensor_subclass_becomes_plain",
+        "test_module_level_function_argument",
+    ]
     for name in passed:
         assert graded.check(name)["status"] == "passed", graded.check(name)
     # a check that tries to hand a live object to student code is the check author's bug
@@ -326,13 +383,29 @@ def test_decode_refuses_forged_records():
     class Sub(torch.Tensor):
         pass
 
-    forged = {"$": "tensor", "data": torch.zeros(2).as_subclass(Sub), "grad": None, "requires_grad": False,
-              "is_leaf": True, "grad_fn": None, "retains_grad": False}
+    forged = {
+        "$": "tensor",
+        "data": torch.zeros(2).as_subclass(Sub),
+        "grad": None,
+        "requires_grad": False,
+        "is_leaf": True,
+        "grad_fn": None,
+        "retains_grad": False,
+    }
     with pytest.raises(BoundaryError):
         decode(forged)
     with pytest.raises(BoundaryError):
-        decode({"$": "tensor", "data": torch.zeros(2), "grad": None, "requires_grad": 1, "is_leaf": True,
-                "grad_fn": None, "retains_grad": False})
+        decode(
+            {
+                "$": "tensor",
+                "data": torch.zeros(2),
+                "grad": None,
+                "requires_grad": 1,
+                "is_leaf": True,
+                "grad_fn": None,
+                "retains_grad": False,
+            }
+        )
     with pytest.raises(BoundaryError):
         loads(b"not a torch file")
     with pytest.raises(BoundaryError):
@@ -353,6 +426,7 @@ def test_records_round_trip_through_the_safe_loader():
 
 # -- hidden checks -----------------------------------------------------------
 
+
 def test_hidden_check_shows_only_its_concept(pytester):
     checks = """
         import pytest
@@ -372,7 +446,10 @@ def test_hidden_check_shows_only_its_concept(pytester):
             x = torch.tensor([1.25, 2.5])
             autograd.assert_grad(submission("leaf").h(x), x * 4, "visible gradient")
     """
-    graded = grade_checks(pytester, checks, leaf="""
+    graded = grade_checks(
+        pytester,
+        checks,
+        leaf="""
         def f(x):
             print("secret_print_42")
             return x * 8
@@ -382,7 +459,8 @@ def test_hidden_check_shows_only_its_concept(pytester):
 
         def g():
             raise ValueError("secret_detail_9731")
-    """)
+    """,
+    )
     hidden = "A hidden check on 'Leaf tensors' failed."
     secret = graded.checks["test_checks.py::test_secret"]
     assert secret["feedback"] == hidden and secret["status"] == "failed" and secret["hidden"] is True
@@ -390,7 +468,15 @@ def test_hidden_check_shows_only_its_concept(pytester):
     assert "visible gradient" in graded.check("test_visible")["feedback"]
     text = graded.text
     assert text.count(hidden) >= 2
-    for leak in ("secret_print_42", "secret gradient", "secret_detail_9731", "test_secret(", "x * 4", "[1.25, 2.5]", "[10, 20]"):
+    for leak in (
+        "secret_print_42",
+        "secret gradient",
+        "secret_detail_9731",
+        "test_secret(",
+        "x * 4",
+        "[1.25, 2.5]",
+        "[10, 20]",
+    ):
         assert leak not in text.replace("test_secret_raises", "").replace("test_secret", ""), leak
     # the visible one still shows expected against produced
     assert "expected shape (2,) float32 [5, 10]" in text and "produced shape (2,) float32 [3.75, 7.5]" in text
@@ -409,6 +495,7 @@ def test_inline_student_code_runs_with_gradients_on(tmp_path):
 
 
 # -- reading answers: limits, doctored outcomes, budget, on_value ---------------
+
 
 class Scripted:
     """An executor whose worker answers with the bytes it is given."""
@@ -432,19 +519,29 @@ def _framed(tree) -> bytes:
     return struct.pack("!I", len(raw)) + raw
 
 
-@pytest.mark.parametrize("answer, reason", [
-    (_framed(["SECRET"]), "it is not in the grader's format (outcome)"),
-    (_framed({"stage": 5}), "it is not in the grader's format (outcome)"),
-    (_framed({"stage": "raised"}), "it is not in the grader's format (KeyError)"),
-    (_framed({"stage": "raised", "error": {"$": "error", "type": ["SECRET"], "message": "SECRET", "file": "",
-                                           "line": 1, "code": ""}}), "its field type has type list"),
-    (_framed({"stage": "ok"}), "it is not in the grader's format (KeyError)"),
-    (_framed({"stage": "ok", "value": {"$": "SECRET"}}), "it holds a record of an unknown kind"),
-    (_framed({"stage": "timeout", "seconds": "SECRET"}), "it is not in the grader's format (ValueError)"),
-    (_framed({"stage": "too_large", "size": "SECRET", "limit": 1}), "it is not in the grader's format (TypeError)"),
-    (_framed({"stage": "syntax", "file": ["SECRET"]}), "it is not in the grader's format (TypeError)"),
-    (b"SECRET", "its JSON part is 1397048146 bytes long"),
-])
+@pytest.mark.parametrize(
+    "answer, reason",
+    [
+        (_framed(["SECRET"]), "it is not in the grader's format (outcome)"),
+        (_framed({"stage": 5}), "it is not in the grader's format (outcome)"),
+        (_framed({"stage": "raised"}), "it is not in the grader's format (KeyError)"),
+        (
+            _framed(
+                {
+                    "stage": "raised",
+                    "error": {"$": "error", "type": ["SECRET"], "message": "SECRET", "file": "", "line": 1, "code": ""},
+                }
+            ),
+            "its field type has type list",
+        ),
+        (_framed({"stage": "ok"}), "it is not in the grader's format (KeyError)"),
+        (_framed({"stage": "ok", "value": {"$": "SECRET"}}), "it holds a record of an unknown kind"),
+        (_framed({"stage": "timeout", "seconds": "SECRET"}), "it is not in the grader's format (ValueError)"),
+        (_framed({"stage": "too_large", "size": "SECRET", "limit": 1}), "it is not in the grader's format (TypeError)"),
+        (_framed({"stage": "syntax", "file": ["SECRET"]}), "it is not in the grader's format (TypeError)"),
+        (b"SECRET", "its JSON part is 1397048146 bytes long"),
+    ],
+)
 def test_an_answer_that_cannot_be_read_fails_the_check_without_quoting_it(tmp_path, answer, reason):
     from pytest_autograd_grader.boundary.submission import Submission
     from pytest_autograd_grader.outcomes import StudentFailure
@@ -468,11 +565,13 @@ def test_limits_and_on_value_and_budget(tmp_path):
         "def fails():\n    raise ValueError('no')\n\n"
         "def many():\n    return list(range(50))\n\n"
         "def big():\n    return torch.zeros(300_000)\n\n"
-        "def double(x):\n    return x * 2\n")
+        "def double(x):\n    return x * 2\n"
+    )
     seen = []
     budget = Budget(10.0)
-    proxy = Submission(InlineExecutor(), tmp_path, "leaf", budget, limits=Limits(max_items=45, max_bytes=1 << 20),
-                       on_value=seen.append)
+    proxy = Submission(
+        InlineExecutor(), tmp_path, "leaf", budget, limits=Limits(max_items=45, max_bytes=1 << 20), on_value=seen.append
+    )
     x = torch.ones(2, requires_grad=True)
     pair = proxy.pair(x)
     error = proxy.fails.capture()
@@ -483,8 +582,10 @@ def test_limits_and_on_value_and_budget(tmp_path):
     assert budget.used > 0  # reading the answers counts too
     with pytest.raises(StudentFailure) as failure:
         proxy.many()
-    assert failure.value.feedback == ("the answer of leaf.many could not be read: it holds at least 46 values; "
-                                      "at most 45 are accepted (return fewer values)")
+    assert failure.value.feedback == (
+        "the answer of leaf.many could not be read: it holds at least 46 values; "
+        "at most 45 are accepted (return fewer values)"
+    )
     with pytest.raises(StudentFailure) as failure:
         proxy.big()
     assert failure.value.feedback == "leaf.big returned 1.1 MB of data; at most 1 MB is accepted: return smaller values"
@@ -495,9 +596,15 @@ def test_the_sandbox_s_own_refusals_and_the_directory_are_the_graders(tmp_path):
     from pytest_autograd_grader.boundary.submission import Submission
     from pytest_autograd_grader.outcomes import StudentFailure
 
-    proxy = Submission(Scripted(dumps({"stage": "too_large", "size": 12 << 20, "limit": 8 << 20}),
-                                _framed({"stage": "missing", "module": "SECRET", "directory": "/SECRET"})),
-                       tmp_path, "leaf", 10.0)
+    proxy = Submission(
+        Scripted(
+            dumps({"stage": "too_large", "size": 12 << 20, "limit": 8 << 20}),
+            _framed({"stage": "missing", "module": "SECRET", "directory": "/SECRET"}),
+        ),
+        tmp_path,
+        "leaf",
+        10.0,
+    )
     with pytest.raises(StudentFailure) as failure:
         proxy.f()
     assert failure.value.grade_status == "failed"

@@ -29,12 +29,23 @@ def book(*checks: CheckResult, lang="en") -> Gradebook:
 
 def check(name, concept, status="passed", points=2.0, topic=None, file=None, line=None, feedback="", hidden=False):
     score = points if status == "passed" else 0.0
-    return CheckResult(id=f"test_{topic or concept}.py::{name}", concept=concept, score=score, max_score=points,
-                       status=status, topic=topic or concept, file=file, line=line, feedback=feedback, hidden=hidden)
+    return CheckResult(
+        id=f"test_{topic or concept}.py::{name}",
+        concept=concept,
+        score=score,
+        max_score=points,
+        status=status,
+        topic=topic or concept,
+        file=file,
+        line=line,
+        feedback=feedback,
+        hidden=hidden,
+    )
 
 
 EVERY_CONCEPT = [check(f"test_{c.id}", c.id, "failed", points=113) for c in SHIPPED_CONCEPTS] + [
-    check("test_long", "long", "failed", points=1)]
+    check("test_long", "long", "failed", points=1)
+]
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -44,16 +55,18 @@ def test_every_row_fits_80_columns_and_the_bars_line_up(lang):
     assert len(lines) == len(EVERY_CONCEPT) + 1
     assert all(columns(line) <= 80 for line in lines), [(columns(line), line) for line in lines]
     # every bar (the TOTAL's included) starts in the same column
-    starts = {columns(line[:re.search(r"[#.]{10,}", line).start()]) for line in lines}
+    starts = {columns(line[: re.search(r"[#.]{10,}", line).start()]) for line in lines}
     assert len(starts) == 1, lines
     # a title too long for the row is cut, never wrapped, and keeps its id
     assert any(line.startswith("A concept whose title") and "\u2026 (long)" in line for line in lines) or lang == "zh"
 
 
-TITLES = {"long": "A concept whose title is far too long for one row of the table",
-          "wide": "一个标题非常非常长的概念，长到一行表格怎么也放不下它的全部名字",
-          "mixed": "Gradients of 计算图 with a rather long English tail for the row",
-          "short": "Short"}
+TITLES = {
+    "long": "A concept whose title is far too long for one row of the table",
+    "wide": "一个标题非常非常长的概念，长到一行表格怎么也放不下它的全部名字",
+    "mixed": "Gradients of 计算图 with a rather long English tail for the row",
+    "short": "Short",
+}
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -68,19 +81,25 @@ def test_every_row_names_its_concepts_id_and_a_long_title_is_cut_between_words(l
     titles = {t.id: t.title for t in gradebook.concept_totals()}
     for line, (concept, title) in zip(lines, titles.items()):
         assert columns(line) <= width, (columns(line), line)
-        name = line[:line.index(f" ({concept})")] if f" ({concept})" in line else None
+        name = line[: line.index(f" ({concept})")] if f" ({concept})" in line else None
         assert name is not None, (concept, line)
         if name != title:  # cut: a prefix of the title that ends between words, then the ellipsis
             assert name.endswith("\u2026") and title.startswith(name[:-1]), (name, title)
             kept = len(name) - 1
-            assert kept == 0 or title[kept] in " ，" or unicodedata.east_asian_width(title[kept]) == "W" or \
-                not title[kept - 1].isalnum(), (name, title)
+            assert (
+                kept == 0
+                or title[kept] in " ，"
+                or unicodedata.east_asian_width(title[kept]) == "W"
+                or not title[kept - 1].isalnum()
+            ), (name, title)
 
 
 def test_points_from_another_topics_file_are_named_under_their_concept():
-    gradebook = book(check("a", "leaf", points=3), check("b", "leaf", "failed", points=2, topic="engine",
-                                                         file="engine.py", line=40),
-                     check("c", "graph", points=1))
+    gradebook = book(
+        check("a", "leaf", points=3),
+        check("b", "leaf", "failed", points=2, topic="engine", file="engine.py", line=40),
+        check("c", "graph", points=1),
+    )
     lines = table_lines(gradebook)
     leaf = next(i for i, line in enumerate(lines) if line.startswith("Leaf tensors"))
     assert lines[leaf + 1] == "  engine.py holds 2 of these points"
@@ -91,9 +110,11 @@ def test_points_from_another_topics_file_are_named_under_their_concept():
 
 def test_the_next_step_is_the_first_unfinished_check_in_the_courses_order():
     feedback = "[Computational graphs] not implemented yet: graph.build_graph\nmore"
-    gradebook = book(check("eng", "leaf", "failed", topic="engine", file="engine.py", line=9, feedback="[e] engine"),
-                     check("leaf", "leaf", "failed", file="leaf.py", line=12, feedback="[Leaf tensors] leaf"),
-                     check("graph", "graph", "failed", file="graph.py", line=30, feedback=feedback))
+    gradebook = book(
+        check("eng", "leaf", "failed", topic="engine", file="engine.py", line=9, feedback="[e] engine"),
+        check("leaf", "leaf", "failed", file="leaf.py", line=12, feedback="[Leaf tensors] leaf"),
+        check("graph", "graph", "failed", file="graph.py", line=30, feedback=feedback),
+    )
     assert next_step(gradebook) == "next: graph.py:30: [Computational graphs] not implemented yet: graph.build_graph"
     gradebook.checks.pop("test_graph.py::graph")
     # the concept's own file before the engine's checks that count under it
@@ -144,10 +165,13 @@ def test_asking_for_pytests_list_still_gets_it(pytester):
     assert "FAILED test_checks.py::test_second" in graded.text
 
 
-@pytest.mark.parametrize("args, why", [
-    (("-k", "first"), "checks were selected with -k"),
-    (("-x",), "the run stopped early"),
-])
+@pytest.mark.parametrize(
+    "args, why",
+    [
+        (("-k", "first"), "checks were selected with -k"),
+        (("-x",), "the run stopped early"),
+    ],
+)
 def test_a_subset_says_its_total_is_partial(pytester, args, why):
     graded = grade_checks(pytester, CHECKS.replace("def test_first", "def test_0_first"), *args, m=STUDENT)
     assert f"this total is partial: {why}; " in graded.text

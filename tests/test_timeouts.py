@@ -66,7 +66,10 @@ def test_a_hung_import_fails_every_check_of_its_module_for_one_timeout(pytester,
     assert [c["status"] for c in hung] == ["timeout"] * 4
     assert hung[0]["feedback"].startswith("[Computational graphs] importing hangs.py did not finish within 1 s:")
     for check in hung[1:]:
-        assert "importing hangs.py did not finish within 1 s in an earlier check, so this check did not run" in check["feedback"]
+        assert (
+            "importing hangs.py did not finish within 1 s in an earlier check, so this check did not run"
+            in check["feedback"]
+        )
         assert check["duration_s"] < 0.5, check  # no second wait: one timeout of 1 s, not four
     # the feedback blames the module, not the function the check called
     assert all("hangs.f did not finish" not in c["feedback"] for c in hung)
@@ -85,17 +88,21 @@ def test_the_marker_s_timeout_replaces_grade_timeout_for_its_check(pytester):
 
 @pytest.mark.parametrize("timeout", ["0", "-1", "'soon'", "True"])
 def test_a_bad_marker_timeout_is_an_error_naming_the_check(pytester, timeout):
-    pytester.makepyfile(test_checks=f"""
+    pytester.makepyfile(
+        test_checks=f"""
         import pytest
 
         @pytest.mark.grade(concept="leaf", timeout={timeout})
         def test_bad():
             pass
-    """)
+    """
+    )
     from conftest import run_grader
 
     graded = run_grader(pytester, "--grade-inline")
     check = graded.check("test_bad")
     assert check["status"] == "error"
-    assert f"test_checks.py::test_bad: timeout must be a positive number of seconds or None, got {timeout}" \
+    assert (
+        f"test_checks.py::test_bad: timeout must be a positive number of seconds or None, got {timeout}"
         in check["feedback"]
+    )

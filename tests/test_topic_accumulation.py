@@ -201,8 +201,10 @@ def microbatch_grad(w, xs, ys):
 ]
 
 
-FUNCTION_CHECKS = {function: (f"test_{function}",)
-                   for function in ("accumulated_grad", "zeroed_grads", "train_loop", "microbatch_grad")}
+FUNCTION_CHECKS = {
+    function: (f"test_{function}",)
+    for function in ("accumulated_grad", "zeroed_grads", "train_loop", "microbatch_grad")
+}
 
 
 ALIAS_X = msg("diag.accumulation.saved_grad_alias", name="x")
@@ -217,11 +219,17 @@ def test_mistakes_fail_on_every_seed_with_their_diagnosis(pytester):
 
     # 0: zeroed where accumulation was asked; never zeroed; w.grad saved without
     # clone; micro-batches not divided by k
-    fails_everywhere(v[0]["test_accumulated_grad"], "Accumulation was asked for: do not zero .grad between the",
-                     absent=[ALIAS_X])
+    fails_everywhere(
+        v[0]["test_accumulated_grad"], "Accumulation was asked for: do not zero .grad between the", absent=[ALIAS_X]
+    )
     # the advice names the tensor of the exercise: x here, w in train_loop
-    fails_everywhere(v[0]["test_zeroed_grads"], "gradient 2 of", RUNNING_SUM, "Zero it (x.grad = None",
-                     absent=[ALIAS_X, "w.grad = None"])
+    fails_everywhere(
+        v[0]["test_zeroed_grads"],
+        "gradient 2 of",
+        RUNNING_SUM,
+        "Zero it (x.grad = None",
+        absent=[ALIAS_X, "w.grad = None"],
+    )
     fails_everywhere(v[0]["test_train_loop"], "(lr 0.", "different batches)", ALIAS_W, absent=[RUNNING_SUM])
     for run in v[0]["test_microbatch_grad"]:
         k = run["feedback"].split("accumulated over ")[1].split(" ")[0]
@@ -231,43 +239,69 @@ def test_mistakes_fail_on_every_seed_with_their_diagnosis(pytester):
     # w.grad cleared between micro-batches
     fails_everywhere(v[1]["test_accumulated_grad"], "your code called backward 2 time(s); the task asks for exactly")
     fails_everywhere(v[1]["test_zeroed_grads"], "gradient 1 of", ALIAS_X)
-    fails_everywhere(v[1]["test_train_loop"], "your code stopped with an error after updating w once", OUT_OF_PLACE,
-                     absent=["TypeError", "NoneType", "UserWarning", "not a leaf Tensor is being accessed"])
+    fails_everywhere(
+        v[1]["test_train_loop"],
+        "your code stopped with an error after updating w once",
+        OUT_OF_PLACE,
+        absent=["TypeError", "NoneType", "UserWarning", "not a leaf Tensor is being accessed"],
+    )
     fails_everywhere(v[1]["test_microbatch_grad"], LAST)
 
     # 2: one graph, k backward calls; zero_() on a None .grad; w.grad never cleared; sums
     fails_everywhere(v[2]["test_accumulated_grad"], msg("req.accumulation.fresh_forward", what="").strip(": "))
-    fails_everywhere(v[2]["test_zeroed_grads"], "'NoneType' object has no attribute 'zero_'",
-                     msg("diag.accumulation.zero_none", name="x"))
-    fails_everywhere(v[2]["test_train_loop"], "gradient of step 2 of", "(lr 0.0, one batch repeated)", RUNNING_SUM,
-                     "Zero it (w.grad = None",
-                     absent=[ALIAS_W, OUT_OF_PLACE])
+    fails_everywhere(
+        v[2]["test_zeroed_grads"],
+        "'NoneType' object has no attribute 'zero_'",
+        msg("diag.accumulation.zero_none", name="x"),
+    )
+    fails_everywhere(
+        v[2]["test_train_loop"],
+        "gradient of step 2 of",
+        "(lr 0.0, one batch repeated)",
+        RUNNING_SUM,
+        "Zero it (w.grad = None",
+        absent=[ALIAS_W, OUT_OF_PLACE],
+    )
     for run in v[2]["test_microbatch_grad"]:
         b = run["feedback"].split(" micro-batches of ")[1].split(" ")[0]
         fails_everywhere([run], msg("diag.accumulation.microbatch_sum", b=int(b)), absent=[LAST])
 
     # 3: a sum; torch.autograd.grad instead of backward; w rebound under no_grad; one backward
     fails_everywhere(v[3]["test_accumulated_grad"], "is the number of elements averaged: you used a sum")
-    fails_everywhere(v[3]["test_zeroed_grads"],
-                     "your code called backward 0 time(s); the task asks for one out.backward() per pass")
-    fails_everywhere(v[3]["test_train_loop"], msg("diag.accumulation.rebound_no_grad", name="w"),
-                     absent=[OUT_OF_PLACE, "does not require grad and does not have a grad_fn"])
+    fails_everywhere(
+        v[3]["test_zeroed_grads"], "your code called backward 0 time(s); the task asks for one out.backward() per pass"
+    )
+    fails_everywhere(
+        v[3]["test_train_loop"],
+        msg("diag.accumulation.rebound_no_grad", name="w"),
+        absent=[OUT_OF_PLACE, "does not require grad and does not have a grad_fn"],
+    )
     fails_everywhere(v[3]["test_microbatch_grad"], "your code called backward 1 time(s); the task asks for exactly")
 
     # 4: w.data; 5: zero_() on a None .grad
-    fails_everywhere(v[4]["test_train_loop"], msg("req.inplace.update_no_grad", what="", name="w").strip(": "),
-                     absent=[ALIAS_W, OUT_OF_PLACE])
-    fails_everywhere(v[5]["test_train_loop"], "'NoneType' object has no attribute 'zero_'",
-                     msg("diag.accumulation.zero_none", name="w"), absent=[OUT_OF_PLACE])
+    fails_everywhere(
+        v[4]["test_train_loop"],
+        msg("req.inplace.update_no_grad", what="", name="w").strip(": "),
+        absent=[ALIAS_W, OUT_OF_PLACE],
+    )
+    fails_everywhere(
+        v[5]["test_train_loop"],
+        "'NoneType' object has no attribute 'zero_'",
+        msg("diag.accumulation.zero_none", name="w"),
+        absent=[OUT_OF_PLACE],
+    )
 
     # 6: malformed returns
     fails_everywhere(v[6]["test_zeroed_grads"], "the returned list of gradients: expected a tuple or list of")
     fails_everywhere(v[6]["test_train_loop"], "the returned (w, grads) (lr 0.0, one batch repeated): expected a tuple")
 
     # 7: the update was right; the copy returned is named, not a rebinding under no_grad
-    fails_everywhere(v[7]["test_train_loop"], "expected requires_grad = True, got False",
-                     msg("diag.accumulation.returned_copy", name="w"),
-                     absent=[msg("diag.accumulation.rebound_no_grad", name="w")])
+    fails_everywhere(
+        v[7]["test_train_loop"],
+        "expected requires_grad = True, got False",
+        msg("diag.accumulation.returned_copy", name="w"),
+        absent=[msg("diag.accumulation.rebound_no_grad", name="w")],
+    )
 
     # 8, 9: correct in other styles
     for name in CHECKS:
@@ -280,23 +314,28 @@ def test_mistakes_fail_on_every_seed_with_their_diagnosis(pytester):
     fails_everywhere(v[10]["test_zeroed_grads"], "were not one per pass", score=instruction_only(2))
     for variant in (10, 11):
         fails_everywhere(v[variant]["test_accumulated_grad"], "were not one per pass", score=instruction_only(2))
-        fails_everywhere(v[variant]["test_microbatch_grad"], "were not one per micro-batch",
-                         score=instruction_only(2))
+        fails_everywhere(v[variant]["test_microbatch_grad"], "were not one per micro-batch", score=instruction_only(2))
 
     # 12, 13: which reduction a factor-of-k diagnosis found
-    one_axis = msg("diag.divided_by", ratio="2", got=msg("label.divisor.one_axis", n=2),
-                   want=msg("label.divisor.elements", n=4))
+    one_axis = msg(
+        "diag.divided_by", ratio="2", got=msg("label.divisor.one_axis", n=2), want=msg("label.divisor.elements", n=4)
+    )
     fails_everywhere(v[12]["test_accumulated_grad"], one_axis, absent=["a constant factor in your derivative"])
     fails_everywhere(v[13]["test_accumulated_grad"], one_axis, absent=["a constant factor in your derivative"])
     for run in v[12]["test_microbatch_grad"]:
         k, b = (int(run["feedback"].split(sep)[1].split(" ")[0]) for sep in ("accumulated over ", " micro-batches of "))
-        fails_everywhere([run], f"you divided by the micro-batch size b={b} instead of the number of micro-batches k={k}",
-                         absent=[LAST])
+        fails_everywhere(
+            [run],
+            f"you divided by the micro-batch size b={b} instead of the number of micro-batches k={k}",
+            absent=[LAST],
+        )
     # .grad kept through a view of it
-    fails_everywhere(v[12]["test_zeroed_grads"], msg("diag.accumulation.shares_memory", name="x", op=".detach()"),
-                     absent=[ALIAS_X])
-    fails_everywhere(v[15]["test_train_loop"], msg("diag.accumulation.shares_memory", name="w", op=".data"),
-                     absent=[ALIAS_W])
+    fails_everywhere(
+        v[12]["test_zeroed_grads"], msg("diag.accumulation.shares_memory", name="x", op=".detach()"), absent=[ALIAS_X]
+    )
+    fails_everywhere(
+        v[15]["test_train_loop"], msg("diag.accumulation.shares_memory", name="w", op=".data"), absent=[ALIAS_W]
+    )
     # a size-1 axis squeezed away
     fails_everywhere(v[13]["test_zeroed_grads"], "an axis of size 1 was dropped")
     # an SGD variant where plain SGD is asked

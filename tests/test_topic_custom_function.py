@@ -22,7 +22,7 @@ TOPIC = "custom_function"
 
 VARIANTS = {
     # -- correct, in other styles than the reference's ----------------------
-    "styles_a": '''import torch
+    "styles_a": """import torch
 
 
 class Swish(torch.autograd.Function):
@@ -53,8 +53,8 @@ class Hypot(torch.autograd.Function):
 
 def gradcheck_input(x):
     return torch.tensor(x, dtype=torch.float64, requires_grad=True)
-''',
-    "styles_b": '''import torch
+""",
+    "styles_b": """import torch
 
 
 class Swish(torch.autograd.Function):
@@ -85,7 +85,7 @@ class Hypot(torch.autograd.Function):
 
 def gradcheck_input(x):
     return x.double().requires_grad_()
-''',
+""",
     # -- mistakes, one per function (mistakes/custom_function/) ------------------
     "grad_output": planted_module(TOPIC, "swish_grad_output", "hypot_grad_output", "input_grad_output"),
     "sigmoid_only": planted_module(TOPIC, "swish_sigmoid_only", "hypot_sigmoid_only", "input_sigmoid_only"),
@@ -147,49 +147,117 @@ def test_every_declared_input_class_is_drawn_on_every_seed(graded):
 def test_a_backward_that_ignores_grad_output(graded):
     ignores = msg("diag.custom_function.ignores_grad_output")
     passing(graded, "grad_output", "test_swish_forward")
-    failing_with(graded, "grad_output", "test_swish_backward", "values differ", ignores,
-                 absent=(msg("diag.ones"), "grad_tensors"))
-    failing_with(graded, "grad_output", "test_swish_gradcheck", "gradcheck failed", "worst entry: d output",
-                 msg("diag.gradcheck_grad_output"), absent=RAW_MATRICES)
-    failing_with(graded, "sigmoid_only", "test_hypot", "dL/dx from Hypot.backward: values differ", ignores,
-                 msg("diag.gradcheck_grad_output"), absent=(msg("diag.ones"),), score=0.5)
+    failing_with(
+        graded,
+        "grad_output",
+        "test_swish_backward",
+        "values differ",
+        ignores,
+        absent=(msg("diag.ones"), "grad_tensors"),
+    )
+    failing_with(
+        graded,
+        "grad_output",
+        "test_swish_gradcheck",
+        "gradcheck failed",
+        "worst entry: d output",
+        msg("diag.gradcheck_grad_output"),
+        absent=RAW_MATRICES,
+    )
+    failing_with(
+        graded,
+        "sigmoid_only",
+        "test_hypot",
+        "dL/dx from Hypot.backward: values differ",
+        ignores,
+        msg("diag.gradcheck_grad_output"),
+        absent=(msg("diag.ones"),),
+        score=0.5,
+    )
 
 
 def test_a_backward_without_the_product_rule(graded):
     rule = msg("diag.custom_function.product_rule")
     sigmoid_only = msg("diag.custom_function.sigmoid_only")
     for variant in ("product", "second_term"):
-        failing_with(graded, variant, "test_swish_backward", "values differ", rule,
-                     absent=(sigmoid_only, msg("diag.custom_function.ignores_grad_output")))
+        failing_with(
+            graded,
+            variant,
+            "test_swish_backward",
+            "values differ",
+            rule,
+            absent=(sigmoid_only, msg("diag.custom_function.ignores_grad_output")),
+        )
         failing_with(graded, variant, "test_swish_gradcheck", "gradcheck failed", "worst entry", absent=RAW_MATRICES)
     failing_with(graded, "sigmoid_only", "test_swish_backward", sigmoid_only, absent=(rule,))
     # another wrong backward gets none of these
-    failing_with(graded, "copy_paste", "test_swish_backward", msg("diag.sign"),
-                 absent=(rule, sigmoid_only, msg("diag.custom_function.ignores_grad_output")))
+    failing_with(
+        graded,
+        "copy_paste",
+        "test_swish_backward",
+        msg("diag.sign"),
+        absent=(rule, sigmoid_only, msg("diag.custom_function.ignores_grad_output")),
+    )
 
 
 def test_gradients_returned_in_the_wrong_places(graded):
     # (dL/dy, dL/dx): named as swapped, in the check and in the gradcheck summary
     swapped = msg("diag.gradcheck_swapped", got="x", belongs="y", order="x, y")
-    failing_with(graded, "grad_output", "test_hypot", "dL/dx from Hypot.backward: values differ", swapped,
-                 "x: ", "y: ", absent=RAW_MATRICES, score=0.5)
+    failing_with(
+        graded,
+        "grad_output",
+        "test_hypot",
+        "dL/dx from Hypot.backward: values differ",
+        swapped,
+        "x: ",
+        "y: ",
+        absent=RAW_MATRICES,
+        score=0.5,
+    )
     # the gradient for x returned for y as well: only y's is named
     copied = msg("diag.gradcheck_swapped", got="y", belongs="x", order="x, y")
-    failing_with(graded, "copy_paste", "test_hypot", "dL/dy from Hypot.backward: values differ", copied,
-                 "y: ", absent=(swapped, "  x: "), score=0.5)
+    failing_with(
+        graded,
+        "copy_paste",
+        "test_hypot",
+        "dL/dy from Hypot.backward: values differ",
+        copied,
+        "y: ",
+        absent=(swapped, "  x: "),
+        score=0.5,
+    )
     assert all(r["feedback"].count(copied) == 2 for r in graded("copy_paste", "test_hypot"))  # check and gradcheck
     # None for y
-    failing_with(graded, "mixing", "test_hypot", "dL/dy from Hypot.backward: expected a gradient, got None",
-                 msg("diag.gradcheck_zero", input="y"), absent=(swapped,), score=0.5)
+    failing_with(
+        graded,
+        "mixing",
+        "test_hypot",
+        "dL/dy from Hypot.backward: expected a gradient, got None",
+        msg("diag.gradcheck_zero", input="y"),
+        absent=(swapped,),
+        score=0.5,
+    )
     # a list counts as one gradient
-    failing_with(graded, "second_term", "test_hypot", "incorrect number of gradients (expected 2, got 1)",
-                 msg("diag.custom_function.gradient_count"))
+    failing_with(
+        graded,
+        "second_term",
+        "test_hypot",
+        "incorrect number of gradients (expected 2, got 1)",
+        msg("diag.custom_function.gradient_count"),
+    )
 
 
 def test_a_constant_factor_is_not_called_accumulation(graded):
     factor = msg("diag.factor", k=2)
-    failing_with(graded, "product", "test_hypot", factor, "gradcheck failed",
-                 absent=(msg("diag.multiple", k=2, name="x"), msg("diag.multiple_calls", k=2, calls=2, name="x")), score=0.5)
+    failing_with(
+        graded,
+        "product",
+        "test_hypot",
+        factor,
+        "gradcheck failed",
+        absent=(msg("diag.multiple", k=2, name="x"), msg("diag.multiple_calls", k=2, calls=2, name="x")),
+        score=0.5,
+    )
 
 
 def test_a_backward_that_mixes_elements(graded):
@@ -200,28 +268,64 @@ def test_a_backward_that_mixes_elements(graded):
 
 
 def test_a_sign_lost_for_negative_inputs(graded):
-    for variant, check, name in (("abs_x", "test_swish_backward", "x"), ("abs_x", "test_hypot", "x"),
-                                 ("sqrt_y", "test_hypot", "y")):
-        failing_with(graded, variant, check, "values differ", msg("diag.custom_function.lost_sign", name=name),
-                     absent=(msg("diag.gradcheck_mixes"), msg("diag.sign"), msg("diag.factor", k=2)),
-                     score=0.5 if check == "test_hypot" else 0.0)
+    for variant, check, name in (
+        ("abs_x", "test_swish_backward", "x"),
+        ("abs_x", "test_hypot", "x"),
+        ("sqrt_y", "test_hypot", "y"),
+    ):
+        failing_with(
+            graded,
+            variant,
+            check,
+            "values differ",
+            msg("diag.custom_function.lost_sign", name=name),
+            absent=(msg("diag.gradcheck_mixes"), msg("diag.sign"), msg("diag.factor", k=2)),
+            score=0.5 if check == "test_hypot" else 0.0,
+        )
     # gradcheck alone (finite differences entry by entry) is told the same
-    failing_with(graded, "abs_x", "test_swish_gradcheck", "gradcheck failed",
-                 msg("diag.custom_function.lost_sign", name="x"), absent=RAW_MATRICES)
+    failing_with(
+        graded,
+        "abs_x",
+        "test_swish_gradcheck",
+        "gradcheck failed",
+        msg("diag.custom_function.lost_sign", name="x"),
+        absent=RAW_MATRICES,
+    )
     # wrong everywhere (every sign flipped, a factor of 2): no lost sign
-    for variant, check in (("copy_paste", "test_swish_backward"), ("product", "test_hypot"),
-                           ("copy_paste", "test_swish_gradcheck")):
-        failing_with(graded, variant, check, absent=(msg("diag.custom_function.lost_sign", name="x"),),
-                     score=0.5 if check == "test_hypot" else 0.0)
+    for variant, check in (
+        ("copy_paste", "test_swish_backward"),
+        ("product", "test_hypot"),
+        ("copy_paste", "test_swish_gradcheck"),
+    ):
+        failing_with(
+            graded,
+            variant,
+            check,
+            absent=(msg("diag.custom_function.lost_sign", name="x"),),
+            score=0.5 if check == "test_hypot" else 0.0,
+        )
 
 
 def test_a_backward_that_is_not_elementwise(graded):
     mixes = msg("diag.gradcheck_mixes")
     # grad_output.mean(): right for one element only; a local derivative reduced, then broadcast
-    failing_with(graded, "sqrt_y", "test_swish_backward", "values differ", mixes,
-                 absent=(msg("diag.custom_function.lost_sign", name="x"),))
-    failing_with(graded, "reduced", "test_hypot", "dL/dx from Hypot.backward: values differ", mixes,
-                 absent=(msg("diag.custom_function.lost_sign", name="x"),), score=0.5)
+    failing_with(
+        graded,
+        "sqrt_y",
+        "test_swish_backward",
+        "values differ",
+        mixes,
+        absent=(msg("diag.custom_function.lost_sign", name="x"),),
+    )
+    failing_with(
+        graded,
+        "reduced",
+        "test_hypot",
+        "dL/dx from Hypot.backward: values differ",
+        mixes,
+        absent=(msg("diag.custom_function.lost_sign", name="x"),),
+        score=0.5,
+    )
     failing_with(graded, "sqrt_y", "test_swish_gradcheck", "gradcheck failed", mixes, absent=RAW_MATRICES)
     # torch.diag builds the Jacobian of a 1-D x only: a matrix x (drawn on every seed) is refused
     for check in ("test_swish_backward", "test_swish_gradcheck"):
@@ -238,9 +342,20 @@ def test_gradcheck_inputs(graded):
     float32 = msg("diag.gradcheck_float32")
     # float32: gradcheck of the (right) Swish fails, told entry by entry, then why
     passing(graded, "second_term", "test_gradcheck_input")
-    failing_with(graded, "grad_output", "test_gradcheck_input", "gradcheck of Swish on your gradcheck input", float32,
-                 absent=RAW_MATRICES)
-    failing_with(graded, "sigmoid_only", "test_gradcheck_input", "expected requires_grad = True, got False",
-                 msg("diag.custom_function.gradcheck_requires_grad"))
+    failing_with(
+        graded,
+        "grad_output",
+        "test_gradcheck_input",
+        "gradcheck of Swish on your gradcheck input",
+        float32,
+        absent=RAW_MATRICES,
+    )
+    failing_with(
+        graded,
+        "sigmoid_only",
+        "test_gradcheck_input",
+        "expected requires_grad = True, got False",
+        msg("diag.custom_function.gradcheck_requires_grad"),
+    )
     failing_with(graded, "product", "test_gradcheck_input", "expected is_leaf = True, got False")
     failing_with(graded, "mixing", "test_gradcheck_input", "values of your gradcheck input: values differ")

@@ -94,9 +94,19 @@ def test_mistakes_fail_on_every_seed_and_correct_styles_pass(pytester):
     results = grade_planted_named(pytester, TOPIC, RIGHT)
 
     # the formula with int() is also wrong at the loop's edges (x already past the limit, or landing on it)
-    assert_diagnosed(results, TOPIC, planted_named(TOPIC, EXPECT),
-                     may={("loop_log_formula", "test_loop_grad"):
-                          [DG + "loop_boundary", DG + "loop_zero", DG + "loop_off_by_one", DG + "grad_follows_steps"]})
+    assert_diagnosed(
+        results,
+        TOPIC,
+        planted_named(TOPIC, EXPECT),
+        may={
+            ("loop_log_formula", "test_loop_grad"): [
+                DG + "loop_boundary",
+                DG + "loop_zero",
+                DG + "loop_off_by_one",
+                DG + "grad_follows_steps",
+            ]
+        },
+    )
     # the formulas lose the share of the instruction the loop broke (it built
     # no graph step by step), whatever their values earn; the report says so
     for variant in ("loop_log_formula", "loop_ceil_formula"):

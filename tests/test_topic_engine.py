@@ -18,9 +18,20 @@ from engine_mistakes import ALL, MAX_OPS, MISTAKES, SOURCE, planted
 from pytest_autograd_grader.i18n.en import EN
 
 TOPIC = "engine"
-SANDBOXED = ("tanh_derivative", "matmul_vector", "unbroadcast_leading", "fanout_overwrite", "reversed_order",
-             "no_grad_root", "shared_grad", "leaves_after_error", "many_one_by_one", "not_accumulated",
-             "unbroadcast_shifted", "relu_zero")
+SANDBOXED = (
+    "tanh_derivative",
+    "matmul_vector",
+    "unbroadcast_leading",
+    "fanout_overwrite",
+    "reversed_order",
+    "no_grad_root",
+    "shared_grad",
+    "leaves_after_error",
+    "many_one_by_one",
+    "not_accumulated",
+    "unbroadcast_shifted",
+    "relu_zero",
+)
 
 
 def _ops(feedback):
@@ -54,7 +65,7 @@ def test_reference_passes_and_each_mistake_fails_its_checks_on_each_seed(pyteste
     # the smallest program runs as it is shown, beside the engine, and prints the disagreement
     for name in ("tanh_derivative", "fanout_overwrite", "not_accumulated", "leaves_after_error"):
         feedback = results[name][MISTAKES[name][1][0]][0]["feedback"]
-        script = feedback[feedback.index("import numpy as np"):].split("\n\n")
+        script = feedback[feedback.index("import numpy as np") :].split("\n\n")
         script = "\n\n".join(script[:2])  # the imports, then the program up to the blank line after it
         folder = pytester.path / f"run_{name}"
         folder.mkdir()
@@ -81,9 +92,18 @@ def test_grading_an_engine_writes_nothing_but_its_report(pytester):
     shutil.copy(EXERCISES / "test_engine.py", checks / "test_engine.py")
     (student / "engine.py").write_text(MISTAKES["tanh_derivative"][0])
     before = set(os.listdir(pytester.path))
-    result = pytester.runpytest_subprocess("--grade", "--grade-json", "report.json", "--grade-submission=student",
-                                           "--grade-seed=3", "-p", "no:cacheprovider", "-p", "no:benchmark",
-                                           "checks")
+    result = pytester.runpytest_subprocess(
+        "--grade",
+        "--grade-json",
+        "report.json",
+        "--grade-submission=student",
+        "--grade-seed=3",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:benchmark",
+        "checks",
+    )
     # a wrong tanh costs the op check only: the traversal is built from the ops it gets right
     assert "1 failed, 6 passed" in result.stdout.str(), result.stdout.str()[-2000:]
     new = set(os.listdir(pytester.path)) - before
@@ -93,12 +113,19 @@ def test_grading_an_engine_writes_nothing_but_its_report(pytester):
 
 def test_a_wrong_derivative_costs_the_op_check_not_the_traversal(pytester):
     # the traversal is built from the ops the engine gets right on their own
-    wrong_joins = planted(("        return grad, grad\n", "        return grad, 2 * grad\n"),
-                          ("        return grad, -grad\n", "        return grad, grad\n"),
-                          ("        return grad * b, grad * a\n", "        return grad * a, grad * b\n"))
+    wrong_joins = planted(
+        ("        return grad, grad\n", "        return grad, 2 * grad\n"),
+        ("        return grad, -grad\n", "        return grad, grad\n"),
+        ("        return grad * b, grad * a\n", "        return grad * a, grad * b\n"),
+    )
     modules = {"tanh": MISTAKES["tanh_derivative"][0], "joins": wrong_joins}
-    results = grade_variants(pytester, TOPIC, modules, seeds=SEEDS[:6],
-                             keep={"tanh": ["test_graph_traversal"], "joins": ["test_graph_traversal"]})
+    results = grade_variants(
+        pytester,
+        TOPIC,
+        modules,
+        seeds=SEEDS[:6],
+        keep={"tanh": ["test_graph_traversal"], "joins": ["test_graph_traversal"]},
+    )
     for run in results["tanh"]["test_graph_traversal"]:
         assert run["status"] == "passed", run["feedback"]
     # with no op left to join two paths, the traversal cannot be checked: said, not passed

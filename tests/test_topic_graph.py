@@ -6,7 +6,6 @@ correct solutions in other styles pass.
 Every planted mistake (mistakes/graph/<name>.py) and every correct style is
 graded under the 20 seeds of ``grade_seeds``, all in one grading session."""
 
-
 from conftest import assert_planted, instruction_only
 from planted_mistakes import Expect, planted
 
@@ -18,25 +17,42 @@ TOPIC = "graph"
 SPECIFIC = {
     "test_build_graph": ("diag.graph.not_recorded", "diag.graph.order", "req.graph.y_from_a_b"),
     "test_grad_fn_names": ("diag.graph.none_type", "diag.graph.repr", "req.graph.read_grad_fn"),
-    "test_hand_gradients": ("req.graph.by_hand", "diag.graph.hand_none", "diag.graph.order", "diag.graph.one_path", "diag.graph.local_swap",
-                            "diag.graph.sign_some", "diag.sign"),
-    "test_autograd_gradients": ("req.graph.use_autograd", "diag.graph.order", "diag.graph.returned_inputs",
-                                "diag.graph.sum_not_mean", "diag.graph.mean_axis", "diag.multiple_calls",
-                                "diag.multiple", "diag.factor", "diag.too_small"),
+    "test_hand_gradients": (
+        "req.graph.by_hand",
+        "diag.graph.hand_none",
+        "diag.graph.order",
+        "diag.graph.one_path",
+        "diag.graph.local_swap",
+        "diag.graph.sign_some",
+        "diag.sign",
+    ),
+    "test_autograd_gradients": (
+        "req.graph.use_autograd",
+        "diag.graph.order",
+        "diag.graph.returned_inputs",
+        "diag.graph.sum_not_mean",
+        "diag.graph.mean_axis",
+        "diag.multiple_calls",
+        "diag.multiple",
+        "diag.factor",
+        "diag.too_small",
+    ),
 }
 
 
 # What the test asserts of a planted mistake (mistakes/graph/<name>.py) beyond its
 # file's diagnosis: more feedback text, a partial score, text that must be absent.
 EXPECT = {
-    "detached_inputs": Expect(texts=("a: expected requires_grad = True, got False",
-                                     msg("diag.graph.not_recorded", what="a"))),
+    "detached_inputs": Expect(
+        texts=("a: expected requires_grad = True, got False", msg("diag.graph.not_recorded", what="a"))
+    ),
     "y_recomputed": Expect(texts=(msg("req.graph.y_from_a_b", adds=4),), score=instruction_only(2)),
     "build_order": Expect(texts=(msg("diag.graph.order", expected="(a, b, y)"),)),
     "malformed_return": Expect(texts=("build_graph's (a, b, y): expected 3 values, got 2",)),
     "names_typed_in": Expect(texts=(msg("req.graph.read_grad_fn", nodes=0, reads=0),), score=instruction_only(2)),
-    "names_from_detached": Expect(texts=("the name of a.grad_fn: expected 'AddBackward0', got 'NoneType'",
-                                         msg("diag.graph.none_type", count=3))),
+    "names_from_detached": Expect(
+        texts=("the name of a.grad_fn: expected 'AddBackward0', got 'NoneType'", msg("diag.graph.none_type", count=3))
+    ),
     "names_order": Expect(texts=("the name of a.grad_fn: expected 'AddBackward0', got 'MulBackward0'",)),
     "autograd_by_hand": Expect(texts=(msg("req.graph.by_hand", count=1),), score=instruction_only(3)),
     "grad_read_by_hand": Expect(texts=("dy/dw: expected a gradient, got None",), absent=("requires_grad=True",)),

@@ -24,7 +24,7 @@ TOPIC = "higher_order"
 
 VARIANTS = {
     # -- correct, in other styles than the reference's ----------------------
-    "styles_a": '''import torch
+    "styles_a": """import torch
 
 
 def _p(c, x):
@@ -54,8 +54,8 @@ def hessian_vector_product(a, x, v):
     x.grad = None
     (g * v).sum().backward()
     return x.grad
-''',
-    "styles_b": '''import torch
+""",
+    "styles_b": """import torch
 
 
 def _p(c, x):
@@ -77,7 +77,7 @@ def derivatives(coeffs, x, n):
 def hessian_vector_product(a, x, v):
     g = torch.autograd.grad(torch.logsumexp(a @ x, 0), x, create_graph=True)[0]
     return torch.autograd.grad(g, x, grad_outputs=v)[0]
-''',
+""",
     # -- mistakes, one per function (mistakes/higher_order/) ---------------------
     "backward": planted_module(TOPIC, "first_backward", "derivatives_backward", "hvp_backward"),
     "retain": planted_module(TOPIC, "first_retain", "derivatives_retain", "hvp_retain"),
@@ -118,8 +118,12 @@ def passing(graded, variant, check):
     passes_everywhere(graded(variant, check))
 
 
-CHECKS = ("test_first_derivative", "test_first_derivative_is_differentiable", "test_derivatives",
-          "test_hessian_vector_product")
+CHECKS = (
+    "test_first_derivative",
+    "test_first_derivative_is_differentiable",
+    "test_derivatives",
+    "test_hessian_vector_product",
+)
 
 
 @pytest.mark.parametrize("variant", ["styles_a", "styles_b"])
@@ -134,30 +138,67 @@ def test_every_declared_input_class_is_drawn_on_every_seed(graded):
     for check in CHECKS:
         for run in graded("styles_a", check):
             assert run["inputs_missing"] == [], (check, run["inputs"], run["inputs_missing"])
-            assert {"rank 1", "rank 2", "size-1 axis", "one element", "negative", "positive"} <= set(run["inputs"]), \
-                (check, run["inputs"])
+            assert {"rank 1", "rank 2", "size-1 axis", "one element", "negative", "positive"} <= set(run["inputs"]), (
+                check,
+                run["inputs"],
+            )
 
 
 def test_backward_instead_of_autograd_grad(graded):
     # right values, the instruction broken: its share lost
-    failing_with(graded, "backward", "test_first_derivative",
-                 msg("req.higher_order.first_derivative", backward=1, grad=0), score=instruction_only(2))
+    failing_with(
+        graded,
+        "backward",
+        "test_first_derivative",
+        msg("req.higher_order.first_derivative", backward=1, grad=0),
+        score=instruction_only(2),
+    )
     passing(graded, "backward", "test_first_derivative_is_differentiable")  # its values are right
-    failing_with(graded, "backward", "test_derivatives", "derivative 2 of p (n=",
-                 msg("diag.higher_order.accumulated", what="derivative 2",
-                     previous=msg("diag.higher_order.previous_derivative", k=1)))
-    failing_with(graded, "backward", "test_hessian_vector_product", "H @ v: values differ",
-                 msg("diag.higher_order.accumulated", what="H @ v", previous=msg("diag.higher_order.gradient_of_f")))
+    failing_with(
+        graded,
+        "backward",
+        "test_derivatives",
+        "derivative 2 of p (n=",
+        msg(
+            "diag.higher_order.accumulated",
+            what="derivative 2",
+            previous=msg("diag.higher_order.previous_derivative", k=1),
+        ),
+    )
+    failing_with(
+        graded,
+        "backward",
+        "test_hessian_vector_product",
+        "H @ v: values differ",
+        msg("diag.higher_order.accumulated", what="H @ v", previous=msg("diag.higher_order.gradient_of_f")),
+    )
 
 
 def test_right_values_from_backward_or_a_library_still_break_the_rules(graded):
     failing_with(graded, "library", "test_first_derivative", "p'(x): expected a tensor, got a tuple")
-    failing_with(graded, "library", "test_derivatives", msg("req.higher_order.derivatives", n=1, backward=1, grad=0),
-                 absent=("values differ",), score=instruction_only(2))
-    failing_with(graded, "library", "test_hessian_vector_product",
-                 msg("req.higher_order.hvp_two_passes", calls=3), absent=("values differ",), score=instruction_only(2))
-    failing_with(graded, "mixups", "test_first_derivative",
-                 msg("req.higher_order.first_derivative", backward=0, grad=0), score=instruction_only(2))
+    failing_with(
+        graded,
+        "library",
+        "test_derivatives",
+        msg("req.higher_order.derivatives", n=1, backward=1, grad=0),
+        absent=("values differ",),
+        score=instruction_only(2),
+    )
+    failing_with(
+        graded,
+        "library",
+        "test_hessian_vector_product",
+        msg("req.higher_order.hvp_two_passes", calls=3),
+        absent=("values differ",),
+        score=instruction_only(2),
+    )
+    failing_with(
+        graded,
+        "mixups",
+        "test_first_derivative",
+        msg("req.higher_order.first_derivative", backward=0, grad=0),
+        score=instruction_only(2),
+    )
     passing(graded, "mixups", "test_first_derivative_is_differentiable")
 
 
@@ -167,52 +208,118 @@ def test_missing_create_graph_is_told_only_when_it_is_missing(graded):
     cut = msg("diag.higher_order.graph_cut")
     # retain_graph=True where create_graph=True belongs
     passing(graded, "retain", "test_first_derivative")
-    failing_with(graded, "retain", "test_first_derivative_is_differentiable", "expected a gradient, got None", retain,
-                 absent=(missing,))
+    failing_with(
+        graded,
+        "retain",
+        "test_first_derivative_is_differentiable",
+        "expected a gradient, got None",
+        retain,
+        absent=(missing,),
+    )
     for check in ("test_derivatives", "test_hessian_vector_product"):
-        failing_with(graded, "retain", check, "does not require grad", retain,
-                     absent=(missing, msg("diag.requires_grad")))
+        failing_with(
+            graded, "retain", check, "does not require grad", retain, absent=(missing, msg("diag.requires_grad"))
+        )
     # create_graph left out
     passing(graded, "no_create", "test_first_derivative")
-    failing_with(graded, "no_create", "test_first_derivative_is_differentiable", "expected a gradient, got None",
-                 missing, absent=(retain, cut))
-    failing_with(graded, "no_create", "test_hessian_vector_product", "does not require grad", missing,
-                 absent=(msg("diag.requires_grad"), retain, cut))
-    failing_with(graded, "no_create", "test_derivatives", "does not require grad",
-                 msg("diag.higher_order.create_graph_call", k=2), absent=(missing, retain))
+    failing_with(
+        graded,
+        "no_create",
+        "test_first_derivative_is_differentiable",
+        "expected a gradient, got None",
+        missing,
+        absent=(retain, cut),
+    )
+    failing_with(
+        graded,
+        "no_create",
+        "test_hessian_vector_product",
+        "does not require grad",
+        missing,
+        absent=(msg("diag.requires_grad"), retain, cut),
+    )
+    failing_with(
+        graded,
+        "no_create",
+        "test_derivatives",
+        "does not require grad",
+        msg("diag.higher_order.create_graph_call", k=2),
+        absent=(missing, retain),
+    )
     # create_graph=True given, the graph cut afterwards
-    failing_with(graded, "cut", "test_first_derivative_is_differentiable", "expected a gradient, got None", cut,
-                 absent=(missing,))
+    failing_with(
+        graded,
+        "cut",
+        "test_first_derivative_is_differentiable",
+        "expected a gradient, got None",
+        cut,
+        absent=(missing,),
+    )
     failing_with(graded, "cut", "test_derivatives", "does not require grad", cut, absent=(missing,))
-    failing_with(graded, "cut", "test_hessian_vector_product", "appears to not have been used in the graph", cut,
-                 absent=(missing, msg("diag.unused_input")))
+    failing_with(
+        graded,
+        "cut",
+        "test_hessian_vector_product",
+        "appears to not have been used in the graph",
+        cut,
+        absent=(missing, msg("diag.unused_input")),
+    )
     # p itself has no graph: nothing about create_graph
-    failing_with(graded, "misc", "test_first_derivative", "does not require grad", msg("diag.requires_grad"),
-                 absent=(missing, cut, retain))
+    failing_with(
+        graded,
+        "misc",
+        "test_first_derivative",
+        "does not require grad",
+        msg("diag.requires_grad"),
+        absent=(missing, cut, retain),
+    )
 
 
 def test_none_returned_is_not_called_a_missing_graph(graded):
     for check in ("test_first_derivative", "test_first_derivative_is_differentiable"):
-        failing_with(graded, "zeros", check, "p'(x): expected a tensor, got None",
-                     absent=(msg("diag.no_create_graph"), msg("diag.higher_order.graph_cut"), "Likely mistake"))
+        failing_with(
+            graded,
+            "zeros",
+            check,
+            "p'(x): expected a tensor, got None",
+            absent=(msg("diag.no_create_graph"), msg("diag.higher_order.graph_cut"), "Likely mistake"),
+        )
 
 
 def test_a_gradient_made_a_new_leaf(graded):
     new_leaf = msg("diag.higher_order.new_leaf")
-    failing_with(graded, "repeats", "test_first_derivative_is_differentiable", "expected a gradient, got None",
-                 new_leaf, absent=(msg("diag.no_create_graph"),))
+    failing_with(
+        graded,
+        "repeats",
+        "test_first_derivative_is_differentiable",
+        "expected a gradient, got None",
+        new_leaf,
+        absent=(msg("diag.no_create_graph"),),
+    )
     # zeros from materialize_grads: the leaf, not create_graph alone, and not "second derivative zero"
-    failing_with(graded, "zeros", "test_derivatives", "derivative 2 of p (n=", new_leaf,
-                 absent=(msg("diag.second_zero"),))
-    failing_with(graded, "zeros", "test_hessian_vector_product", "H @ v: values differ", new_leaf,
-                 absent=(msg("diag.second_zero"),))
+    failing_with(
+        graded, "zeros", "test_derivatives", "derivative 2 of p (n=", new_leaf, absent=(msg("diag.second_zero"),)
+    )
+    failing_with(
+        graded,
+        "zeros",
+        "test_hessian_vector_product",
+        "H @ v: values differ",
+        new_leaf,
+        absent=(msg("diag.second_zero"),),
+    )
 
 
 def test_wrong_derivative_lists(graded):
     failing_with(graded, "mixups", "test_derivatives", "derivative 1 of p (n=1)", msg("diag.higher_order.shifted"))
-    failing_with(graded, "repeats", "test_derivatives", "derivative 2 of p (n=",
-                 msg("diag.higher_order.repeated", k=2, previous=1),
-                 absent=(msg("diag.higher_order.shifted"), "x.grad"))
+    failing_with(
+        graded,
+        "repeats",
+        "test_derivatives",
+        "derivative 2 of p (n=",
+        msg("diag.higher_order.repeated", k=2, previous=1),
+        absent=(msg("diag.higher_order.shifted"), "x.grad"),
+    )
     failing_with(graded, "misc", "test_derivatives", "derivatives(coeffs, x, n=1): expected 1 values, got 2")
     # a different wrong list does not get the x.grad diagnosis: no backward call
     for variant in ("mixups", "repeats", "zeros"):
@@ -221,8 +328,9 @@ def test_wrong_derivative_lists(graded):
 
 def test_coefficients_read_in_numpy_polyval_order(graded):
     order = msg("diag.higher_order.polyval_order")
-    failing_with(graded, "polyval", "test_first_derivative", "p'(x): values differ", order,
-                 absent=(msg("diag.too_small", k=2),))
+    failing_with(
+        graded, "polyval", "test_first_derivative", "p'(x): values differ", order, absent=(msg("diag.too_small", k=2),)
+    )
     failing_with(graded, "polyval", "test_first_derivative_is_differentiable", "values differ", order)
     failing_with(graded, "polyval", "test_derivatives", "derivative 1 of p (n=1)", order)
 
@@ -231,12 +339,19 @@ def test_a_mean_where_the_task_sums_is_not_called_accumulation(graded):
     # the factor found is said, with the number of elements it comes from;
     # one element (drawn on every seed too) hides it, the others show it
     accumulate = "accumulate with +="
-    for variant, check in (("mean", "test_first_derivative"), ("mean", "test_first_derivative_is_differentiable"),
-                           ("mean", "test_derivatives"), ("vector_only", "test_derivatives"),
-                           ("polyval", "test_hessian_vector_product")):
+    for variant, check in (
+        ("mean", "test_first_derivative"),
+        ("mean", "test_first_derivative_is_differentiable"),
+        ("mean", "test_derivatives"),
+        ("vector_only", "test_derivatives"),
+        ("polyval", "test_hessian_vector_product"),
+    ):
         feedback = failing_with(graded, variant, check, "values differ", absent=(accumulate,))
-        assert re.search(r"is 1/(\d+) of the expected value, and x has (\d+) elements \(\1 = \2\*\*1\)", feedback), \
-            (variant, check, feedback)
+        assert re.search(r"is 1/(\d+) of the expected value, and x has (\d+) elements \(\1 = \2\*\*1\)", feedback), (
+            variant,
+            check,
+            feedback,
+        )
         assert "differentiated a mean (.mean()) where the task differentiates a sum" in feedback
     # a mean in every call of derivatives: derivative k is 1/N**k of its value
     for run in graded("mean", "test_derivatives"):
@@ -251,9 +366,24 @@ def test_answers_right_for_vectors_only_fail_on_every_seed(graded):
 
 
 def test_wrong_hessian_vector_products(graded):
-    failing_with(graded, "mixups", "test_hessian_vector_product", msg("diag.higher_order.sum_then_v"),
-                 absent=(msg("diag.higher_order.no_v"),))
-    failing_with(graded, "repeats", "test_hessian_vector_product", msg("diag.higher_order.no_v"),
-                 absent=(msg("diag.higher_order.sum_then_v"),))
-    failing_with(graded, "misc", "test_hessian_vector_product", msg("diag.higher_order.first_gradient"),
-                 absent=("x.grad still held",))
+    failing_with(
+        graded,
+        "mixups",
+        "test_hessian_vector_product",
+        msg("diag.higher_order.sum_then_v"),
+        absent=(msg("diag.higher_order.no_v"),),
+    )
+    failing_with(
+        graded,
+        "repeats",
+        "test_hessian_vector_product",
+        msg("diag.higher_order.no_v"),
+        absent=(msg("diag.higher_order.sum_then_v"),),
+    )
+    failing_with(
+        graded,
+        "misc",
+        "test_hessian_vector_product",
+        msg("diag.higher_order.first_gradient"),
+        absent=("x.grad still held",),
+    )

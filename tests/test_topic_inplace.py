@@ -115,25 +115,35 @@ def test_mistakes_fail_on_every_seed_with_their_diagnosis(pytester):
 
     # 0: w = w - lr * w.grad: one step returns a non-leaf, more steps fail at the
     # second; both are named as the update, never as a raw TypeError
-    fails_everywhere(v[0]["test_sgd_step_keeps_leaf"], "w after 1 step: expected is_leaf = True, got False",
-                     OUT_OF_PLACE, absent=RAW)
-    fails_everywhere(v[0]["test_sgd_steps"], "your code stopped with an error after updating w once", OUT_OF_PLACE,
-                     absent=RAW)
+    fails_everywhere(
+        v[0]["test_sgd_step_keeps_leaf"], "w after 1 step: expected is_leaf = True, got False", OUT_OF_PLACE, absent=RAW
+    )
+    fails_everywhere(
+        v[0]["test_sgd_steps"], "your code stopped with an error after updating w once", OUT_OF_PLACE, absent=RAW
+    )
     for run in v[0]["test_repaired"]:
         assert run["score"] == 1.0  # the forward values are right
-    fails_everywhere(v[0]["test_repaired"], "modified by an inplace operation", msg("diag.inplace_saved"),
-                     absent=[DETACHED])
+    fails_everywhere(
+        v[0]["test_repaired"], "modified by an inplace operation", msg("diag.inplace_saved"), absent=[DETACHED]
+    )
 
     # 1: w rebound under no_grad; detach() cuts the path through log(1 + e^x)
-    fails_everywhere(v[1]["test_sgd_step_keeps_leaf"], "w after 1 step: expected requires_grad = True, got False",
-                     REBOUND, absent=[OUT_OF_PLACE])
+    fails_everywhere(
+        v[1]["test_sgd_step_keeps_leaf"],
+        "w after 1 step: expected requires_grad = True, got False",
+        REBOUND,
+        absent=[OUT_OF_PLACE],
+    )
     fails_everywhere(v[1]["test_sgd_steps"], REBOUND, absent=RAW + ["does not require grad and does not have"])
     fails_everywhere(v[1]["test_repaired"], "gradient through your f(x): values differ", DETACHED)
 
     # 2: the update with gradients on is PyTorch's in-place error, not an out-of-place update
-    fails_everywhere(v[2]["test_sgd_steps"],
-                     "a leaf Variable that requires grad is being used in an in-place operation",
-                     msg("diag.inplace_leaf"), absent=[OUT_OF_PLACE, REBOUND])
+    fails_everywhere(
+        v[2]["test_sgd_steps"],
+        "a leaf Variable that requires grad is being used in an in-place operation",
+        msg("diag.inplace_leaf"),
+        absent=[OUT_OF_PLACE, REBOUND],
+    )
 
     # 3: w.grad never cleared
     fails_everywhere(v[3]["test_sgd_steps"], msg("diag.inplace.grad_not_cleared"), absent=[REQUIREMENT])
@@ -143,8 +153,7 @@ def test_mistakes_fail_on_every_seed_with_their_diagnosis(pytester):
     fails_everywhere(v[4]["test_repaired"], DETACHED)
 
     # 5: gradient ascent
-    fails_everywhere(v[5]["test_sgd_steps"], msg("diag.inplace.ascent"),
-                     absent=[msg("diag.inplace.grad_not_cleared")])
+    fails_everywhere(v[5]["test_sgd_steps"], msg("diag.inplace.ascent"), absent=[msg("diag.inplace.grad_not_cleared")])
 
     # 6: one step too few
     for run in v[6]["test_sgd_steps"]:
@@ -152,12 +161,19 @@ def test_mistakes_fail_on_every_seed_with_their_diagnosis(pytester):
         fails_everywhere([run], msg("diag.inplace.step_count", made=steps - 1, steps=steps))
 
     # 7: a summed loss
-    fails_everywhere(v[7]["test_sgd_steps"], "used the gradient of the sum of the squared errors",
-                     absent=[msg("diag.inplace.ascent"), msg("diag.inplace.step_count", made=1, steps=2)])
+    fails_everywhere(
+        v[7]["test_sgd_steps"],
+        "used the gradient of the sum of the squared errors",
+        absent=[msg("diag.inplace.ascent"), msg("diag.inplace.step_count", made=1, steps=2)],
+    )
 
     # 8: zero_() on a None .grad
-    fails_everywhere(v[8]["test_sgd_steps"], "'NoneType' object has no attribute 'zero_'",
-                     msg("diag.accumulation.zero_none", name="w"), absent=[OUT_OF_PLACE])
+    fails_everywhere(
+        v[8]["test_sgd_steps"],
+        "'NoneType' object has no attribute 'zero_'",
+        msg("diag.accumulation.zero_none", name="w"),
+        absent=[OUT_OF_PLACE],
+    )
 
     # correct in other styles
     for i in (2, 3, 5):
@@ -166,13 +182,18 @@ def test_mistakes_fail_on_every_seed_with_their_diagnosis(pytester):
         passes_everywhere(v[10][name])
 
     # 9: the update was right, what came back is a copy of w
-    fails_everywhere(v[9]["test_sgd_step_keeps_leaf"], "w after 1 step: expected requires_grad = True, got False",
-                     msg("diag.accumulation.returned_copy", name="w"), absent=[REBOUND])
+    fails_everywhere(
+        v[9]["test_sgd_step_keeps_leaf"],
+        "w after 1 step: expected requires_grad = True, got False",
+        msg("diag.accumulation.returned_copy", name="w"),
+        absent=[REBOUND],
+    )
 
     # 11-13: an SGD variant where plain SGD is asked, named; a squeezed f
     for variant in (11, 13):
-        fails_everywhere(v[variant]["test_sgd_steps"], "w followed SGD with momentum",
-                         absent=[msg("diag.inplace.grad_not_cleared")])
+        fails_everywhere(
+            v[variant]["test_sgd_steps"], "w followed SGD with momentum", absent=[msg("diag.inplace.grad_not_cleared")]
+        )
     for name in FUNCTION_CHECKS["sgd"]:
         fails_everywhere(v[12][name], "w followed SGD with weight decay")
     fails_everywhere(v[11]["test_repaired"], "an axis of size 1 was dropped")

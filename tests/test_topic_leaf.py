@@ -5,7 +5,6 @@ tensors, and correct solutions in other styles pass.
 Every planted mistake (mistakes/leaf/<name>.py) and every correct style is
 graded under the 20 seeds of ``grade_seeds``, all in one grading session."""
 
-
 from conftest import assert_planted, instruction_only
 from planted_mistakes import Expect, planted
 
@@ -16,24 +15,51 @@ TOPIC = "leaf"
 COPIES = ("diag.leaf.made_copy", "diag.leaf.detached_copy")
 # The ids each check may answer with; a planted mistake must get its own and none of the others.
 SPECIFIC = {
-    "test_tutorial_graph": COPIES + ("diag.leaf.no_backward", "diag.leaf.grad_not_stored", "diag.graph.sum_not_mean",
-                                     "diag.leaf.cut_off", "diag.leaf.path_cut",
-                                     "diag.nonleaf_grad_kept", "diag.multiple_calls", "diag.graph.order",
-                                     "diag.none_leaf", "diag.none_not_leaf"),
-    "test_init_parameter": ("diag.leaf.scale_first", "diag.none_not_leaf", "diag.leaf.no_backward",
-                            "diag.leaf.grad_not_stored", "diag.graph.sum_not_mean", "diag.none_leaf",
-                            "diag.leaf.matmul_loss", "diag.leaf.returned_grad", "diag.implicit_grad"),
-    "test_predict_leaves": ("req.leaf.no_tensors", "diag.leaf.created_leaf", "diag.leaf.op_without_grad",
-                            "diag.leaf.any_input", "diag.leaf.recorded_op", "diag.leaf.no_requires_grad",
-                            "diag.leaf.unreached", "diag.leaf.reached", "diag.leaf.nonleaf_no_grad", "diag.leaf.bools"),
+    "test_tutorial_graph": COPIES
+    + (
+        "diag.leaf.no_backward",
+        "diag.leaf.grad_not_stored",
+        "diag.graph.sum_not_mean",
+        "diag.leaf.cut_off",
+        "diag.leaf.path_cut",
+        "diag.nonleaf_grad_kept",
+        "diag.multiple_calls",
+        "diag.graph.order",
+        "diag.none_leaf",
+        "diag.none_not_leaf",
+    ),
+    "test_init_parameter": (
+        "diag.leaf.scale_first",
+        "diag.none_not_leaf",
+        "diag.leaf.no_backward",
+        "diag.leaf.grad_not_stored",
+        "diag.graph.sum_not_mean",
+        "diag.none_leaf",
+        "diag.leaf.matmul_loss",
+        "diag.leaf.returned_grad",
+        "diag.implicit_grad",
+    ),
+    "test_predict_leaves": (
+        "req.leaf.no_tensors",
+        "diag.leaf.created_leaf",
+        "diag.leaf.op_without_grad",
+        "diag.leaf.any_input",
+        "diag.leaf.recorded_op",
+        "diag.leaf.no_requires_grad",
+        "diag.leaf.unreached",
+        "diag.leaf.reached",
+        "diag.leaf.nonleaf_no_grad",
+        "diag.leaf.bools",
+    ),
 }
 
 
 # What the test asserts of a planted mistake (mistakes/leaf/<name>.py) beyond its
 # file's diagnosis: more feedback text, a partial score, text that must be absent.
 EXPECT = {
-    "made_copy": Expect(texts=("w: expected is_leaf = True, got False",
-                               msg("diag.leaf.made_copy", what="w", grad_fn="CloneBackward0"))),
+    "made_copy": Expect(
+        texts=("w: expected is_leaf = True, got False", msg("diag.leaf.made_copy", what="w", grad_fn="CloneBackward0"))
+    ),
     "detached_copy": Expect(texts=("a: expected is_leaf = False, got True", msg("diag.leaf.detached_copy", what="a"))),
     "tutorial_grad_not_stored": Expect(texts=("w.grad: expected a gradient, got None",)),
     "tutorial_no_backward": Expect(texts=("w.grad: expected a gradient, got None",)),
@@ -42,8 +68,9 @@ EXPECT = {
     "backward_twice": Expect(texts=(msg("diag.multiple_calls", k=2, calls=2, name="x"),)),
     "x_data": Expect(texts=("x.grad: expected a gradient, got None", msg("diag.leaf.cut_off", what="x"))),
     "b_under_no_grad": Expect(texts=(msg("diag.leaf.path_cut", what="b"),)),
-    "scale_first": Expect(texts=("w: expected is_leaf = True, got False",
-                                 msg("diag.leaf.scale_first", grad_fn="MulBackward0"))),
+    "scale_first": Expect(
+        texts=("w: expected is_leaf = True, got False", msg("diag.leaf.scale_first", grad_fn="MulBackward0"))
+    ),
     "init_mean": Expect(texts=("w.grad: values differ",)),
     "init_no_backward": Expect(texts=("w.grad: expected a gradient, got None",)),
     "init_autograd_grad": Expect(texts=("w.grad: expected a gradient, got None",)),
@@ -53,8 +80,9 @@ EXPECT = {
     "ints_not_bools": Expect(texts=("expected True or False (a bool), got a whole number (an int): 1",)),
     "requires_grad_keeps_grad": Expect(texts=("2 of 4 parts right",), score=2),
     "walk_ignores_requires_grad": Expect(texts=("2 of 4 parts right",), score=2),
-    "leaf_means_no_grad": Expect(texts=("is_leaf of t",
-                                        "has_grad of t1 (input, requires_grad=True): expected True, got False")),
+    "leaf_means_no_grad": Expect(
+        texts=("is_leaf of t", "has_grad of t1 (input, requires_grad=True): expected True, got False")
+    ),
     "exp_taken_for_leaf": Expect(texts=("is_leaf of t7 = exp(t6)",), score=2),
 }
 
@@ -98,12 +126,14 @@ def predict_leaves(nodes):
 """,
 }
 # A parameter made as torch.nn.Parameter.
-PARAMETER = {"init_parameter": """
+PARAMETER = {
+    "init_parameter": """
 def init_parameter(data, scale, x):
     w = torch.nn.Parameter(data * scale)
     (w * x).sum().backward()
     return w
-"""}
+"""
+}
 
 # Correct again: method calls and autograd.backward; a parameter filled in
 # place under no_grad, or rebuilt from a Python list, or detached first.
@@ -126,21 +156,30 @@ def init_parameter(data, scale, x):
     return w
 """,
 }
-FROM_LIST = {"init_parameter": """
+FROM_LIST = {
+    "init_parameter": """
 def init_parameter(data, scale, x):
     w = torch.tensor((data * scale).tolist(), dtype=torch.float64, requires_grad=True)
     (w * x).sum().backward()
     return w
-"""}
-DETACHED_FIRST = {"init_parameter": """
+"""
+}
+DETACHED_FIRST = {
+    "init_parameter": """
 def init_parameter(data, scale, x):
     w = (data * scale).detach().requires_grad_()
     w.mul(x).sum().backward()
     return w
-"""}
+"""
+}
 
-CORRECT = {"styles": OTHER_STYLES, "parameter": PARAMETER, "more": MORE_STYLES, "from_list": FROM_LIST,
-           "detached_first": DETACHED_FIRST}
+CORRECT = {
+    "styles": OTHER_STYLES,
+    "parameter": PARAMETER,
+    "more": MORE_STYLES,
+    "from_list": FROM_LIST,
+    "detached_first": DETACHED_FIRST,
+}
 
 
 def test_planted_mistakes_fail_and_other_styles_pass_on_every_seed(pytester):

@@ -17,8 +17,9 @@ from pytest_autograd_grader.i18n import msg
 
 TOPIC = "no_grad"
 CHECKS = ("test_predict_requires_grad", "test_frozen_features", "test_td_grad")
-FUNCTION_CHECKS = {function: (f"test_{function}",)
-                   for function in ("predict_requires_grad", "frozen_features", "td_grad")}
+FUNCTION_CHECKS = {
+    function: (f"test_{function}",) for function in ("predict_requires_grad", "frozen_features", "td_grad")
+}
 
 
 TD = """
@@ -69,8 +70,9 @@ VARIANTS = [
         # W1 frozen with requires_grad_(False) instead of no_grad
         "frozen_features": planted_source(TOPIC, "frozen_requires_grad_false"),
         # correct: the target under no_grad
-        "td_grad": TD.format(target="    with torch.no_grad():\n        target = r + gamma * (x_next @ w)",
-                             reduce="mean"),
+        "td_grad": TD.format(
+            target="    with torch.no_grad():\n        target = r + gamma * (x_next @ w)", reduce="mean"
+        ),
     },
     {  # 5
         # right answers from tensors built to find out
@@ -181,48 +183,76 @@ def test_mistakes_fail_on_every_seed_with_their_diagnosis(pytester):
     v = grade_planted(pytester, TOPIC, VARIANTS, FUNCTION_CHECKS)
 
     # predict_requires_grad: each wrong rule is named at the first node where it shows
-    fails_everywhere(v[0]["test_predict_requires_grad"], "graph 1, requires_grad of t",
-                     "under no_grad: expected False, got True",
-                     "a result computed inside torch.no_grad() never requires grad")
+    fails_everywhere(
+        v[0]["test_predict_requires_grad"],
+        "graph 1, requires_grad of t",
+        "under no_grad: expected False, got True",
+        "a result computed inside torch.no_grad() never requires grad",
+    )
     for i in (1, 2):
-        fails_everywhere(v[i]["test_predict_requires_grad"], ".detach() made a new tensor and left t",
-                         absent=["a result requires grad as soon as one of its inputs does"])
-    fails_everywhere(v[3]["test_predict_requires_grad"], "a result requires grad as soon as one of its inputs does",
-                     absent=[".detach() made a new tensor"])
-    fails_everywhere(v[4]["test_predict_requires_grad"], "always gives a tensor with requires_grad=False",
-                     absent=["never requires grad, even when its inputs do", "none of its inputs requires grad"])
+        fails_everywhere(
+            v[i]["test_predict_requires_grad"],
+            ".detach() made a new tensor and left t",
+            absent=["a result requires grad as soon as one of its inputs does"],
+        )
+    fails_everywhere(
+        v[3]["test_predict_requires_grad"],
+        "a result requires grad as soon as one of its inputs does",
+        absent=[".detach() made a new tensor"],
+    )
+    fails_everywhere(
+        v[4]["test_predict_requires_grad"],
+        "always gives a tensor with requires_grad=False",
+        absent=["never requires grad, even when its inputs do", "none of its inputs requires grad"],
+    )
     fails_everywhere(v[5]["test_predict_requires_grad"], "without building tensors; your code called torch (ones")
-    fails_everywhere(v[6]["test_predict_requires_grad"], "none of its inputs requires grad, so neither does the result",
-                     absent=["a result requires grad as soon as one of its inputs does"])
+    fails_everywhere(
+        v[6]["test_predict_requires_grad"],
+        "none of its inputs requires grad, so neither does the result",
+        absent=["a result requires grad as soon as one of its inputs does"],
+    )
     passes_everywhere(v[7]["test_predict_requires_grad"])
 
     # frozen_features: the trace shows how h was made
     fails_everywhere(v[0]["test_frozen_features"], msg("req.no_grad.frozen_detach"))
     fails_everywhere(v[1]["test_frozen_features"], msg("req.no_grad.frozen_partly", node="MmBackward0"))
-    fails_everywhere(v[2]["test_frozen_features"], "does not require grad and does not have a grad_fn",
-                     msg("diag.no_grad.loss_under_no_grad"), absent=[msg("diag.requires_grad")])
+    fails_everywhere(
+        v[2]["test_frozen_features"],
+        "does not require grad and does not have a grad_fn",
+        msg("diag.no_grad.loss_under_no_grad"),
+        absent=[msg("diag.requires_grad")],
+    )
     for i in (3, 4):
         fails_everywhere(v[i]["test_frozen_features"], msg("req.no_grad.frozen_no_grad"))
-    fails_everywhere(v[5]["test_frozen_features"], "W2.grad: values differ",
-                     "is the number of elements averaged: you used a sum")
+    fails_everywhere(
+        v[5]["test_frozen_features"], "W2.grad: values differ", "is the number of elements averaged: you used a sum"
+    )
     passes_everywhere(v[7]["test_frozen_features"])
 
     # td_grad: the gradient tells which part stayed in the graph
     target_not_cut = msg("diag.no_grad.target_not_cut")
-    fails_everywhere(v[0]["test_td_grad"], "target: expected requires_grad = False, got True", target_not_cut,
-                     "w.grad: values differ", absent=[msg("diag.no_grad.detach_unused")])
+    fails_everywhere(
+        v[0]["test_td_grad"],
+        "target: expected requires_grad = False, got True",
+        target_not_cut,
+        "w.grad: values differ",
+        absent=[msg("diag.no_grad.detach_unused")],
+    )
     fails_everywhere(v[1]["test_td_grad"], msg("diag.no_grad.detach_unused"))
     fails_everywhere(v[2]["test_td_grad"], msg("diag.no_grad.wrong_side"), absent=[msg("diag.no_grad.detach_unused")])
-    fails_everywhere(v[3]["test_td_grad"], "is the number of elements averaged: you used a sum",
-                     absent=[target_not_cut])
+    fails_everywhere(
+        v[3]["test_td_grad"], "is the number of elements averaged: you used a sum", absent=[target_not_cut]
+    )
     for i in (4, 5):
         passes_everywhere(v[i]["test_td_grad"])
 
     # input-dependent mistakes and misnamed reductions, named on every seed
-    fails_everywhere(v[8]["test_frozen_features"], "averages over the N axis only",
-                     absent=[".grad adds up over backward calls"])
-    fails_everywhere(v[10]["test_frozen_features"], "averages over the C axis only",
-                     absent=[".grad adds up over backward calls"])
+    fails_everywhere(
+        v[8]["test_frozen_features"], "averages over the N axis only", absent=[".grad adds up over backward calls"]
+    )
+    fails_everywhere(
+        v[10]["test_frozen_features"], "averages over the C axis only", absent=[".grad adds up over backward calls"]
+    )
     fails_everywhere(v[9]["test_frozen_features"], msg("diag.no_grad.squeeze"))
     fails_everywhere(v[8]["test_td_grad"], msg("diag.no_grad.halved"), absent=["accumulate with +="])
     fails_everywhere(v[9]["test_td_grad"], "instead of", "the number of samples (the rows of x)")

@@ -5,7 +5,6 @@ styles pass.
 Every planted mistake (mistakes/retain_grad/<name>.py) and every correct style is
 graded under the 20 seeds of ``grade_seeds``, all in one grading session."""
 
-
 from conftest import assert_planted
 from planted_mistakes import Expect, planted
 
@@ -13,14 +12,26 @@ from pytest_autograd_grader.i18n import msg
 
 TOPIC = "retain_grad"
 
-COMMON = ("diag.none_intermediate", "diag.retain_grad.too_late", "diag.retain_grad.cloned",
-          "diag.retain_grad.detached", "diag.retain_grad.other_tensor", "diag.retain_grad.elsewhere",
-          "diag.retain_grad.off_path", "diag.retain_grad.returns_none", "diag.leaf.no_backward", "diag.multiple_calls", "diag.factor", "diag.multiple",
-          "diag.running_sum", "diag.implicit_grad")
+COMMON = (
+    "diag.none_intermediate",
+    "diag.retain_grad.too_late",
+    "diag.retain_grad.cloned",
+    "diag.retain_grad.detached",
+    "diag.retain_grad.other_tensor",
+    "diag.retain_grad.elsewhere",
+    "diag.retain_grad.off_path",
+    "diag.retain_grad.returns_none",
+    "diag.leaf.no_backward",
+    "diag.multiple_calls",
+    "diag.factor",
+    "diag.multiple",
+    "diag.running_sum",
+    "diag.implicit_grad",
+)
 # The ids each check may answer with; a planted mistake must get its own and none of the others.
 SPECIFIC = {
-    "test_intermediate_grads": COMMON + ("diag.retain_grad.weights", "diag.graph.sum_not_mean",
-                                         "diag.retain_grad.matmul_loss"),
+    "test_intermediate_grads": COMMON
+    + ("diag.retain_grad.weights", "diag.graph.sum_not_mean", "diag.retain_grad.matmul_loss"),
     "test_hidden_grads": COMMON + ("diag.mean_sum", "diag.retain_grad.mean_one_axis", "diag.retain_grad.squeeze"),
     "test_chain_grads": COMMON + ("diag.graph.sum_not_mean",),
 }
@@ -30,28 +41,40 @@ SPECIFIC = {
 # file's diagnosis: more feedback text, a partial score, text that must be absent.
 EXPECT = {
     "never_retained": Expect(texts=("a.grad: expected a gradient, got None",)),
-    "intermediate_copies": Expect(texts=("a.grad: expected a gradient, got None",
-                                         msg("diag.retain_grad.cloned", what="a", grad_fn="CloneBackward0"))),
+    "intermediate_copies": Expect(
+        texts=(
+            "a.grad: expected a gradient, got None",
+            msg("diag.retain_grad.cloned", what="a", grad_fn="CloneBackward0"),
+        )
+    ),
     "weights_left_out": Expect(texts=("a.grad: values differ",)),
     "intermediate_mean": Expect(texts=("a.grad: values differ",)),
     "backward_twice": Expect(texts=(msg("diag.multiple_calls", k=2, calls=2, name="x"),)),
-    "hidden_only": Expect(texts=("out.grad: expected a gradient, got None",
-                                msg("diag.retain_grad.other_tensor", other="h", what="out"))),
+    "hidden_only": Expect(
+        texts=("out.grad: expected a gradient, got None", msg("diag.retain_grad.other_tensor", other="h", what="out"))
+    ),
     "hidden_too_late": Expect(texts=(msg("diag.retain_grad.too_late", what="h"),)),
     "hidden_sum": Expect(texts=("h.grad: values differ",)),
     "hidden_detached": Expect(texts=(msg("diag.retain_grad.detached", what="h"),)),
-    "chain_too_late": Expect(texts=("z_1.grad: expected a gradient, got None",
-                                    msg("diag.retain_grad.too_late", what="z_1"))),
-    "chain_one_late": Expect(texts=(".grad: expected a gradient, got None",
-                                   "calls retain_grad() on x, not on z_")),
+    "chain_too_late": Expect(
+        texts=("z_1.grad: expected a gradient, got None", msg("diag.retain_grad.too_late", what="z_1"))
+    ),
+    "chain_one_late": Expect(texts=(".grad: expected a gradient, got None", "calls retain_grad() on x, not on z_")),
     "chain_last_only": Expect(texts=("z_1.grad: expected a gradient, got None", ", not on z_1;")),
     "chain_copies": Expect(texts=(msg("diag.retain_grad.cloned", what="z_1", grad_fn="CloneBackward0"),)),
-    "leaves_retained": Expect(texts=(msg("diag.retain_grad.other_tensor", other=msg("label.retain_grad.and",
-                                                                                    first="x", last="w"),
-                                        what="a"),)),
+    "leaves_retained": Expect(
+        texts=(msg("diag.retain_grad.other_tensor", other=msg("label.retain_grad.and", first="x", last="w"), what="a"),)
+    ),
     "copy_retained": Expect(texts=(msg("label.retain_grad.made_from", what="a", grad_fn="CloneBackward0"),)),
-    "pre_activation": Expect(texts=(msg("diag.retain_grad.other_tensor", what="h", other=msg(
-        "label.retain_grad.input_of", what="h", grad_fn="MmBackward0")),)),
+    "pre_activation": Expect(
+        texts=(
+            msg(
+                "diag.retain_grad.other_tensor",
+                what="h",
+                other=msg("label.retain_grad.input_of", what="h", grad_fn="MmBackward0"),
+            ),
+        )
+    ),
     "output_only": Expect(texts=(msg("diag.retain_grad.other_tensor", other="out", what="h"),)),
     "h_made_twice": Expect(texts=(msg("diag.retain_grad.off_path", what="h"),)),
     "mean_one_axis": Expect(texts=("averages over the N axis of out only",)),
@@ -151,9 +174,21 @@ def test_retain_grad_on_a_tensor_the_trace_cannot_name_is_still_told():
     spec = importlib.util.spec_from_file_location("retain_grad_checks", EXERCISES / "test_retain_grad.py")
     checks = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(checks)
-    trace = Trace(ops=(Op("add", True, "AddBackward0"), Op("retain_grad", True), Op("backward", True)),
-                  calls=(BackwardCall("backward", None, False, 1, False, None),))
-    a = TensorRecord(data=torch.zeros(2), grad=None, requires_grad=True, is_leaf=False, grad_fn="AddBackward0",
-                     retains_grad=False, dtype="float64", device="cpu", shape=(2,))
-    assert checks.why_none(a, "a", "AddBackward0", trace, "aby", ("x", "w", "v")) == \
-        msg("diag.retain_grad.elsewhere", what="a")
+    trace = Trace(
+        ops=(Op("add", True, "AddBackward0"), Op("retain_grad", True), Op("backward", True)),
+        calls=(BackwardCall("backward", None, False, 1, False, None),),
+    )
+    a = TensorRecord(
+        data=torch.zeros(2),
+        grad=None,
+        requires_grad=True,
+        is_leaf=False,
+        grad_fn="AddBackward0",
+        retains_grad=False,
+        dtype="float64",
+        device="cpu",
+        shape=(2,),
+    )
+    assert checks.why_none(a, "a", "AddBackward0", trace, "aby", ("x", "w", "v")) == msg(
+        "diag.retain_grad.elsewhere", what="a"
+    )

@@ -119,25 +119,27 @@ def test_mistakes_fail_on_every_seed_and_correct_styles_pass(pytester):
         assert_all_pass(results, variant)
 
 
-TEXT = ("Trying to backward through the graph a second time (or directly access saved tensors after they have "
-        "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
-        "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if "
-        "you need to access saved tensors after calling backward.")
+TEXT = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after they have "
+    "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+    "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if "
+    "you need to access saved tensors after calling backward."
+)
 # caught_error with a made-up error: the first backward and x.grad are right
 # every time, only the error is not PyTorch's
 FIRST = "    loss = (x ** 3).sum()\n    loss.backward()\n"
 FORGED = {
     "raised": "    try:\n        raise RuntimeError(TEXT)\n    except RuntimeError as error:\n        return error, x.grad\n",
     "c_function": "    try:\n        torch._assert_async(torch.tensor(False), TEXT)\n"
-                  "    except RuntimeError as error:\n        return error, x.grad\n",
+    "    except RuntimeError as error:\n        return error, x.grad\n",
     "ctypes": "    import ctypes\n    try:\n        ctypes.pythonapi.PyErr_SetString(ctypes.py_object(RuntimeError), "
-              "TEXT.encode())\n    except RuntimeError as error:\n        return error, x.grad\n",
+    "TEXT.encode())\n    except RuntimeError as error:\n        return error, x.grad\n",
     # a second backward really runs, through a graph that saves nothing, and a
     # hook or a custom Function's backward raises the text through a C function
     "hook": "    y = x * 1\n    y.register_hook(lambda g: torch._assert_async(torch.tensor(False), TEXT))\n"
-            "    try:\n        y.sum().backward()\n    except RuntimeError as error:\n        return error, x.grad - 1\n",
+    "    try:\n        y.sum().backward()\n    except RuntimeError as error:\n        return error, x.grad - 1\n",
     "custom_function": "    y = Saves.apply(x).sum()\n    y.backward()\n    try:\n        y.backward()\n"
-                       "    except RuntimeError as error:\n        return error, x.grad - 1\n",
+    "    except RuntimeError as error:\n        return error, x.grad - 1\n",
 }
 CUSTOM = """
 class Saves(torch.autograd.Function):
@@ -161,11 +163,18 @@ def test_made_up_errors_earn_nothing_on_every_seed(pytester):
     function that raises the caller's message, ctypes, from a hook or a
     custom Function's backward during a real second backward) scores 0 on
     caught_error on every seed, values right notwithstanding."""
-    variants = [{"caught_error": f"TEXT = {TEXT!r}\n{CUSTOM}\ndef caught_error(x):\n{FIRST}{body}",
-                 "only": ["test_caught_error"]} for body in FORGED.values()]
+    variants = [
+        {
+            "caught_error": f"TEXT = {TEXT!r}\n{CUSTOM}\ndef caught_error(x):\n{FIRST}{body}",
+            "only": ["test_caught_error"],
+        }
+        for body in FORGED.values()
+    ]
     runs = grade_planted(pytester, TOPIC, variants)
     for run in runs:
         fails_everywhere(run["test_caught_error"], "make the mistake really happen", score=0)
     for name in ("c_function", "ctypes", "hook", "custom_function"):
-        fails_everywhere(runs[list(FORGED).index(name)]["test_caught_error"],
-                         "did not come from the autograd call the exercise asks for")
+        fails_everywhere(
+            runs[list(FORGED).index(name)]["test_caught_error"],
+            "did not come from the autograd call the exercise asks for",
+        )

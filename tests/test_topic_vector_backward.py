@@ -113,7 +113,8 @@ def test_mistakes_fail_on_every_seed_and_correct_styles_pass(pytester):
     assert_diagnosed(results, TOPIC, planted_named(TOPIC, EXPECT), MAY)
     for run in results["vjp_no_gradient"]["test_vjp_matmul"]:
         feedback = run["feedback"]
-        assert ("grad can be implicitly created only for" in feedback and msg("diag.implicit_grad") in feedback) \
-            or msg(VB + "sum_not_v") in feedback, feedback
+        assert ("grad can be implicitly created only for" in feedback and msg("diag.implicit_grad") in feedback) or msg(
+            VB + "sum_not_v"
+        ) in feedback, feedback
     for variant in RIGHT:
         assert_all_pass(results, variant)

@@ -8,7 +8,7 @@ from pytest_autograd_grader.boundary.submission import InlineExecutor, Submissio
 from pytest_autograd_grader.boundary.wire import dumps
 from pytest_autograd_grader.i18n import msg
 
-STUDENT = '''
+STUDENT = """
 import torch
 
 def by_hand(x, w):
@@ -74,31 +74,38 @@ def hides(x):
     # a student's own mode, and one that pops the grader's off the stack
     torch._C._pop_torch_function_stack()
     return x * 2
-'''
+"""
 
 
 @pytest.fixture
 def student(tmp_path):
     (tmp_path / "graph.py").write_text(STUDENT)
-    traces = Submissions(lambda module, on_trace=None, numpy_only=False: Submission(
-        InlineExecutor(), tmp_path, module, 10.0, on_trace=on_trace))
+    traces = Submissions(
+        lambda module, on_trace=None, numpy_only=False: Submission(
+            InlineExecutor(), tmp_path, module, 10.0, on_trace=on_trace
+        )
+    )
     return traces
 
 
 def test_backward_calls_with_their_flags(student):
     x, w = torch.randn(3, requires_grad=True), torch.randn(3, requires_grad=True)
     student("graph").by_hand(x, w)
-    assert student.trace.calls == () and student.trace.nodes == ("MulBackward0", "AddBackward0", "AddBackward0",
-                                                                 "AddBackward0")
+    assert student.trace.calls == () and student.trace.nodes == (
+        "MulBackward0",
+        "AddBackward0",
+        "AddBackward0",
+        "AddBackward0",
+    )
     student("graph").with_backward(x, w)
     first, second = student.trace.backward_calls
     assert (first.retain_graph, first.keeps_graph, second.retain_graph, second.keeps_graph) == (True, True, None, False)
     assert student.trace.nodes == ("AddBackward0", "AddBackward0", "MulBackward0", "SumBackward0")
     student("graph").with_grad(x)
-    call, = student.trace.grad_calls
+    (call,) = student.trace.grad_calls
     assert call.create_graph and call.keeps_graph and call.inputs == 1 and not call.gradient
     student("graph").vector(x)
-    call, = student.trace.backward_calls
+    (call,) = student.trace.backward_calls
     assert call.gradient and call.outputs == 1
     assert len(student.traces) == 4
 
@@ -156,12 +163,14 @@ def test_the_trace_says_which_tensors_retain_grad_was_called_on(student):
     from pytest_autograd_grader.boundary.call_facts import MAX_RETAINED, Retained
 
     student("graph").retains(torch.randn(2, 3, requires_grad=True), torch.randn(3, 2, requires_grad=True))
-    assert student.trace.retained == (Retained(arg=0), Retained(node="MmBackward0", feeds=0),
-                                      Retained(node="CloneBackward0", source=0),
-                                      Retained(returned=1, node="MulBackward0", source=0))
+    assert student.trace.retained == (
+        Retained(arg=0),
+        Retained(node="MmBackward0", feeds=0),
+        Retained(node="CloneBackward0", source=0),
+        Retained(returned=1, node="MulBackward0", source=0),
+    )
     student("graph").many_retains(torch.randn(2, requires_grad=True))
     assert len(student.trace.retained) == MAX_RETAINED
-
 
 
 def test_what_retain_grad_concerned_is_read_one_level_deep():
@@ -173,8 +182,9 @@ def test_what_retain_grad_concerned_is_read_one_level_deep():
     nest = [h]
     for _ in range(12):
         nest = [nest] * 64  # 64 ** 12 paths to h: a walk would never end
-    assert facts.retained_on((h, nest)) == [{"arg": -1, "returned": 0, "node": "MulBackward0", "source": -1,
-                                              "feeds": -1}]
+    assert facts.retained_on((h, nest)) == [
+        {"arg": -1, "returned": 0, "node": "MulBackward0", "source": -1, "feeds": -1}
+    ]
 
 
 def test_student_code_that_pops_the_recorder_leaves_torch_as_it_was(student):
@@ -196,14 +206,26 @@ class Forged:
         pass
 
 
-@pytest.mark.parametrize("trace", [
-    "not a dict", {"ops": ["mul", 1]}, {"ops": "mul\t2\t"}, {"calls": [{"kind": "explode"}]},
-    {"calls": [{"kind": "grad", "retain_graph": "yes"}]}, {"dropped": "many"},
-    {"calls": [{"kind": "grad", "added": ["w"]}]}, {"calls": [{"kind": "grad", "added": [__import__("torch").ones(2, dtype=__import__("torch").long)]}]},
-    {"calls": [{"kind": "grad", "through_freed": 1}]}, {"errors": [{"op": 1, "type": "RuntimeError"}]},
-    {"errors": {"op": "backward"}}, {"retained": "all"}, {"retained": [{"arg": "x"}]}, {"retained": [{"feeds": 10**9}]},
-    {"retained": [{"node": 7}]},
-])
+@pytest.mark.parametrize(
+    "trace",
+    [
+        "not a dict",
+        {"ops": ["mul", 1]},
+        {"ops": "mul\t2\t"},
+        {"calls": [{"kind": "explode"}]},
+        {"calls": [{"kind": "grad", "retain_graph": "yes"}]},
+        {"dropped": "many"},
+        {"calls": [{"kind": "grad", "added": ["w"]}]},
+        {"calls": [{"kind": "grad", "added": [__import__("torch").ones(2, dtype=__import__("torch").long)]}]},
+        {"calls": [{"kind": "grad", "through_freed": 1}]},
+        {"errors": [{"op": 1, "type": "RuntimeError"}]},
+        {"errors": {"op": "backward"}},
+        {"retained": "all"},
+        {"retained": [{"arg": "x"}]},
+        {"retained": [{"feeds": 10**9}]},
+        {"retained": [{"node": 7}]},
+    ],
+)
 def test_a_forged_trace_fails_the_students_check(tmp_path, trace):
     from pytest_autograd_grader.outcomes import StudentFailure
 
@@ -214,7 +236,7 @@ def test_a_forged_trace_fails_the_students_check(tmp_path, trace):
     assert "could not be read" in failure.value.feedback
 
 
-CHECKS = '''
+CHECKS = """
 import pytest
 
 pytestmark = pytest.mark.grade(concept="graph")
@@ -224,7 +246,7 @@ def test_by_hand(submission, autograd, grade_rng):
     got = submission("graph").{function}(x, w)
     autograd.require(not submission.trace.calls, "derive the gradients by hand: your code called backward "
                      + str(len(submission.trace.calls)) + " times")
-'''
+"""
 
 
 @pytest.mark.parametrize("function, status", [("by_hand", "passed"), ("with_backward", "failed")])
@@ -241,25 +263,34 @@ def test_the_trace_crosses_the_sandbox(pytester, function, status):
 ENGINE_ARGS = "(y,), (torch.ones(()),), False, False, (), True, True"
 HIDE = {
     "popped": ("mode_removed", "torch._C._pop_torch_function_stack()  # the grader's recorder"),
-    "replaced_backward": ("entry_points", "real = torch.Tensor.backward\n"
-                          "    torch.Tensor.backward = lambda self, *args, **kwargs: real(self, *args, **kwargs)"),
-    "patched_recorder": ("recorder_patched", "recorder = type(torch._C._get_function_stack_at(0))\n"
-                         "    recorder._call = lambda self, func, args, kwargs, kind, name, enabled: "
-                         "func(*args, **kwargs)"),
-    "torch_function_off": ("engine_unseen", "with torch._C.DisableTorchFunction():\n"
-                           "        y.backward()"),
-    "popped_for_a_moment": ("engine_unseen", "from torch.overrides import _pop_mode_temporarily\n"
-                            "    with _pop_mode_temporarily():\n"
-                            "        y.backward()"),
-    "another_thread": ("engine_unseen", "import threading\n"
-                       "    t = threading.Thread(target=y.backward)\n"
-                       "    t.start()\n"
-                       "    t.join()"),
-    "engine_called": ("engine_unseen", "from torch.autograd import Variable\n"
-                      f"    Variable._execution_engine.run_backward({ENGINE_ARGS})"),
+    "replaced_backward": (
+        "entry_points",
+        "real = torch.Tensor.backward\n"
+        "    torch.Tensor.backward = lambda self, *args, **kwargs: real(self, *args, **kwargs)",
+    ),
+    "patched_recorder": (
+        "recorder_patched",
+        "recorder = type(torch._C._get_function_stack_at(0))\n"
+        "    recorder._call = lambda self, func, args, kwargs, kind, name, enabled: "
+        "func(*args, **kwargs)",
+    ),
+    "torch_function_off": ("engine_unseen", "with torch._C.DisableTorchFunction():\n        y.backward()"),
+    "popped_for_a_moment": (
+        "engine_unseen",
+        "from torch.overrides import _pop_mode_temporarily\n    with _pop_mode_temporarily():\n        y.backward()",
+    ),
+    "another_thread": (
+        "engine_unseen",
+        "import threading\n    t = threading.Thread(target=y.backward)\n    t.start()\n    t.join()",
+    ),
+    "engine_called": (
+        "engine_unseen",
+        f"from torch.autograd import Variable\n    Variable._execution_engine.run_backward({ENGINE_ARGS})",
+    ),
     "new_engine": ("engine_unseen", f"torch._C._ImperativeEngine().run_backward({ENGINE_ARGS})"),
 }
-FORGERIES = {name: f"""
+FORGERIES = {
+    name: f"""
 def hand_gradients(x, w):
     import torch
     w = w.detach().requires_grad_(True)
@@ -267,7 +298,9 @@ def hand_gradients(x, w):
     y = ((x + w) * (w + 1)).sum()
     {hide if how == "engine_unseen" else hide + chr(10) + "    y.backward()"}
     return w.grad, x.grad
-""" for name, (how, hide) in HIDE.items()}
+"""
+    for name, (how, hide) in HIDE.items()
+}
 
 
 @pytest.mark.parametrize("name", sorted(FORGERIES))
@@ -288,7 +321,7 @@ def test_hiding_calls_from_the_recording_breaks_the_instruction(grade_topics, na
         assert all(c["status"] == "passed" for c in others), others
 
 
-MODE_CHECKS = '''
+MODE_CHECKS = """
 import pytest
 import torch
 
@@ -311,15 +344,15 @@ def test_by_hand(submission, autograd, name):
 @pytest.mark.grade(concept="retain_graph", points=4)
 def test_made_up_error(submission, autograd):
     autograd.expect_error("backward_twice", submission("forge").made_up_error)
-'''
-MADE_UP_ERROR = '''
+"""
+MADE_UP_ERROR = """
 def made_up_error():
     raise RuntimeError("Trying to backward through the graph a second time (or directly access saved tensors "
                        "after they have already been freed). Saved intermediate values of the graph are freed "
                        "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
                        "backward through the graph a second time or if you need to access saved tensors after "
                        "calling backward.")
-'''
+"""
 
 
 @pytest.mark.parametrize("mode", ["bwrap", "user", "process"])

@@ -178,8 +178,12 @@ def _forged_lines(text: str, github: bool = True) -> list[str]:
     """Lines that pass for the grader's own table or that GitHub's runner
     would take for a workflow command (``::`` after spaces, ``##[`` anywhere)."""
     own = re.compile(r"::error (file=\S+,)?title=Leaf tensors")  # the grader's annotations, one line each
-    return [line for line in text.splitlines() if not own.match(line) and (
-        line.startswith(("x", "TOTAL   10/10")) or line.lstrip().startswith("::") or (github and "##[" in line))]
+    return [
+        line
+        for line in text.splitlines()
+        if not own.match(line)
+        and (line.startswith(("x", "TOTAL   10/10")) or line.lstrip().startswith("::") or (github and "##[" in line))
+    ]
 
 
 @pytest.mark.parametrize("mode", ["bwrap", "user", "process"])
@@ -191,12 +195,19 @@ def test_student_text_over_several_lines_cannot_pass_for_the_graders_own(pyteste
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     monkeypatch.setenv("GITHUB_OUTPUT", str(pytester.path / "output"))
     student = pytester.path / "student"
-    _notebook(student / "book.ipynb", ["%%time\nx = 1", "!echo ::error::from-a-magic [x](https://evil.example) **b**",
-                                       f"def raises():\n    raise RuntimeError({FORGED!r})"])
+    _notebook(
+        student / "book.ipynb",
+        [
+            "%%time\nx = 1",
+            "!echo ::error::from-a-magic [x](https://evil.example) **b**",
+            f"def raises():\n    raise RuntimeError({FORGED!r})",
+        ],
+    )
     graded = grade_checks(pytester, TABLE_CHECKS, f"--grade-isolation={mode}", sly=SLY_LINES)
     statuses = {c["id"].split("::")[1]: c["status"] for c in graded.report["checks"]}
-    assert statuses == {"test_right": "passed", **{name: "failed" for name in statuses if name != "test_right"}}, \
+    assert statuses == {"test_right": "passed", **{name: "failed" for name in statuses if name != "test_right"}}, (
         statuses
+    )
     text = graded.text
     # the one TOTAL at the start of a line is the grader's, with the real score
     totals = [line for line in text.splitlines() if line.startswith("TOTAL")]
@@ -233,6 +244,8 @@ def test_quoted_sets_every_line_but_the_first_behind_the_gutter():
     assert quoted("TOTAL\n::x", block=True) == "  | TOTAL\n  | ::x"
     assert quoted(quoted("a\nb")) == quoted("a\nb")  # quoting twice changes nothing
     # the net under it: lines a message took in unquoted that could pass for the grader's
-    assert guarded("[Leaf] wrong\n  ::error::x\nTOTAL 1/1\nrow  1/1  1/1 passed ##### 100.0%\nexpected 2") == \
-        "[Leaf] wrong\n    ::error::x\n  | TOTAL 1/1\n  | row  1/1  1/1 passed ##### 100.0%\nexpected 2".replace(
-            "\n    ::", "\n  |   ::")
+    assert guarded(
+        "[Leaf] wrong\n  ::error::x\nTOTAL 1/1\nrow  1/1  1/1 passed ##### 100.0%\nexpected 2"
+    ) == "[Leaf] wrong\n    ::error::x\n  | TOTAL 1/1\n  | row  1/1  1/1 passed ##### 100.0%\nexpected 2".replace(
+        "\n    ::", "\n  |   ::"
+    )

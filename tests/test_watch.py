@@ -17,12 +17,15 @@ from conftest import EXERCISES, SOLUTIONS
 from pytest_autograd_grader.cli import main
 
 
-@pytest.mark.parametrize("make, expected", [
-    (lambda tmp: tmp / "nowhere", "is not a folder; give the folder of your exercises"),
-    (lambda tmp: tmp, "holds no checks (test_*.py files)"),
-    (lambda tmp: (tmp / "notes.txt").write_text("x") and tmp / "notes.txt", "is not a topic"),
-    (lambda tmp: (tmp / "leaf.py").write_text("x") and tmp / "leaf.py", "is not a topic"),
-])
+@pytest.mark.parametrize(
+    "make, expected",
+    [
+        (lambda tmp: tmp / "nowhere", "is not a folder; give the folder of your exercises"),
+        (lambda tmp: tmp, "holds no checks (test_*.py files)"),
+        (lambda tmp: (tmp / "notes.txt").write_text("x") and tmp / "notes.txt", "is not a topic"),
+        (lambda tmp: (tmp / "leaf.py").write_text("x") and tmp / "leaf.py", "is not a topic"),
+    ],
+)
 def test_bad_input_is_told_in_words(tmp_path, capsys, make, expected):
     assert main(["watch", str(make(tmp_path))]) == 2
     err = capsys.readouterr().err
@@ -39,9 +42,14 @@ class Watching:
     """A watch process and the lines it prints."""
 
     def __init__(self, folder, *args):
-        self.process = subprocess.Popen([sys.executable, "-m", "pytest_autograd_grader", "watch", str(folder), *args],
-                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                        start_new_session=True, env={**os.environ, "COLUMNS": "80"})
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "pytest_autograd_grader", "watch", str(folder), *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+            env={**os.environ, "COLUMNS": "80"},
+        )
         self.lines: queue.Queue = queue.Queue()
         self.seen: list[str] = []
         threading.Thread(target=lambda: [self.lines.put(line) for line in self.process.stdout], daemon=True).start()
@@ -123,7 +131,8 @@ def test_each_save_regrades_its_topic_and_the_whole_table_stays(tmp_path):
         regrade = watch.next_table()
         assert any("leaf.py changed: grading again" in line for line in regrade), regrade
         assert "3 passed" in "\n".join(regrade) and "graph" not in "\n".join(
-            line for line in regrade if "passed in" in line or "failed in" in line)
+            line for line in regrade if "passed in" in line or "failed in" in line
+        )
         assert row(regrade, "Leaf tensors").split()[3] == "9/9"
         assert row(regrade, "Computational").split()[3] == "0/10"
         assert regrade[-2].startswith("next: graph.py:"), regrade[-3:]
@@ -145,8 +154,9 @@ def test_each_save_regrades_its_topic_and_the_whole_table_stays(tmp_path):
         watch.until("watch: waiting")
         checks = (folder / "test_leaf.py").read_text()
         assert checks.count("@pytest.mark.grade(points=2,") == 1  # test_tutorial_graph's marker
-        (folder / "test_leaf.py").write_text(checks.replace("@pytest.mark.grade(points=2,",
-                                                            "@pytest.mark.grade(points=5,"))
+        (folder / "test_leaf.py").write_text(
+            checks.replace("@pytest.mark.grade(points=2,", "@pytest.mark.grade(points=5,")
+        )
         assert row(watch.next_table(), "Leaf tensors").split()[3] == "12/12"
 
         # a file of no topic (a helper) grades every topic again
@@ -172,8 +182,7 @@ def _ctrl_c(watch):
         time.sleep(0.5)
         while not watch.lines.empty():
             watch.seen.append(watch.lines.get().rstrip("\n"))
-        pytest.fail("the watch did not stop within 30 s of Ctrl-C; its last lines:\n"
-                    + "\n".join(watch.seen[-25:]))
+        pytest.fail("the watch did not stop within 30 s of Ctrl-C; its last lines:\n" + "\n".join(watch.seen[-25:]))
 
 
 def _assert_stopped_and_gone(watch):
@@ -188,8 +197,12 @@ def _assert_stopped_and_gone(watch):
 def test_an_unknown_option_value_stops_with_pytests_word(tmp_path):
     shutil.copy(EXERCISES / "test_leaf.py", tmp_path)
     shutil.copy(EXERCISES / "leaf.py", tmp_path)
-    done = subprocess.run([sys.executable, "-m", "pytest_autograd_grader", "watch", str(tmp_path), "--",
-                           "--grade-lang", "xx"], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_autograd_grader", "watch", str(tmp_path), "--", "--grade-lang", "xx"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 4
     assert "--grade-lang" in done.stderr + done.stdout and "Traceback" not in done.stderr
 

@@ -20,6 +20,7 @@ _KEYS = {"id", "reason"}
 def _toml():
     if sys.version_info >= (3, 11):
         import tomllib
+
         return tomllib
     try:
         import tomli
@@ -41,8 +42,9 @@ def read_accepted(path: Path | None) -> dict[str, str]:
     entries = data.get("survivor", [])
     unknown_tables = sorted(set(data) - {"survivor"})
     if unknown_tables or not isinstance(entries, list):
-        raise AuditUsageError(msg("audit.accepted_bad_entry", path=str(path), number=0,
-                                  problem=", ".join(unknown_tables) or "survivor"))
+        raise AuditUsageError(
+            msg("audit.accepted_bad_entry", path=str(path), number=0, problem=", ".join(unknown_tables) or "survivor")
+        )
     accepted: dict[str, str] = {}
     for number, entry in enumerate(entries, 1):
         problem = _problem(entry)

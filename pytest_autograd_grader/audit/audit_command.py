@@ -17,22 +17,37 @@ from .text_report import print_report
 def add_arguments(parser) -> None:
     parser.add_argument("checks", metavar="CHECKS", help="the folder of the course's checks (and stubs)")
     parser.add_argument("--solutions", required=True, metavar="DIR", help="the folder of the reference solutions")
-    parser.add_argument("--mistakes", default=None, metavar="DIR",
-                        help="the planted mistakes, MISTAKES/<topic>/<name>.py (default: CHECKS/../mistakes)")
+    parser.add_argument(
+        "--mistakes",
+        default=None,
+        metavar="DIR",
+        help="the planted mistakes, MISTAKES/<topic>/<name>.py (default: CHECKS/../mistakes)",
+    )
     parser.add_argument("--seeds", type=int, default=10, metavar="N", help="grade on seeds 1..N (default 10)")
     parser.add_argument("--json", default=None, metavar="FILE", help="write the audit as JSON")
     parser.add_argument("--html", default=None, metavar="FILE", help="write the audit as an HTML page")
-    parser.add_argument("--fail-under", type=float, default=None, metavar="PCT",
-                        help="fail when the mutation score is under PCT percent")
-    parser.add_argument("--accepted", default=None, metavar="FILE",
-                        help="the accepted survivors, with reasons (default: MISTAKES/accepted.toml)")
+    parser.add_argument(
+        "--fail-under",
+        type=float,
+        default=None,
+        metavar="PCT",
+        help="fail when the mutation score is under PCT percent",
+    )
+    parser.add_argument(
+        "--accepted",
+        default=None,
+        metavar="FILE",
+        help="the accepted survivors, with reasons (default: MISTAKES/accepted.toml)",
+    )
     parser.add_argument("--no-mutants", action="store_true", help="skip the generated mutants")
     parser.add_argument("--topic", nargs="+", default=None, metavar="NAME", help="audit these topics only")
-    parser.add_argument("-j", "--jobs", type=int, default=None,
-                        help="variants graded at once (default: the CPUs this run may use)")
+    parser.add_argument(
+        "-j", "--jobs", type=int, default=None, help="variants graded at once (default: the CPUs this run may use)"
+    )
     parser.add_argument("--timeout", type=float, default=None, help="--grade-timeout for every check (default 10)")
-    parser.add_argument("-v", "--verbose", action="store_true",
-                        help="also list the accepted survivors with their reasons")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="also list the accepted survivors with their reasons"
+    )
     parser.add_argument("--lang", default=None, type=str.lower, choices=LANGUAGES, help="language of the output")
 
 
@@ -93,9 +108,22 @@ def prepare(args):
 
     accepted = read_accepted(accepted_file)
     mutants = {} if args.no_mutants else _mutants(solutions, modules, topics)
-    return Setup(checks, solutions, mistakes_dir, topics, {t: checked[t] for t in topics}, modules, planted,
-                 mutants, accepted, list(range(1, args.seeds + 1)), args.jobs, args.timeout, args.lang,
-                 args.fail_under)
+    return Setup(
+        checks,
+        solutions,
+        mistakes_dir,
+        topics,
+        {t: checked[t] for t in topics},
+        modules,
+        planted,
+        mutants,
+        accepted,
+        list(range(1, args.seeds + 1)),
+        args.jobs,
+        args.timeout,
+        args.lang,
+        args.fail_under,
+    )
 
 
 def _accepted_file(args: argparse.Namespace, mistakes_dir: Path | None) -> Path | None:

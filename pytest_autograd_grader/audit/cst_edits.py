@@ -48,8 +48,9 @@ def respelled(node: _Operation, operator: Callable[..., cst.CSTNode]) -> _Operat
     # cast: every concrete libcst operator (one token or two) has this
     # spacing, but BaseBinaryOp, BaseAugOp and BaseCompOp do not declare it
     old = cast(_Spaced, node.operator)
-    return node.with_changes(operator=operator(whitespace_before=old.whitespace_before,
-                                               whitespace_after=old.whitespace_after))
+    return node.with_changes(
+        operator=operator(whitespace_before=old.whitespace_before, whitespace_after=old.whitespace_after)
+    )
 
 
 def called(call: cst.Call) -> str:
@@ -58,8 +59,7 @@ def called(call: cst.Call) -> str:
 
 def method(node: cst.CSTNode, names: tuple[str, ...]) -> bool:
     """``node`` is a call ``<something>.<name>(...)`` for one of ``names``."""
-    return (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
-            and node.func.attr.value in names)
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in names
 
 
 def named(node: cst.CSTNode, names: tuple[str, ...]) -> bool:
@@ -98,5 +98,4 @@ def receiver(call: cst.Call) -> cst.BaseExpression:
     """``x`` of ``x.method(...)``, keeping the call's own parentheses."""
     assert isinstance(call.func, cst.Attribute), "only for a method call (see method())"
     receiver = call.func.value
-    return receiver.with_changes(lpar=list(call.lpar) + list(receiver.lpar),
-                                 rpar=list(receiver.rpar) + list(call.rpar))
+    return receiver.with_changes(lpar=list(call.lpar) + list(receiver.lpar), rpar=list(receiver.rpar) + list(call.rpar))

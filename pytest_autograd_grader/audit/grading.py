@@ -31,7 +31,7 @@ STUDENT_TIMEOUT = 300.0
 @dataclass
 class GradeOptions:
     jobs: int = 1
-    timeout: float | None = None     # --grade-timeout per check
+    timeout: float | None = None  # --grade-timeout per check
     lang: str | None = None
     stop_mutants_first: bool = True  # grade mutants with -x
     student_timeout: float = STUDENT_TIMEOUT
@@ -40,9 +40,16 @@ class GradeOptions:
 Reports = dict[tuple[int, int], dict]  # (variant's index, seed) -> its report
 
 
-def grade_topic(checks: Path, solutions: Path, check_files: list[Path], variants: list[Variant],
-                seeds: list[int], options: GradeOptions, work: Path,
-                on_done: Callable[[Outcome], None] = lambda outcome: None) -> Reports:
+def grade_topic(
+    checks: Path,
+    solutions: Path,
+    check_files: list[Path],
+    variants: list[Variant],
+    seeds: list[int],
+    options: GradeOptions,
+    work: Path,
+    on_done: Callable[[Outcome], None] = lambda outcome: None,
+) -> Reports:
     """The report of each variant (by index in ``variants``) on each seed,
     all graded in one pool (its start, warming each worker's sandbox, is
     what a run costs most)."""
@@ -51,17 +58,25 @@ def grade_topic(checks: Path, solutions: Path, check_files: list[Path], variants
     topic_checks = build_checks(checks, check_files, work / "checks")
     out = work / "out"
     out.mkdir(parents=True)
-    settings = ClassSettings(checks=topic_checks, out=out, checks_sha256=checks_sha256(topic_checks),
-                             timeout=options.timeout, lang=options.lang, student_timeout=options.student_timeout)
+    settings = ClassSettings(
+        checks=topic_checks,
+        out=out,
+        checks_sha256=checks_sha256(topic_checks),
+        timeout=options.timeout,
+        lang=options.lang,
+        student_timeout=options.student_timeout,
+    )
     students = []
     for index, variant in enumerate(variants):
         folder = build_variant(solutions, variant, work / "variants" / f"v{index}")
         stop = variant.kind == "mutant" and options.stop_mutants_first
-        students += [(Student(student_id(index, seed), folder.name, folder, True, stop_first=stop), seed)
-                     for seed in seeds]
+        students += [
+            (Student(student_id(index, seed), folder.name, folder, True, stop_first=stop), seed) for seed in seeds
+        ]
     grade_all(settings, students, max(1, options.jobs), on_done)
-    return {(index, seed): read_report(out, student_id(index, seed)) for index in range(len(variants))
-            for seed in seeds}
+    return {
+        (index, seed): read_report(out, student_id(index, seed)) for index in range(len(variants)) for seed in seeds
+    }
 
 
 def student_id(index: int, seed: int) -> str:
@@ -93,11 +108,11 @@ class Setup:
     solutions: Path
     mistakes_dir: Path | None
     topics: list[str]
-    check_files: dict[str, list[Path]]   # topic -> its check files
-    modules: dict[str, str]              # solution module -> source
+    check_files: dict[str, list[Path]]  # topic -> its check files
+    modules: dict[str, str]  # solution module -> source
     planted: list[Planted]
-    mutants: dict[str, list]             # topic -> its Mutants
-    accepted: dict[str, str]             # accepted survivor id -> reason
+    mutants: dict[str, list]  # topic -> its Mutants
+    accepted: dict[str, str]  # accepted survivor id -> reason
     seeds: list[int]
     jobs: int | None = None
     timeout: float | None = None
@@ -119,8 +134,16 @@ def run_audit(setup: Setup, progress: TextIO | None = None) -> dict:
         for topic in setup.topics:
             variants = topic_variants(setup, topic)
             done = _progress_of(topic, len(variants) * len(setup.seeds), progress)
-            reports = grade_topic(setup.checks, setup.solutions, setup.check_files[topic], variants, setup.seeds,
-                                  options, Path(tmp) / topic, done)
+            reports = grade_topic(
+                setup.checks,
+                setup.solutions,
+                setup.check_files[topic],
+                variants,
+                setup.seeds,
+                options,
+                Path(tmp) / topic,
+                done,
+            )
             for index, variant in enumerate(variants):
                 graded[(variant.kind, topic, variant.key)] = Graded({s: reports[(index, s)] for s in setup.seeds})
     return build_document(setup, graded, time.monotonic() - started)

@@ -69,24 +69,34 @@ def _lines(lines: list[str]) -> str:
 
 # -- sections -------------------------------------------------------------------------------
 
+
 def run_html(document: dict) -> str:
-    info = [(msg("audit.html.checks_dir"), document.get("checks_dir")),
-            (msg("audit.html.solutions_dir"), document.get("solutions_dir")),
-            (msg("audit.html.mistakes_dir"), document.get("mistakes_dir") or msg("audit.report.none")),
-            (msg("audit.html.seeds"), seeds_text(document.get("seeds")))]
+    info = [
+        (msg("audit.html.checks_dir"), document.get("checks_dir")),
+        (msg("audit.html.solutions_dir"), document.get("solutions_dir")),
+        (msg("audit.html.mistakes_dir"), document.get("mistakes_dir") or msg("audit.report.none")),
+        (msg("audit.html.seeds"), seeds_text(document.get("seeds"))),
+    ]
     seconds, rate = document.get("seconds"), document.get("mutants_per_second")
     if isinstance(seconds, (int, float)):
         key = "audit.report.speed" if isinstance(rate, (int, float)) else "audit.report.speed_no_rate"
         info.append((msg("audit.html.time"), msg(key, seconds=f"{seconds:.1f}", rate=f"{rate or 0:.2f}")))
-    return (_h2("run", "audit.html.run") + '<table id="run-info"><tbody>'
-            + "".join(f"<tr><th>{escape(k)}</th><td>{_e(v)}</td></tr>" for k, v in info) + "</tbody></table>")
+    return (
+        _h2("run", "audit.html.run")
+        + '<table id="run-info"><tbody>'
+        + "".join(f"<tr><th>{escape(k)}</th><td>{_e(v)}</td></tr>" for k, v in info)
+        + "</tbody></table>"
+    )
 
 
 def checks_html(document: dict) -> str:
     header = [(escape(msg(f"audit.report.col.{name}")), numeric) for name, numeric in COLUMNS]
     rows = [[(_e(check.get(name)), numeric) for name, numeric in COLUMNS] for check in _items(document, "checks")]
-    body = table("check-table", header, rows, sortable=False) if rows else \
-        f'<p class="note">{escape(msg("audit.report.no_checks"))}</p>'
+    body = (
+        table("check-table", header, rows, sortable=False)
+        if rows
+        else f'<p class="note">{escape(msg("audit.report.no_checks"))}</p>'
+    )
     return _h2("checks", "audit.html.checks") + body
 
 
@@ -100,14 +110,30 @@ def _score(topic: dict) -> str:
 
 
 def topics_html(document: dict) -> str:
-    header = _header("audit.report.col.topic", "audit.html.col.mutants", "audit.html.col.killed",
-                     "audit.html.col.survived", "audit.html.col.accepted", "audit.html.col.score",
-                     numeric=("audit.html.col.mutants", "audit.html.col.killed", "audit.html.col.survived",
-                              "audit.html.col.accepted", "audit.html.col.score"))
-    rows = [[(_e(t.get("topic")), False), *((_e(t.get(k)), True) for k in COUNTS), (_e(_score(t)), True)]
-            for t in _items(document, "topics")]
-    return (_h2("topics", "audit.html.topics") + table("topic-table", header, rows)
-            + f'<p class="note">{escape(score_text(document))}</p>')
+    header = _header(
+        "audit.report.col.topic",
+        "audit.html.col.mutants",
+        "audit.html.col.killed",
+        "audit.html.col.survived",
+        "audit.html.col.accepted",
+        "audit.html.col.score",
+        numeric=(
+            "audit.html.col.mutants",
+            "audit.html.col.killed",
+            "audit.html.col.survived",
+            "audit.html.col.accepted",
+            "audit.html.col.score",
+        ),
+    )
+    rows = [
+        [(_e(t.get("topic")), False), *((_e(t.get(k)), True) for k in COUNTS), (_e(_score(t)), True)]
+        for t in _items(document, "topics")
+    ]
+    return (
+        _h2("topics", "audit.html.topics")
+        + table("topic-table", header, rows)
+        + f'<p class="note">{escape(score_text(document))}</p>'
+    )
 
 
 def mistakes_html(document: dict) -> str:
@@ -115,13 +141,25 @@ def mistakes_html(document: dict) -> str:
     if not mistakes:
         none = escape(msg("audit.report.mistakes_none"))
         return _h2("mistakes", "audit.html.mistakes") + f'<p class="note">{none}</p>'
-    header = _header("audit.html.col.mistake", "audit.html.col.what", "audit.html.col.status",
-                     "audit.html.col.seeds_passed", "audit.html.col.seeds_unnamed", "audit.html.col.expected")
-    rows = [[(f"{_e(m.get('topic'))}/{_e(m.get('name'))}<br><small>{_e(m.get('path'))}</small>", False),
-             (_e(m.get("what")), False), _status_cell(m.get("status")),
-             (_e(seeds_text(m.get("seeds_passed")) if m.get("seeds_passed") else ""), False),
-             (_e(seeds_text(m.get("seeds_unnamed")) if m.get("seeds_unnamed") else ""), False),
-             (", ".join(_e(x) for x in m.get("expected") or ()), False)] for m in mistakes]
+    header = _header(
+        "audit.html.col.mistake",
+        "audit.html.col.what",
+        "audit.html.col.status",
+        "audit.html.col.seeds_passed",
+        "audit.html.col.seeds_unnamed",
+        "audit.html.col.expected",
+    )
+    rows = [
+        [
+            (f"{_e(m.get('topic'))}/{_e(m.get('name'))}<br><small>{_e(m.get('path'))}</small>", False),
+            (_e(m.get("what")), False),
+            _status_cell(m.get("status")),
+            (_e(seeds_text(m.get("seeds_passed")) if m.get("seeds_passed") else ""), False),
+            (_e(seeds_text(m.get("seeds_unnamed")) if m.get("seeds_unnamed") else ""), False),
+            (", ".join(_e(x) for x in m.get("expected") or ()), False),
+        ]
+        for m in mistakes
+    ]
     return _h2("mistakes", "audit.html.mistakes") + table("mistake-table", header, rows, _classes(mistakes))
 
 
@@ -131,8 +169,15 @@ def diff_html(diff: Any) -> str:
     out, in_hunk = [], False
     for line in lines_of(diff):
         in_hunk = in_hunk or line.startswith("@@")
-        kind = "hunk" if line.startswith("@@") or not in_hunk else "add" if line.startswith("+") else \
-            "del" if line.startswith("-") else ""
+        kind = (
+            "hunk"
+            if line.startswith("@@") or not in_hunk
+            else "add"
+            if line.startswith("+")
+            else "del"
+            if line.startswith("-")
+            else ""
+        )
         out.append(f'<span class="{kind}">{_e(line)}</span>' if kind else _e(line))
     return '<pre class="diff">' + "\n".join(out) + "</pre>"
 
@@ -143,13 +188,17 @@ def survivors_html(document: dict) -> str:
     if not survivors:
         return parts[0] + f'<p class="note">{escape(msg("audit.report.no_survivors"))}</p>'
     for m in survivors:
-        checks = msg("audit.report.separator").join(str(c) for c in m.get("checks_passed") or ()) \
-            or msg("audit.report.none")
+        checks = msg("audit.report.separator").join(str(c) for c in m.get("checks_passed") or ()) or msg(
+            "audit.report.none"
+        )
         seeds = seeds_text(m.get("seeds_passed"))
         title = msg("audit.report.mutant", id=m.get("id"), line=m.get("line"), description=m.get("description"))
-        parts.append(f'<section class="survivor"><h3>{_e(title)}</h3>'
-                     f'<p class="note">{_e(msg("audit.report.mutant_passed", seeds=seeds, checks=checks))}</p>'
-                     + diff_html(m.get("diff")) + "</section>")
+        parts.append(
+            f'<section class="survivor"><h3>{_e(title)}</h3>'
+            f'<p class="note">{_e(msg("audit.report.mutant_passed", seeds=seeds, checks=checks))}</p>'
+            + diff_html(m.get("diff"))
+            + "</section>"
+        )
     return "".join(parts)
 
 
@@ -159,15 +208,18 @@ def accepted_html(document: dict) -> str:
         return ""
     header = _header("audit.html.col.mutant", "audit.html.col.reason")
     rows = [[(_e(m.get("id")), False), (_e(m.get("reason")), False)] for m in accepted]
-    return (_h2("accepted", "audit.html.accepted")
-            + f'<p class="note">{escape(msg("audit.report.accepted", count=len(accepted)))}</p>'
-            + table("accepted-table", header, rows))
+    return (
+        _h2("accepted", "audit.html.accepted")
+        + f'<p class="note">{escape(msg("audit.report.accepted", count=len(accepted)))}</p>'
+        + table("accepted-table", header, rows)
+    )
 
 
 def errors_html(document: dict) -> str:
     # a mutant's id read back from the document may be anything; _e shows any value
-    failed: list[tuple[object, dict]] = [(f"{m.get('topic')}/{m.get('name')}", m)
-                                         for m in _items(document, "mistakes") if m.get("status") == "error"]
+    failed: list[tuple[object, dict]] = [
+        (f"{m.get('topic')}/{m.get('name')}", m) for m in _items(document, "mistakes") if m.get("status") == "error"
+    ]
     failed += [(m.get("id"), m) for m in _items(document, "mutants") if m.get("status") == "error"]
     if not failed:
         return ""
@@ -184,10 +236,18 @@ def verdict_html(document: dict) -> str:
 def render(document: dict) -> str:
     """The whole page, as text."""
     title = msg("audit.html.title", checks=shown(str(document.get("checks_dir") or "")))
-    body = [f"<h1>{escape(title)}</h1>", run_html(document), _h2("baseline", "audit.html.baseline")
-            + _lines(baseline_lines(document)), checks_html(document), topics_html(document),
-            mistakes_html(document), survivors_html(document), accepted_html(document), errors_html(document),
-            verdict_html(document)]
+    body = [
+        f"<h1>{escape(title)}</h1>",
+        run_html(document),
+        _h2("baseline", "audit.html.baseline") + _lines(baseline_lines(document)),
+        checks_html(document),
+        topics_html(document),
+        mistakes_html(document),
+        survivors_html(document),
+        accepted_html(document),
+        errors_html(document),
+        verdict_html(document),
+    ]
     return page(title, [part for part in body if part], css=_CSS)
 
 

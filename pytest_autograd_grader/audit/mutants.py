@@ -98,8 +98,9 @@ class _Sites(cst.CSTVisitor):
         qualname = ".".join(name for name, _ in self._scopes)
         for name, operator in OPERATORS.items():
             for change in operator.mutations(node, ancestors):
-                self.sites.append(_Site(self._top, ancestors[1:], function, qualname, node, name, change,
-                                        self._line(node)))
+                self.sites.append(
+                    _Site(self._top, ancestors[1:], function, qualname, node, name, change, self._line(node))
+                )
 
     def _line(self, node: cst.CSTNode) -> int:
         # libcst 1.0 leaves some nodes of a match statement without a position: the nearest ancestor's line
@@ -112,9 +113,12 @@ class _Sites(cst.CSTVisitor):
 
 def _is_docstring(node: cst.CSTNode) -> bool:
     """A statement that is only a string: a docstring (or a string used as a comment)."""
-    return (isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1
-            and isinstance(node.body[0], cst.Expr)
-            and isinstance(node.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
+    return (
+        isinstance(node, cst.SimpleStatementLine)
+        and len(node.body) == 1
+        and isinstance(node.body[0], cst.Expr)
+        and isinstance(node.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
 
 
 class _Replace(cst.CSTTransformer):
@@ -178,8 +182,9 @@ def _parse(source: str, label: str) -> cst.Module:
         return cst.parse_module(source)
     except (cst.ParserSyntaxError, ValueError, RecursionError) as error:
         # valid Python libcst cannot read: syntax newer than the installed libcst
-        raise MutantsError(msg("audit.op.unreadable", path=label, reason=" ".join(str(error).split())[:200],
-                               version=_libcst_version())) from None
+        raise MutantsError(
+            msg("audit.op.unreadable", path=label, reason=" ".join(str(error).split())[:200], version=_libcst_version())
+        ) from None
 
 
 def _libcst_version() -> str:
@@ -220,8 +225,9 @@ def _apply(layout: _Layout, site: _Site, label: str) -> tuple[str, str] | None:
 
 
 def _diff(before: str, after: str, label: str) -> str:
-    lines = difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
-                                 fromfile=label, tofile="mutant", n=2)
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True), after.splitlines(keepends=True), fromfile=label, tofile="mutant", n=2
+    )
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
@@ -245,8 +251,16 @@ def _mutants(module: cst.Module, sites: list[_Site], name: str, label: str) -> I
         if mutant_id in seen_ids:  # eight hex digits clash: longer ones tell the two apart
             mutant_id = prefix + digest[:16]
         seen_ids.add(mutant_id)
-        yield Mutant(mutant_id, name, site.qualname, site.operator, _describe(site), site.line, source,
-                     _diff(layout.code, source, label))
+        yield Mutant(
+            mutant_id,
+            name,
+            site.qualname,
+            site.operator,
+            _describe(site),
+            site.line,
+            source,
+            _diff(layout.code, source, label),
+        )
 
 
 def mutants_of(source: str, module: str, path_label: str = "") -> list[Mutant]:

@@ -38,8 +38,24 @@ from .cst_edits import (
 GRAPH_KEYWORDS = ("retain_graph", "create_graph")
 ARMED_KEYWORDS = GRAPH_KEYWORDS + ("requires_grad",)  # dropping them is its own operator, flipping them a duplicate
 # swapping their arguments is no mistake: no effect (commutative) or a crash only
-_NOT_SWAPPED = ("print", "isinstance", "issubclass", "getattr", "setattr", "hasattr", "super", "format",
-                "add", "mul", "multiply", "maximum", "minimum", "max", "min", "save_for_backward")
+_NOT_SWAPPED = (
+    "print",
+    "isinstance",
+    "issubclass",
+    "getattr",
+    "setattr",
+    "hasattr",
+    "super",
+    "format",
+    "add",
+    "mul",
+    "multiply",
+    "maximum",
+    "minimum",
+    "max",
+    "min",
+    "save_for_backward",
+)
 
 
 class Operator(Protocol):
@@ -92,6 +108,7 @@ def _drop_method(call: cst.Call, names: tuple[str, ...]) -> Iterator[Change]:
 
 # --- autograd-specific ----------------------------------------------------
 
+
 @_operator(cst.Call)
 def _drop_retain_graph(node, ancestors):
     """Drop retain_graph=... from a backward or autograd.grad call."""
@@ -119,8 +136,11 @@ def _zeroes_grad(line: cst.SimpleStatementLine) -> bool:
     if len(line.body) != 1 or not isinstance(line.body[0], cst.Assign):
         return False
     assign = line.body[0]
-    return (isinstance(assign.value, cst.Name) and assign.value.value == "None"
-            and any(named(target.target, ("grad",)) for target in assign.targets))
+    return (
+        isinstance(assign.value, cst.Name)
+        and assign.value.value == "None"
+        and any(named(target.target, ("grad",)) for target in assign.targets)
+    )
 
 
 @_operator(cst.SimpleStatementLine)
@@ -199,7 +219,8 @@ def _arithmetic(node: cst.BinaryOperation) -> bool:
 
 def _is_number(node: cst.CSTNode) -> bool:
     return isinstance(node, (cst.Integer, cst.Float)) or (
-        isinstance(node, cst.UnaryOperation) and isinstance(node.expression, (cst.Integer, cst.Float)))
+        isinstance(node, cst.UnaryOperation) and isinstance(node.expression, (cst.Integer, cst.Float))
+    )
 
 
 def _operand(binary: cst.BinaryOperation, side: cst.BaseExpression) -> cst.BaseExpression:
@@ -252,7 +273,7 @@ def _swap_args(node, ancestors):
     if named(node.func, _NOT_SWAPPED):
         return
     first = 1 if named(node.func, ("where",)) else 0
-    if positional[first:first + 2] != [first, first + 1]:
+    if positional[first : first + 2] != [first, first + 1]:
         return
     if all(isinstance(node.args[i].value, _VARIABLES) for i in (first, first + 1)):
         yield changed(node, node.with_changes(args=swapped(list(node.args), first, first + 1)))
@@ -282,12 +303,20 @@ def _swap_operands(node, ancestors):
 def _drop_minus(node, ancestors):
     """A lost sign: -x -> x."""
     if isinstance(node.operator, cst.Minus) and not _is_number(node.expression):
-        yield changed(node, node.expression.with_changes(lpar=list(node.lpar) + list(node.expression.lpar),
-                                                          rpar=list(node.expression.rpar) + list(node.rpar)))
+        yield changed(
+            node,
+            node.expression.with_changes(
+                lpar=list(node.lpar) + list(node.expression.lpar), rpar=list(node.expression.rpar) + list(node.rpar)
+            ),
+        )
 
 
-_SIGNS = {cst.Add: cst.Subtract, cst.Subtract: cst.Add, cst.AddAssign: cst.SubtractAssign,
-          cst.SubtractAssign: cst.AddAssign}
+_SIGNS = {
+    cst.Add: cst.Subtract,
+    cst.Subtract: cst.Add,
+    cst.AddAssign: cst.SubtractAssign,
+    cst.SubtractAssign: cst.AddAssign,
+}
 
 
 @_operator(cst.BinaryOperation, cst.AugAssign)
@@ -307,9 +336,13 @@ def _swap_mul_div(node, ancestors):
 
 
 _COMPARISONS: dict[type[cst.BaseCompOp], type[cst.BaseCompOp]] = {
-    cst.LessThan: cst.LessThanEqual, cst.LessThanEqual: cst.LessThan,
-    cst.GreaterThan: cst.GreaterThanEqual, cst.GreaterThanEqual: cst.GreaterThan,
-    cst.Equal: cst.NotEqual, cst.NotEqual: cst.Equal}
+    cst.LessThan: cst.LessThanEqual,
+    cst.LessThanEqual: cst.LessThan,
+    cst.GreaterThan: cst.GreaterThanEqual,
+    cst.GreaterThanEqual: cst.GreaterThan,
+    cst.Equal: cst.NotEqual,
+    cst.NotEqual: cst.Equal,
+}
 
 
 @_operator(cst.Comparison)

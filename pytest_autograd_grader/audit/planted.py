@@ -25,11 +25,11 @@ class Planted:
     topic: str
     name: str
     path: Path
-    what: str = ""                    # the docstring's first line
-    expected: tuple[str, ...] = ()    # diagnosis ids that must all be named
-    check: str = ""                   # informative: the check meant to catch it
+    what: str = ""  # the docstring's first line
+    expected: tuple[str, ...] = ()  # diagnosis ids that must all be named
+    check: str = ""  # informative: the check meant to catch it
     source: str = field(default="", repr=False)
-    error: str = ""                   # why it cannot be graded (it does not parse)
+    error: str = ""  # why it cannot be graded (it does not parse)
 
 
 def find_planted(mistakes: Path, topics: list[str]) -> list[Planted]:
@@ -42,8 +42,9 @@ def find_planted(mistakes: Path, topics: list[str]) -> list[Planted]:
         raise AuditUsageError(msg("audit.mistakes_folder_empty", folder=str(mistakes)))
     for folder in sorted(p for p in entries if p.is_dir() and not _skipped(p)):
         if folder.name not in topics:
-            raise AuditUsageError(msg("audit.mistakes_unknown_topic", folder=str(folder),
-                                      topics=", ".join(topics) or "-"))
+            raise AuditUsageError(
+                msg("audit.mistakes_unknown_topic", folder=str(folder), topics=", ".join(topics) or "-")
+            )
         files = sorted(p for p in folder.glob("*.py") if not p.name.startswith("_"))
         if not files:
             raise AuditUsageError(msg("audit.mistakes_empty", folder=str(folder), topic=folder.name))
@@ -66,8 +67,13 @@ def read_planted(path: Path, topic: str) -> Planted:
         tree = ast.parse(source, filename=str(path))
     except (SyntaxError, ValueError) as exc:
         line = getattr(exc, "lineno", None) or "?"
-        return Planted(topic, path.stem, path, source=source,
-                       error=msg("audit.mistake_syntax", line=line, error=getattr(exc, "msg", str(exc))))
+        return Planted(
+            topic,
+            path.stem,
+            path,
+            source=source,
+            error=msg("audit.mistake_syntax", line=line, error=getattr(exc, "msg", str(exc))),
+        )
     what, fields = parse_docstring(ast.get_docstring(tree) or "")
     expected = tuple(i.strip() for i in fields.get("expected diagnosis", "").split(",") if i.strip())
     return Planted(topic, path.stem, path, what, expected, fields.get("check", ""), source)

@@ -70,17 +70,24 @@ def _items(value: Any) -> list:
 
 # -- the run and its baseline -------------------------------------------------------
 
+
 def run_lines(document: dict) -> list[str]:
     seeds = document.get("seeds") or []
-    lines = [msg("audit.report.run", checks=_s(document.get("checks_dir")),
-                 solutions=_s(document.get("solutions_dir")),
-                 mistakes=_s(document.get("mistakes_dir") or msg("audit.report.none")),
-                 seeds=seeds_text(seeds))]
+    lines = [
+        msg(
+            "audit.report.run",
+            checks=_s(document.get("checks_dir")),
+            solutions=_s(document.get("solutions_dir")),
+            mistakes=_s(document.get("mistakes_dir") or msg("audit.report.none")),
+            seeds=seeds_text(seeds),
+        )
+    ]
     seconds, rate = document.get("seconds"), document.get("mutants_per_second")
     if isinstance(seconds, (int, float)):
         key = "audit.report.speed" if isinstance(rate, (int, float)) else "audit.report.speed_no_rate"
-        lines.append(msg(key, seconds=f"{seconds:.1f}", rate=f"{rate or 0:.2f}",
-                         mutants=len(_items(document.get("mutants")))))
+        lines.append(
+            msg(key, seconds=f"{seconds:.1f}", rate=f"{rate or 0:.2f}", mutants=len(_items(document.get("mutants"))))
+        )
     return lines
 
 
@@ -95,7 +102,9 @@ def _percents(percent: Any, wanted: float) -> str:
         return ""
     return msg("audit.report.separator").join(
         msg("audit.report.seed_percent", seed=_s(k), percent=percent_text(percent[k]))
-        for k in sorted(percent, key=_seed_order) if percent[k] != wanted)
+        for k in sorted(percent, key=_seed_order)
+        if percent[k] != wanted
+    )
 
 
 def baseline_lines(document: dict) -> list[str]:
@@ -107,16 +116,21 @@ def baseline_lines(document: dict) -> list[str]:
         lines.append(msg("audit.report.solutions_ok", count=count))
     else:
         percents = _percents(solutions.get("percent"), 100.0)
-        lines.append(msg("audit.report.solutions_bad", percents=percents) if percents else
-                     msg("audit.report.solutions_bad_checks"))
-        lines += [INDENT + msg("audit.report.solutions_failed", check=_s(c))
-                  for c in solutions.get("failed_checks") or ()]
+        lines.append(
+            msg("audit.report.solutions_bad", percents=percents)
+            if percents
+            else msg("audit.report.solutions_bad_checks")
+        )
+        lines += [
+            INDENT + msg("audit.report.solutions_failed", check=_s(c)) for c in solutions.get("failed_checks") or ()
+        ]
     if stubs.get("ok"):
         lines.append(msg("audit.report.stubs_ok", count=count))
     else:
         percents = _percents(stubs.get("percent"), 0.0)
-        lines.append(msg("audit.report.stubs_bad", percents=percents) if percents else
-                     msg("audit.report.stubs_bad_feedback"))
+        lines.append(
+            msg("audit.report.stubs_bad", percents=percents) if percents else msg("audit.report.stubs_bad_feedback")
+        )
         for item in _items(stubs.get("unexpected")):
             first = (lines_of(item.get("feedback")) or [""])[0]
             lines.append(INDENT + msg("audit.report.stubs_unexpected", check=_s(item.get("check")), feedback=_s(first)))
@@ -125,8 +139,13 @@ def baseline_lines(document: dict) -> list[str]:
 
 # -- the per-check table and the scores ----------------------------------------------
 
-COLUMNS = (("check", False), ("topic", False), ("mistakes_killed", True), ("mutants_killed", True),
-           ("survivors_passed", True))
+COLUMNS = (
+    ("check", False),
+    ("topic", False),
+    ("mistakes_killed", True),
+    ("mutants_killed", True),
+    ("survivors_passed", True),
+)
 
 
 def table_rows(document: dict) -> list[list[str]]:
@@ -154,13 +173,21 @@ def topic_line(document: dict) -> str:
         if not killed + survived:
             parts.append(msg("audit.report.topic_no_mutants", topic=_s(topic.get("topic"))))
             continue
-        parts.append(msg("audit.report.topic_score", topic=_s(topic.get("topic")), killed=killed,
-                         total=killed + survived, percent=percent_text(topic.get("score"))))
+        parts.append(
+            msg(
+                "audit.report.topic_score",
+                topic=_s(topic.get("topic")),
+                killed=killed,
+                total=killed + survived,
+                percent=percent_text(topic.get("score")),
+            )
+        )
     scores = msg("audit.report.separator").join(parts) if parts else msg("audit.report.none")
     return msg("audit.report.topic_scores", scores=scores)
 
 
 # -- what got through -------------------------------------------------------------------
+
 
 def mistake_lines(document: dict) -> list[str]:
     mistakes = _items(document.get("mistakes"))
@@ -172,14 +199,24 @@ def mistake_lines(document: dict) -> list[str]:
         return [msg("audit.report.mistakes_all", count=len(graded))]
     lines = [msg("audit.report.mistakes_bad", count=len(through), total=len(mistakes))]
     for m in through:
-        lines.append(INDENT + msg("audit.report.mistake", topic=_s(m.get("topic")), name=_s(m.get("name")),
-                                  path=_s(m.get("path")), what=_s(m.get("what"))))
+        lines.append(
+            INDENT
+            + msg(
+                "audit.report.mistake",
+                topic=_s(m.get("topic")),
+                name=_s(m.get("name")),
+                path=_s(m.get("path")),
+                what=_s(m.get("what")),
+            )
+        )
         if m.get("seeds_passed"):
             lines.append(INDENT * 2 + msg("audit.report.mistake_passed", seeds=seeds_text(m["seeds_passed"])))
         if m.get("seeds_unnamed"):
             expected = ", ".join(_s(e) for e in m.get("expected") or ()) or msg("audit.report.none")
-            lines.append(INDENT * 2 + msg("audit.report.mistake_unnamed", seeds=seeds_text(m["seeds_unnamed"]),
-                                          expected=expected))
+            lines.append(
+                INDENT * 2
+                + msg("audit.report.mistake_unnamed", seeds=seeds_text(m["seeds_unnamed"]), expected=expected)
+            )
     return lines
 
 
@@ -194,13 +231,18 @@ def survivor_lines(document: dict) -> list[str]:
         return [msg("audit.report.no_survivors")]
     lines = [msg("audit.report.survivors", count=len(survivors))]
     for m in survivors:
-        checks = msg("audit.report.separator").join(_s(c) for c in m.get("checks_passed") or ()) \
-            or msg("audit.report.none")
-        lines += ["", INDENT + msg("audit.report.mutant", id=_s(m.get("id")), line=_s(m.get("line")),
-                                   description=_s(m.get("description"))),
-                  INDENT * 2 + msg("audit.report.mutant_passed", seeds=seeds_text(m.get("seeds_passed")),
-                                   checks=checks),
-                  *diff_lines(m.get("diff"))]
+        checks = msg("audit.report.separator").join(_s(c) for c in m.get("checks_passed") or ()) or msg(
+            "audit.report.none"
+        )
+        lines += [
+            "",
+            INDENT
+            + msg(
+                "audit.report.mutant", id=_s(m.get("id")), line=_s(m.get("line")), description=_s(m.get("description"))
+            ),
+            INDENT * 2 + msg("audit.report.mutant_passed", seeds=seeds_text(m.get("seeds_passed")), checks=checks),
+            *diff_lines(m.get("diff")),
+        ]
     return lines
 
 
@@ -210,14 +252,19 @@ def accepted_lines(document: dict, verbose: bool) -> list[str]:
         return []
     lines = [msg("audit.report.accepted", count=len(accepted))]
     if verbose:
-        lines += [INDENT + msg("audit.report.accepted_reason", id=_s(m.get("id")), reason=_s(m.get("reason")))
-                  for m in accepted]
+        lines += [
+            INDENT + msg("audit.report.accepted_reason", id=_s(m.get("id")), reason=_s(m.get("reason")))
+            for m in accepted
+        ]
     return lines
 
 
 def error_lines(document: dict) -> list[str]:
-    failed = [(f"{_s(m.get('topic'))}/{_s(m.get('name'))}", m) for m in _items(document.get("mistakes"))
-              if m.get("status") == "error"]
+    failed = [
+        (f"{_s(m.get('topic'))}/{_s(m.get('name'))}", m)
+        for m in _items(document.get("mistakes"))
+        if m.get("status") == "error"
+    ]
     failed += [(_s(m.get("id")), m) for m in _items(document.get("mutants")) if m.get("status") == "error"]
     if not failed:
         return []
@@ -231,13 +278,18 @@ def error_lines(document: dict) -> list[str]:
 
 # -- the verdict ------------------------------------------------------------------------------
 
+
 def score_text(document: dict) -> str:
     score = document.get("score") or {}
     percent, fail_under = score.get("percent"), document.get("fail_under")
     if not isinstance(percent, (int, float)) or isinstance(percent, bool):
         return msg("audit.report.no_score")
-    fields = dict(percent=percent_text(percent), killed=score.get("killed") or 0,
-                  survived=score.get("survived") or 0, accepted=score.get("accepted") or 0)
+    fields = dict(
+        percent=percent_text(percent),
+        killed=score.get("killed") or 0,
+        survived=score.get("survived") or 0,
+        accepted=score.get("accepted") or 0,
+    )
     if isinstance(fail_under, (int, float)) and not isinstance(fail_under, bool):
         return msg("audit.report.score_fail_under", fail_under=percent_text(fail_under), **fields)
     return msg("audit.report.score", **fields)
@@ -252,9 +304,16 @@ def verdict_line(document: dict) -> str:
 
 def report_lines(document: dict, verbose: bool = False) -> list[str]:
     """The whole report, line by line."""
-    sections = [run_lines(document), baseline_lines(document), table_lines(document), [topic_line(document)],
-                mistake_lines(document), survivor_lines(document), accepted_lines(document, verbose),
-                error_lines(document)]
+    sections = [
+        run_lines(document),
+        baseline_lines(document),
+        table_lines(document),
+        [topic_line(document)],
+        mistake_lines(document),
+        survivor_lines(document),
+        accepted_lines(document, verbose),
+        error_lines(document),
+    ]
     lines: list[str] = []
     for section in sections:
         if section:

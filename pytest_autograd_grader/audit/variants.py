@@ -23,9 +23,9 @@ _CACHES = {"__pycache__", ".pytest_cache", ".git", ".hypothesis", ".ipynb_checkp
 class Variant:
     """One module graded in place of the topic's solution."""
 
-    kind: str    # "solution", "stub", "mistake" or "mutant"
+    kind: str  # "solution", "stub", "mistake" or "mutant"
     topic: str
-    key: str     # the mistake's name or the mutant's id ("" for solution and stub)
+    key: str  # the mistake's name or the mutant's id ("" for solution and stub)
     source: str = field(repr=False)
 
 
@@ -42,8 +42,14 @@ def solution_modules(solutions: Path) -> dict[str, str]:
         except (OSError, UnicodeDecodeError) as exc:
             raise AuditUsageError(msg("audit.solution_unreadable", path=str(path), error=str(exc))) from None
         except (SyntaxError, ValueError) as exc:
-            raise AuditUsageError(msg("audit.solution_syntax", path=str(path), line=getattr(exc, "lineno", "?"),
-                                      error=getattr(exc, "msg", str(exc)))) from None
+            raise AuditUsageError(
+                msg(
+                    "audit.solution_syntax",
+                    path=str(path),
+                    line=getattr(exc, "lineno", "?"),
+                    error=getattr(exc, "msg", str(exc)),
+                )
+            ) from None
         modules[path.stem] = source
     if not modules:
         raise AuditUsageError(msg("audit.no_solutions", path=str(solutions)))
@@ -69,8 +75,7 @@ def build_checks(checks: Path, chosen: list[Path], dest: Path) -> Path:
     keep = {p.resolve() for p in chosen}
 
     def ignored(folder: str, names: list[str]) -> set[str]:
-        return {n for n in names if n in _CACHES or
-                (is_check_file(n) and (Path(folder) / n).resolve() not in keep)}
+        return {n for n in names if n in _CACHES or (is_check_file(n) and (Path(folder) / n).resolve() not in keep)}
 
     shutil.copytree(checks, dest, ignore=ignored, symlinks=True)
     return dest
@@ -78,8 +83,7 @@ def build_checks(checks: Path, chosen: list[Path], dest: Path) -> Path:
 
 def build_variant(solutions: Path, variant: Variant, dest: Path) -> Path:
     """A copy of the solutions with the topic's module replaced by the variant's."""
-    shutil.copytree(solutions, dest, ignore=shutil.ignore_patterns(*_CACHES, "test_*.py", "*_test.py"),
-                    symlinks=True)
+    shutil.copytree(solutions, dest, ignore=shutil.ignore_patterns(*_CACHES, "test_*.py", "*_test.py"), symlinks=True)
     (dest / f"{variant.topic}.py").write_text(variant.source, encoding="utf-8")
     return dest
 

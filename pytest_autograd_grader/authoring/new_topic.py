@@ -48,19 +48,35 @@ class Plan:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("name", metavar="NAME",
-                        help="the topic's module name, e.g. clipping: exercises/clipping.py, its checks "
-                             "exercises/test_clipping.py, its solution and mistakes/clipping/")
-    parser.add_argument("--concept", metavar="ID", required=True,
-                        help="the concept its checks count towards (lower-case letters, digits, _); registered "
-                             "in exercises/conftest.py unless the course has it already")
-    parser.add_argument("--course", metavar="DIR", default=".",
-                        help="the course's folder, which holds exercises/, solutions/ and mistakes/ "
-                             "(default: the current folder)")
-    parser.add_argument("--title", metavar="TEXT",
-                        help="the concept's title in reports (default: made from the concept id)")
-    parser.add_argument("--lang", default="en", type=str.lower, choices=LANGUAGES,
-                        help="the language this command speaks in (the files it writes are in English)")
+    parser.add_argument(
+        "name",
+        metavar="NAME",
+        help="the topic's module name, e.g. clipping: exercises/clipping.py, its checks "
+        "exercises/test_clipping.py, its solution and mistakes/clipping/",
+    )
+    parser.add_argument(
+        "--concept",
+        metavar="ID",
+        required=True,
+        help="the concept its checks count towards (lower-case letters, digits, _); registered "
+        "in exercises/conftest.py unless the course has it already",
+    )
+    parser.add_argument(
+        "--course",
+        metavar="DIR",
+        default=".",
+        help="the course's folder, which holds exercises/, solutions/ and mistakes/ (default: the current folder)",
+    )
+    parser.add_argument(
+        "--title", metavar="TEXT", help="the concept's title in reports (default: made from the concept id)"
+    )
+    parser.add_argument(
+        "--lang",
+        default="en",
+        type=str.lower,
+        choices=LANGUAGES,
+        help="the language this command speaks in (the files it writes are in English)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -98,10 +114,12 @@ def plan_topic(name: str, concept: str, course: Path, title: str | None) -> Plan
     if taken:
         raise Refusal(msg("new_topic.grader_id", ids=", ".join(taken)))
     exercises, solutions, mistakes = course / "exercises", course / "solutions", course / "mistakes"
-    files = {exercises / f"{name}.py": topic_files.stub(topic),
-             exercises / f"test_{name}.py": topic_files.checks(topic),
-             solutions / f"{name}.py": topic_files.solution(topic),
-             mistakes / name / f"{topic_files.MISTAKE}.py": topic_files.mistake(topic)}
+    files = {
+        exercises / f"{name}.py": topic_files.stub(topic),
+        exercises / f"test_{name}.py": topic_files.checks(topic),
+        solutions / f"{name}.py": topic_files.solution(topic),
+        mistakes / name / f"{topic_files.MISTAKE}.py": topic_files.mistake(topic),
+    }
     existing = _existing(course, name)
     if existing:
         raise Refusal(msg("new_topic.exists", paths="\n".join(f"  {p}" for p in existing)))
@@ -142,8 +160,11 @@ def _existing(course: Path, name: str) -> list[Path]:
     """The paths the topic would take that are there already (a file, a
     folder, a notebook or a link by that name), and folders of the layout
     that are not folders."""
-    found = [course / folder for folder in ("exercises", "solutions", "mistakes")
-             if os.path.lexists(course / folder) and not (course / folder).is_dir()]
+    found = [
+        course / folder
+        for folder in ("exercises", "solutions", "mistakes")
+        if os.path.lexists(course / folder) and not (course / folder).is_dir()
+    ]
     for folder in ("exercises", "solutions"):
         found += [course / folder / f"{name}{suffix}" for suffix in (".py", ".ipynb", "")]
     found += [course / "exercises" / f"test_{name}.py", course / "mistakes" / name]
@@ -214,6 +235,5 @@ def tell(plan: Plan, written: list[Path]) -> int:
     elif done.exists:
         print(msg("new_topic.conftest_added", path=plan.conftest, name=plan.topic.name))
     exercises = plan.conftest.parent
-    print(msg("new_topic.next", exercises=exercises, solutions=exercises.parent / "solutions",
-              name=plan.topic.name))
+    print(msg("new_topic.next", exercises=exercises, solutions=exercises.parent / "solutions", name=plan.topic.name))
     return 0 if done.text else 1

@@ -102,8 +102,11 @@ def _clash(tree: ast.Module, topic: Topic) -> str:
     holds one of its message ids (a second run, or an author's own)."""
     names = {_messages_name(topic), f"pytest_grade_concepts_{topic.name}", f"pytest_grade_messages_{topic.name}"}
     for node in ast.walk(tree):
-        defined = {getattr(node, "name", None), getattr(node, "id", None)} if isinstance(
-            node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Name)) else set()
+        defined = (
+            {getattr(node, "name", None), getattr(node, "id", None)}
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Name))
+            else set()
+        )
         if defined & names:
             return "new_topic.conftest_has_block"
         if isinstance(node, ast.Constant) and node.value in (topic.label, topic.diagnosis):
@@ -125,15 +128,20 @@ def block(topic: Topic, with_concept: bool, imports: str) -> str:
     course registers that concept already."""
     title = topic.title.replace("{", "{{").replace("}", "}}")  # a message text: braces are fields
     concept_en = f'        "concept.{topic.concept}": {_literal(title)},\n' if with_concept else ""
-    concept_zh = (f'        "concept.{topic.concept}": {_literal(title)},  # translate the title\n'
-                  if with_concept else "")
-    hook = f'''
+    concept_zh = (
+        f'        "concept.{topic.concept}": {_literal(title)},  # translate the title\n' if with_concept else ""
+    )
+    hook = (
+        f"""
 
 @pytest.hookimpl(specname="pytest_grade_concepts")
 def pytest_grade_concepts_{topic.name}(config):
     # Concept(id, title, the idea a student must show): fill in the third.
     return [Concept({_literal(topic.concept)}, {_literal(topic.title)}, "")]
-''' if with_concept else ""
+"""
+        if with_concept
+        else ""
+    )
     return f'''# --- topic {topic.name} (written by autograd-grader new-topic; edit freely) ---
 # specname= makes these two functions more implementations of the
 # pytest_grade_concepts / pytest_grade_messages hooks, beside any others here.

@@ -32,10 +32,15 @@ class Topic:
 
 
 def _fill(template: str, topic: Topic) -> str:
-    return (template.replace("__NAME__", topic.name).replace("__CONCEPT__", topic.concept)
-            .replace("__TITLE__", _in_docstring(topic.title)).replace("__FUNCTION__", FUNCTION)
-            .replace("__DIAGNOSIS__", topic.diagnosis).replace("__LABEL__", topic.label)
-            .replace("__MISTAKE__", MISTAKE))
+    return (
+        template.replace("__NAME__", topic.name)
+        .replace("__CONCEPT__", topic.concept)
+        .replace("__TITLE__", _in_docstring(topic.title))
+        .replace("__FUNCTION__", FUNCTION)
+        .replace("__DIAGNOSIS__", topic.diagnosis)
+        .replace("__LABEL__", topic.label)
+        .replace("__MISTAKE__", MISTAKE)
+    )
 
 
 def _in_docstring(text: str) -> str:

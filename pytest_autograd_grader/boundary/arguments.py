@@ -21,28 +21,60 @@ from .records import PRIMITIVES, ErrorRecord, FunctionRef, ObjectRecord, TensorR
 
 # numpy dtypes both kinds of worker rebuild (a torch worker reads them as
 # tensors first): numbers and booleans of the sizes torch knows
-ARRAY_DTYPES = frozenset(("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-                          "float16", "float32", "float64", "complex64", "complex128"))
+ARRAY_DTYPES = frozenset(
+    (
+        "bool",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "float16",
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
+    )
+)
 TORCH_NAMES = ("torch", "functorch", "torchvision")
 
 
-def encode_request(args: tuple, kwargs: dict, grad_outputs: tuple | None = None, *, function: str = "",
-                   numpy_only: bool = False, run: bool = False) -> dict:
+def encode_request(
+    args: tuple,
+    kwargs: dict,
+    grad_outputs: tuple | None = None,
+    *,
+    function: str = "",
+    numpy_only: bool = False,
+    run: bool = False,
+) -> dict:
     """The request's ``args``, ``kwargs`` (and ``grad_outputs``) as trees.
     ``function`` names the student's function in messages; with ``run`` the
     first argument is the function that drives the student's module."""
     encoder = _Encoder(function, numpy_only)
     items = []
     for number, value in enumerate(args):
-        where = msg("check.where.helper") if run and number == 0 else \
-            msg("check.where.positional", n=number + (0 if run else 1))
+        where = (
+            msg("check.where.helper")
+            if run and number == 0
+            else msg("check.where.positional", n=number + (0 if run else 1))
+        )
         items.append(encoder.encode(value, where))
-    request = {"args": {"$": "tuple", "items": items},
-               "kwargs": encoder.mapping(kwargs, lambda key: msg("check.where.keyword", name=key))}
+    request = {
+        "args": {"$": "tuple", "items": items},
+        "kwargs": encoder.mapping(kwargs, lambda key: msg("check.where.keyword", name=key)),
+    }
     if grad_outputs is not None:
-        request["grad_outputs"] = {"$": "tuple", "items": [
-            encoder.encode(value, msg("check.where.grad_output", n=number + 1))
-            for number, value in enumerate(grad_outputs)]}
+        request["grad_outputs"] = {
+            "$": "tuple",
+            "items": [
+                encoder.encode(value, msg("check.where.grad_output", n=number + 1))
+                for number, value in enumerate(grad_outputs)
+            ],
+        }
     return request
 
 
@@ -55,16 +87,21 @@ class _Encoder:
         # a record is the grader's wrapping of an answer: passing a tensor's
         # record is the check's slip; an odd object or error may be the student's
         culprit = value if type(value) in (ObjectRecord, ErrorRecord) else NOT_A_STUDENT_VALUE
-        return CheckValueError(msg("check.argument", where=where, function=self.function, why=why),
-                               culprit, msg("check.argument.student", where=where, type=_kind(value)))
+        return CheckValueError(
+            msg("check.argument", where=where, function=self.function, why=why),
+            culprit,
+            msg("check.argument.student", where=where, type=_kind(value)),
+        )
 
     def encode(self, obj: Any, where: str) -> Any:
         kind = type(obj)
         if kind in PRIMITIVES:
             return obj
         if kind in (list, tuple):
-            return {"$": kind.__name__, "items": [self.encode(item, f"{where}[{index}]")
-                                                 for index, item in enumerate(obj)]}
+            return {
+                "$": kind.__name__,
+                "items": [self.encode(item, f"{where}[{index}]") for index, item in enumerate(obj)],
+            }
         if kind is dict:
             return self.dict_tree(obj, where)
         if kind in (types.FunctionType, types.BuiltinFunctionType, FunctionRef):
@@ -92,8 +129,11 @@ class _Encoder:
         raise self.refuse(obj, where, msg("check.argument.type", type=_kind(obj)))
 
     def mapping(self, obj: dict, where_of) -> dict:
-        return {"$": "dict", "keys": list(obj), "values": [self.encode(value, where_of(key))
-                                                           for key, value in obj.items()]}
+        return {
+            "$": "dict",
+            "keys": list(obj),
+            "values": [self.encode(value, where_of(key)) for key, value in obj.items()],
+        }
 
     def array(self, obj: Any, where: str, numpy) -> dict:
         """A numpy array of numbers, rebuilt as one of the same dtype and
@@ -113,8 +153,9 @@ class _Encoder:
             return {"$": "function", "module": obj.module, "qualname": obj.qualname, "file": obj.file}
         module = str(getattr(obj, "__module__", "") or "")
         if self.numpy_only and module.split(".")[0] in TORCH_NAMES:
-            raise self.refuse(obj, where, msg("check.helper.torch", name=getattr(obj, "__qualname__", "?"),
-                                              what=module))
+            raise self.refuse(
+                obj, where, msg("check.helper.torch", name=getattr(obj, "__qualname__", "?"), what=module)
+            )
         try:
             return ship(obj, self.numpy_only, self.value_tree)
         except HelperError as exc:

@@ -37,8 +37,17 @@ from .shortening import shorten
 
 # Errors a value of the wrong form causes. Not NameError, ImportError,
 # SyntaxError, UnboundLocalError...: those are always the check's own.
-WRONG_VALUE_ERRORS = (TypeError, ValueError, AttributeError, IndexError, KeyError, RuntimeError,
-                      StopIteration, ZeroDivisionError, OverflowError)
+WRONG_VALUE_ERRORS = (
+    TypeError,
+    ValueError,
+    AttributeError,
+    IndexError,
+    KeyError,
+    RuntimeError,
+    StopIteration,
+    ZeroDivisionError,
+    OverflowError,
+)
 NEVER_THE_VALUE = (RecursionError, NotImplementedError)  # RuntimeErrors of the check's own making
 
 # A TypeError from calling with the wrong arguments is the caller's mistake,
@@ -46,7 +55,8 @@ NEVER_THE_VALUE = (RecursionError, NotImplementedError)  # RuntimeErrors of the 
 _SIGNATURE_ERROR = re.compile(
     r"unexpected keyword argument|missing \d+ required|takes (from )?\d+ (to \d+ )?positional argument"
     r"|got multiple values for argument|takes no (keyword )?arguments|is an invalid keyword argument"
-    r"|positional-only arguments passed as keyword")
+    r"|positional-only arguments passed as keyword"
+)
 
 REDACT_MIN_LENGTH = 3
 _PREFIX = 32  # a long string is also found cut short, as in ValueError's %.200R
@@ -127,13 +137,18 @@ def forget_student_values(item: pytest.Item) -> None:
 
 # -- blame ----------------------------------------------------------------
 
+
 def blame_student(exc: BaseException, values: StudentValues | None) -> str | None:
     """The feedback of a check that failed because of the form of the
     student's answer, or None when the exception is the check's own bug."""
     if isinstance(exc, CheckValueError):
         return _blame_value(exc, values)
-    if not values or not isinstance(exc, WRONG_VALUE_ERRORS) or isinstance(exc, NEVER_THE_VALUE) \
-            or isinstance(exc, (AssertionError, CheckError)):
+    if (
+        not values
+        or not isinstance(exc, WRONG_VALUE_ERRORS)
+        or isinstance(exc, NEVER_THE_VALUE)
+        or isinstance(exc, (AssertionError, CheckError))
+    ):
         return None
     try:
         if not _student_value_used(exc, values):
@@ -169,8 +184,12 @@ def _student_value_used(exc: BaseException, values: StudentValues) -> bool:
     if isinstance(exc, TypeError) and _SIGNATURE_ERROR.search(str(exc)):
         # Wrong arguments are the caller's fault, unless the student's value
         # decided how many there were (``f(*got)``).
-        operands = [n.value for node in operands for n in ast.walk(node)
-                    if isinstance(n, ast.Starred) or (isinstance(n, ast.keyword) and n.arg is None)]
+        operands = [
+            n.value
+            for node in operands
+            for n in ast.walk(node)
+            if isinstance(n, ast.Starred) or (isinstance(n, ast.keyword) and n.arg is None)
+        ]
     scopes = [frame.f_locals, frame.f_globals]
     if outer is not None and frame.f_code.co_name in _COMPREHENSIONS:
         scopes += [outer.f_locals, outer.f_globals]  # the iterable was evaluated outside
@@ -229,8 +248,12 @@ def _operands(code, lasti: int, lineno: int) -> tuple[list[ast.AST], ast.AST | N
     for node in ast.walk(tree):
         for child in ast.iter_child_nodes(node):
             parents[child] = node
-        where = (getattr(node, "lineno", None), getattr(node, "end_lineno", None),
-                 getattr(node, "col_offset", None), getattr(node, "end_col_offset", None))
+        where = (
+            getattr(node, "lineno", None),
+            getattr(node, "end_lineno", None),
+            getattr(node, "col_offset", None),
+            getattr(node, "end_col_offset", None),
+        )
         if None in where:
             continue
         if where == span:
@@ -312,6 +335,7 @@ def _lookup(node: ast.AST, scopes: list[dict]) -> Any:
 
 # -- redaction ------------------------------------------------------------
 
+
 def redact(text: str, values: StudentValues | None) -> str:
     """``text`` with every string from student code (3+ characters, also as
     repr/JSON escapes it and cut short) replaced by a placeholder."""
@@ -354,10 +378,13 @@ def _occurrences(text: str, form: str) -> list[tuple[int, int]]:
 
 def _whole_word(text: str, start: int, stop: int) -> bool:
     """A short string ('sum') is not redacted inside a longer word ('summary')."""
+
     def word(c: str) -> bool:
         return c.isalnum() or c == "_"
-    return not (start > 0 and word(text[start - 1]) and word(text[start])) and \
-        not (stop < len(text) and word(text[stop]) and word(text[stop - 1]))
+
+    return not (start > 0 and word(text[start - 1]) and word(text[start])) and not (
+        stop < len(text) and word(text[stop]) and word(text[stop - 1])
+    )
 
 
 def redact_report(report: pytest.TestReport, values: StudentValues | None) -> None:
@@ -370,4 +397,3 @@ def redact_report(report: pytest.TestReport, values: StudentValues | None) -> No
         if clean != text:
             report.longrepr = clean
     report.sections = [(title, redact(content, values)) for title, content in report.sections]
-

@@ -70,6 +70,7 @@ class Retained:
 
 # -- the worker's side ----------------------------------------------------------
 
+
 def flat_tensors(value: Any) -> list[Any]:
     import torch
 
@@ -100,8 +101,9 @@ class Facts:
         args = tuple(args)[:MAX_ARGS]
         self.positions = len(args)
         self.args = args
-        self.watched = tuple((i, a) for i, a in enumerate(args)
-                             if isinstance(a, torch.Tensor) and a.is_leaf and a.requires_grad)
+        self.watched = tuple(
+            (i, a) for i, a in enumerate(args) if isinstance(a, torch.Tensor) and a.is_leaf and a.requires_grad
+        )
 
     # -- a backward or autograd.grad call -------------------------------------
     def before(self, call: dict[str, Any], kind: str, outputs: Any) -> tuple[list[Any], list[Any]]:
@@ -119,8 +121,15 @@ class Facts:
                 grads.append((g, -1 if g is None else g._version, copy))
         return roots, grads
 
-    def after(self, call: dict[str, Any], kind: str, state: tuple[list[Any], list[Any]], inputs: Any, result: Any,
-              keeps_graph: bool) -> None:
+    def after(
+        self,
+        call: dict[str, Any],
+        kind: str,
+        state: tuple[list[Any], list[Any]],
+        inputs: Any,
+        result: Any,
+        keeps_graph: bool,
+    ) -> None:
         roots, grads = state
         added: list[Any] = [None] * self.positions
         if kind == "backward":
@@ -140,7 +149,7 @@ class Facts:
                         added[position] = self._keep(r)
         call["added"] = added
         if not keeps_graph and len(self.freed) < MAX_FREED:
-            self.freed.extend(roots[:MAX_FREED - len(self.freed)])
+            self.freed.extend(roots[: MAX_FREED - len(self.freed)])
 
     def _keep(self, t: Any) -> Any:
         """A copy of a gradient, while the trace's budget lasts."""
@@ -199,15 +208,27 @@ class Facts:
         found = []
         for t in self.retained:
             node = t.grad_fn
-            found.append({"arg": _position(self.args, t), "returned": _position(returned, t),
-                          "node": type(node).__name__[:64] if node is not None else "",
-                          "source": _next_to(node, nodes, upstream=True),
-                          "feeds": _next_to(node, nodes, upstream=False)})
+            found.append(
+                {
+                    "arg": _position(self.args, t),
+                    "returned": _position(returned, t),
+                    "node": type(node).__name__[:64] if node is not None else "",
+                    "source": _next_to(node, nodes, upstream=True),
+                    "feeds": _next_to(node, nodes, upstream=False),
+                }
+            )
         return found
 
     # -- an error a torch call raised -----------------------------------------
-    def raised(self, exc: BaseException, name: str, args: tuple[Any, ...], call: int = -1, frame: Any = None,
-               engine_codes: frozenset[Any] = frozenset()) -> None:
+    def raised(
+        self,
+        exc: BaseException,
+        name: str,
+        args: tuple[Any, ...],
+        call: int = -1,
+        frame: Any = None,
+        engine_codes: frozenset[Any] = frozenset(),
+    ) -> None:
         if id(exc) in self.exceptions or len(self.errors) >= MAX_ERRORS:
             return  # the innermost call that raised it is the one that counts
         import torch
@@ -260,8 +281,9 @@ def own_code_raised(exc: BaseException, frame: Any, engine_codes: frozenset[Any]
             deeper.append(tb)
         inside = inside or tb.tb_frame is frame
         tb = tb.tb_next
-    foreign = [entry for entry in deeper
-               if entry.tb_frame.f_code not in engine_codes and not encode.in_torch(entry.tb_frame)]
+    foreign = [
+        entry for entry in deeper if entry.tb_frame.f_code not in engine_codes and not encode.in_torch(entry.tb_frame)
+    ]
     if not foreign:
         return False
     return not (foreign[-1] is deeper[-1] and _reads_saved(foreign[-1].tb_frame.f_code, foreign[-1].tb_lasti))
@@ -328,6 +350,7 @@ def start() -> Facts:
 
 # -- the grader's side -------------------------------------------------------------
 
+
 def _typed(value: Any, kinds: tuple[type, ...], what: str, error: type[Exception]) -> Any:
     if type(value) not in kinds:
         raise error(what)
@@ -340,11 +363,15 @@ def read_errors(entries: Any, error: type[Exception]) -> tuple[RaisedError, ...]
     found = []
     for entry in _typed(entries, (list,), "errors", error)[:MAX_ERRORS]:
         _typed(entry, (dict,), "error", error)
-        found.append(RaisedError(op=_typed(entry.get("op"), (str,), "op", error)[:64],
-                                 type=_typed(entry.get("type"), (str,), "type", error)[:64],
-                                 call=_typed(entry.get("call", -1), (int,), "call", error),
-                                 own_code=_typed(entry.get("own_code", False), (bool,), "own_code", error),
-                                 leaf=_typed(entry.get("leaf", False), (bool,), "leaf", error)))
+        found.append(
+            RaisedError(
+                op=_typed(entry.get("op"), (str,), "op", error)[:64],
+                type=_typed(entry.get("type"), (str,), "type", error)[:64],
+                call=_typed(entry.get("call", -1), (int,), "call", error),
+                own_code=_typed(entry.get("own_code", False), (bool,), "own_code", error),
+                leaf=_typed(entry.get("leaf", False), (bool,), "leaf", error),
+            )
+        )
     return tuple(found)
 
 
@@ -353,7 +380,9 @@ def read_retained(entries: Any, error: type[Exception]) -> tuple[Retained, ...]:
     found = []
     for entry in _typed(entries, (list,), "retained", error)[:MAX_RETAINED]:
         _typed(entry, (dict,), "retained", error)
-        positions = {key: _typed(entry.get(key, -1), (int,), key, error) for key in ("arg", "returned", "source", "feeds")}
+        positions = {
+            key: _typed(entry.get(key, -1), (int,), key, error) for key in ("arg", "returned", "source", "feeds")
+        }
         if any(not -1 <= p < MAX_ARGS for p in positions.values()):
             raise error("retained")
         found.append(Retained(node=_typed(entry.get("node", ""), (str,), "node", error)[:64], **positions))
@@ -366,8 +395,12 @@ def read_added(entries: Any, error: type[Exception]) -> tuple[Any, ...]:
 
     added = []
     for t in _typed(entries, (list,), "added", error)[:MAX_ARGS]:
-        if t is not None and (type(t) is not torch.Tensor or t.dim() > 16 or not t.is_floating_point()
-                              or t.device.type not in ("cpu", "cuda")):
+        if t is not None and (
+            type(t) is not torch.Tensor
+            or t.dim() > 16
+            or not t.is_floating_point()
+            or t.device.type not in ("cpu", "cuda")
+        ):
             raise error("added")
         added.append(t)
     return tuple(added)

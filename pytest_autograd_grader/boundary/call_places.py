@@ -48,8 +48,14 @@ class CallPlaces:
                 return
         if stage in (Stage.SYNTAX, Stage.IMPORT_TIMEOUT) and outcome.get("line"):
             self._place(outcome.get("file") or own_file, outcome.get("line"), True)
-        elif stage in (Stage.MISSING, Stage.EMPTY, Stage.NO_FUNCTION, Stage.IMPORT, Stage.IMPORT_TIMEOUT,
-                       Stage.NOTEBOOK):
+        elif stage in (
+            Stage.MISSING,
+            Stage.EMPTY,
+            Stage.NO_FUNCTION,
+            Stage.IMPORT,
+            Stage.IMPORT_TIMEOUT,
+            Stage.NOTEBOOK,
+        ):
             self.on_place(own_file, None, stage == Stage.IMPORT_TIMEOUT)
         elif stage != Stage.UNSTAGEABLE and outcome.get("op") != Op.RUN:
             # read from the student's file here, not taken from the worker
@@ -67,8 +73,11 @@ class CallPlaces:
             if remark:
                 self.on_remark(remark)
         found = notebook_of(self.directory, self.module)
-        where = left_out_place(found[0], function.split(".")[0]) if found and \
-            outcome["stage"] in (Stage.EMPTY, Stage.NO_FUNCTION) else None
+        where = (
+            left_out_place(found[0], function.split(".")[0])
+            if found and outcome["stage"] in (Stage.EMPTY, Stage.NO_FUNCTION)
+            else None
+        )
         if where is None or found is None:  # found: always, with where
             return False
         self.on_place(found[1], where[1], False, where[0])

@@ -13,6 +13,7 @@ from .wire import Meter
 
 # -- decoding on the grader's side -----------------------------------------
 
+
 def _exact_tensor(value, field: str, limits: Limits | None = None):
     import torch
 
@@ -87,12 +88,14 @@ def _tensor(tree: dict, limits: Limits | None, meter: Meter | None, depth: int, 
     if grad_fn is not None and meter is not None:
         meter.text(grad_fn)
     return TensorRecord(
-        data=data, grad=_exact_tensor(tree["grad"], "grad", limits),
+        data=data,
+        grad=_exact_tensor(tree["grad"], "grad", limits),
         requires_grad=_expect(tree["requires_grad"], (bool,), "requires_grad"),
         is_leaf=_expect(tree["is_leaf"], (bool,), "is_leaf"),
         grad_fn=grad_fn,
         retains_grad=_expect(tree["retains_grad"], (bool,), "retains_grad"),
-        dtype=str(data.dtype).removeprefix("torch."), device=str(data.device),
+        dtype=str(data.dtype).removeprefix("torch."),
+        device=str(data.device),
         shape=tuple(int(s) for s in data.shape),
     )
 
@@ -115,8 +118,7 @@ def _mapping(tree: dict, limits: Limits | None, meter: Meter | None, depth: int,
         for key in keys:
             if type(key) is str:
                 meter.text(key)
-    return {(_expect(k, (str, int), "key")): _decode(v, limits, meter, depth + 1, trace)
-            for k, v in zip(keys, values)}
+    return {(_expect(k, (str, int), "key")): _decode(v, limits, meter, depth + 1, trace) for k, v in zip(keys, values)}
 
 
 def _error(tree: dict, limits: Limits | None, meter: Meter | None, depth: int, trace: Any) -> ErrorRecord:
@@ -129,11 +131,16 @@ def _error(tree: dict, limits: Limits | None, meter: Meter | None, depth: int, t
             raise refuse("malformed", problem="raised_by")
     else:
         line = int(tree["line"])
-    return ErrorRecord(type=_text(tree["type"], "type", limits, meter),
-                       message=_text(tree["message"], "message", limits, meter),
-                       file=_text(tree["file"], "file", limits, meter), line=line,
-                       code=_text(tree["code"], "code", limits, meter), raised_by=str(raised_by),
-                       raised_at=int(raised_at), trace=trace)
+    return ErrorRecord(
+        type=_text(tree["type"], "type", limits, meter),
+        message=_text(tree["message"], "message", limits, meter),
+        file=_text(tree["file"], "file", limits, meter),
+        line=line,
+        code=_text(tree["code"], "code", limits, meter),
+        raised_by=str(raised_by),
+        raised_at=int(raised_at),
+        trace=trace,
+    )
 
 
 def _ndarray(tree: dict, limits: Limits | None, meter: Meter | None, depth: int, trace: Any) -> Any:
@@ -141,8 +148,9 @@ def _ndarray(tree: dict, limits: Limits | None, meter: Meter | None, depth: int,
 
 
 def _object(tree: dict, limits: Limits | None, meter: Meter | None, depth: int, trace: Any) -> ObjectRecord:
-    return ObjectRecord(type=_text(tree["type"], "type", limits, meter),
-                        repr=_text(tree["repr"], "repr", limits, meter))
+    return ObjectRecord(
+        type=_text(tree["type"], "type", limits, meter), repr=_text(tree["repr"], "repr", limits, meter)
+    )
 
 
 def _function(tree: dict, limits: Limits | None, meter: Meter | None, depth: int, trace: Any) -> ObjectRecord:
@@ -153,6 +161,12 @@ def _function(tree: dict, limits: Limits | None, meter: Meter | None, depth: int
 
 # each record's tag (the tree's "$") -> the step that rebuilds it
 _RECORDS: dict[str, Callable[[dict, Limits | None, Meter | None, int, Any], Any]] = {
-    "tensor": _tensor, "list": _sequence, "tuple": _sequence, "dict": _mapping, "error": _error,
-    "ndarray": _ndarray, "object": _object, "function": _function,
+    "tensor": _tensor,
+    "list": _sequence,
+    "tuple": _sequence,
+    "dict": _mapping,
+    "error": _error,
+    "ndarray": _ndarray,
+    "object": _object,
+    "function": _function,
 }

@@ -18,6 +18,7 @@ from .shortening import shorten
 
 # -- encoding (either side) ----------------------------------------------
 
+
 def _plain_tensor(t):
     import torch
 
@@ -50,10 +51,19 @@ _RAISES = {"RAISE_VARARGS", "RERAISE"}
 # started: an exception seen there was thrown in with .throw(), not raised by
 # C code the frame called (3.10: YIELD_VALUE, -2 before the start; 3.11-3.12:
 # RETURN_GENERATOR, YIELD_VALUE; 3.13: POP_TOP before the start, RESUME).
-_SUSPENDED = {"YIELD_VALUE", "YIELD_FROM", "GEN_START", "RETURN_GENERATOR", "RESUME", "SEND", "CLEANUP_THROW",
-              "POP_TOP"}
-_GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ITERABLE_COROUTINE | \
-    inspect.CO_ASYNC_GENERATOR
+_SUSPENDED = {
+    "YIELD_VALUE",
+    "YIELD_FROM",
+    "GEN_START",
+    "RETURN_GENERATOR",
+    "RESUME",
+    "SEND",
+    "CLEANUP_THROW",
+    "POP_TOP",
+}
+_GENERATOR_FLAGS = (
+    inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ITERABLE_COROUTINE | inspect.CO_ASYNC_GENERATOR
+)
 
 
 def _opname(code: types.CodeType, offset: int) -> str:
@@ -76,9 +86,12 @@ def in_torch(frame: types.FrameType) -> bool:
 def _torch_check_helper(frame: types.FrameType) -> bool:
     """torch._check, torch._check_with, ...: they raise the message their
     caller gave them, so the caller is the one that speaks."""
-    return frame.f_code.co_name.startswith("_check") and \
-        os.path.basename(frame.f_code.co_filename) == "__init__.py" and frame.f_globals.get("__name__") == "torch" \
+    return (
+        frame.f_code.co_name.startswith("_check")
+        and os.path.basename(frame.f_code.co_filename) == "__init__.py"
+        and frame.f_globals.get("__name__") == "torch"
         and in_torch(frame)
+    )
 
 
 def raised_by(exc: BaseException) -> str:
@@ -152,12 +165,21 @@ def error_fields(exc: BaseException, in_student_file=None, raised_at=None) -> di
         who = raised_by(exc)
     except Exception:  # a traceback that cannot be read proves nothing
         who = "student"
-    return {"$": "error", "type": type(exc).__name__, "message": shorten(message, 2000), "file": file, "line": line,
-            "code": shorten(code, 200), "raised_by": who, "raised_at": _raised_at(exc, raised_at)}
+    return {
+        "$": "error",
+        "type": type(exc).__name__,
+        "message": shorten(message, 2000),
+        "file": file,
+        "line": line,
+        "code": shorten(code, 200),
+        "raised_by": who,
+        "raised_at": _raised_at(exc, raised_at),
+    }
 
 
-def encode(obj: Any, in_student_file: Any = None, _depth: int = 0, _budget: list | None = None, *,
-           raised_at: Any = None) -> Any:
+def encode(
+    obj: Any, in_student_file: Any = None, _depth: int = 0, _budget: list | None = None, *, raised_at: Any = None
+) -> Any:
     """Turn any object into a tree ``dumps`` can write. torch is not
     imported here: a numpy-only worker has none, and then nothing can be a
     torch tensor. ``raised_at``: the traced call's ``Facts.raised_at``,
@@ -190,8 +212,12 @@ def _function_tree(obj: Any) -> dict:
     if type(obj) is FunctionRef:
         return {"$": "function", "module": obj.module, "qualname": obj.qualname, "file": obj.file}
     qualname = getattr(obj, "__qualname__", "")
-    return {"$": "function", "module": getattr(obj, "__module__", "") or "", "qualname": qualname,
-            "file": getattr(getattr(obj, "__code__", None), "co_filename", "")}
+    return {
+        "$": "function",
+        "module": getattr(obj, "__module__", "") or "",
+        "qualname": qualname,
+        "file": getattr(getattr(obj, "__code__", None), "co_filename", ""),
+    }
 
 
 def _tensor_tree(obj: Any, torch: Any) -> dict:
@@ -201,11 +227,16 @@ def _tensor_tree(obj: Any, torch: Any) -> dict:
         with _no_warnings():  # a subclass's .grad may warn (under "error", raise)
             grad = obj.grad if obj.is_leaf or obj.retains_grad else None
     return {
-        "$": "tensor", "data": _plain_tensor(obj), "grad": None if grad is None else _plain_tensor(grad),
-        "requires_grad": bool(obj.requires_grad), "is_leaf": bool(obj.is_leaf),
+        "$": "tensor",
+        "data": _plain_tensor(obj),
+        "grad": None if grad is None else _plain_tensor(grad),
+        "requires_grad": bool(obj.requires_grad),
+        "is_leaf": bool(obj.is_leaf),
         "grad_fn": None if obj.grad_fn is None else type(obj.grad_fn).__name__,
-        "retains_grad": bool(obj.retains_grad), "dtype": str(obj.dtype).removeprefix("torch."),
-        "device": str(obj.device), "shape": [int(s) for s in obj.shape],
+        "retains_grad": bool(obj.retains_grad),
+        "dtype": str(obj.dtype).removeprefix("torch."),
+        "device": str(obj.device),
+        "shape": [int(s) for s in obj.shape],
     }
 
 
@@ -219,7 +250,7 @@ def _container_tree(obj: Any, in_student_file: Any, depth: int, budget: list, ra
     if not all(type(k) in (str, int) for k in keys):
         return None
     values = _encode_all([obj[k] for k in keys], in_student_file, depth + 1, budget, raised_at)
-    return {"$": "dict", "keys": keys[:len(values)], "values": values}
+    return {"$": "dict", "keys": keys[: len(values)], "values": values}
 
 
 _NOT_BUILTIN = object()
@@ -249,8 +280,11 @@ def _described(obj: Any) -> Any:
             return obj.item()
         if isinstance(obj, numpy.ndarray) and obj.dtype.kind in "biuf":
             return {"$": "ndarray", "data": numpy.array(obj, copy=True)}
-    return {"$": "object", "type": f"{module}.{kind.__qualname__}" if module != "builtins" else kind.__qualname__,
-            "repr": STUDENT_PREFIX.sub("", _short_repr(obj))}
+    return {
+        "$": "object",
+        "type": f"{module}.{kind.__qualname__}" if module != "builtins" else kind.__qualname__,
+        "repr": STUDENT_PREFIX.sub("", _short_repr(obj)),
+    }
 
 
 def _too_large(obj: Any) -> dict:

@@ -90,14 +90,18 @@ def _missing(outcome: dict, call: _Call) -> _Said:
 def _empty(outcome: dict, call: _Call) -> _Said:
     # a notebook whose every definition sits in a skip-grading cell looks empty to the grader
     module, directory = call.module, call.directory
-    return _Said(missing_hint(directory, module, call.function) or
-                 msg("student.empty", module=module, file=module_file(directory, module), function=call.function))
+    return _Said(
+        missing_hint(directory, module, call.function)
+        or msg("student.empty", module=module, file=module_file(directory, module), function=call.function)
+    )
 
 
 def _notebook(outcome: dict, call: _Call) -> _Said:
     path = module_path(call.directory, call.module) if call.directory is not None else None
-    return _Said((notebook_problem(path) if path is not None else None) or
-                 msg("student.notebook_unreadable", file=f"{call.module}.ipynb", reason="?"))
+    return _Said(
+        (notebook_problem(path) if path is not None else None)
+        or msg("student.notebook_unreadable", file=f"{call.module}.ipynb", reason="?")
+    )
 
 
 def _import_timeout(outcome: dict, call: _Call) -> _Said:
@@ -107,8 +111,15 @@ def _import_timeout(outcome: dict, call: _Call) -> _Said:
         text = msg("student.import_timeout_earlier", module=module, file=file, seconds=outcome.get("seconds", 0))
         return _Said(text, Status.TIMEOUT)
     # a notebook stops itself just before the deadline: the cell it was running
-    text = _placed("student.import_timeout", directory, file, outcome.get("line"), module=module,
-                   seconds=outcome.get("seconds", 0), code=quoted(shorten(str(outcome.get("code") or ""), 200)))
+    text = _placed(
+        "student.import_timeout",
+        directory,
+        file,
+        outcome.get("line"),
+        module=module,
+        seconds=outcome.get("seconds", 0),
+        code=quoted(shorten(str(outcome.get("code") or ""), 200)),
+    )
     hint = slow_cell_hint(directory, module, outcome.get("cell"), outcome.get("line"))
     return _Said(_with_hint(text, hint), Status.TIMEOUT)
 
@@ -119,25 +130,43 @@ def _syntax(outcome: dict, call: _Call) -> _Said:
     if type(file) is not str:
         raise TypeError("a file name must be a string")
     file = quoted(shorten(file, 300))
-    return _Said(_placed("student.syntax_error", call.directory, file, outcome.get("line"), module=call.module,
-                         message=quoted(outcome.get("message")), code=quoted(outcome.get("code", ""), block=True)))
+    return _Said(
+        _placed(
+            "student.syntax_error",
+            call.directory,
+            file,
+            outcome.get("line"),
+            module=call.module,
+            message=quoted(outcome.get("message")),
+            code=quoted(outcome.get("code", ""), block=True),
+        )
+    )
 
 
 def _import(outcome: dict, call: _Call) -> _Said:
     module, directory = call.module, call.directory
     error = decode(outcome["error"], call.limits)
-    text = msg("student.import_error", module=module, file=module_file(directory, module), type=quoted(error.type),
-               message=quoted(error.message), where=_where(error, directory))
+    text = msg(
+        "student.import_error",
+        module=module,
+        file=module_file(directory, module),
+        type=quoted(error.type),
+        message=quoted(error.message),
+        where=_where(error, directory),
+    )
     # in a notebook: the name a cell left out defines, else the cell that raised and what to do about it
-    hint = (name_error_hint(directory, module, error.message) if error.type == "NameError" else None) or \
-        load_failure_hint(directory, module, outcome.get("cell"))
+    hint = (
+        name_error_hint(directory, module, error.message) if error.type == "NameError" else None
+    ) or load_failure_hint(directory, module, outcome.get("cell"))
     return _Said(_with_hint(text, hint), error_type=error.type, message=error.message)
 
 
 def _no_function(outcome: dict, call: _Call) -> _Said:
     module, directory = call.module, call.directory
-    return _Said(missing_hint(directory, module, call.function) or
-                 msg("student.no_function", module=module, file=module_file(directory, module), function=call.function))
+    return _Said(
+        missing_hint(directory, module, call.function)
+        or msg("student.no_function", module=module, file=module_file(directory, module), function=call.function)
+    )
 
 
 def _raised(outcome: dict, call: _Call) -> _Said:
@@ -148,17 +177,33 @@ def _raised(outcome: dict, call: _Call) -> _Said:
         # a grader function drove the module: name the student's unwritten part by its function
         name = function_at(directory, error.file, error.line) if directory is not None and error.file else None
         key = "student.not_implemented_in" if name else "student.not_implemented_at"
-        said.text = _placed(key, directory, quoted(error.file), error.line, module=module, function=name,
-                            code=quoted(error.code))
+        said.text = _placed(
+            key, directory, quoted(error.file), error.line, module=module, function=name, code=quoted(error.code)
+        )
     elif error.type == "NotImplementedError":
         # in a notebook, the cell and line of the stub's raise: a notebook has no line numbers to look up
         cell = cell_of(directory, error.file, error.line) if error.file else None
-        said.text = msg("student.not_implemented_in_cell", module=module, function=function, file=quoted(error.file),
-                        cell=cell[0], line=cell[1]) if cell else \
-            msg("student.not_implemented", module=module, function=function)
+        said.text = (
+            msg(
+                "student.not_implemented_in_cell",
+                module=module,
+                function=function,
+                file=quoted(error.file),
+                cell=cell[0],
+                line=cell[1],
+            )
+            if cell
+            else msg("student.not_implemented", module=module, function=function)
+        )
     else:
-        said.text = msg("student.raised", module=module, function=function, type=quoted(error.type),
-                        message=quoted(error.message), where=_where(error, directory))
+        said.text = msg(
+            "student.raised",
+            module=module,
+            function=function,
+            type=quoted(error.type),
+            message=quoted(error.message),
+            where=_where(error, directory),
+        )
         hint = name_error_hint(directory, module, error.message) if error.type == "NameError" else None
         said.text = _with_hint(said.text, hint or (call.explain(error.message) if call.explain is not None else None))
     return said
@@ -173,14 +218,22 @@ def _interrupt(outcome: dict, call: _Call) -> _Said:
 
 
 def _memory(outcome: dict, call: _Call) -> _Said:
-    return _Said(msg("student.memory", module=call.module, function=call.function,
-                     limit=quoted(outcome.get("limit", "?"))))
+    return _Said(
+        msg("student.memory", module=call.module, function=call.function, limit=quoted(outcome.get("limit", "?")))
+    )
 
 
 def _too_large(outcome: dict, call: _Call) -> _Said:
     # the sandbox refused to read the answer at all
-    return _Said(msg("student.answer_too_large", module=call.module, function=call.function,
-                     size=_megabytes(outcome["size"]), limit=_megabytes(outcome["limit"])))
+    return _Said(
+        msg(
+            "student.answer_too_large",
+            module=call.module,
+            function=call.function,
+            size=_megabytes(outcome["size"]),
+            limit=_megabytes(outcome["limit"]),
+        )
+    )
 
 
 def _request(outcome: dict, call: _Call) -> _Said:
@@ -188,8 +241,14 @@ def _request(outcome: dict, call: _Call) -> _Said:
     # word is not proof, so the check stays the student's (README:
     # nothing from student code makes a check an error)
     key = "sandbox.request" if outcome.get("cuda") is True else "sandbox.request_plain"
-    return _Said(msg(key, module=call.module, function=call.function,
-                     reason=quoted(shorten(str(outcome.get("reason", "?")), 600))))
+    return _Said(
+        msg(
+            key,
+            module=call.module,
+            function=call.function,
+            reason=quoted(shorten(str(outcome.get("reason", "?")), 600)),
+        )
+    )
 
 
 def _unstageable(outcome: dict, call: _Call) -> _Said:
@@ -198,28 +257,52 @@ def _unstageable(outcome: dict, call: _Call) -> _Said:
 
 
 def _timeout(outcome: dict, call: _Call) -> _Said:
-    return _Said(msg("student.timeout", module=call.module, function=call.function,
-                     seconds=outcome.get("seconds", 0)), Status.TIMEOUT)
+    return _Said(
+        msg("student.timeout", module=call.module, function=call.function, seconds=outcome.get("seconds", 0)),
+        Status.TIMEOUT,
+    )
 
 
 def _crashed(outcome: dict, call: _Call) -> _Said:
-    return _Said(msg("student.crashed", module=call.module, function=call.function,
-                     how=quoted(outcome.get("how", "unknown cause"))), Status.CRASHED)
+    return _Said(
+        msg(
+            "student.crashed",
+            module=call.module,
+            function=call.function,
+            how=quoted(outcome.get("how", "unknown cause")),
+        ),
+        Status.CRASHED,
+    )
 
 
 # every stage but ok (an answer, not a failure) has its handler (a test holds them equal)
 HANDLERS: dict[Stage, Callable[[dict, _Call], _Said]] = {
-    Stage.MISSING: _missing, Stage.EMPTY: _empty, Stage.NOTEBOOK: _notebook,
-    Stage.IMPORT_TIMEOUT: _import_timeout, Stage.SYNTAX: _syntax, Stage.IMPORT: _import,
-    Stage.NO_FUNCTION: _no_function, Stage.RAISED: _raised, Stage.EXIT: _exit, Stage.INTERRUPT: _interrupt,
-    Stage.MEMORY: _memory, Stage.TOO_LARGE: _too_large, Stage.REQUEST: _request,
-    Stage.UNSTAGEABLE: _unstageable, Stage.TIMEOUT: _timeout, Stage.CRASHED: _crashed,
+    Stage.MISSING: _missing,
+    Stage.EMPTY: _empty,
+    Stage.NOTEBOOK: _notebook,
+    Stage.IMPORT_TIMEOUT: _import_timeout,
+    Stage.SYNTAX: _syntax,
+    Stage.IMPORT: _import,
+    Stage.NO_FUNCTION: _no_function,
+    Stage.RAISED: _raised,
+    Stage.EXIT: _exit,
+    Stage.INTERRUPT: _interrupt,
+    Stage.MEMORY: _memory,
+    Stage.TOO_LARGE: _too_large,
+    Stage.REQUEST: _request,
+    Stage.UNSTAGEABLE: _unstageable,
+    Stage.TIMEOUT: _timeout,
+    Stage.CRASHED: _crashed,
 }
 
 
-def failure_from(outcome: dict, show_output: bool = True, limits: Limits | None = None,
-                 explain: Callable[[str], str | None] | None = None,
-                 directory: Path | None = None) -> StudentFailure:
+def failure_from(
+    outcome: dict,
+    show_output: bool = True,
+    limits: Limits | None = None,
+    explain: Callable[[str], str | None] | None = None,
+    directory: Path | None = None,
+) -> StudentFailure:
     """The feedback for a student-side problem reported by ``student.call``.
 
     ``outcome`` came from student code: a field of the wrong type or a
@@ -230,8 +313,13 @@ def failure_from(outcome: dict, show_output: bool = True, limits: Limits | None 
     ``directory`` (the submission) lets an unwritten part be named by its
     function when a grader function drove the module."""
     # the worker's word: each text of it quoted where it may span lines
-    call = _Call(quoted(outcome.get("module", "?")), quoted(outcome.get("function", "?")), directory,
-                 limits if limits is not None else Limits(), explain)
+    call = _Call(
+        quoted(outcome.get("module", "?")),
+        quoted(outcome.get("function", "?")),
+        directory,
+        limits if limits is not None else Limits(),
+        explain,
+    )
     stage = Stage.of(outcome.get("stage"))
     handler = HANDLERS.get(stage) if stage is not None else None
     if handler is not None:
@@ -240,8 +328,15 @@ def failure_from(outcome: dict, show_output: bool = True, limits: Limits | None 
         # a word the grader does not know (a hostile worker may send
         # anything): the generic crash, which tells it nothing
         unknown("stage", outcome.get("stage"))
-        said = _Said(msg("student.crashed", module=call.module, function=call.function,
-                         how=f"unexpected answer {outcome.get('stage')!r}"), Status.CRASHED)
+        said = _Said(
+            msg(
+                "student.crashed",
+                module=call.module,
+                function=call.function,
+                how=f"unexpected answer {outcome.get('stage')!r}",
+            ),
+            Status.CRASHED,
+        )
     output = outcome.get("output") or ""
     if show_output and output.strip():
         said.text += msg("student.output", output=quoted(output.rstrip(), block=True))

@@ -40,6 +40,7 @@ class HelperError(Exception):
 
 # -- the grader's side ----------------------------------------------------
 
+
 def ship(fn: Any, numpy_only: bool, value_tree: Callable[[Any, str], Any]) -> dict:
     """The tree that rebuilds ``fn`` in a worker. ``value_tree(value, name)``
     encodes a plain value the function uses (raising ``CheckValueError``
@@ -83,8 +84,14 @@ class _Bundle:
         if "." in fn.__qualname__ or "<" in fn.__qualname__:
             raise HelperError(msg("check.helper.top_level", name=fn.__qualname__))
         self.add(fn)
-        return {"$": "function", "module": fn.__module__, "qualname": fn.__name__,
-                "file": fn.__code__.co_filename, "sources": list(self.sources.values()), "names": self.names}
+        return {
+            "$": "function",
+            "module": fn.__module__,
+            "qualname": fn.__name__,
+            "file": fn.__code__.co_filename,
+            "sources": list(self.sources.values()),
+            "names": self.names,
+        }
 
     def add(self, fn: types.FunctionType) -> None:
         from ..i18n import msg
@@ -115,8 +122,12 @@ class _Bundle:
         from ..outcomes import CheckValueError
 
         module = value.__name__ if isinstance(value, types.ModuleType) else getattr(value, "__module__", None)
-        if self.numpy_only and type(module) is str and module.split(".")[0] in TORCH_NAMES \
-                and (callable(value) or isinstance(value, types.ModuleType)):
+        if (
+            self.numpy_only
+            and type(module) is str
+            and module.split(".")[0] in TORCH_NAMES
+            and (callable(value) or isinstance(value, types.ModuleType))
+        ):
             what = used if used == module else f"{used} ({module})"
             raise HelperError(msg("check.helper.torch", name=owner, what=what))
         if isinstance(value, types.ModuleType):
@@ -143,8 +154,7 @@ def _is_course_file(filename: Any) -> bool:
 
 
 def _is_course_code(fn: types.FunctionType) -> bool:
-    return str(fn.__module__).split(".")[0] != "pytest_autograd_grader" and \
-        _is_course_file(fn.__code__.co_filename)
+    return str(fn.__module__).split(".")[0] != "pytest_autograd_grader" and _is_course_file(fn.__code__.co_filename)
 
 
 def _find(module: str, qualname: str) -> Any:
@@ -208,6 +218,7 @@ def _default_names(source: str) -> set[str]:
 
 
 # -- the worker's side ----------------------------------------------------
+
 
 def _resolve(obj: Any, path: str) -> Any:
     for part in path.split("."):

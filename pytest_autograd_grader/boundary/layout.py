@@ -54,8 +54,7 @@ def find_modules(submission: Path) -> Path:
     if has_modules(submission):
         return submission
     try:
-        folders = sorted(p for p in submission.iterdir()
-                         if _plain_dir(p) and not p.name.startswith((".", "__")))
+        folders = sorted(p for p in submission.iterdir() if _plain_dir(p) and not p.name.startswith((".", "__")))
     except OSError:
         return submission
     holding = [folder for folder in folders if has_modules(folder)]

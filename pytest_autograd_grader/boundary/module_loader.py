@@ -76,23 +76,38 @@ class Loader:
         except SyntaxError as exc:
             sys.modules.pop(name, None)
             # The error may sit in a module the student's module imports.
-            raise StageError({"stage": Stage.SYNTAX, "module": module,
-                               "file": self.in_student_file(exc.filename or "") or Path(exc.filename or "").name,
-                               "line": exc.lineno or 0,
-                               "message": exc.msg or str(exc), "code": shorten((exc.text or "").strip(), 200)}) from None
+            raise StageError(
+                {
+                    "stage": Stage.SYNTAX,
+                    "module": module,
+                    "file": self.in_student_file(exc.filename or "") or Path(exc.filename or "").name,
+                    "line": exc.lineno or 0,
+                    "message": exc.msg or str(exc),
+                    "code": shorten((exc.text or "").strip(), 200),
+                }
+            ) from None
         except _ImportTimeout as exc:
             sys.modules.pop(name, None)
             fields = encode(exc, self.in_student_file)
             cell = {"cell": self.running_cell} if self.running_cell is not None else {}
-            raise StageError({"stage": Stage.IMPORT_TIMEOUT, "module": module, "seconds": self.import_seconds,
-                               "file": fields.get("file", ""), "line": fields.get("line", 0),
-                               "code": fields.get("code", ""), **cell}) from None
+            raise StageError(
+                {
+                    "stage": Stage.IMPORT_TIMEOUT,
+                    "module": module,
+                    "seconds": self.import_seconds,
+                    "file": fields.get("file", ""),
+                    "line": fields.get("line", 0),
+                    "code": fields.get("code", ""),
+                    **cell,
+                }
+            ) from None
         except BaseException as exc:
             sys.modules.pop(name, None)
             # a notebook's cell that raised, though the line may be in a function an earlier cell defined
             cell = {"cell": self.running_cell} if self.running_cell is not None else {}
-            raise StageError({"stage": Stage.IMPORT, "module": module,
-                               "error": encode(exc, self.in_student_file), **cell}) from None
+            raise StageError(
+                {"stage": Stage.IMPORT, "module": module, "error": encode(exc, self.in_student_file), **cell}
+            ) from None
         finally:
             self.running_cell = None
 
@@ -165,4 +180,3 @@ class StageError(Exception):
     def __init__(self, outcome: dict[str, Any]) -> None:
         super().__init__(outcome.get("stage"))
         self.outcome = outcome
-

@@ -89,14 +89,17 @@ def _magic(line: str) -> bool:
         return True
     # ``files = !ls`` and ``t = %timeit -o f()``: IPython's assignment forms
     head, sep, rest = text.partition("=")
-    return bool(sep) and head.strip().isidentifier() and rest.lstrip().startswith(("!", "%")) and \
-        not rest.startswith("=")
+    return (
+        bool(sep) and head.strip().isidentifier() and rest.lstrip().startswith(("!", "%")) and not rest.startswith("=")
+    )
 
 
 def _passed(lines: list[str], numbers: set[int]) -> str:
     """The lines, each numbered in ``numbers`` replaced by ``pass`` at its indent."""
-    return "\n".join((line[: len(line) - len(line.lstrip())] + "pass") if number in numbers else line
-                     for number, line in enumerate(lines, 1))
+    return "\n".join(
+        (line[: len(line) - len(line.lstrip())] + "pass") if number in numbers else line
+        for number, line in enumerate(lines, 1)
+    )
 
 
 def without_ipython(code: str) -> str:
@@ -182,6 +185,7 @@ def _sources_only(notebook: dict) -> dict:
     source and tags (formats 1 to 3 keep their cells in worksheets). Outputs,
     attachments and other metadata are never graded, and validating them is
     most of what reading a notebook costs."""
+
     def listed(value) -> list:
         return value if isinstance(value, list) else []
 
@@ -288,7 +292,7 @@ def cell_trees(module: NotebookModule, filename: str = "<notebook>"):
     lines = module.source.split("\n")
     for first, number, count in module.cells:
         try:
-            tree = ast.parse("\n".join(lines[first - 1:first - 1 + count]), filename)
+            tree = ast.parse("\n".join(lines[first - 1 : first - 1 + count]), filename)
         except SyntaxError as exc:
             exc.lineno = (exc.lineno or 1) + first - 1
             # Python would quote the line from the file on disk: the notebook's JSON
@@ -338,8 +342,13 @@ def cell_of(directory: Path | None, file: str, line: int | None) -> tuple[int, i
     stands for, read by the grader from the notebook itself; None when
     ``file`` is not a notebook, or nbformat is missing, or the line is not
     one of its cells (or no submission folder is known)."""
-    if directory is None or not isinstance(file, str) or not file.endswith(SUFFIX) or type(line) is not int \
-            or line <= 0:
+    if (
+        directory is None
+        or not isinstance(file, str)
+        or not file.endswith(SUFFIX)
+        or type(line) is not int
+        or line <= 0
+    ):
         return None
     try:
         path = (directory / file).resolve()
@@ -377,7 +386,9 @@ def notes(directory: Path) -> list[str]:
         except (NotebookError, ImportError):
             continue  # each check that needs it says why it cannot be read
         if module.magics:
-            listed = ", ".join(shorten(line, 60) for line in module.magics[:5]) + (", \u2026" if len(module.magics) > 5 else "")
+            listed = ", ".join(shorten(line, 60) for line in module.magics[:5]) + (
+                ", \u2026" if len(module.magics) > 5 else ""
+            )
             out.append(said(msg("notebook.magics", file=path.name, lines=listed)))
         if module.skipped:
             out.append(said(msg("notebook.skipped", file=path.name, cells=", ".join(map(str, module.skipped)))))

@@ -24,13 +24,65 @@ TAMPERED = ("mode_removed", "entry_points", "recorder_patched", "engine_unseen")
 _ENTRY_POINTS: tuple = ()  # torch's backward and grad as the worker found them, before any student code
 _BACKWARD_NAMES = frozenset({"backward", "grad"})  # __name__ of Tensor.backward, autograd.backward/grad
 # ops recorded without a graph node: property reads and what does not compute a tensor
-PROPERTIES = frozenset({"grad", "grad_fn", "is_leaf", "requires_grad", "data", "shape", "dtype", "device",
-                        "retains_grad", "_version", "T", "mT", "H", "mH", "ndim", "names", "layout", "output_nr",
-                        "_base", "is_cuda", "_cdata", "__get__", "__len__", "dim", "size", "numel", "item",
-                        "tolist", "__bool__", "__float__", "__int__", "__index__", "__format__", "__repr__",
-                        "__hash__", "__iter__", "__contains__", "__array__", "numpy", "retain_grad", "element_size",
-                        "is_floating_point", "is_complex", "stride", "storage_offset", "data_ptr", "__reduce_ex__",
-                        "__deepcopy__", "register_hook", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"})
+PROPERTIES = frozenset(
+    {
+        "grad",
+        "grad_fn",
+        "is_leaf",
+        "requires_grad",
+        "data",
+        "shape",
+        "dtype",
+        "device",
+        "retains_grad",
+        "_version",
+        "T",
+        "mT",
+        "H",
+        "mH",
+        "ndim",
+        "names",
+        "layout",
+        "output_nr",
+        "_base",
+        "is_cuda",
+        "_cdata",
+        "__get__",
+        "__len__",
+        "dim",
+        "size",
+        "numel",
+        "item",
+        "tolist",
+        "__bool__",
+        "__float__",
+        "__int__",
+        "__index__",
+        "__format__",
+        "__repr__",
+        "__hash__",
+        "__iter__",
+        "__contains__",
+        "__array__",
+        "numpy",
+        "retain_grad",
+        "element_size",
+        "is_floating_point",
+        "is_complex",
+        "stride",
+        "storage_offset",
+        "data_ptr",
+        "__reduce_ex__",
+        "__deepcopy__",
+        "register_hook",
+        "__eq__",
+        "__ne__",
+        "__lt__",
+        "__le__",
+        "__gt__",
+        "__ge__",
+    }
+)
 
 
 def _name(func: Any) -> str:
@@ -89,8 +141,13 @@ def _backward_call(kind: str, args: tuple, kwargs: dict) -> tuple[dict, dict]:
 
 def _entry_points(torch: Any, variable: Any) -> tuple:
     """torch's backward and grad, and the autograd engine's classes, as they stand now."""
-    return (torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad,
-            type(variable._execution_engine), torch._C._ImperativeEngine)
+    return (
+        torch.Tensor.backward,
+        torch.autograd.backward,
+        torch.autograd.grad,
+        type(variable._execution_engine),
+        torch._C._ImperativeEngine,
+    )
 
 
 def recorder() -> Any:
@@ -240,9 +297,15 @@ class _Recording:
 
     def plain(self, value: Any = None) -> dict:  # value: what the student function returned
         ops = "\n".join(f"{name[:64]}\t{int(enabled)}\t{node[:64]}" for name, enabled, node in self.ops)
-        return {"ops": ops, "calls": self.calls[:MAX_CALLS], "dropped": self.dropped,
-                "grad_mode_end": self._torch.is_grad_enabled(), "tampered": self.tampered(),
-                "errors": self.facts.errors, "retained": _safely(self.facts.retained_on, value) or []}
+        return {
+            "ops": ops,
+            "calls": self.calls[:MAX_CALLS],
+            "dropped": self.dropped,
+            "grad_mode_end": self._torch.is_grad_enabled(),
+            "tampered": self.tampered(),
+            "errors": self.facts.errors,
+            "retained": _safely(self.facts.retained_on, value) or [],
+        }
 
     def tampered(self) -> list[str]:
         """What the student's code changed of the recording: a cheap
@@ -253,8 +316,9 @@ class _Recording:
             found.append("mode_removed")
         if _entry_points(self._torch, self._variable) != _ENTRY_POINTS:
             found.append("entry_points")
-        if any(name in vars(self) or getattr(type(self), name) is not original
-               for name, original in _RECORDING.items()):
+        if any(
+            name in vars(self) or getattr(type(self), name) is not original for name, original in _RECORDING.items()
+        ):
             found.append("recorder_patched")
         if self.engine_runs > self.seen_runs:
             found.append("engine_unseen")
@@ -264,9 +328,21 @@ class _Recording:
 # the recorder's methods, as defined (before any student code ran); those
 # that record, replaced on its class or shadowed on it, record nothing
 _METHODS = {name: value for name, value in vars(_Recording).items() if callable(value)}
-_RECORDING = {name: _METHODS[name] for name in ("__torch_function__", "_name_of", "_new_node", "_call",
-                                                "_start_backward", "_call_raised", "_end_backward", "_op", "plain",
-                                                "tampered")}
+_RECORDING = {
+    name: _METHODS[name]
+    for name in (
+        "__torch_function__",
+        "_name_of",
+        "_new_node",
+        "_call",
+        "_start_backward",
+        "_call_raised",
+        "_end_backward",
+        "_op",
+        "plain",
+        "tampered",
+    )
+}
 
 
 def _safely(step, *args):

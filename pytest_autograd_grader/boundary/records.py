@@ -37,8 +37,20 @@ class Limits:
     max_string: int = 100_000  # characters of one string or dict key
     max_dims: int = 16  # dimensions of one tensor
     # dtypes the grader's comparisons handle; float8, quantized or bit types are refused
-    dtypes: tuple[str, ...] = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
-                               "float32", "float64", "complex64", "complex128")
+    dtypes: tuple[str, ...] = (
+        "bool",
+        "uint8",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "float16",
+        "bfloat16",
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
+    )
 
 
 class BoundaryError(Exception):
@@ -82,9 +94,11 @@ class TensorRecord:
     shape: tuple[int, ...]
 
     def __repr__(self) -> str:
-        return (f"TensorRecord(shape={self.shape}, dtype={self.dtype}, device={self.device}, "
-                f"requires_grad={self.requires_grad}, is_leaf={self.is_leaf}, grad_fn={self.grad_fn}, "
-                f"grad={'None' if self.grad is None else 'tensor'})")
+        return (
+            f"TensorRecord(shape={self.shape}, dtype={self.dtype}, device={self.device}, "
+            f"requires_grad={self.requires_grad}, is_leaf={self.is_leaf}, grad_fn={self.grad_fn}, "
+            f"grad={'None' if self.grad is None else 'tensor'})"
+        )
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,17 @@ ELLIPSIS = "\u2026"
 # opening quote -> its closing one; the symmetric ones (' " `) open only
 # where a word does not go on (an apostrophe: don't) and close only where
 # none follows
-QUOTES = {"'": "'", '"': '"', "`": "`", "\u201c": "\u201d", "\u2018": "\u2019", "\u300c": "\u300d",
-          "\u300e": "\u300f", "\u00ab": "\u00bb", "\uff08": "\uff09"}
+QUOTES = {
+    "'": "'",
+    '"': '"',
+    "`": "`",
+    "\u201c": "\u201d",
+    "\u2018": "\u2019",
+    "\u300c": "\u300d",
+    "\u300e": "\u300f",
+    "\u00ab": "\u00bb",
+    "\uff08": "\uff09",
+}
 _SYMMETRIC = {"'", '"', "`"}
 JOINERS = "-'\u2019"
 MAX_OPEN = 8  # quotes tracked inside each other: a text of 20,000 opening quotes must not cost 20,000 closers
@@ -127,8 +136,9 @@ def cut_point(text: str, limit: int, wide: bool = False, split_words: bool = Tru
         return 0, ""
     # no boundary fits: one word longer than the whole room, cut where the room ends;
     # else keep a quote that opens only to show its ellipsis
-    return next((found for i in range(end, first, -1) if (found := fitting(i))), None) or \
-        next((found for i in range(end, first, -1) if (found := fitting(i, strict=False))), (0, ""))
+    return next((found for i in range(end, first, -1) if (found := fitting(i))), None) or next(
+        (found for i in range(end, first, -1) if (found := fitting(i, strict=False))), (0, "")
+    )
 
 
 def shorten(text: str, limit: int, wide: bool = False, split_words: bool = True) -> str:

@@ -19,8 +19,8 @@ class _Source:
     """What the grader reads from a student's file, as text: never run."""
 
     lines: dict[str, int]  # "name" and "Class.method" -> line, at the top level
-    empty: bool            # nothing but comments and a docstring: not attempted
-    spans: tuple = ()      # (first line, last line, "name" or "Class.method") of every function
+    empty: bool  # nothing but comments and a docstring: not attempted
+    spans: tuple = ()  # (first line, last line, "name" or "Class.method") of every function
 
 
 @functools.lru_cache(maxsize=256)

@@ -117,8 +117,9 @@ def _traced(rec):
     finally:
         rec.engine_runs = tracing.engine_runs() - runs
         try:
-            rec.left_stack = not (torch._C._len_torch_function_stack() > depth
-                                  and torch._C._get_function_stack_at(depth) is rec)
+            rec.left_stack = not (
+                torch._C._len_torch_function_stack() > depth and torch._C._get_function_stack_at(depth) is rec
+            )
         except BaseException:
             rec.left_stack = True
         try:
@@ -139,7 +140,11 @@ def _vjp(fn, args, grad_outputs, rec):
     outs = out if isinstance(out, (tuple, list)) else (out,)
     inputs = [a for a in args if isinstance(a, torch.Tensor) and a.requires_grad]
     pairs = [(o, g) for o, g in zip(outs, grad_outputs) if isinstance(o, torch.Tensor) and o.requires_grad]
-    grads = torch.autograd.grad([o for o, _ in pairs], inputs, [g for _, g in pairs], allow_unused=True) if pairs else [None] * len(inputs)
+    grads = (
+        torch.autograd.grad([o for o, _ in pairs], inputs, [g for _, g in pairs], allow_unused=True)
+        if pairs
+        else [None] * len(inputs)
+    )
     return out, tuple(grads)
 
 
@@ -175,8 +180,16 @@ class _CallTrace:
         return self.rec.facts.raised_at if self.rec is not None else None
 
 
-def call(loader: Loader, module: str, function: str, payload: bytes, op: str = Op.CALL, *,
-         capture: bool = True, memory_limit: int | None = None) -> bytes:
+def call(
+    loader: Loader,
+    module: str,
+    function: str,
+    payload: bytes,
+    op: str = Op.CALL,
+    *,
+    capture: bool = True,
+    memory_limit: int | None = None,
+) -> bytes:
     """Run one request; the answer is always bytes of plain data.
 
     ``op`` is ``call`` (a function), ``vjp`` (a function, then backward of
@@ -199,20 +212,46 @@ def call(loader: Loader, module: str, function: str, payload: bytes, op: str = O
         return wire.dumps({**exc.outcome, "output": output.getvalue()})
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, (int, str, type(None))) else repr(exc.code)
-        return wire.dumps({"stage": Stage.EXIT, "module": module, "function": function, "code": code, "output": output.getvalue()})
+        return wire.dumps(
+            {"stage": Stage.EXIT, "module": module, "function": function, "code": code, "output": output.getvalue()}
+        )
     except KeyboardInterrupt:
-        return wire.dumps({"stage": Stage.INTERRUPT, "module": module, "function": function, "output": output.getvalue()})
+        return wire.dumps(
+            {"stage": Stage.INTERRUPT, "module": module, "function": function, "output": output.getvalue()}
+        )
     except BaseException as exc:
         if _out_of_memory(exc):
-            return wire.dumps({"stage": Stage.MEMORY, "module": module, "function": function,
-                          "limit": memory_limit if memory_limit is not None else "?", "output": output.getvalue()})
-        return wire.dumps({"stage": Stage.RAISED, "module": module, "function": function,
-                              "error": encode(exc, loader.in_student_file, raised_at=traced.raised_at()),
-                           "output": output.getvalue(), **traced.fields()})
+            return wire.dumps(
+                {
+                    "stage": Stage.MEMORY,
+                    "module": module,
+                    "function": function,
+                    "limit": memory_limit if memory_limit is not None else "?",
+                    "output": output.getvalue(),
+                }
+            )
+        return wire.dumps(
+            {
+                "stage": Stage.RAISED,
+                "module": module,
+                "function": function,
+                "error": encode(exc, loader.in_student_file, raised_at=traced.raised_at()),
+                "output": output.getvalue(),
+                **traced.fields(),
+            }
+        )
 
 
-def _answer(loader: Loader, module: str, function: str, payload: bytes, op: str, capture: bool,
-            output: _CappedText, traced: _CallTrace) -> bytes:
+def _answer(
+    loader: Loader,
+    module: str,
+    function: str,
+    payload: bytes,
+    op: str,
+    capture: bool,
+    output: _CappedText,
+    traced: _CallTrace,
+) -> bytes:
     """``call``'s steps: load the module, read the request, find the
     function, run it traced; what the student's code raises is ``call``'s."""
     mod = loader.load(module)
@@ -226,8 +265,13 @@ def _answer(loader: Loader, module: str, function: str, payload: bytes, op: str,
         # the grader's own arguments cannot be made here (CUDA that will
         # not start in the sandbox, say): not the student's doing
         cause = exc.__context__ or exc
-        return wire.dumps({"stage": Stage.REQUEST, "reason": shorten(f"{type(cause).__name__}: {cause}", 600),
-                           "output": output.getvalue()})
+        return wire.dumps(
+            {
+                "stage": Stage.REQUEST,
+                "reason": shorten(f"{type(cause).__name__}: {cause}", 600),
+                "output": output.getvalue(),
+            }
+        )
     if op == Op.RUN:
         # a grader function that drives the student's module (the engine
         # track's program interpreter): the module is its first argument
@@ -241,11 +285,19 @@ def _answer(loader: Loader, module: str, function: str, payload: bytes, op: str,
     rec = traced.rec = tracing.recorder() if "torch" in sys.modules else None
     if rec is not None:
         rec.watch(args)
-    with (contextlib.redirect_stdout(output) if capture else contextlib.nullcontext()), \
-            (contextlib.redirect_stderr(output) if capture else contextlib.nullcontext()):
+    with (
+        contextlib.redirect_stdout(output) if capture else contextlib.nullcontext(),
+        contextlib.redirect_stderr(output) if capture else contextlib.nullcontext(),
+    ):
         value = _vjp(target, args, grad_outputs, rec) if op == Op.VJP else _run_traced(target, args, kwargs, rec)
-    return wire.dumps({"stage": Stage.OK, "value": encode(value, loader.in_student_file, raised_at=traced.raised_at()),
-                       "output": output.getvalue(), **traced.fields(value)})
+    return wire.dumps(
+        {
+            "stage": Stage.OK,
+            "value": encode(value, loader.in_student_file, raised_at=traced.raised_at()),
+            "output": output.getvalue(),
+            **traced.fields(value),
+        }
+    )
 
 
 def _arguments(payload: bytes, op: str) -> tuple[Any, Any, Any]:

@@ -34,8 +34,16 @@ class Executor(Protocol):
     (see ``student.call``); a hang or crash is answered with a ``timeout`` or
     ``crashed`` outcome, never an exception."""
 
-    def run(self, directory: str, module: str, function: str, payload: bytes, op: str, timeout: float,
-            numpy_only: bool = False) -> bytes: ...
+    def run(
+        self,
+        directory: str,
+        module: str,
+        function: str,
+        payload: bytes,
+        op: str,
+        timeout: float,
+        numpy_only: bool = False,
+    ) -> bytes: ...
 
     def close(self) -> None: ...
 
@@ -50,8 +58,16 @@ class InlineExecutor:
     def start(self) -> None:
         """Nothing to start ahead: the student's code runs in this process."""
 
-    def run(self, directory: str, module: str, function: str, payload: bytes, op: str, timeout: float,
-            numpy_only: bool = False) -> bytes:
+    def run(
+        self,
+        directory: str,
+        module: str,
+        function: str,
+        payload: bytes,
+        op: str,
+        timeout: float,
+        numpy_only: bool = False,
+    ) -> bytes:
         import torch
 
         from .module_loader import Loader
@@ -114,12 +130,21 @@ class Submission:
 
     # the options are keywords, each a listener or limit of the check that
     # fixtures.py passes by name: a bundle of them would only be unpacked again
-    def __init__(self, executor: Executor, directory: Path, module: str, timeout: float | Budget, *,  # noqa: PLR0913 (keyword options)
-                 limits: Limits | None = None, on_value: Callable[[Any], None] | None = None,
-                 on_trace: Callable[[Trace], None] | None = None, numpy_only: bool = False,
-                 on_place: Callable[..., None] | None = None,
-                 explain: Callable[[str], str | None] | None = None,
-                 on_remark: Callable[[str], None] | None = None) -> None:
+    def __init__(  # noqa: PLR0913  (keyword options)
+        self,
+        executor: Executor,
+        directory: Path,
+        module: str,
+        timeout: float | Budget,
+        *,
+        limits: Limits | None = None,
+        on_value: Callable[[Any], None] | None = None,
+        on_trace: Callable[[Trace], None] | None = None,
+        numpy_only: bool = False,
+        on_place: Callable[..., None] | None = None,
+        explain: Callable[[str], str | None] | None = None,
+        on_remark: Callable[[str], None] | None = None,
+    ) -> None:
         self._executor = executor
         self._directory = str(directory)
         self._module = module
@@ -159,21 +184,40 @@ class Submission:
         outcome["op"] = Op.RUN
         return StudentFunction(self, outcome["function"])._answer(outcome)
 
-    def _request(self, path: str, op: str, args: tuple[Any, ...], kwargs: dict[str, Any],
-                 grad_outputs: Iterable[Any] | None = None) -> dict[str, Any]:
+    def _request(
+        self,
+        path: str,
+        op: str,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        grad_outputs: Iterable[Any] | None = None,
+    ) -> dict[str, Any]:
         # what cannot be handed to the worker is refused here, as the check's
         # mistake (CheckValueError), naming the argument
         named = f"{self._module}.{'run()' if op == Op.RUN else path}"
-        request = encode_request(tuple(args), dict(kwargs), None if grad_outputs is None else tuple(grad_outputs),
-                                 function=named, numpy_only=self._numpy_only, run=op == Op.RUN)
+        request = encode_request(
+            tuple(args),
+            dict(kwargs),
+            None if grad_outputs is None else tuple(grad_outputs),
+            function=named,
+            numpy_only=self._numpy_only,
+            run=op == Op.RUN,
+        )
         payload = dumps(request)
         budget = self._budget
         if budget is not None and budget.left() <= 0:
             return {"stage": Stage.TIMEOUT, "seconds": budget.total, "module": self._module, "function": path}
         started = time.monotonic()
         timeout = budget.left() if budget is not None else self._timeout
-        answer = self._executor.run(self._directory, self._module, path, payload, op, timeout,
-                                    **({"numpy_only": True} if self._numpy_only else {}))
+        answer = self._executor.run(
+            self._directory,
+            self._module,
+            path,
+            payload,
+            op,
+            timeout,
+            **({"numpy_only": True} if self._numpy_only else {}),
+        )
         if budget is not None:
             # time in student code only (the executor's own start-up excluded)
             spent = getattr(self._executor, "last_run_seconds", None)
@@ -193,8 +237,11 @@ class Submission:
         if outcome["stage"] == Stage.REQUEST:
             # the CUDA advice only where the grader sent CUDA tensors
             outcome["cuda"] = _holds_cuda(request)
-        if budget is not None and outcome["stage"] in (Stage.TIMEOUT, Stage.IMPORT_TIMEOUT) \
-                and outcome.get("earlier") is not True:
+        if (
+            budget is not None
+            and outcome["stage"] in (Stage.TIMEOUT, Stage.IMPORT_TIMEOUT)
+            and outcome.get("earlier") is not True
+        ):
             outcome["seconds"] = budget.total
         return outcome
 
@@ -214,8 +261,13 @@ class Submission:
 
     def _unreadable(self, path: str, exc: BaseException) -> StudentFailure:
         if isinstance(exc, BoundaryError) and exc.cap == "max_bytes":
-            text = msg("student.answer_too_large", module=self._module, function=path,
-                       size=exc.measured / (1 << 20), limit=exc.limit / (1 << 20))
+            text = msg(
+                "student.answer_too_large",
+                module=self._module,
+                function=path,
+                size=exc.measured / (1 << 20),
+                limit=exc.limit / (1 << 20),
+            )
         else:
             text = msg("student.unreadable", module=self._module, function=path, reason=_reason(exc))
         return StudentFailure(text, status=Status.FAILED)
@@ -306,8 +358,9 @@ class StudentFunction:
                     return error
                 # an untouched stub still says "not implemented yet"
             if outcome["stage"] != Stage.OK:
-                raise failure_from(outcome, limits=limits, explain=submission._explain,
-                                   directory=Path(submission._directory))
+                raise failure_from(
+                    outcome, limits=limits, explain=submission._explain, directory=Path(submission._directory)
+                )
             return decode(outcome["value"], limits, trace)
 
         return submission._handed_back(submission._read(self._path, read))
@@ -335,8 +388,7 @@ class StudentFunction:
         if self._submission._budget is None:
             return None
         try:
-            answers = self._submission.run(vjp_each if vjp else call_each, self._path,
-                                           [tuple(call) for call in calls])
+            answers = self._submission.run(vjp_each if vjp else call_each, self._path, [tuple(call) for call in calls])
         except (GradeFailure, CheckError):
             return None
         return answers if type(answers) is list and len(answers) == len(calls) else None

@@ -37,11 +37,35 @@ from .recording import engine_runs as engine_runs
 from .recording import recorder as recorder
 
 # torch functions that make a tensor out of nothing (or out of Python data)
-FACTORIES = frozenset({
-    "tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "empty", "full", "rand", "randn", "randint",
-    "randperm", "arange", "linspace", "logspace", "eye", "zeros_like", "ones_like", "empty_like", "full_like",
-    "rand_like", "randn_like", "randint_like", "scalar_tensor", "normal",
-})
+FACTORIES = frozenset(
+    {
+        "tensor",
+        "as_tensor",
+        "asarray",
+        "from_numpy",
+        "zeros",
+        "ones",
+        "empty",
+        "full",
+        "rand",
+        "randn",
+        "randint",
+        "randperm",
+        "arange",
+        "linspace",
+        "logspace",
+        "eye",
+        "zeros_like",
+        "ones_like",
+        "empty_like",
+        "full_like",
+        "rand_like",
+        "randn_like",
+        "randint_like",
+        "scalar_tensor",
+        "normal",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -136,8 +160,11 @@ class Trace:
     def updated_in_place_without_grad(self) -> bool:
         """Whether some tensor was changed in place with gradients off (a
         parameter update under ``torch.no_grad()``, or an optimizer's step)."""
-        return any((op.name.endswith("_") and not op.name.endswith("__") and op.name != "zero_")
-                   or op.name in ("__setitem__", "__isub__", "__iadd__") for op in self.ops_without_grad)
+        return any(
+            (op.name.endswith("_") and not op.name.endswith("__") and op.name != "zero_")
+            or op.name in ("__setitem__", "__isub__", "__iadd__")
+            for op in self.ops_without_grad
+        )
 
     @property
     def tensor_ops(self) -> tuple[Op, ...]:
@@ -151,6 +178,7 @@ _NOT_TENSOR_OPS = _PROPERTIES | _MODE_SWITCHES | frozenset(_BACKWARD.values())
 
 
 # -- the grader's side -------------------------------------------------------------
+
 
 class TraceError(ValueError):
     """A trace that is not in the recorder's format (forged or broken)."""
@@ -180,24 +208,30 @@ def read(tree: Any) -> Trace:
         kind = _field(entry.get("kind"), (str,), "kind")
         if kind not in _BACKWARD:
             raise TraceError("kind")
-        calls.append(BackwardCall(
-            kind=kind,
-            retain_graph=_field(entry.get("retain_graph"), (bool, type(None)), "retain_graph"),
-            create_graph=_field(entry.get("create_graph", False), (bool,), "create_graph"),
-            outputs=_field(entry.get("outputs", 0), (int,), "outputs"),
-            gradient=_field(entry.get("gradient", False), (bool,), "gradient"),
-            inputs=_field(entry.get("inputs"), (int, type(None)), "inputs"),
-            raised=_field(entry.get("raised", ""), (str,), "raised")[:64],
-            scalar=_field(entry.get("scalar", True), (bool,), "scalar"),
-            no_graph=_field(entry.get("no_graph", False), (bool,), "no_graph"),
-            added=call_facts.read_added(entry.get("added", []), TraceError),
-            through_freed=_field(entry.get("through_freed"), (bool, type(None)), "through_freed"),
-        ))
+        calls.append(
+            BackwardCall(
+                kind=kind,
+                retain_graph=_field(entry.get("retain_graph"), (bool, type(None)), "retain_graph"),
+                create_graph=_field(entry.get("create_graph", False), (bool,), "create_graph"),
+                outputs=_field(entry.get("outputs", 0), (int,), "outputs"),
+                gradient=_field(entry.get("gradient", False), (bool,), "gradient"),
+                inputs=_field(entry.get("inputs"), (int, type(None)), "inputs"),
+                raised=_field(entry.get("raised", ""), (str,), "raised")[:64],
+                scalar=_field(entry.get("scalar", True), (bool,), "scalar"),
+                no_graph=_field(entry.get("no_graph", False), (bool,), "no_graph"),
+                added=call_facts.read_added(entry.get("added", []), TraceError),
+                through_freed=_field(entry.get("through_freed"), (bool, type(None)), "through_freed"),
+            )
+        )
     tampered = _field(tree.get("tampered", []), (list,), "tampered")
     if any(how not in TAMPERED for how in tampered):
         raise TraceError("tampered")
-    return Trace(ops=tuple(ops), calls=tuple(calls), dropped=_field(tree.get("dropped", 0), (int,), "dropped"),
-                 grad_mode_end=_field(tree.get("grad_mode_end", True), (bool,), "grad_mode_end"),
-                 tampered=tuple(dict.fromkeys(tampered)),
-                 errors=call_facts.read_errors(tree.get("errors", []), TraceError),
-                 retained=call_facts.read_retained(tree.get("retained", []), TraceError))
+    return Trace(
+        ops=tuple(ops),
+        calls=tuple(calls),
+        dropped=_field(tree.get("dropped", 0), (int,), "dropped"),
+        grad_mode_end=_field(tree.get("grad_mode_end", True), (bool,), "grad_mode_end"),
+        tampered=tuple(dict.fromkeys(tampered)),
+        errors=call_facts.read_errors(tree.get("errors", []), TraceError),
+        retained=call_facts.read_retained(tree.get("retained", []), TraceError),
+    )

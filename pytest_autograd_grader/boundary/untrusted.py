@@ -29,8 +29,9 @@ FEEDBACK_LIMIT = 20_000  # characters of one check's feedback
 # C0 controls but tab and line feed, DEL, C1 controls, zero-width and
 # direction marks, line and paragraph separators, bidi embeddings, overrides
 # and isolates, the byte-order mark, surrogates, interlinear annotations
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff"
-                     "\ud800-\udfff\ufff9-\ufffb]")
+_UNSAFE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ud800-\udfff\ufff9-\ufffb]"
+)
 
 
 def _escaped(match: re.Match) -> str:
@@ -72,5 +73,13 @@ def guarded(text: str) -> str:
     some message took in without ``quoted``."""
     total = msg("summary.total").strip()
     lines = text.split("\n")
-    return "\n".join(lines[:1] + [GUTTER + line if not line.startswith(GUTTER) and (
-        _GRADERS_OWN.search(line) or (total and line.lstrip().startswith(total))) else line for line in lines[1:]])
+    return "\n".join(
+        lines[:1]
+        + [
+            GUTTER + line
+            if not line.startswith(GUTTER)
+            and (_GRADERS_OWN.search(line) or (total and line.lstrip().startswith(total)))
+            else line
+            for line in lines[1:]
+        ]
+    )

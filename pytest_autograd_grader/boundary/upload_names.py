@@ -19,8 +19,11 @@ from ..i18n import msg
 from .untrusted import quoted, shown
 
 # what browsers, systems and LMSs add to a file's stem when they keep a second copy
-_MARK = re.compile(r"(?: ?\(\d{1,4}\)| ?-\d{1,4}| ?- ?copy(?: ?\(\d{1,4}\))?| copy(?: \d{1,4})?"
-                   r"| \(copy\)| \(\d{1,4}\) ?- ?copy)$", re.IGNORECASE)
+_MARK = re.compile(
+    r"(?: ?\(\d{1,4}\)| ?-\d{1,4}| ?- ?copy(?: ?\(\d{1,4}\))?| copy(?: \d{1,4})?"
+    r"| \(copy\)| \(\d{1,4}\) ?- ?copy)$",
+    re.IGNORECASE,
+)
 _COPY_OF = re.compile(r"^copy of ", re.IGNORECASE)
 _SUFFIXES = (".py", ".ipynb")
 SCAN_LIMIT = 2000  # directory entries looked at: an upload of a million files costs no more
@@ -64,7 +67,7 @@ def copies_of(directory: Path, module: str) -> list[str]:
 
 
 def rename_hint(directory: Path | None, module: str) -> str | None:
-    """"found 'leaf (1).py': rename it to leaf.py ..." for a module the
+    """ "found 'leaf (1).py': rename it to leaf.py ..." for a module the
     submission lacks, when a copy of it under another name is there."""
     if directory is None:
         return None

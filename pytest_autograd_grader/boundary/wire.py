@@ -27,8 +27,9 @@ _PLAIN = frozenset((str, int, float, bool, type(None)))  # what the tree holds m
 # dtypes whose CPU tensors numpy can hold: their bytes come from one
 # ``numpy().tobytes()`` (C order, whatever the strides), 3x quicker than
 # the general path's five torch calls, byte for byte the same
-_NUMPY_DTYPES = frozenset(("float64", "float32", "float16", "int64", "int32", "int16", "int8", "uint8", "bool",
-                           "complex128", "complex64"))
+_NUMPY_DTYPES = frozenset(
+    ("float64", "float32", "float16", "int64", "int32", "int16", "int8", "uint8", "bool", "complex128", "complex64")
+)
 
 
 def _tensor_bytes(t) -> tuple[list, bytes]:
@@ -170,7 +171,7 @@ def _loads(payload: bytes, limits: Limits | None, arrays: bool = False) -> Any:
     (length,) = _LENGTH.unpack_from(payload)
     if limits is not None:
         _check_header_length(length, payload, limits)
-    header = _parse_json(payload[_LENGTH.size:_LENGTH.size + length])
+    header = _parse_json(payload[_LENGTH.size : _LENGTH.size + length])
     offset = _LENGTH.size + length
     if limits is not None:
         _check_header(header, limits)
@@ -209,16 +210,16 @@ def _check_header(header: Any, limits: Limits) -> None:
         raise refuse("max_items", len(header["tensors"]), limits.max_items)
 
 
-def _read_tensors(entries: Any, payload: bytes, offset: int, limits: Limits | None,
-                  arrays: bool) -> tuple[list, int]:
+def _read_tensors(entries: Any, payload: bytes, offset: int, limits: Limits | None, arrays: bool) -> tuple[list, int]:
     """The tensors (or, with ``arrays`` and no limits, numpy arrays) the
     header's table describes, read in order from ``offset``; and the offset
     past the last one."""
     tensors = []
     for entry in entries:
         read = _read_array if arrays and limits is None else _read_tensor
-        tensor, offset = (read(entry, payload, offset) if limits is None
-                          else _read_checked_tensor(entry, payload, offset, limits))
+        tensor, offset = (
+            read(entry, payload, offset) if limits is None else _read_checked_tensor(entry, payload, offset, limits)
+        )
         tensors.append(tensor)
     return tensors, offset
 
@@ -253,7 +254,7 @@ def _read_array(entry, payload: bytes, offset: int):
     shape = [int(n) for n in shape]
     if str(device) != "cpu" or nbytes != math.prod(shape) * dtype.itemsize or offset + nbytes > len(payload):
         raise BoundaryError("an array's bytes do not match its shape")
-    array = numpy.frombuffer(bytearray(memoryview(payload)[offset:offset + nbytes]), dtype=dtype).reshape(shape)
+    array = numpy.frombuffer(bytearray(memoryview(payload)[offset : offset + nbytes]), dtype=dtype).reshape(shape)
     return array, offset + nbytes
 
 
@@ -294,8 +295,11 @@ def _tensor_from(payload: bytes, offset: int, nbytes: int, dtype, shape: list, d
 
     # one copy of the bytes (a slice of bytes would be a second), writable
     # and aligned for the tensor to own
-    tensor = (torch.frombuffer(bytearray(memoryview(payload)[offset:offset + nbytes]), dtype=dtype) if nbytes
-              else torch.empty(0, dtype=dtype)).reshape(shape)
+    tensor = (
+        torch.frombuffer(bytearray(memoryview(payload)[offset : offset + nbytes]), dtype=dtype)
+        if nbytes
+        else torch.empty(0, dtype=dtype)
+    ).reshape(shape)
     return tensor if device.type == "cpu" else tensor.to(device)
 
 

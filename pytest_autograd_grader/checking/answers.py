@@ -15,9 +15,15 @@ from .compare import describe, matched_expected
 from .misconceptions import Context, diagnose_none, diagnose_values
 
 
-def answer_form(produced: Any, expected, what: str, context: Context, check_dtype: bool,
-                to_tensor: Callable[[Any, Any, str], Any], own: tuple[bool, bool] = (True, True)
-                ) -> tuple[Any, Any, str | None, Callable[[], str | None] | None]:
+def answer_form(
+    produced: Any,
+    expected,
+    what: str,
+    context: Context,
+    check_dtype: bool,
+    to_tensor: Callable[[Any, Any, str], Any],
+    own: tuple[bool, bool] = (True, True),
+) -> tuple[Any, Any, str | None, Callable[[], str | None] | None]:
     """``produced`` as a tensor comparable with ``expected``: (tensor,
     expected, None, None), or (None, expected, what is wrong with its form,
     the generic diagnosis's function or None). ``own``: whether
@@ -39,8 +45,12 @@ def answer_form(produced: Any, expected, what: str, context: Context, check_dtyp
         nonfinite = msg("cmp.nonfinite", what=what, kind=kind) + "\n" + msg("cmp.produced", desc=describe(got))
         return None, expected, nonfinite, None
     if got.shape != expected.shape:
-        return None, expected, msg("cmp.shape", what=what, expected=tuple(expected.shape), got=tuple(got.shape)), \
-            lambda: diagnose_values(got.double().cpu(), expected.double().cpu(), context)
+        return (
+            None,
+            expected,
+            msg("cmp.shape", what=what, expected=tuple(expected.shape), got=tuple(got.shape)),
+            lambda: diagnose_values(got.double().cpu(), expected.double().cpu(), context),
+        )
     if check_dtype and got.dtype != expected.dtype:
         dtypes = {"expected": str(expected.dtype).removeprefix("torch."), "got": str(got.dtype).removeprefix("torch.")}
         return None, expected, msg("cmp.dtype", what=what, **dtypes), None
@@ -59,8 +69,9 @@ def author_diagnosis(diagnose: Callable[[], str | None] | None, what: str) -> st
     except (GradeFailure, GraderError, CheckError):
         raise  # the student's code, called again to diagnose, failed; the sandbox; the check said so itself
     except Exception as exc:  # noqa: BLE001  (whatever the author's code raised)
-        raise CheckError(msg("cmp.diagnose_raised", name=name, what=what, error=f"{type(exc).__name__}: {exc}")) \
-            from exc
+        raise CheckError(
+            msg("cmp.diagnose_raised", name=name, what=what, error=f"{type(exc).__name__}: {exc}")
+        ) from exc
     if text is not None and not isinstance(text, str):
         raise CheckError(msg("cmp.diagnose_not_text", name=name, what=what, got=type(text).__name__))
     if text:

@@ -44,8 +44,15 @@ class Autograd:
         self._credit = credit
 
     # -- references --------------------------------------------------------
-    def grad(self, fn: Callable[..., Any], inputs: Sequence[Any], grad_outputs: Any = None, *,
-             wrt: Sequence[int] | None = None, order: int = 1) -> tuple[Tensor, ...]:
+    def grad(
+        self,
+        fn: Callable[..., Any],
+        inputs: Sequence[Any],
+        grad_outputs: Any = None,
+        *,
+        wrt: Sequence[int] | None = None,
+        order: int = 1,
+    ) -> tuple[Tensor, ...]:
         """Gradients of ``fn(*inputs)`` with respect to ``inputs[i]`` for i in
         ``wrt`` (default: every floating tensor), computed in float64 and
         returned in each input's dtype. ``grad_outputs`` gives the vector of
@@ -54,9 +61,18 @@ class Autograd:
         return reference_grad(fn, inputs, grad_outputs, wrt, order)
 
     # -- comparisons ---------------------------------------------------------
-    def assert_grad(self, produced: Any, expected: Any, what: str, *, context: Context | None = None,
-                    check_dtype: bool = True, rtol: float | None = None, atol: float | None = None,
-                    diagnose: Callable[[], str | None] | None = None) -> None:
+    def assert_grad(
+        self,
+        produced: Any,
+        expected: Any,
+        what: str,
+        *,
+        context: Context | None = None,
+        check_dtype: bool = True,
+        rtol: float | None = None,
+        atol: float | None = None,
+        diagnose: Callable[[], str | None] | None = None,
+    ) -> None:
         """Compare one produced gradient (a record, tensor, number or None)
         with the expected tensor; raise GradeFailure explaining any miss.
         ``diagnose()``, called for any wrong answer (wrong values, None,
@@ -70,8 +86,9 @@ class Autograd:
         context = context or Context()
         if isinstance(produced, TensorRecord) and context.holder is produced:
             produced = produced.grad  # the tensor itself was passed: compare its .grad
-        got, expected, problem, generic = answer_form(produced, expected, what, context, check_dtype, as_tensor,
-                                                      own=(own_dtype, own_device))
+        got, expected, problem, generic = answer_form(
+            produced, expected, what, context, check_dtype, as_tensor, own=(own_dtype, own_device)
+        )
         if problem is not None:
             hint = author_diagnosis(diagnose, what) or (generic() if generic is not None else None)
             raise GradeFailure(problem + (("\n" + hint) if hint else ""))
@@ -82,11 +99,25 @@ class Autograd:
         self.assert_grad(produced, expected, what, **kwargs)
 
     def check_grad(  # noqa: PLR0913  (public API: the documented keywords)
-            self, produced: Any, fn: Callable[..., Any], inputs: Sequence[Any], *, grad_outputs: Any = None,
-            wrt: Sequence[int] | None = None, order: int = 1, names: Sequence[str] | None = None,
-            mean_over: int | None = None, calls: int | None = None, holders: Sequence[Any] | None = None,
-            role: str | None = None, scale: float = 1.0, previous: Sequence[Tensor] = (),
-            trace: Trace | None = None, grad_of: str = "x", divisors: Sequence[Divisor] = ()) -> None:
+        self,
+        produced: Any,
+        fn: Callable[..., Any],
+        inputs: Sequence[Any],
+        *,
+        grad_outputs: Any = None,
+        wrt: Sequence[int] | None = None,
+        order: int = 1,
+        names: Sequence[str] | None = None,
+        mean_over: int | None = None,
+        calls: int | None = None,
+        holders: Sequence[Any] | None = None,
+        role: str | None = None,
+        scale: float = 1.0,
+        previous: Sequence[Tensor] = (),
+        trace: Trace | None = None,
+        grad_of: str = "x",
+        divisors: Sequence[Divisor] = (),
+    ) -> None:
         """The student's gradient(s) of ``fn`` at ``inputs`` against
         torch.autograd's. ``produced`` is one gradient or a sequence aligned
         with ``wrt``; ``scale`` multiplies the reference (e.g. k backward
@@ -96,17 +127,30 @@ class Autograd:
         calls the student really made; ``grad_of`` names the tensor whose
         ``.grad`` it is in advice ("zero w.grad"); ``divisors`` (``Divisor``
         entries) name the reductions the task divides by and likely slips."""
-        options = GradOptions(grad_outputs=grad_outputs, wrt=wrt, order=order, names=names, mean_over=mean_over,
-                              calls=calls, holders=holders, role=role, scale=scale, previous=previous,
-                              trace=trace, grad_of=grad_of, divisors=divisors)
+        options = GradOptions(
+            grad_outputs=grad_outputs,
+            wrt=wrt,
+            order=order,
+            names=names,
+            mean_over=mean_over,
+            calls=calls,
+            holders=holders,
+            role=role,
+            scale=scale,
+            previous=previous,
+            trace=trace,
+            grad_of=grad_of,
+            divisors=divisors,
+        )
         expected = self.grad(fn, inputs, grad_outputs, wrt=wrt, order=order)
         ones = self._ones_vjps(fn, inputs, options)
         items = aligned_answers(produced, len(expected), names)
         for i, (got, want) in enumerate(zip(items, expected)):
             self.assert_grad(got, want * scale, options.what(i), context=options.context(i, ones))
 
-    def _ones_vjps(self, fn: Callable[..., Any], inputs: Sequence[Any],
-                   options: GradOptions) -> tuple[Tensor, ...] | None:
+    def _ones_vjps(
+        self, fn: Callable[..., Any], inputs: Sequence[Any], options: GradOptions
+    ) -> tuple[Tensor, ...] | None:
         """The VJPs with vectors of ones where ``grad_outputs`` were given:
         the answer of a student who ignored them."""
         if options.grad_outputs is None:
@@ -116,8 +160,9 @@ class Autograd:
         gos = options.grad_outputs if isinstance(options.grad_outputs, (tuple, list)) else (options.grad_outputs,)
         return self.grad(fn, inputs, tuple(torch.ones_like(g) for g in gos), wrt=options.wrt, order=options.order)
 
-    def assert_equal(self, produced: Any, expected: Any, what: str, *, labels: Sequence[str] | None = None,
-                     hint: str | None = None) -> None:
+    def assert_equal(
+        self, produced: Any, expected: Any, what: str, *, labels: Sequence[str] | None = None, hint: str | None = None
+    ) -> None:
         """Plain values: booleans, names, numbers, None, lists and dicts of
         them. Every wrong item of a sequence is listed (named by ``labels``
         when given); ``hint`` (a message id or text) is added to any failure."""
@@ -131,9 +176,16 @@ class Autograd:
         expected against produced, then the diagnosis."""
         shown = values(produced)
         note_diagnosis(diagnosis, diagnosis)
-        raise GradeFailure("\n".join([
-            msg("cmp.mismatch", what=what), msg("cmp.expected", desc=describe(expected)),
-            msg("cmp.produced", desc=describe(shown) if shown is not None else kind_of(produced)), diagnosis]))
+        raise GradeFailure(
+            "\n".join(
+                [
+                    msg("cmp.mismatch", what=what),
+                    msg("cmp.expected", desc=describe(expected)),
+                    msg("cmp.produced", desc=describe(shown) if shown is not None else kind_of(produced)),
+                    diagnosis,
+                ]
+            )
+        )
 
     def call_update(self, function: Any, probe_args: tuple[Any, ...] | None, name: str, what: str, *args: Any) -> Any:
         """Call a student function that updates the parameter ``name`` step by
@@ -182,11 +234,16 @@ class Autograd:
         this rather than ``a, b = ...``: a malformed return is then the
         student's failed check, not a ValueError that marks the check broken."""
         if not isinstance(produced, (list, tuple)):
-            raise GradeFailure(with_reason(msg("cmp.container", what=what, expected=msg("kind.sequence", n=n),
-                                               got=kind_of(produced)), why_not_sequence(produced, n)))
+            raise GradeFailure(
+                with_reason(
+                    msg("cmp.container", what=what, expected=msg("kind.sequence", n=n), got=kind_of(produced)),
+                    why_not_sequence(produced, n),
+                )
+            )
         if len(produced) != n:
-            raise GradeFailure(with_reason(msg("cmp.count", what=what, expected=n, got=len(produced)),
-                                           why_not_sequence(produced, n)))
+            raise GradeFailure(
+                with_reason(msg("cmp.count", what=what, expected=n, got=len(produced)), why_not_sequence(produced, n))
+            )
         return list(produced)
 
     def assert_meta(self, record: Any, what: str, *, hint: str | None = None, **expected: Any) -> None:
@@ -198,8 +255,15 @@ class Autograd:
         if problem is not None:
             raise GradeFailure(problem)
 
-    def expect_error(self, name: str, produced: Any, *args: Any, what: str | None = None,
-                     hint: str | None = None, trace: Trace | None = None) -> ErrorRecord:
+    def expect_error(
+        self,
+        name: str,
+        produced: Any,
+        *args: Any,
+        what: str | None = None,
+        hint: str | None = None,
+        trace: Trace | None = None,
+    ) -> ErrorRecord:
         """``produced`` must be the autograd error ``name`` (see
         ``AUTOGRAD_ERRORS``): an ErrorRecord the student returned, or a student
         function to call with ``args`` that must raise it. ``hint`` (a
@@ -219,7 +283,9 @@ class Autograd:
         self.instruction(True, "")
         return error
 
-    def calls_added(self, trace: Trace, expected: Sequence[Tensor], argument: int = 0, *, kind: str | None = None) -> bool:
+    def calls_added(
+        self, trace: Trace, expected: Sequence[Tensor], argument: int = 0, *, kind: str | None = None
+    ) -> bool:
         """Whether each backward (and autograd.grad) call that completed in
         ``trace`` did its share: exactly one call per entry of ``expected``
         (the gradients the calls should add, e.g. one per micro-batch), each
@@ -231,8 +297,15 @@ class Autograd:
         ``autograd.instruction``."""
         return calls_added(trace, expected, argument, kind=kind)
 
-    def gradcheck(self, student_fn: Any, inputs: Sequence[Tensor], what: str | None = None, *,
-                  names: Sequence[str] | None = None, **kwargs: Any) -> None:
+    def gradcheck(
+        self,
+        student_fn: Any,
+        inputs: Sequence[Tensor],
+        what: str | None = None,
+        *,
+        names: Sequence[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
         """``torch.autograd.gradcheck`` on a student function (for example a
         custom Function's ``apply``), run from the grader: the forward and the
         student's backward are called through the proxy, so the verdict is

@@ -21,7 +21,10 @@ if TYPE_CHECKING:
 # torch.testing.assert_close's documented defaults, spelled out so feedback
 # can show them; float32 is widened on CUDA (different reduction orders).
 TOLERANCES = {
-    "float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5), "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7),
+    "float16": (1e-3, 1e-5),
+    "bfloat16": (1.6e-2, 1e-5),
+    "float32": (1.3e-6, 1e-5),
+    "float64": (1e-7, 1e-7),
 }
 CUDA_FLOAT32 = (1e-5, 1e-5)
 SHOWN_VALUES = 6
@@ -74,8 +77,11 @@ def expected_tensor(expected: Any, what: str) -> tuple[Tensor, bool, bool]:
     if array is not None and array.dtype.kind in "biufc" and array.dtype.name != "longdouble":
         tensor = torch.from_numpy(numpy.array(array, dtype=array.dtype.newbyteorder("="), copy=True))
         return tensor, type(expected) not in (bool, int, float, list, tuple), False
-    raise CheckValueError(msg("check.expected", what=what, type=kind_of(expected)), expected,
-                          msg("cmp.not_tensor", what=what, got=kind_of(expected)))
+    raise CheckValueError(
+        msg("check.expected", what=what, type=kind_of(expected)),
+        expected,
+        msg("cmp.not_tensor", what=what, got=kind_of(expected)),
+    )
 
 
 def matched_expected(expected: Tensor, got: Tensor, own_dtype: bool, own_device: bool) -> Tensor:
@@ -137,17 +143,28 @@ def difference_lines(produced: Any, expected: Any, what: str, labels: Sequence[s
         # (numpy's arrive as Python's), an int where a float is expected.
         accepted = (int, float) if type(expected) is float else (type(expected),)
         if type(produced) not in accepted:
-            return [msg("cmp.value_kind", what=what, expected=msg(_SCALAR_KINDS[type(expected)]),
-                        got=kind_of(produced)), why_not_one(produced, tensor=False)]
+            return [
+                msg("cmp.value_kind", what=what, expected=msg(_SCALAR_KINDS[type(expected)]), got=kind_of(produced)),
+                why_not_one(produced, tensor=False),
+            ]
         return [] if produced == expected else [msg("cmp.value", what=what, expected=expected, got=produced)]
     if type(produced) is not type(expected) and not (sequence and isinstance(produced, (list, tuple))):
         why = why_not_sequence(produced, len(expected)) if sequence else why_not_one(produced, tensor=False)
-        return [msg("cmp.container", what=what, expected=msg("kind.other", type=type(expected).__name__),
-                    got=kind_of(produced)), why]
+        return [
+            msg(
+                "cmp.container",
+                what=what,
+                expected=msg("kind.other", type=type(expected).__name__),
+                got=kind_of(produced),
+            ),
+            why,
+        ]
     if sequence:
         if len(produced) != len(expected):
-            return [msg("cmp.count", what=what, expected=len(expected), got=len(produced)),
-                    why_not_sequence(produced, len(expected))]
+            return [
+                msg("cmp.count", what=what, expected=len(expected), got=len(produced)),
+                why_not_sequence(produced, len(expected)),
+            ]
         names = labels or [f"{what}[{i}]" for i in range(len(expected))]
         return [line for p, e, name in zip(produced, expected, names) for line in difference_lines(p, e, name)]
     if isinstance(expected, dict):
@@ -158,6 +175,7 @@ def difference_lines(produced: Any, expected: Any, what: str, labels: Sequence[s
 
 
 # -- helpers for checks that recognise mistakes of their own ---------------------
+
 
 def values(produced: Any) -> Tensor | None:
     """A produced tensor (a record, a tensor or a numeric numpy array) as a
@@ -184,8 +202,7 @@ def same(a: Any, b: Any, rtol: float = 1e-6, atol: float = 1e-8) -> bool:
     return a is not None and b is not None and a.shape == b.shape and bool(torch.allclose(a, b, rtol=rtol, atol=atol))
 
 
-def first_suspect(produced: Any, expected: Any,
-                  candidates: Callable[[], Sequence[tuple[Any, str]]]) -> str | None:
+def first_suspect(produced: Any, expected: Any, candidates: Callable[[], Sequence[tuple[Any, str]]]) -> str | None:
     """The diagnosis of the first candidate a wrong ``produced`` equals, or
     None. ``candidates()`` (called only for a wrong answer) gives (tensor,
     diagnosis) pairs: what a known mistake produces, and its name. A

@@ -48,10 +48,18 @@ class GradOptions:
     def context(self, i: int, ones: Sequence[Tensor] | None) -> Context:
         """What the diagnoses of the ``i``-th gradient know of the task;
         ``ones``: the VJPs with vectors of ones, when grad_outputs were given."""
-        return Context(holder=self.holders[i] if self.holders else None, role=self.role,
-                       ones_vjp=None if ones is None else ones[i] * self.scale, mean_over=self.mean_over,
-                       calls=self.calls, order=self.order, previous=tuple(self.previous), trace=self.trace,
-                       grad_of=self.grad_of, divisors=tuple(self.divisors))
+        return Context(
+            holder=self.holders[i] if self.holders else None,
+            role=self.role,
+            ones_vjp=None if ones is None else ones[i] * self.scale,
+            mean_over=self.mean_over,
+            calls=self.calls,
+            order=self.order,
+            previous=tuple(self.previous),
+            trace=self.trace,
+            grad_of=self.grad_of,
+            divisors=tuple(self.divisors),
+        )
 
 
 def aligned_answers(produced: Any, count: int, names: Sequence[str] | None) -> list[Any]:
@@ -63,6 +71,9 @@ def aligned_answers(produced: Any, count: int, names: Sequence[str] | None) -> l
     if items is not None and len(items) == count:
         return items
     what = names[0] if names and single else msg("cmp.gradients")
-    text = msg("cmp.count", what=what, expected=count, got=len(items)) if items is not None else \
-        msg("cmp.container", what=what, expected=msg("kind.sequence", n=count), got=kind_of(produced))
+    text = (
+        msg("cmp.count", what=what, expected=count, got=len(items))
+        if items is not None
+        else msg("cmp.container", what=what, expected=msg("kind.sequence", n=count), got=kind_of(produced))
+    )
     raise GradeFailure(with_reason(text, why_not_sequence(produced, count)))

@@ -68,7 +68,7 @@ def _numerical(forward: Forward, xs: tuple[Tensor, ...], out: Tensor, eps: float
             for step in (eps, -eps):
                 flat = x.clone().reshape(-1)
                 flat[j] += step
-                moved = forward(xs[:i] + (flat.reshape(x.shape),) + xs[i + 1:])
+                moved = forward(xs[:i] + (flat.reshape(x.shape),) + xs[i + 1 :])
                 if moved.shape != out.shape:
                     return None
                 ends.append(moved.to(out.dtype).reshape(-1))
@@ -118,8 +118,9 @@ def _twice_first(backward: Backward, xs: tuple[Tensor, ...], out: Tensor) -> lis
     return _backward_rows(backward, xs, basis.reshape(out.shape))
 
 
-def diagnosis(leaves: Sequence[Tensor], names: Sequence[str], found: Jacobians, bad: Sequence[bool],
-              atol: float, rtol: float) -> str | None:
+def diagnosis(
+    leaves: Sequence[Tensor], names: Sequence[str], found: Jacobians, bad: Sequence[bool], atol: float, rtol: float
+) -> str | None:
     """The likely mistake behind a gradcheck failure, from the Jacobians
     (see ``jacobians``), or None when none fits. The rules go from what
     breaks every entry to what one input's entries show."""
@@ -149,8 +150,11 @@ def _close(a: Tensor, b: Tensor, atol: float, rtol: float) -> bool:
 def _ignores_grad_output(found: Jacobians, atol: float, rtol: float) -> bool:
     """Twice the first basis vector gives the same backward as the vector."""
     first = [a[0] for a in found.analytical]
-    return found.twice is not None and any(bool(f.abs().max() > atol) for f in first if f.numel()) and \
-        all(_close(t, f, atol, rtol) for t, f in zip(found.twice, first))
+    return (
+        found.twice is not None
+        and any(bool(f.abs().max() > atol) for f in first if f.numel())
+        and all(_close(t, f, atol, rtol) for t, f in zip(found.twice, first))
+    )
 
 
 def _mixes_entries(leaves: Sequence[Tensor], found: Jacobians, atol: float) -> bool:
@@ -166,8 +170,7 @@ def _mixes_entries(leaves: Sequence[Tensor], found: Jacobians, atol: float) -> b
     return False
 
 
-def _swapped_inputs(failing: list[int], names: Sequence[str], found: Jacobians, atol: float,
-                    rtol: float) -> str | None:
+def _swapped_inputs(failing: list[int], names: Sequence[str], found: Jacobians, atol: float, rtol: float) -> str | None:
     """A failing input's backward that is another input's Jacobian."""
     analytical, numerical = found.analytical, found.numerical
     for i in failing:
@@ -198,8 +201,15 @@ def _one_input(found: Jacobians, i: int, name: str, atol: float) -> str | None:
     return None
 
 
-def summary(forward: Forward, backward: Backward, leaves: Sequence[Tensor], names: Sequence[str],
-            eps: float, atol: float, rtol: float) -> list[str] | None:
+def summary(
+    forward: Forward,
+    backward: Backward,
+    leaves: Sequence[Tensor],
+    names: Sequence[str],
+    eps: float,
+    atol: float,
+    rtol: float,
+) -> list[str] | None:
     """Lines that tell a gradcheck failure: for each input whose Jacobian
     disagrees, how many entries do; the worst entry, finite differences
     against the student's backward; and a diagnosis. None when the
@@ -219,8 +229,9 @@ def summary(forward: Forward, backward: Backward, leaves: Sequence[Tensor], name
         bad.append(bool(wrong.any()))
         if not bad[-1]:
             continue
-        lines.append(msg("gradcheck.count", input=names[i], bad=int(wrong.sum()), total=wrong.numel(),
-                         atol=atol, rtol=rtol))
+        lines.append(
+            msg("gradcheck.count", input=names[i], bad=int(wrong.sum()), total=wrong.numel(), atol=atol, rtol=rtol)
+        )
         flat = int(torch.where(wrong, gap, torch.zeros_like(gap)).flatten().argmax())
         k, j = divmod(flat, gap.shape[1])
         if worst is None or float(gap[k, j]) > worst[0]:
@@ -228,8 +239,15 @@ def summary(forward: Forward, backward: Backward, leaves: Sequence[Tensor], name
     if worst is None:
         return None
     _, i, k, j, expected, got = worst
-    lines.append(msg("gradcheck.worst", output=_index(k, found.out.shape),
-                     input=names[i] + _index(j, leaves[i].shape), expected=expected, got=got))
+    lines.append(
+        msg(
+            "gradcheck.worst",
+            output=_index(k, found.out.shape),
+            input=names[i] + _index(j, leaves[i].shape),
+            expected=expected,
+            got=got,
+        )
+    )
     hint = diagnosis(leaves, names, found, bad, atol, rtol)
     return lines + ([hint] if hint else [])
 
@@ -244,8 +262,14 @@ def _index(flat: int, shape: Sequence[int]) -> str:
     return "[" + ", ".join(map(str, at)) + "]"
 
 
-def run_gradcheck(student_fn: Any, inputs: Sequence[Tensor], what: str, names: Sequence[str] | None,
-                  as_tensor: Callable[[Any, Tensor, str], Tensor], **kwargs: Any) -> None:
+def run_gradcheck(
+    student_fn: Any,
+    inputs: Sequence[Tensor],
+    what: str,
+    names: Sequence[str] | None,
+    as_tensor: Callable[[Any, Tensor, str], Tensor],
+    **kwargs: Any,
+) -> None:
     """``torch.autograd.gradcheck`` of a student function through its proxy
     (``Autograd.gradcheck``): its forward and its ``vjp`` are called
     remotely, each answer read with ``as_tensor(produced, like, what)``, and
@@ -266,16 +290,24 @@ def run_gradcheck(student_fn: Any, inputs: Sequence[Tensor], what: str, names: S
         raise GradeFailure(msg("cmp.gradcheck", what=what, detail=shorten(str(exc).strip(), 1500))) from None
 
 
-def _told(exc: Exception, calls: StudentCalls, leaves: tuple[Tensor, ...], names: Sequence[str],
-          kwargs: dict[str, Any]) -> GradeFailure:
+def _told(
+    exc: Exception, calls: StudentCalls, leaves: tuple[Tensor, ...], names: Sequence[str], kwargs: dict[str, Any]
+) -> GradeFailure:
     """A gradcheck failure as the student reads it: entry by entry, or
     gradcheck's own first line where the Jacobians do not show it."""
     import torch
 
     what = calls.what
     try:
-        lines = summary(calls.forward, calls.backward, leaves, names, kwargs.get("eps", 1e-6),
-                        kwargs.get("atol", 1e-5), kwargs.get("rtol", 1e-3))
+        lines = summary(
+            calls.forward,
+            calls.backward,
+            leaves,
+            names,
+            kwargs.get("eps", 1e-6),
+            kwargs.get("atol", 1e-5),
+            kwargs.get("rtol", 1e-3),
+        )
     except GradeFailure:
         lines = None  # the student's code failed while the summary was computed
     if lines:

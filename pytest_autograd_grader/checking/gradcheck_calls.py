@@ -18,8 +18,9 @@ AHEAD_LIMIT = 257  # forward calls asked in one request: inputs of up to 128 ele
 Key = tuple[tuple[str, tuple[int, ...], bytes], ...]  # tensors as a dict key (tensors_key)
 
 
-def asked_ahead(student_fn: Any, leaves: Sequence[Tensor], kwargs: dict[str, Any],
-                key: Callable[[Sequence[Tensor]], Key]) -> dict[Key, Any]:
+def asked_ahead(
+    student_fn: Any, leaves: Sequence[Tensor], kwargs: dict[str, Any], key: Callable[[Sequence[Tensor]], Key]
+) -> dict[Key, Any]:
     """The forward calls gradcheck's finite differences are about to make
     (the inputs as they are, then each element of each input moved by
     -eps and by +eps, in gradcheck's order and arithmetic), answered by
@@ -30,8 +31,12 @@ def asked_ahead(student_fn: Any, leaves: Sequence[Tensor], kwargs: dict[str, Any
     import torch
 
     ask = getattr(student_fn, "answers_ahead", None)
-    if not callable(ask) or kwargs.get("fast_mode") or not leaves or any(
-            x.layout != torch.strided or not x.dtype.is_floating_point for x in leaves):
+    if (
+        not callable(ask)
+        or kwargs.get("fast_mode")
+        or not leaves
+        or any(x.layout != torch.strided or not x.dtype.is_floating_point for x in leaves)
+    ):
         return {}
     eps = kwargs.get("eps", 1e-6)
     xs = tuple(x.detach() for x in leaves)
@@ -43,14 +48,15 @@ def asked_ahead(student_fn: Any, leaves: Sequence[Tensor], kwargs: dict[str, Any
             for step in (-eps, eps):  # x - eps and x + eps, the values gradcheck computes
                 flat = x.clone().reshape(-1)
                 flat[j] += step
-                calls.append(xs[:i] + (flat.reshape(x.shape),) + xs[i + 1:])
+                calls.append(xs[:i] + (flat.reshape(x.shape),) + xs[i + 1 :])
     # as gradcheck hands them to the function: its leaves, which require grad
     answers = ask([tuple(t.clone().requires_grad_(True) for t in call) for call in calls])
     return {} if answers is None else {key(call): answer for call, answer in zip(calls, answers)}
 
 
-def _rows_ahead(student_fn: Any, xs: tuple[Tensor, ...], grads: tuple[Tensor, ...],
-                key: Callable[[Sequence[Tensor]], Key]) -> dict[tuple[Key, Key], list[Any]]:
+def _rows_ahead(
+    student_fn: Any, xs: tuple[Tensor, ...], grads: tuple[Tensor, ...], key: Callable[[Sequence[Tensor]], Key]
+) -> dict[tuple[Key, Key], list[Any]]:
     """At gradcheck's first backward call, with the first basis vector of
     the output: the backward calls its analytical Jacobian makes (each
     basis vector, all of them twice, to see that backward is reentrant),
@@ -79,9 +85,10 @@ def tensors_key(tensors: Sequence[Tensor]) -> Key:
     """Tensors as a dict key: dtype, shape and exact bytes of each."""
     import torch
 
-    return tuple((str(t.dtype), tuple(t.shape),
-                  t.detach().cpu().reshape(-1).contiguous().view(torch.uint8).numpy().tobytes())
-                 for t in tensors)
+    return tuple(
+        (str(t.dtype), tuple(t.shape), t.detach().cpu().reshape(-1).contiguous().view(torch.uint8).numpy().tobytes())
+        for t in tensors
+    )
 
 
 @dataclass
@@ -107,8 +114,9 @@ class StudentCalls:
             self.outputs[k] = self.as_tensor(answer, xs[0], self.what).detach()
         return self.outputs[k]
 
-    def backward(self, xs: tuple[Tensor, ...], grads: tuple[Tensor, ...],
-                 fresh: bool = False) -> tuple[Tensor | None, ...]:
+    def backward(
+        self, xs: tuple[Tensor, ...], grads: tuple[Tensor, ...], fresh: bool = False
+    ) -> tuple[Tensor | None, ...]:
         # gradcheck's own calls are always fresh: it checks that backward is
         # reentrant; an answer asked ahead is a call of its own, used once
         k = (tensors_key(xs), tensors_key(grads))
@@ -120,8 +128,9 @@ class StudentCalls:
             _, got = self.student_fn.vjp(tuple(x.detach().clone().requires_grad_(True) for x in xs), tuple(grads))
         else:
             return self.gradients[k]
-        self.gradients[k] = tuple(None if g is None else self.as_tensor(g, x, self.what).detach().to(x.dtype)
-                                  for g, x in zip(got, xs))
+        self.gradients[k] = tuple(
+            None if g is None else self.as_tensor(g, x, self.what).detach().to(x.dtype) for g, x in zip(got, xs)
+        )
         return self.gradients[k]
 
 

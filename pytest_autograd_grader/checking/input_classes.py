@@ -19,8 +19,18 @@ from typing import Any
 # tensor of more than one element; "one element": a single element of any
 # rank; "negative"/"positive": at least one element below/above 0; "zero":
 # at least one element exactly 0 (where a kink or a branch is specified)
-INPUT_CLASSES = ("rank 0", "rank 1", "rank 2", "rank 3", "rank 4", "size-1 axis", "one element",
-                 "negative", "positive", "zero")
+INPUT_CLASSES = (
+    "rank 0",
+    "rank 1",
+    "rank 2",
+    "rank 3",
+    "rank 4",
+    "size-1 axis",
+    "one element",
+    "negative",
+    "positive",
+    "zero",
+)
 
 
 def classes_of(tensor: Any) -> set[str]:

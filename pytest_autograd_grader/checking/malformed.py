@@ -12,10 +12,27 @@ from ..boundary.records import ErrorRecord, ObjectRecord
 from ..i18n import msg
 
 # objects that make their values only when looped over
-_LAZY = {"map", "filter", "zip", "range", "reversed", "enumerate", "dict_keys", "dict_values", "dict_items",
-         "itertools.chain", "itertools.islice"}
-_OBJECTS = {"generator": "why.generator", "function": "why.function", "builtin_function_or_method": "why.function",
-            "method": "why.function", "set": "why.set", "frozenset": "why.set"}
+_LAZY = {
+    "map",
+    "filter",
+    "zip",
+    "range",
+    "reversed",
+    "enumerate",
+    "dict_keys",
+    "dict_values",
+    "dict_items",
+    "itertools.chain",
+    "itertools.islice",
+}
+_OBJECTS = {
+    "generator": "why.generator",
+    "function": "why.function",
+    "builtin_function_or_method": "why.function",
+    "method": "why.function",
+    "set": "why.set",
+    "frozenset": "why.set",
+}
 
 
 def _tensor_like(value: Any) -> bool:

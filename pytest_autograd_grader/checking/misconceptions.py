@@ -23,17 +23,25 @@ if TYPE_CHECKING:
 # name -> (stable parts of PyTorch's message, any of which identifies it; diagnosis id)
 AUTOGRAD_ERRORS: dict[str, tuple[tuple[str, ...], str]] = {
     "backward_twice": (("backward through the graph a second time",), "diag.backward_twice"),
-    "inplace_leaf": (("a leaf Variable that requires grad is being used in an in-place operation",), "diag.inplace_leaf"),
+    "inplace_leaf": (
+        ("a leaf Variable that requires grad is being used in an in-place operation",),
+        "diag.inplace_leaf",
+    ),
     "implicit_grad": (("grad can be implicitly created only for",), "diag.implicit_grad"),
     "shape_mismatch": (("Mismatch in shape",), "diag.shape_mismatch"),
     "no_grad_fn": (("does not require grad and does not have a grad_fn",), "diag.requires_grad"),
     "inplace_saved": (("modified by an inplace operation",), "diag.inplace_saved"),
-    "nonleaf_requires_grad": (("you can only change requires_grad flags of leaf variables",), "diag.nonleaf_requires_grad"),
+    "nonleaf_requires_grad": (
+        ("you can only change requires_grad flags of leaf variables",),
+        "diag.nonleaf_requires_grad",
+    ),
     # torch 2.13 words it two ways: factory functions (requires_grad=True) say
     # "floating point and complex dtype", requires_grad_() says "floating point
     # dtype". The first text is the one feedback quotes.
-    "int_requires_grad": (("floating point and complex dtype can require gradients", "floating point dtype can require gradients"),
-                          "diag.int_requires_grad"),
+    "int_requires_grad": (
+        ("floating point and complex dtype can require gradients", "floating point dtype can require gradients"),
+        "diag.int_requires_grad",
+    ),
     "unused_input": (("appears to not have been used in the graph",), "diag.unused_input"),
 }
 
@@ -145,8 +153,12 @@ def divided_by(c: float, context: Context) -> str | None:
     made = context.calls_made()
     if made is not None and context.calls is not None and made != context.calls:
         return None
-    if context.calls and abs(c * context.calls - 1) < 1e-4 and context.trace is not None \
-            and context.trace.count("zero_", "grad="):
+    if (
+        context.calls
+        and abs(c * context.calls - 1) < 1e-4
+        and context.trace is not None
+        and context.trace.count("zero_", "grad=")
+    ):
         return None  # 1/calls with .grad cleared in between: the calls did not add up
     for divisor in context.divisors:
         for name, count in divisor.instead:
@@ -193,9 +205,13 @@ def diagnose_values(produced: Tensor, expected: Tensor, context: Context) -> str
     tried from the most specific pattern to the most generic one."""
     if produced.shape != expected.shape:
         return _wrong_shape(produced, expected, context)
-    return (_second_order_zero(produced, expected, context) or _ones_vjp(produced, expected, context)
-            or _running_sum(produced, expected, context) or _constant_factor(produced, expected, context)
-            or _square_transpose(produced, expected))
+    return (
+        _second_order_zero(produced, expected, context)
+        or _ones_vjp(produced, expected, context)
+        or _running_sum(produced, expected, context)
+        or _constant_factor(produced, expected, context)
+        or _square_transpose(produced, expected)
+    )
 
 
 def _wrong_shape(produced: Tensor, expected: Tensor, context: Context) -> str | None:
@@ -227,8 +243,12 @@ def _ones_vjp(produced: Tensor, expected: Tensor, context: Context) -> str | Non
     import torch
 
     ones = context.ones_vjp
-    if ones is not None and ones.shape == produced.shape and not torch.allclose(ones, expected) \
-            and torch.allclose(produced, ones, rtol=1e-5, atol=1e-8):
+    if (
+        ones is not None
+        and ones.shape == produced.shape
+        and not torch.allclose(ones, expected)
+        and torch.allclose(produced, ones, rtol=1e-5, atol=1e-8)
+    ):
         return msg("diag.ones")
     return None
 
@@ -293,8 +313,12 @@ def _fraction(inverse: int | None, expected: Tensor, context: Context) -> str | 
 def _square_transpose(produced: Tensor, expected: Tensor) -> str | None:
     import torch
 
-    if produced.dim() == 2 and produced.shape[0] == produced.shape[1] and produced.shape[0] > 1 \
-            and torch.allclose(produced.T, expected, rtol=1e-5, atol=1e-8):
+    if (
+        produced.dim() == 2
+        and produced.shape[0] == produced.shape[1]
+        and produced.shape[0] > 1
+        and torch.allclose(produced.T, expected, rtol=1e-5, atol=1e-8)
+    ):
         return msg("diag.transpose")
     return None
 
@@ -340,11 +364,25 @@ def diagnose_zero_none(failure: StudentFailure, name: str) -> str | None:
 # .to() and .contiguous() return the tensor itself when nothing needs to
 # change): a .grad kept through one of them changes when .grad is zeroed in
 # place or accumulated into. Named as the student wrote them.
-SHARES_MEMORY = {"detach": ".detach()", "data": ".data", "view": ".view(...)", "view_as": ".view_as(...)",
-                 "reshape": ".reshape(...)", "reshape_as": ".reshape_as(...)", "__getitem__": "[:]",
-                 "numpy": ".numpy()", "__array__": " (numpy.asarray)", "as_tensor": " (torch.as_tensor)",
-                 "contiguous": ".contiguous()", "to": ".to(...)", "flatten": ".flatten()", "squeeze": ".squeeze()",
-                 "unsqueeze": ".unsqueeze(...)", "expand": ".expand(...)", "ravel": ".ravel()"}
+SHARES_MEMORY = {
+    "detach": ".detach()",
+    "data": ".data",
+    "view": ".view(...)",
+    "view_as": ".view_as(...)",
+    "reshape": ".reshape(...)",
+    "reshape_as": ".reshape_as(...)",
+    "__getitem__": "[:]",
+    "numpy": ".numpy()",
+    "__array__": " (numpy.asarray)",
+    "as_tensor": " (torch.as_tensor)",
+    "contiguous": ".contiguous()",
+    "to": ".to(...)",
+    "flatten": ".flatten()",
+    "squeeze": ".squeeze()",
+    "unsqueeze": ".unsqueeze(...)",
+    "expand": ".expand(...)",
+    "ravel": ".ravel()",
+}
 # ops that always make a tensor (or plain data) of its own
 COPIES_MEMORY = frozenset({"clone", "copy_", "tensor", "new_tensor", "__deepcopy__", "__reduce_ex__", "tolist"})
 """The traced op names that make a copy of a tensor's memory, for a check
@@ -363,7 +401,7 @@ def shared_memory(trace: Trace | None, name: str) -> str | None:
     first = next((i for i, op in enumerate(ops) if op in ("backward", "autograd.grad")), None)
     if first is None:
         return None
-    after = ops[first + 1:]
+    after = ops[first + 1 :]
     if any(op in COPIES_MEMORY for op in after):
         return None
     # the op right after a .grad read: what the student applied to .grad itself

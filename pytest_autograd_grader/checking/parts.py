@@ -53,9 +53,11 @@ class Part:
     # -- the two forms -------------------------------------------------------
     def __enter__(self) -> Part:
         if self.needs:
-            raise CheckError(f"autograd.part({self.label!r}, needs=...): a part that needs another is written as "
-                             "a decorated function, @autograd.part(weight, needs=other) def body(): ..., so "
-                             "that the grader can skip its body; a with block cannot be skipped")
+            raise CheckError(
+                f"autograd.part({self.label!r}, needs=...): a part that needs another is written as "
+                "a decorated function, @autograd.part(weight, needs=other) def body(): ..., so "
+                "that the grader can skip its body; a with block cannot be skipped"
+            )
         self.book.open(self)
         return self
 
@@ -105,8 +107,9 @@ class Parts:
             raise CheckError(f"autograd.part: weight must be a positive number, got {weight!r}")
         needs = (needs,) if isinstance(needs, Part) else tuple(needs or ())
         if any(not isinstance(need, Part) or need.book is not self for need in needs):
-            raise CheckError(f"autograd.part: needs= takes parts of this check (what autograd.part returned), "
-                             f"got {needs!r}")
+            raise CheckError(
+                f"autograd.part: needs= takes parts of this check (what autograd.part returned), got {needs!r}"
+            )
         return Part(self, float(weight), name, needs)
 
     def declare(self, total: Any) -> None:
@@ -134,8 +137,10 @@ class Parts:
 
     def right(self, need: Part, part: Part) -> bool:
         if need.state in ("new", "open"):
-            raise CheckError(f"autograd.part({part.name or ''!r}): it needs a part that has not finished yet; "
-                             "a part can only need one that came before it")
+            raise CheckError(
+                f"autograd.part({part.name or ''!r}): it needs a part that has not finished yet; "
+                "a part can only need one that came before it"
+            )
         return need.earned() >= WHOLE
 
     # -- the score -----------------------------------------------------------
@@ -154,8 +159,10 @@ class Parts:
         if stopped:
             return earned / self.total if self.total is not None else 0.0
         if self.total is not None and total < self.total * (1 - 1e-9):
-            raise CheckError(f"autograd.parts(total={self.total:g}): the check ended with parts weighing only "
-                             f"{total:g}; declare the weight of every part it runs")
+            raise CheckError(
+                f"autograd.parts(total={self.total:g}): the check ended with parts weighing only "
+                f"{total:g}; declare the weight of every part it runs"
+            )
         return earned / total
 
     # -- the feedback ----------------------------------------------------------
@@ -190,8 +197,9 @@ def _part_lines(parts: Sequence[Part], depth: int, out: list[str], seen: set[str
             continue
         if part.children:
             share = sum(p.weight for p in part.children if p.earned() >= WHOLE)
-            out.append(pad + msg("cmp.part_within", name=part.label, passed=share,
-                                 total=sum(p.weight for p in part.children)))
+            out.append(
+                pad + msg("cmp.part_within", name=part.label, passed=share, total=sum(p.weight for p in part.children))
+            )
             _part_lines(part.children, depth + 1, out, seen)
         if part.failure is not None and part.failure.feedback not in seen:
             # A stub called in several parts fails each the same way: say it once.

@@ -19,15 +19,53 @@ from ..i18n import msg
 from ..outcomes import GradeFailure
 
 BACKWARD_OPS = frozenset({"backward", "autograd.grad"})
-_IN_PLACE_DUNDERS = frozenset({"__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__", "__ipow__",
-                               "__imatmul__", "__imod__", "__iand__", "__ior__", "__ixor__", "__ilshift__",
-                               "__irshift__", "__setitem__"})
+_IN_PLACE_DUNDERS = frozenset(
+    {
+        "__iadd__",
+        "__isub__",
+        "__imul__",
+        "__itruediv__",
+        "__ifloordiv__",
+        "__ipow__",
+        "__imatmul__",
+        "__imod__",
+        "__iand__",
+        "__ior__",
+        "__ixor__",
+        "__ilshift__",
+        "__irshift__",
+        "__setitem__",
+    }
+)
 _SET_REQUIRES_GRAD = frozenset({"requires_grad=", "requires_grad_"})
 # factory functions that take requires_grad=, and nn.Parameter's constructor
-_MAKE_REQUIRING_GRAD = frozenset({"tensor", "as_tensor", "zeros", "ones", "empty", "full", "rand", "randn",
-                                  "randint", "arange", "linspace", "logspace", "eye", "zeros_like", "ones_like",
-                                  "empty_like", "full_like", "rand_like", "randn_like", "randint_like",
-                                  "scalar_tensor", "normal", "_make_subclass"})
+_MAKE_REQUIRING_GRAD = frozenset(
+    {
+        "tensor",
+        "as_tensor",
+        "zeros",
+        "ones",
+        "empty",
+        "full",
+        "rand",
+        "randn",
+        "randint",
+        "arange",
+        "linspace",
+        "logspace",
+        "eye",
+        "zeros_like",
+        "ones_like",
+        "empty_like",
+        "full_like",
+        "rand_like",
+        "randn_like",
+        "randint_like",
+        "scalar_tensor",
+        "normal",
+        "_make_subclass",
+    }
+)
 
 
 class ForgedError(GradeFailure):
@@ -96,6 +134,7 @@ def error_problem(name: str, record: Any, trace: Any) -> str | None:
 
 
 # -- what each call added ------------------------------------------------------
+
 
 def _same(a: Any, b: Any, atol: float) -> bool:
     import torch

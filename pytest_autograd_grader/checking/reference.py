@@ -14,8 +14,13 @@ if TYPE_CHECKING:
     from torch import Tensor
 
 
-def reference_grad(fn: Callable[..., Any], inputs: Sequence[Any], grad_outputs: Any = None,
-                   wrt: Sequence[int] | None = None, order: int = 1) -> tuple[Tensor, ...]:
+def reference_grad(
+    fn: Callable[..., Any],
+    inputs: Sequence[Any],
+    grad_outputs: Any = None,
+    wrt: Sequence[int] | None = None,
+    order: int = 1,
+) -> tuple[Tensor, ...]:
     """Gradients of ``fn(*inputs)`` with respect to ``inputs[i]`` for i in
     ``wrt`` (default: every floating tensor); see ``Autograd.grad``."""
     import torch
@@ -28,8 +33,9 @@ def reference_grad(fn: Callable[..., Any], inputs: Sequence[Any], grad_outputs: 
         out = fn(*leaves)
         outs = list(out) if isinstance(out, (tuple, list)) else [out]
         gos = _vectors(outs, grad_outputs)
-        grads: Sequence[Tensor | None] = torch.autograd.grad(outs, targets, gos, allow_unused=True,
-                                                             create_graph=order > 1)
+        grads: Sequence[Tensor | None] = torch.autograd.grad(
+            outs, targets, gos, allow_unused=True, create_graph=order > 1
+        )
         for _ in range(order - 1):
             grads = _once_more(grads, targets)
     result = []
@@ -44,8 +50,12 @@ def _float64_leaves(inputs: Sequence[Any]) -> list[Any]:
     """Floating tensors as float64 leaves that require grad; the rest as is."""
     import torch
 
-    return [x.detach().to(torch.float64).requires_grad_(True) if isinstance(x, torch.Tensor) and x.is_floating_point()
-            else x for x in inputs]
+    return [
+        x.detach().to(torch.float64).requires_grad_(True)
+        if isinstance(x, torch.Tensor) and x.is_floating_point()
+        else x
+        for x in inputs
+    ]
 
 
 def _vectors(outs: list[Tensor], grad_outputs: Any) -> list[Tensor]:
@@ -66,7 +76,10 @@ def _once_more(grads: Sequence[Tensor | None], targets: list[Tensor]) -> list[Te
     import torch
 
     live = [(g, t) for g, t in zip(grads, targets) if g is not None and g.requires_grad]
-    higher = torch.autograd.grad([g.sum() for g, _ in live], [t for _, t in live], allow_unused=True,
-                                 create_graph=True) if live else []
+    higher = (
+        torch.autograd.grad([g.sum() for g, _ in live], [t for _, t in live], allow_unused=True, create_graph=True)
+        if live
+        else []
+    )
     it = iter(higher)
     return [next(it) if g is not None and g.requires_grad else None for g in grads]

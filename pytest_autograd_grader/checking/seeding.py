@@ -62,9 +62,16 @@ class GradeRng:
         generator.manual_seed(seed)
         return cls(seed=seed, torch=generator, numpy=numpy.random.default_rng(seed), device=device)
 
-    def randn(self, *shape: int, dtype: TorchDtype | None = None, requires_grad: bool = False,
-              device: str | None = None, low: float | None = None, mixed: bool = False,
-              zeros: int = 0) -> Tensor:
+    def randn(
+        self,
+        *shape: int,
+        dtype: TorchDtype | None = None,
+        requires_grad: bool = False,
+        device: str | None = None,
+        low: float | None = None,
+        mixed: bool = False,
+        zeros: int = 0,
+    ) -> Tensor:
         """Normal samples (float64 unless ``dtype`` says otherwise) on the
         check's device; ``low`` shifts them away from zero, e.g. for log.
         ``mixed=True`` makes sure a tensor of two or more elements holds a
@@ -92,7 +99,7 @@ class GradeRng:
             flat[places[1]] = flat[places[1]].abs() + 0.25
         if zeros:
             start = 2 if mixed and flat.numel() >= 2 + zeros else 0
-            flat[places[start:start + zeros]] = 0.0
+            flat[places[start : start + zeros]] = 0.0
 
     def note(self, *tensors: Any) -> None:
         """Count tensors the check made itself (the tutorial's values, a
@@ -109,8 +116,14 @@ class GradeRng:
         """A random shape with ``ndim`` dimensions of sizes in [low, high]."""
         return tuple(self.randint(low, high) for _ in range(ndim))
 
-    def shapes(self, ranks: Iterable[int] = (1, 2), low: int = 2, high: int = 4, size_one: bool = True,
-               one_element: bool = True) -> list[tuple[int, ...]]:
+    def shapes(
+        self,
+        ranks: Iterable[int] = (1, 2),
+        low: int = 2,
+        high: int = 4,
+        size_one: bool = True,
+        one_element: bool = True,
+    ) -> list[tuple[int, ...]]:
         """Shapes that cover every class of shape on every seed: one of each
         rank in ``ranks`` with sizes in [low, high] (``low`` of 2 or more),
         then, for the highest rank, the same shape with one axis (chosen at
@@ -121,7 +134,7 @@ class GradeRng:
         top = found[-1] if found else ()
         if size_one and len(top) >= 2:
             axis = self.randint(0, len(top) - 1)
-            found.append(top[:axis] + (1,) + top[axis + 1:])
+            found.append(top[:axis] + (1,) + top[axis + 1 :])
         if one_element and ranks:
             found.append((1,) * ranks[-1])
         return found

@@ -24,8 +24,15 @@ GRID = 200  # coefficients tried before refining the best one
 REFINE = 40  # golden-section steps around it
 
 
-def _replay(start: Tensor, gradient: Gradient, lr: float, steps: int, momentum: float = 0.0,
-            nesterov: bool = False, weight_decay: float = 0.0) -> Tensor:
+def _replay(
+    start: Tensor,
+    gradient: Gradient,
+    lr: float,
+    steps: int,
+    momentum: float = 0.0,
+    nesterov: bool = False,
+    weight_decay: float = 0.0,
+) -> Tensor:
     """torch.optim.SGD's update (dampening 0), step by step."""
     w, buffer = start.clone(), None
     for i in range(steps):
@@ -76,9 +83,11 @@ def sgd_variant(got: Tensor, start: Tensor, gradient: Gradient, lr: float, steps
         return None  # plain SGD: nothing to name
     # (diagnosis, replay options, coefficient range, log scale, the least
     # coefficient named: below it the variant is plain SGD up to rounding)
-    tries = [("diag.inplace.momentum", dict(momentum=1.0), 0.0, 1.0, False, 1e-3),
-             ("diag.inplace.momentum", dict(momentum=1.0, nesterov=True), 0.0, 1.0, False, 1e-3),
-             ("diag.inplace.weight_decay", dict(weight_decay=1.0), 1e-6, 1.0, True, 1e-5)]
+    tries = [
+        ("diag.inplace.momentum", dict(momentum=1.0), 0.0, 1.0, False, 1e-3),
+        ("diag.inplace.momentum", dict(momentum=1.0, nesterov=True), 0.0, 1.0, False, 1e-3),
+        ("diag.inplace.weight_decay", dict(weight_decay=1.0), 1e-6, 1.0, True, 1e-5),
+    ]
     found = []  # (error, diagnosis) of each variant that reproduces got
     for key, options, low, high, log, least in tries:
         field = next(k for k in options if k != "nesterov")

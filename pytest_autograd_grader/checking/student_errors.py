@@ -28,8 +28,9 @@ from .misconceptions import (
 from .provenance import ForgedError, error_problem
 
 
-def expected_error(name: str, produced: Any, args: tuple[Any, ...], what: str | None, hint: str | None,
-                   trace: Trace | None) -> ErrorRecord:
+def expected_error(
+    name: str, produced: Any, args: tuple[Any, ...], what: str | None, hint: str | None, trace: Trace | None
+) -> ErrorRecord:
     """``produced`` (or, a student function, what it hands back for
     ``args``) as the autograd error ``name`` that PyTorch raised: the
     ErrorRecord, or GradeFailure for another answer and ForgedError for
@@ -45,11 +46,16 @@ def expected_error(name: str, produced: Any, args: tuple[Any, ...], what: str | 
         if not isinstance(produced, ErrorRecord):
             raise GradeFailure(msg("cmp.no_error", what=what, text=text) + hint)
     if not isinstance(produced, ErrorRecord):
-        raise GradeFailure(with_reason(msg("cmp.not_error", what=what, text=text, got=kind_of(produced)),
-                                       why_not_one(produced, tensor=False)) + hint)
+        raise GradeFailure(
+            with_reason(
+                msg("cmp.not_error", what=what, text=text, got=kind_of(produced)), why_not_one(produced, tensor=False)
+            )
+            + hint
+        )
     if error_name(produced.message) != name:
-        raise GradeFailure(msg("cmp.wrong_error", what=what, text=text, type=produced.type,
-                               message=produced.message) + hint)
+        raise GradeFailure(
+            msg("cmp.wrong_error", what=what, text=text, type=produced.type, message=produced.message) + hint
+        )
     _raised_by_pytorch(name, produced, what, hint, trace)
     return produced
 
@@ -59,8 +65,7 @@ def _raised_by_pytorch(name: str, produced: ErrorRecord, what: str, hint: str, t
     torch's code, out of a torch call of the trace that raises it."""
     if not torch_wording(name, produced.type, produced.message):
         # PyTorch's words inside other text (int(TEXT)): the grader reads that from the text itself
-        raise ForgedError(msg("cmp.error_forged", what=what, type=produced.type,
-                              how=msg("cmp.forged_quoted")) + hint)
+        raise ForgedError(msg("cmp.error_forged", what=what, type=produced.type, how=msg("cmp.forged_quoted")) + hint)
     # The text is PyTorch's, but was the error? Who raised it
     # (encode.raised_by) and the torch call it came out of are the
     # student process's own claims: each must agree with the trace.
@@ -72,8 +77,9 @@ def _raised_by_pytorch(name: str, produced: ErrorRecord, what: str, hint: str, t
         raise ForgedError(msg("cmp.error_not_from_call", what=what, type=produced.type, why=why) + hint)
 
 
-def update_diagnosis(failure: StudentFailure, function: Any, probe_args: tuple[Any, ...] | None, name: str,
-                     what: str) -> str | None:
+def update_diagnosis(
+    failure: StudentFailure, function: Any, probe_args: tuple[Any, ...] | None, name: str, what: str
+) -> str | None:
     """The feedback for ``failure`` of a function that updates the
     parameter ``name``, when an update explains it: a zeroed .grad that
     is None, or one step alone on ``probe_args`` (None: not run) leaving
@@ -100,5 +106,4 @@ def told_for_task(failure: StudentFailure, context: Context) -> StudentFailure |
     if fitting is None or fitting == generic:
         return None
     feedback = failure.feedback.replace(generic, fitting) if generic else f"{failure.feedback}\n{fitting}"
-    return StudentFailure(feedback, status=failure.grade_status, error_type=failure.error_type,
-                          message=failure.message)
+    return StudentFailure(feedback, status=failure.grade_status, error_type=failure.error_type, message=failure.message)

@@ -38,8 +38,14 @@ def as_tensor(produced: Any, expected: Tensor, what: str) -> Tensor:
     raise GradeFailure(with_reason(msg("cmp.not_tensor", what=what, got=kind_of(produced)), why_not_one(produced)))
 
 
-def assert_values(got: Tensor, expected: Tensor, what: str, context: Context,
-                  tolerance: tuple[float | None, float | None], diagnose: Callable[[], str | None] | None) -> None:
+def assert_values(
+    got: Tensor,
+    expected: Tensor,
+    what: str,
+    context: Context,
+    tolerance: tuple[float | None, float | None],
+    diagnose: Callable[[], str | None] | None,
+) -> None:
     """GradeFailure unless ``got`` is close to ``expected`` within
     ``tolerance`` (rtol, atol; None: torch's for the dtype and device):
     expected against produced, the largest difference, and the author's
@@ -50,8 +56,12 @@ def assert_values(got: Tensor, expected: Tensor, what: str, context: Context,
     if close(got.to(expected.dtype), expected, rtol, atol):
         return
     a, b = got.double().cpu(), expected.double().cpu()
-    lines = [msg("cmp.mismatch", what=what), msg("cmp.expected", desc=describe(expected)),
-             msg("cmp.produced", desc=describe(got)), _largest(a, b, rtol, atol)]
+    lines = [
+        msg("cmp.mismatch", what=what),
+        msg("cmp.expected", desc=describe(expected)),
+        msg("cmp.produced", desc=describe(got)),
+        _largest(a, b, rtol, atol),
+    ]
     if context.ones_vjp is not None:
         context.ones_vjp = context.ones_vjp.double().cpu()
     hint = author_diagnosis(diagnose, what) or diagnose_values(a, b, context)

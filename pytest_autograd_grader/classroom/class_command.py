@@ -33,42 +33,77 @@ RUN_SCHEMA = "pytest-autograd-grader-class/1"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--checks", required=True, metavar="CHECKS", help="the folder of the course's checks")
-    parser.add_argument("--submissions", required=True, metavar="DIR|ZIP",
-                        help="the class's submissions as your LMS's bulk download gives them, a folder or a zip "
-                             "(Canvas, Moodle, Gradescope, GitHub Classroom), or one folder or zip per student "
-                             "(modules in it or in its exercises/)")
+    parser.add_argument(
+        "--submissions",
+        required=True,
+        metavar="DIR|ZIP",
+        help="the class's submissions as your LMS's bulk download gives them, a folder or a zip "
+        "(Canvas, Moodle, Gradescope, GitHub Classroom), or one folder or zip per student "
+        "(modules in it or in its exercises/)",
+    )
     parser.add_argument("--out", required=True, metavar="OUT", help="where reports, gradebook and class report go")
-    parser.add_argument("-j", "--jobs", type=int, default=None,
-                        help="students graded at once (default: the CPUs this run may use: its share of the "
-                             "machine's cores, as taskset, Slurm or a container's CPU limit set it)")
-    parser.add_argument("--seed", type=int, default=None,
-                        help="the seed of every student (default: one drawn from --salt for the whole class)")
-    parser.add_argument("--seed-per-student", action="store_true",
-                        help="a seed of its own for each student, from --salt and the student's id (slower: the "
-                             "engine track's programs and torch's results for them are then drawn per student)")
-    parser.add_argument("--salt", default=None,
-                        help="salt the seeds are drawn from (default: the one OUT recorded, else a new random one)")
+    parser.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=None,
+        help="students graded at once (default: the CPUs this run may use: its share of the "
+        "machine's cores, as taskset, Slurm or a container's CPU limit set it)",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="the seed of every student (default: one drawn from --salt for the whole class)",
+    )
+    parser.add_argument(
+        "--seed-per-student",
+        action="store_true",
+        help="a seed of its own for each student, from --salt and the student's id (slower: the "
+        "engine track's programs and torch's results for them are then drawn per student)",
+    )
+    parser.add_argument(
+        "--salt",
+        default=None,
+        help="salt the seeds are drawn from (default: the one OUT recorded, else a new random one)",
+    )
     parser.add_argument("--only", nargs="+", metavar="STUDENT", default=None, help="grade these students only")
-    parser.add_argument("--resume", action="store_true",
-                        help="keep students OUT already holds a complete report of (same checks and seed)")
-    parser.add_argument("--shard", metavar="K/N", default=None,
-                        help="grade the K-th of N parts of the class (merge the parts with 'autograd-grader merge')")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep students OUT already holds a complete report of (same checks and seed)",
+    )
+    parser.add_argument(
+        "--shard",
+        metavar="K/N",
+        default=None,
+        help="grade the K-th of N parts of the class (merge the parts with 'autograd-grader merge')",
+    )
     parser.add_argument("--timeout", type=float, default=None, help="--grade-timeout for every check")
-    parser.add_argument("--student-timeout", type=float, default=1200.0,
-                        help="seconds one student's whole grading may take before it is stopped, counted once the "
-                             "worker's sandbox is warm (default 1200)")
+    parser.add_argument(
+        "--student-timeout",
+        type=float,
+        default=1200.0,
+        help="seconds one student's whole grading may take before it is stopped, counted once the "
+        "worker's sandbox is warm (default 1200)",
+    )
     # checked here, once: a bad value would otherwise fail every student's session alike
-    parser.add_argument("--isolation", default=None, type=str.lower, choices=ISOLATIONS,
-                        help="--grade-isolation (default auto)")
+    parser.add_argument(
+        "--isolation", default=None, type=str.lower, choices=ISOLATIONS, help="--grade-isolation (default auto)"
+    )
     parser.add_argument("--lang", default=None, type=str.lower, choices=LANGUAGES, help="--grade-lang of the feedback")
     parser.add_argument("--assignment", default=None, help="the assignment's name in the LMS file (default Autograd)")
-    parser.add_argument("--roster", default=None, metavar="CSV",
-                        help="the class's list: identity columns id (the LMS's user id), sis_user_id, "
-                             "sis_login_id, email, then student (id in OUT or folder), name, section; matched "
-                             "by id before name, for the LMS file's ids and the names every output shows. "
-                             "Canvas's gradebook export (Grades > Export) serves as it is. canvas.csv needs it "
-                             "unless --submissions is Canvas's Download Submissions zip, whose file names "
-                             "carry each student's Canvas id")
+    parser.add_argument(
+        "--roster",
+        default=None,
+        metavar="CSV",
+        help="the class's list: identity columns id (the LMS's user id), sis_user_id, "
+        "sis_login_id, email, then student (id in OUT or folder), name, section; matched "
+        "by id before name, for the LMS file's ids and the names every output shows. "
+        "Canvas's gradebook export (Grades > Export) serves as it is. canvas.csv needs it "
+        "unless --submissions is Canvas's Download Submissions zip, whose file names "
+        "carry each student's Canvas id",
+    )
 
 
 def fail(text: str) -> int:
@@ -89,8 +124,13 @@ def _done_before(out: Path, student: Student, sha: str, seed: int) -> bool:
         report = json.loads((out / f"{student.id}.json").read_text())
     except (OSError, ValueError):
         return False
-    return (isinstance(report, dict) and report.get("complete") is True and report.get("checks_sha256") == sha
-            and report.get("seed") == seed and report.get("status") != "error")
+    return (
+        isinstance(report, dict)
+        and report.get("complete") is True
+        and report.get("checks_sha256") == sha
+        and report.get("seed") == seed
+        and report.get("status") != "error"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -154,17 +194,30 @@ def _plan(args: argparse.Namespace, paths: Paths, intake: Intake) -> Plan:
     # One seed for the class unless asked otherwise: every grading process then
     # draws the engine track's programs and torch's results once (bench_class.py)
     seeding = "per-student" if args.seed_per_student else "class"
-    seeds = {s.id: args.seed if args.seed is not None else
-             student_seed(salt, s.id if seeding == "per-student" else "") for s in students}
+    seeds = {
+        s.id: args.seed if args.seed is not None else student_seed(salt, s.id if seeding == "per-student" else "")
+        for s in students
+    }
     work = [(s, seeds[s.id]) for s in students if not (args.resume and _done_before(paths.out, s, sha, seeds[s.id]))]
-    run_info = {"schema": RUN_SCHEMA, "checks": str(paths.checks), "checks_sha256": sha,
-                "submissions": str(paths.submissions),
-                "salt": salt, "seed": args.seed, "seeding": seeding, "shard": args.shard, "grader": __version__,
-                # the whole class before sharding: merge tells parts of other submissions apart
-                "class_sha256": class_sha256(intake.everyone), "class_size": len(intake.everyone),
-                "assignment": args.assignment or previous.get("assignment") or "Autograd",
-                "students": sorted(set(previous.get("students") or []) | {s.id for s in students}),
-                "intake": intake.info, "started": now_iso(), "finished": None}
+    run_info = {
+        "schema": RUN_SCHEMA,
+        "checks": str(paths.checks),
+        "checks_sha256": sha,
+        "submissions": str(paths.submissions),
+        "salt": salt,
+        "seed": args.seed,
+        "seeding": seeding,
+        "shard": args.shard,
+        "grader": __version__,
+        # the whole class before sharding: merge tells parts of other submissions apart
+        "class_sha256": class_sha256(intake.everyone),
+        "class_size": len(intake.everyone),
+        "assignment": args.assignment or previous.get("assignment") or "Autograd",
+        "students": sorted(set(previous.get("students") or []) | {s.id for s in students}),
+        "intake": intake.info,
+        "started": now_iso(),
+        "finished": None,
+    }
     write_json_atomic(paths.out / RUN_FILE, run_info)
     return Plan(work=work, kept=len(students) - len(work), run_info=run_info)
 
@@ -189,12 +242,27 @@ def _grade(args: argparse.Namespace, paths: Paths, plan: Plan) -> Graded:
     Ctrl-C or SIGTERM keeps what is finished. class-run.json then says
     whether the run finished."""
     run_info = plan.run_info
-    print(msg("class.start", students=students_text(len(plan.work)), kept=plan.kept,
-              workers=counted("class.n_workers", args.jobs), out=str(paths.out), salt=run_info["salt"]),
-          file=sys.stderr)
-    settings = ClassSettings(checks=paths.checks, out=paths.out, checks_sha256=run_info["checks_sha256"],
-                             timeout=args.timeout, isolation=args.isolation, lang=args.lang,
-                             student_timeout=args.student_timeout, submissions=paths.submissions)
+    print(
+        msg(
+            "class.start",
+            students=students_text(len(plan.work)),
+            kept=plan.kept,
+            workers=counted("class.n_workers", args.jobs),
+            out=str(paths.out),
+            salt=run_info["salt"],
+        ),
+        file=sys.stderr,
+    )
+    settings = ClassSettings(
+        checks=paths.checks,
+        out=paths.out,
+        checks_sha256=run_info["checks_sha256"],
+        timeout=args.timeout,
+        isolation=args.isolation,
+        lang=args.lang,
+        student_timeout=args.student_timeout,
+        submissions=paths.submissions,
+    )
     outcomes: list[Outcome] = []
     progress = Progress(len(plan.work))
     started = time.monotonic()
@@ -236,15 +304,30 @@ def _outputs(args: argparse.Namespace, out: Path, run_info: dict, graded: Graded
 
 def _summarize(graded: Graded, out: Path, names: dict[str, str]) -> None:
     outcomes = graded.outcomes
-    counts = {status: sum(o.status == status for o in outcomes) for status in ("graded", "not attempted", "missing", "error")}
+    counts = {
+        status: sum(o.status == status for o in outcomes) for status in ("graded", "not attempted", "missing", "error")
+    }
     median = statistics.median([o.seconds for o in outcomes]) if outcomes else 0.0
-    print(msg("class.summary", students=students_text(len(outcomes)), seconds=graded.seconds, median=median,
-              graded=counts["graded"], not_attempted=counts["not attempted"], missing=counts["missing"],
-              errors=counted("class.n_errors", counts["error"]), out=str(out)), file=sys.stderr)
+    print(
+        msg(
+            "class.summary",
+            students=students_text(len(outcomes)),
+            seconds=graded.seconds,
+            median=median,
+            graded=counts["graded"],
+            not_attempted=counts["not attempted"],
+            missing=counts["missing"],
+            errors=counted("class.n_errors", counts["error"]),
+            out=str(out),
+        ),
+        file=sys.stderr,
+    )
     for outcome in outcomes:
         if outcome.status == "error":
-            print(msg("class.student_error", student=_named(outcome.student, names),
-                      error=quoted(shown(outcome.error))), file=sys.stderr)
+            print(
+                msg("class.student_error", student=_named(outcome.student, names), error=quoted(shown(outcome.error))),
+                file=sys.stderr,
+            )
 
 
 def _intake(paths: Paths) -> Intake:
@@ -261,8 +344,10 @@ def _intake(paths: Paths) -> Intake:
         raise Refused(str(exc)) from None
     if intake.handed:
         late = sum(h.late for h in intake.handed.values())
-        print(counted("class.intake", len(intake.handed), export=intake.export, late=late,
-                      folder=str(intake.graded)), file=sys.stderr)
+        print(
+            counted("class.intake", len(intake.handed), export=intake.export, late=late, folder=str(intake.graded)),
+            file=sys.stderr,
+        )
     skipped: list[tuple[str, str]] = list(intake.skipped)
     students = find_students(intake.graded, skipped, intake.handed)
     after = checks_sha256(paths.checks)
@@ -304,7 +389,8 @@ def build(out: Path, run_info: dict, roster: str | None, names: dict[str, str] |
     from .outputs import build_outputs
 
     try:
-        return build_outputs(out, assignment=run_info.get("assignment"), roster=Path(roster) if roster else None,
-                             names=names)
+        return build_outputs(
+            out, assignment=run_info.get("assignment"), roster=Path(roster) if roster else None, names=names
+        )
     except OutputsError as exc:
         return [str(exc)]

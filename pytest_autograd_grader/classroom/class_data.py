@@ -53,6 +53,7 @@ class ClassData:
 
 # -- numbers and cells ------------------------------------------------------
 
+
 def number(value: Any) -> float | None:
     """A finite number from a report, else None (reports may be foreign)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -78,11 +79,12 @@ def counted(key: str, count: int, **fields: Any) -> str:
 
 
 def students_text(count: int) -> str:
-    """"1 student", "3 students"."""
+    """ "1 student", "3 students"."""
     return counted("class.n_students", count)
 
 
 # -- reading OUT ------------------------------------------------------------
+
 
 def _read_json(path: Path, warnings: list[str]) -> Any:
     try:

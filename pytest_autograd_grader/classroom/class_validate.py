@@ -61,7 +61,13 @@ def _check_paths(args: argparse.Namespace, paths: Paths) -> None:
         raise Refused(msg("class.no_submissions", path=args.submissions))
     if checks == submissions or checks in submissions.parents or submissions in checks.parents:
         raise Refused(msg("class.overlap", checks=args.checks, submissions=args.submissions))
-    if out in checks.parents or out == checks or checks in out.parents or submissions in out.parents or out == submissions:
+    if (
+        out in checks.parents
+        or out == checks
+        or checks in out.parents
+        or submissions in out.parents
+        or out == submissions
+    ):
         raise Refused(msg("class.out_inside", out=args.out))
 
 

@@ -11,13 +11,24 @@ import unicodedata
 from collections.abc import Iterable
 
 # tried in order for each glyph (matplotlib >= 3.6 falls back per glyph)
-FALLBACK = ("DejaVu Sans", "Noto Sans", "Noto Sans CJK SC", "Noto Sans CJK JP", "Noto Sans CJK KR",
-            "Noto Sans Arabic", "Noto Sans Hebrew", "Noto Sans Devanagari", "Noto Sans Thai",
-            "Noto Sans Symbols", "Noto Sans Symbols 2", "WenQuanYi Zen Hei", "Droid Sans Fallback", "Symbola")
-# Debian's package that covers a script (by words of its characters' Unicode names)
-PACKAGES = (
-    (("CJK", "HIRAGANA", "KATAKANA", "HANGUL", "BOPOMOFO", "IDEOGRAPHIC", "FULLWIDTH"), "fonts-noto-cjk"),
+FALLBACK = (
+    "DejaVu Sans",
+    "Noto Sans",
+    "Noto Sans CJK SC",
+    "Noto Sans CJK JP",
+    "Noto Sans CJK KR",
+    "Noto Sans Arabic",
+    "Noto Sans Hebrew",
+    "Noto Sans Devanagari",
+    "Noto Sans Thai",
+    "Noto Sans Symbols",
+    "Noto Sans Symbols 2",
+    "WenQuanYi Zen Hei",
+    "Droid Sans Fallback",
+    "Symbola",
 )
+# Debian's package that covers a script (by words of its characters' Unicode names)
+PACKAGES = ((("CJK", "HIRAGANA", "KATAKANA", "HANGUL", "BOPOMOFO", "IDEOGRAPHIC", "FULLWIDTH"), "fonts-noto-cjk"),)
 # emoji: matplotlib draws outline fonts only (not the colour bitmaps of Noto Color Emoji)
 EMOJI = ((0x2600, 0x27BF), (0x1F000, 0x1FAFF))
 EMOJI_PACKAGE = "fonts-symbola"
@@ -49,9 +60,14 @@ def uncovered(texts: Iterable[str], families: Iterable[str] | None = None) -> st
     ``plot_fonts()``) can draw, each once, in order (spaces and marks
     that draw nothing of their own left out)."""
     maps = [_charmap(f) for f in (plot_fonts() if families is None else families)]
-    found = dict.fromkeys(ch for text in texts for ch in text
-                          if not ch.isspace() and unicodedata.category(ch) not in ("Cc", "Cf", "Mn")
-                          and not any(ord(ch) in m for m in maps))
+    found = dict.fromkeys(
+        ch
+        for text in texts
+        for ch in text
+        if not ch.isspace()
+        and unicodedata.category(ch) not in ("Cc", "Cf", "Mn")
+        and not any(ord(ch) in m for m in maps)
+    )
     return "".join(found)
 
 

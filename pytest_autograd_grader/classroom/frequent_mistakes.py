@@ -36,9 +36,9 @@ _TOKEN = re.compile(r"[A-Za-z0-9_.+\-]+|\s+|.", re.S)
 
 class Mistake(NamedTuple):
     message_id: str
-    text: str      # the diagnosis: as the students got it, or with "…" where their values differ
+    text: str  # the diagnosis: as the students got it, or with "…" where their values differ
     students: int  # distinct students who got it on this concept
-    example: str   # one check's feedback holding it, anonymised and shortened
+    example: str  # one check's feedback holding it, anonymised and shortened
 
 
 def _anonymiser(names: Iterable[str]):
@@ -76,8 +76,13 @@ def check_diagnoses(check: Mapping[str, Any]) -> list[tuple[str, str]]:
     listed = check.get("diagnoses")
     found: dict[str, str] = {}
     for entry in listed if isinstance(listed, list) else ():
-        if isinstance(entry, Mapping) and isinstance(entry.get("id"), str) and isinstance(entry.get("text"), str) \
-                and entry["id"] and entry["text"]:
+        if (
+            isinstance(entry, Mapping)
+            and isinstance(entry.get("id"), str)
+            and isinstance(entry.get("text"), str)
+            and entry["id"]
+            and entry["text"]
+        ):
             found.setdefault(entry["id"], entry["text"])
     return list(found.items())
 
@@ -89,7 +94,7 @@ def _common(kept: list[str], other: list[str]) -> list[str]:
     for a, b, size in SequenceMatcher(None, kept, other, autojunk=False).get_matching_blocks():
         if (a > start_a or b > start_b) and (not out or out[-1] != GAP):
             out.append(GAP)
-        out.extend(kept[a:a + size])
+        out.extend(kept[a : a + size])
         start_a, start_b = a + size, b + size
     return out
 

@@ -18,8 +18,19 @@ from ..i18n import msg
 from .class_data import SCORED, ClassData, concept_scores, display_name, format_score
 
 # matplotlib's viridis at 0, 0.1, ..., 1 (perceptually uniform, colour-blind safe)
-VIRIDIS = ("#440154", "#482475", "#414487", "#355f8d", "#2a788e", "#21918c", "#22a884", "#44bf70",
-           "#7ad151", "#bddf26", "#fde725")
+VIRIDIS = (
+    "#440154",
+    "#482475",
+    "#414487",
+    "#355f8d",
+    "#2a788e",
+    "#21918c",
+    "#22a884",
+    "#44bf70",
+    "#7ad151",
+    "#bddf26",
+    "#fde725",
+)
 NO_SCORE = "#dddddd"
 NAME_CHARS = 40  # of a name in its row's header; the whole name is its title and the gradebook's
 
@@ -39,7 +50,7 @@ def colour(share: float) -> str:
     share = min(max(share, 0.0), 1.0) * 10
     low = min(int(share), 9)
     mix = share - low
-    a, b = (tuple(int(c[i:i + 2], 16) for i in (1, 3, 5)) for c in (VIRIDIS[low], VIRIDIS[low + 1]))
+    a, b = (tuple(int(c[i : i + 2], 16) for i in (1, 3, 5)) for c in (VIRIDIS[low], VIRIDIS[low + 1]))
     return "#" + "".join(f"{round(x + (y - x) * mix):02x}" for x, y in zip(a, b))
 
 
@@ -48,7 +59,7 @@ def shortened(name: str, limit: int = NAME_CHARS) -> str:
     where there is a space to cut at); the full name goes to a title."""
     if len(name) <= limit:
         return name
-    cut = name[:limit - 1]
+    cut = name[: limit - 1]
     space = cut.rfind(" ")
     return (cut[:space] if space > limit // 2 else cut).rstrip() + "…"
 
@@ -61,18 +72,24 @@ def _cell(report: dict[str, Any], scores: dict[str, float], concept, escape: Cal
         return f'<td style="background:{NO_SCORE}" title="{escape(title)}">–</td>'
     share = score / concept.max_score
     text = "#000" if share >= 0.55 else "#fff"  # viridis is light from about there
-    title = msg("classout.heatmap_cell", student=who, concept=concept.id, score=format_score(score, 2),
-                max_score=format_score(concept.max_score), percent=round(100 * share))
-    return (f'<td style="background:{colour(share)};color:{text}" title="{escape(title)}">'
-            f"{round(100 * share)}</td>")
+    title = msg(
+        "classout.heatmap_cell",
+        student=who,
+        concept=concept.id,
+        score=format_score(score, 2),
+        max_score=format_score(concept.max_score),
+        percent=round(100 * share),
+    )
+    return f'<td style="background:{colour(share)};color:{text}" title="{escape(title)}">{round(100 * share)}</td>'
 
 
 def heatmap_html(data: ClassData, escape: Callable[[Any], str], anchor: Callable[[dict], str]) -> str:
     """The table: a row per student (their name, linked to their section),
     a column per concept, each cell the percent of its points earned."""
     head = [f'<th scope="col">{escape(msg("classout.col.student"))}</th>']
-    head += [f'<th scope="col" title="{escape(c.title)}">{escape(c.id).replace("_", "_<wbr>")}</th>'
-             for c in data.concepts]
+    head += [
+        f'<th scope="col" title="{escape(c.title)}">{escape(c.id).replace("_", "_<wbr>")}</th>' for c in data.concepts
+    ]
     rows = []
     for report in data.students:
         scores = concept_scores(report)
@@ -80,6 +97,8 @@ def heatmap_html(data: ClassData, escape: Callable[[Any], str], anchor: Callable
         label = f'<a href="#{escape(anchor(report))}"><bdi>{escape(shortened(name))}</bdi></a>'
         cells = "".join(_cell(report, scores, c, escape) for c in data.concepts)
         rows.append(f'<tr><th scope="row" class="who" title="{escape(name)}">{label}</th>{cells}</tr>')
-    return ('<figure><div class="heatmap-wrap"><table id="heatmap-table" class="heatmap">'
-            f'<thead><tr>{"".join(head)}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
-            f'<figcaption>{escape(msg("classout.caption.heatmap"))}</figcaption></figure>')
+    return (
+        '<figure><div class="heatmap-wrap"><table id="heatmap-table" class="heatmap">'
+        f"<thead><tr>{''.join(head)}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+        f"<figcaption>{escape(msg('classout.caption.heatmap'))}</figcaption></figure>"
+    )

@@ -72,11 +72,16 @@ def escape(value: Any) -> str:
     return html.escape("" if value is None else str(value), quote=True)
 
 
-def table(table_id: str, header: list[tuple[str, bool]], rows: list[list[tuple]],
-          row_classes: list[str] | None = None, sortable: bool = False) -> str:
+def table(
+    table_id: str,
+    header: list[tuple[str, bool]],
+    rows: list[list[tuple]],
+    row_classes: list[str] | None = None,
+    sortable: bool = False,
+) -> str:
     """A table; cells are (already escaped html, numeric[, the value it sorts by])."""
     out = [f'<table id="{table_id}"{" class=sortable" if sortable else ""}><thead><tr>']
-    out += [f'<th{" class=n" if n else ""}>{text}</th>' for text, n in header]
+    out += [f"<th{' class=n' if n else ''}>{text}</th>" for text, n in header]
     out.append("</tr></thead><tbody>")
     for i, row in enumerate(rows):
         cls = f' class="{row_classes[i]}"' if row_classes and row_classes[i] else ""
@@ -84,7 +89,7 @@ def table(table_id: str, header: list[tuple[str, bool]], rows: list[list[tuple]]
         for cell in row:
             text, numeric = cell[0], cell[1]
             sort = f' data-sort="{escape(cell[2])}"' if len(cell) > 2 and cell[2] is not None else ""
-            cells.append(f'<td{" class=n" if numeric else ""}{sort}>{text}</td>')
+            cells.append(f"<td{' class=n' if numeric else ''}{sort}>{text}</td>")
         out.append(f"<tr{cls}>" + "".join(cells) + "</tr>")
     out.append("</tbody></table>")
     return "".join(out)
@@ -100,8 +105,12 @@ def page(title: str, body: list[str], css: str = "", script: str | None = None) 
     if script is not None:
         scripts = "'sha256-" + base64.b64encode(hashlib.sha256(script.encode()).digest()).decode() + "'"
     policy = f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src {scripts}"
-    return (f'<!DOCTYPE html>\n<html lang="{lang}"><head><meta charset="utf-8">'
-            f'<meta http-equiv="Content-Security-Policy" content="{policy}">'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{escape(title)}</title><style>{_CSS}{css}</style></head>\n<body>\n" + "\n".join(body)
-            + (f"\n<script>{script}</script>" if script is not None else "") + "\n</body></html>\n")
+    return (
+        f'<!DOCTYPE html>\n<html lang="{lang}"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{policy}">'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{escape(title)}</title><style>{_CSS}{css}</style></head>\n<body>\n"
+        + "\n".join(body)
+        + (f"\n<script>{script}</script>" if script is not None else "")
+        + "\n</body></html>\n"
+    )

@@ -19,14 +19,24 @@ from .class_command import RUN_FILE, build, fail, read_run
 from .class_data import counted, students_text
 
 # what every part must share, and how a mismatch is told
-SHARED = (("checks_sha256", "checks"), ("seed", "seed"), ("seeding", "seeding"), ("salt", "salt"),
-          ("grader", "grader"), ("class_sha256", "class"))
+SHARED = (
+    ("checks_sha256", "checks"),
+    ("seed", "seed"),
+    ("seeding", "seeding"),
+    ("salt", "salt"),
+    ("grader", "grader"),
+    ("class_sha256", "class"),
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("parts", nargs="+", metavar="PART",
-                        help="OUT folders of 'autograd-grader class --shard' runs, or the OUT a job's tasks shared "
-                             "(its part-K-of-N folders)")
+    parser.add_argument(
+        "parts",
+        nargs="+",
+        metavar="PART",
+        help="OUT folders of 'autograd-grader class --shard' runs, or the OUT a job's tasks shared "
+        "(its part-K-of-N folders)",
+    )
     parser.add_argument("--out", required=True, metavar="OUT", help="the folder of the merged gradebook and report")
     parser.add_argument("--roster", default=None, metavar="CSV", help="as for 'class'")
 
@@ -93,8 +103,14 @@ def _shards(names: list[str], specs: list[str | None]) -> list[str]:
         seen.setdefault(k, name)
     missing = [k for k in range(1, count + 1) if k not in seen]
     if missing:
-        found.append(counted("class.merge_shard_missing", len(missing),
-                             shards=", ".join(f"{k}/{count}" for k in missing), example=f"{missing[0]}/{count}"))
+        found.append(
+            counted(
+                "class.merge_shard_missing",
+                len(missing),
+                shards=", ".join(f"{k}/{count}" for k in missing),
+                example=f"{missing[0]}/{count}",
+            )
+        )
     return found
 
 
@@ -122,14 +138,24 @@ def run(args: argparse.Namespace) -> int:
                 shutil.copyfile(path, out / f".{name}.json.tmp")
                 os.replace(out / f".{name}.json.tmp", out / f"{name}.json")
     first = infos[0]
-    run_info = {**first, "shard": None, "students": sorted(set().union(*(set(i.get("students") or []) for i in infos))),
-                "started": min(str(i.get("started") or "") for i in infos),
-                "finished": max(str(i.get("finished") or "") for i in infos) or None,
-                "merged_from": [str(p) for p in parts]}
+    run_info = {
+        **first,
+        "shard": None,
+        "students": sorted(set().union(*(set(i.get("students") or []) for i in infos))),
+        "started": min(str(i.get("started") or "") for i in infos),
+        "finished": max(str(i.get("finished") or "") for i in infos) or None,
+        "merged_from": [str(p) for p in parts],
+    }
     write_json_atomic(out / RUN_FILE, run_info)
     for warning in build(out, run_info, args.roster):
         print(warning, file=sys.stderr)
-    print(msg("class.merged", students=students_text(sum(len(held) for held in reports)),
-              parts=counted("class.n_parts", len(parts)), out=str(out)),
-          file=sys.stderr)
+    print(
+        msg(
+            "class.merged",
+            students=students_text(sum(len(held) for held in reports)),
+            parts=counted("class.n_parts", len(parts)),
+            out=str(out),
+        ),
+        file=sys.stderr,
+    )
     return 0

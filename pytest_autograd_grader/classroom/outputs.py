@@ -62,27 +62,50 @@ def _csv(rows: list[list[str]]) -> str:
 
 # -- gradebook.csv ----------------------------------------------------------
 
+
 def gradebook_rows(data: ClassData) -> list[list[str]]:
     # columns are only ever added at the end: an instructor's script keeps reading the others
-    header = ["student", "folder", "status", *(c.id for c in data.concepts),
-              "total", "max_score", "percent", "seed", "started", "finished", "name", "late", "intake_problems"]
+    header = [
+        "student",
+        "folder",
+        "status",
+        *(c.id for c in data.concepts),
+        "total",
+        "max_score",
+        "percent",
+        "seed",
+        "started",
+        "finished",
+        "name",
+        "late",
+        "intake_problems",
+    ]
     rows = [header]
     for report in data.students:
         scores = concept_scores(report)
         graded = report.get("status") != "error"
-        rows.append([
-            defuse(report["student"]), defuse(report["folder"]), defuse(report["status"]),
-            *(format_score(scores.get(c.id)) if graded else "" for c in data.concepts),
-            format_score(total(report)), format_score(max_total(report, data)),
-            format_score(percent(report, data), 2),
-            "" if report["seed"] is None else str(report["seed"]), defuse(report["started"]), defuse(report["finished"]),
-            defuse(report.get("name", "")), "late" if report.get("late") else "",
-            defuse("; ".join(intake_problems(report))),
-        ])
+        rows.append(
+            [
+                defuse(report["student"]),
+                defuse(report["folder"]),
+                defuse(report["status"]),
+                *(format_score(scores.get(c.id)) if graded else "" for c in data.concepts),
+                format_score(total(report)),
+                format_score(max_total(report, data)),
+                format_score(percent(report, data), 2),
+                "" if report["seed"] is None else str(report["seed"]),
+                defuse(report["started"]),
+                defuse(report["finished"]),
+                defuse(report.get("name", "")),
+                "late" if report.get("late") else "",
+                defuse("; ".join(intake_problems(report))),
+            ]
+        )
     return rows
 
 
 # -- canvas.csv -------------------------------------------------------------
+
 
 class CanvasRefused(OutputsError):
     """canvas.csv would give one student's grade to another (two rows with
@@ -93,8 +116,9 @@ class CanvasRefused(OutputsError):
 _ID_COLUMNS = {1: "ID", 2: "SIS User ID", 3: "SIS Login ID"}
 
 
-def canvas_rows(data: ClassData, assignment: str, pairs: list[tuple[dict[str, Any], Entry | None]],
-                clashes: Sequence[str] = ()) -> list[list[str]]:
+def canvas_rows(
+    data: ClassData, assignment: str, pairs: list[tuple[dict[str, Any], Entry | None]], clashes: Sequence[str] = ()
+) -> list[list[str]]:
     """Rows of Canvas's gradebook import (Grades > Import), one per
     (report, roster line) of ``pairs`` (``roster.reconcile``); raises
     ``CanvasRefused`` for ``clashes`` or for two rows Canvas would take for
@@ -120,15 +144,23 @@ def canvas_rows(data: ClassData, assignment: str, pairs: list[tuple[dict[str, An
     (status error) gets an empty cell, which Canvas leaves ungraded, rather
     than a 0 they did not earn; one who handed in nothing gets 0.
     """
-    rows = [["Student", "ID", "SIS User ID", "SIS Login ID", "Section", defuse(assignment)],
-            ["Points Possible", "", "", "", "", format_score(data.max_score)]]
+    rows = [
+        ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", defuse(assignment)],
+        ["Points Possible", "", "", "", "", format_score(data.max_score)],
+    ]
     for report, entry in pairs:
         known = entry.cells if entry is not None else {}
         canvas_id = report.get("lms_id") if report.get("lms") == "canvas" else ""
-        rows.append([defuse(known.get("name") or report.get("name") or report["folder"] or report["student"]),
-                     defuse(known.get("id") or canvas_id or ""),
-                     defuse(known.get("sis_user_id", "")), defuse(known.get("sis_login_id", "")),
-                     defuse(known.get("section", "")), format_score(total(report))])
+        rows.append(
+            [
+                defuse(known.get("name") or report.get("name") or report["folder"] or report["student"]),
+                defuse(known.get("id") or canvas_id or ""),
+                defuse(known.get("sis_user_id", "")),
+                defuse(known.get("sis_login_id", "")),
+                defuse(known.get("section", "")),
+                format_score(total(report)),
+            ]
+        )
     problems = [*clashes, *_repeated_ids(rows[2:], pairs)]
     if problems:
         raise CanvasRefused(msg("classout.canvas_refused", problems="".join(f"\n  - {p}" for p in problems)))
@@ -146,12 +178,20 @@ def _repeated_ids(rows: list[list[str]], pairs: list[tuple[dict[str, Any], Entry
             first = seen.setdefault(key, at) if key else at
             one_line = pairs[first][1] is not None and pairs[first][1] is pairs[at][1]  # twins, told already
             if first != at and not one_line:
-                found.append(msg("classout.canvas_same_id", column=title, value=row[column],
-                                 first=submission(pairs[first][0]), second=submission(pairs[at][0])))
+                found.append(
+                    msg(
+                        "classout.canvas_same_id",
+                        column=title,
+                        value=row[column],
+                        first=submission(pairs[first][0]),
+                        second=submission(pairs[at][0]),
+                    )
+                )
     return found
 
 
 # -- everything -------------------------------------------------------------
+
 
 def _write(path: Path, text: str) -> None:
     try:
@@ -160,8 +200,14 @@ def _write(path: Path, text: str) -> None:
         raise OutputsError(msg("classout.write_failed", path=str(path), reason=str(exc))) from None
 
 
-def build_outputs(out: Path, *, assignment: str | None = None, lms: str = "canvas",
-                  roster: Path | None = None, names: dict[str, str] | None = None) -> list[str]:
+def build_outputs(
+    out: Path,
+    *,
+    assignment: str | None = None,
+    lms: str = "canvas",
+    roster: Path | None = None,
+    names: dict[str, str] | None = None,
+) -> list[str]:
     """Write ``gradebook.csv``, the LMS file (``canvas.csv``; ``lms="none"``
     writes none) and ``report.html`` into ``out`` from the reports there.
     Returns warnings (files skipped, students the roster lacks, the LMS
@@ -181,11 +227,23 @@ def build_outputs(out: Path, *, assignment: str | None = None, lms: str = "canva
         reconciled = reconcile(data, roster_map)
         pairs, clashes = reconciled.pairs, reconciled.clashes
         if reconciled.unmatched:
-            warnings.append(counted("classout.roster_missing", len(reconciled.unmatched),
-                                students=_some(reconciled.unmatched), path=str(roster)))
+            warnings.append(
+                counted(
+                    "classout.roster_missing",
+                    len(reconciled.unmatched),
+                    students=_some(reconciled.unmatched),
+                    path=str(roster),
+                )
+            )
         if reconciled.absent:
-            warnings.append(counted("classout.roster_absent", len(reconciled.absent),
-                                students=_some(reconciled.absent), path=str(roster)))
+            warnings.append(
+                counted(
+                    "classout.roster_absent",
+                    len(reconciled.absent),
+                    students=_some(reconciled.absent),
+                    path=str(roster),
+                )
+            )
     if names is not None:
         names.update((report["student"], display_name(report)) for report in data.students)
     _write(data.out / GRADEBOOK, _csv(gradebook_rows(data)))
@@ -203,8 +261,9 @@ def build_outputs(out: Path, *, assignment: str | None = None, lms: str = "canva
     return warnings
 
 
-def _write_canvas(data: ClassData, title: str, pairs: list[tuple[dict[str, Any], Entry | None]],
-                  clashes: list[str], with_roster: bool) -> list[str]:
+def _write_canvas(
+    data: ClassData, title: str, pairs: list[tuple[dict[str, Any], Entry | None]], clashes: list[str], with_roster: bool
+) -> list[str]:
     """canvas.csv, or why not (a file of an earlier run is removed: Canvas
     must never be fed one that no longer says what this run found)."""
     # a Canvas export names each student's Canvas id: its own ID column

@@ -67,8 +67,12 @@ def plots(data: ClassData, scored: list[dict[str, Any]]) -> dict[str, str] | Non
     # process's backend (the grader may run inside someone's notebook).
     # parse_math off: a student id such as "$x$" must stay text, not TeX.
     # font.family: a list, which matplotlib falls back along glyph by glyph
-    with matplotlib.rc_context({"text.parse_math": False, "font.size": 8, "axes.titlesize": 9,
-                                "font.family": list(plot_fonts())}), warnings.catch_warnings():
+    with (
+        matplotlib.rc_context(
+            {"text.parse_math": False, "font.size": 8, "axes.titlesize": 9, "font.family": list(plot_fonts())}
+        ),
+        warnings.catch_warnings(),
+    ):
         warnings.simplefilter("ignore")  # a glyph no font has: _titles drew the concept's number instead
         if data.concepts:
             plots["plot-concepts"] = _concepts_plot(data, scored)
@@ -94,13 +98,14 @@ def _concepts_plot(data: ClassData, scored: list[dict[str, Any]]) -> str:
     width, height = 2.4 * cols + 0.5, 1.7 * rows + 0.5
     figure = Figure(figsize=(width, height))
     axes = figure.subplots(rows, cols, squeeze=False, sharex=True, sharey=True)
-    figure.subplots_adjust(left=0.45 / width, right=1 - 0.1 / width, bottom=0.4 / height,
-                           top=1 - 0.3 / height, wspace=0.12, hspace=0.45)
+    figure.subplots_adjust(
+        left=0.45 / width, right=1 - 0.1 / width, bottom=0.4 / height, top=1 - 0.3 / height, wspace=0.12, hspace=0.45
+    )
     for ax, title, share in zip(axes.flat, _titles(data), shares):
         counts, _ = np.histogram(share, bins=bins)
         ax.bar(bins[:-1], counts, width=10.0, align="edge", color="#4c72b0", edgecolor="white")
         ax.set_title(title)
-    for ax in list(axes.flat)[len(concepts):]:
+    for ax in list(axes.flat)[len(concepts) :]:
         ax.set_visible(False)
     axes[0, 0].set_xlim(0.0, 100.0)
     axes[0, 0].set_xticks([0, 50, 100])

@@ -88,14 +88,16 @@ def readable_by_others(path: Path) -> bool:
     zip itself."""
     try:
         wanted = stat.S_IROTH if path.is_file() else stat.S_IXOTH
-        return all(os.stat(part).st_mode & stat.S_IXOTH for part in reversed(path.parents)) and \
-            bool(os.stat(path).st_mode & wanted)
+        return all(os.stat(part).st_mode & stat.S_IXOTH for part in reversed(path.parents)) and bool(
+            os.stat(path).st_mode & wanted
+        )
     except OSError:
         return False
 
 
-def _refuse_readable(settings: ClassSettings, kits: list[Kit | None], work: list[tuple[Student, int]],
-                     on_done: Callable[[Outcome], None]) -> list[tuple[Student, int]]:
+def _refuse_readable(
+    settings: ClassSettings, kits: list[Kit | None], work: list[tuple[Student, int]], on_done: Callable[[Outcome], None]
+) -> list[tuple[Student, int]]:
     """Under ``user`` isolation, a class whose submissions other uids can
     reach (the export as given, a zip or a folder, or a folder graded where
     it is): each such student gets an error report saying what to do, not
@@ -106,8 +108,9 @@ def _refuse_readable(settings: ClassSettings, kits: list[Kit | None], work: list
     export = settings.submissions if settings.submissions and readable_by_others(settings.submissions) else None
     kept = []
     for student, seed in work:
-        exposed = export or (student.modules.parent if student.has_modules and readable_by_others(student.modules)
-                             else None)
+        exposed = export or (
+            student.modules.parent if student.has_modules and readable_by_others(student.modules) else None
+        )
         if exposed is not None:
             error = msg("class.readable_by_others", folder=str(exposed))
             write_report(settings.out, error_report(settings, student, seed, error))
@@ -167,21 +170,29 @@ def _start_kits(settings: ClassSettings, scratches: list[Path], cpus: list[set[i
         return [None] * len(scratches)
 
 
-def _start(context, settings: ClassSettings, scratch: Path | None = None, kit: Kit | None = None,
-           others: Sequence[Kit | None] = (), cpus: set[int] | None = None) -> _Slot:
+def _start(
+    context,
+    settings: ClassSettings,
+    scratch: Path | None = None,
+    kit: Kit | None = None,
+    others: Sequence[Kit | None] = (),
+    cpus: set[int] | None = None,
+) -> _Slot:
     """Fork a worker; ``kit``: its sandboxes, started already (``others``:
     kits of workers not forked yet, which this one must not hold); ``cpus``:
     where it and its sandboxes run."""
     task_r, task_w = context.Pipe(duplex=False)
     result_r, result_w = context.Pipe(duplex=False)
     scratch = scratch or _scratch()
-    process = context.Process(target=_worker, args=(settings, task_r, result_w, scratch, kit, others, cpus),
-                              daemon=True)
+    process = context.Process(
+        target=_worker, args=(settings, task_r, result_w, scratch, kit, others, cpus), daemon=True
+    )
     process.start()
     task_r.close()
     result_w.close()
-    return _Slot(process, task_w, result_r, scratch=scratch, launchers=release(kit) if kit is not None else [],
-                 cpus=cpus)
+    return _Slot(
+        process, task_w, result_r, scratch=scratch, launchers=release(kit) if kit is not None else [], cpus=cpus
+    )
 
 
 def _stop(slot: _Slot, kill: bool = False) -> None:
@@ -205,10 +216,19 @@ def _stop(slot: _Slot, kill: bool = False) -> None:
 # torch imports the last one lazily, at the first backward given its output
 # gradients (symbolic_shapes, with sympy: about half a second); the parent
 # must not run a backward: autograd's threads do not survive a fork.
-WARM = ("pytest", "torch", "numpy", "numpy.random", "pytest_autograd_grader.plugin",
-        "pytest_autograd_grader.checking.autograd", "pytest_autograd_grader.checking.seeding",
-        "pytest_autograd_grader.boundary.submission", "pytest_autograd_grader.boundary.blame",
-        "pytest_autograd_grader.sandbox", "torch.fx.experimental.symbolic_shapes")
+WARM = (
+    "pytest",
+    "torch",
+    "numpy",
+    "numpy.random",
+    "pytest_autograd_grader.plugin",
+    "pytest_autograd_grader.checking.autograd",
+    "pytest_autograd_grader.checking.seeding",
+    "pytest_autograd_grader.boundary.submission",
+    "pytest_autograd_grader.boundary.blame",
+    "pytest_autograd_grader.sandbox",
+    "torch.fx.experimental.symbolic_shapes",
+)
 
 
 def warm_up() -> None:
@@ -236,9 +256,15 @@ class _Crew:
     slots: list[_Slot] = field(default_factory=list)
 
 
-def grade_all(settings: ClassSettings, work: list[tuple[Student, int]], jobs: int,
-              on_done: Callable[[Outcome], None], recycle: int = RECYCLE, recycle_mb: float = RECYCLE_MB,
-              meanwhile: Callable[[], None] | None = None) -> None:
+def grade_all(
+    settings: ClassSettings,
+    work: list[tuple[Student, int]],
+    jobs: int,
+    on_done: Callable[[Outcome], None],
+    recycle: int = RECYCLE,
+    recycle_mb: float = RECYCLE_MB,
+    meanwhile: Callable[[], None] | None = None,
+) -> None:
     """Grade ``work`` ((student, seed) pairs) on ``jobs`` warm workers,
     calling ``on_done`` as each student finishes (in the parent), and
     ``meanwhile`` once they are started (the parent has time while they
@@ -253,7 +279,7 @@ def grade_all(settings: ClassSettings, work: list[tuple[Student, int]], jobs: in
     crew = _Crew(settings, multiprocessing.get_context("fork"), list(reversed(work)), on_done, recycle, recycle_mb)
     try:
         for number, scratch in enumerate(scratches):
-            crew.slots.append(_start(crew.context, settings, scratch, kits[number], kits[number + 1:], cpus[number]))
+            crew.slots.append(_start(crew.context, settings, scratch, kits[number], kits[number + 1 :], cpus[number]))
         for slot in crew.slots:
             _give(slot, crew.pending)
         if meanwhile is not None:
@@ -269,8 +295,10 @@ def _next_outcomes(crew: _Crew) -> None:
     then settle every busy worker that has one."""
     busy = [slot for slot in crew.slots if slot.student is not None]
     first_deadline = min(_deadline(crew.settings, slot) for slot in busy)
-    ready = wait([slot.results for slot in busy] + [slot.process.sentinel for slot in busy],
-                 timeout=max(0.0, first_deadline - time.monotonic()))
+    ready = wait(
+        [slot.results for slot in busy] + [slot.process.sentinel for slot in busy],
+        timeout=max(0.0, first_deadline - time.monotonic()),
+    )
     for slot in busy:
         _read(slot)
         overdue = _stop_if_overdue(crew.settings, slot)
@@ -307,7 +335,7 @@ def _stop_crew(slots: list[_Slot], kits: list[Kit | None], scratches: list[Path]
     for slot in slots:
         if slot.process.is_alive() or slot.process.exitcode is None:
             _stop(slot, kill=slot.student is not None)
-    for kit, scratch in list(zip(kits, scratches))[len(slots):]:  # never handed to a worker
+    for kit, scratch in list(zip(kits, scratches))[len(slots) :]:  # never handed to a worker
         for sandbox in kit.sandboxes.values() if kit is not None else ():
             sandbox.stop()
         shutil.rmtree(scratch, ignore_errors=True)

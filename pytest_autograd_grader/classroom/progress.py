@@ -41,8 +41,11 @@ class Progress:
             elapsed = now - self.started
             rate = self.done / elapsed if elapsed > 0 else 0.0
             left = (self.total - self.done) / rate if rate else 0.0
-            print(counted("class.progress", self.total, done=self.done, total=self.total, rate=rate, left=left),
-                  file=self.stream, flush=True)
+            print(
+                counted("class.progress", self.total, done=self.done, total=self.total, rate=rate, left=left),
+                file=self.stream,
+                flush=True,
+            )
 
     def close(self) -> None:
         if self.bar is not None:

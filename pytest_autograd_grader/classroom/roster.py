@@ -114,8 +114,15 @@ def read_roster(path: Path) -> Roster:
     if _canvas_export(reader.fieldnames or ()) and "name" not in headers:
         headers["name"] = headers.pop("student")
     if not any(c in headers for c in (*NAMES, *IDENTITIES)):
-        raise OutputsError(msg("classout.roster_columns", path=str(path), identities=", ".join(IDENTITIES),
-                               names=", ".join(NAMES), columns=", ".join(COLUMNS)))
+        raise OutputsError(
+            msg(
+                "classout.roster_columns",
+                path=str(path),
+                identities=", ".join(IDENTITIES),
+                names=", ".join(NAMES),
+                columns=", ".join(COLUMNS),
+            )
+        )
     roster = Roster(Path(path), [], {c: {} for c in UNIQUE})
     for row in reader:
         cells = {c: shown(str(row.get(headers[c]) or "").strip()) for c in COLUMNS if c in headers}
@@ -135,8 +142,7 @@ def _canvas_export(fieldnames: Iterable[str]) -> bool:
 
 def _points_possible(entry: Entry) -> bool:
     """Canvas's gradebook export's second line, which is no student."""
-    return not any(entry.get(c) for c in IDENTITIES) and \
-        any(folded(entry.get(c)) == _POINTS_POSSIBLE for c in NAMES)
+    return not any(entry.get(c) for c in IDENTITIES) and any(folded(entry.get(c)) == _POINTS_POSSIBLE for c in NAMES)
 
 
 def _add(roster: Roster, entry: Entry) -> None:
@@ -144,8 +150,16 @@ def _add(roster: Roster, entry: Entry) -> None:
         key = folded(entry.get(column))
         first = roster.ids[column].get(key)
         if key and first is not None:
-            raise OutputsError(msg("classout.roster_twice", path=str(roster.path), first=first.line,
-                                   second=entry.line, column=column, value=entry.get(column)))
+            raise OutputsError(
+                msg(
+                    "classout.roster_twice",
+                    path=str(roster.path),
+                    first=first.line,
+                    second=entry.line,
+                    column=column,
+                    value=entry.get(column),
+                )
+            )
         if key:
             roster.ids[column][key] = entry
     roster.entries.append(entry)
@@ -164,7 +178,12 @@ def candidates(roster: Roster, report: dict[str, Any]) -> list[Entry]:
     out a line that holds an id of the kind the report carries (that line
     is someone's by that id)."""
     lms_id = str(report.get("lms_id") or "")
-    held = [(folded(lms_id), EMAIL_COLUMNS if "@" in lms_id else LMS_ID_COLUMNS.get(str(report.get("lms") or ""), IDENTITIES))]
+    held = [
+        (
+            folded(lms_id),
+            EMAIL_COLUMNS if "@" in lms_id else LMS_ID_COLUMNS.get(str(report.get("lms") or ""), IDENTITIES),
+        )
+    ]
     held += [(folded(report[f]), columns) for f, columns in OTHER_IDS.items() if isinstance(report.get(f), str)]
     held = [(value, columns) for value, columns in held if value]
     found = _lines(roster.ids[c].get(value) for value, columns in held for c in columns)
@@ -181,8 +200,13 @@ def submission(report: dict[str, Any]) -> str:
     if report.get("roster_only"):
         return report["roster_label"]
     if report.get("lms_id"):
-        return msg("classout.submission_lms", folder=report["folder"], student=report["student"],
-                   lms=report.get("lms") or "LMS", lms_id=report["lms_id"])
+        return msg(
+            "classout.submission_lms",
+            folder=report["folder"],
+            student=report["student"],
+            lms=report.get("lms") or "LMS",
+            lms_id=report["lms_id"],
+        )
     return msg("classout.submission", folder=report["folder"], student=report["student"])
 
 
@@ -192,17 +216,33 @@ class Reconciled:
     none for it), and what the instructor is told."""
 
     pairs: list[tuple[dict[str, Any], Entry | None]]
-    unmatched: list[str]          # folders of the submissions no line matches
-    absent: list[str]             # roster students who handed in nothing
-    clashes: list[str]            # why the LMS file cannot be written
+    unmatched: list[str]  # folders of the submissions no line matches
+    absent: list[str]  # roster students who handed in nothing
+    clashes: list[str]  # why the LMS file cannot be written
 
 
 def _missing(entry: Entry, path: Path) -> dict[str, Any]:
     student = next(entry.get(c) for c in (*NAMES, *IDENTITIES) if entry.get(c))
-    return {"student": student, "folder": "", "status": "missing", "score": 0.0, "max_score": None,
-            "percent": 0.0, "concepts": [], "checks": [], "seed": None, "started": "", "finished": "", "error": "",
-            "name": entry.get("name"), "lms": "", "lms_id": "", "late": False,
-            "roster_only": True, "roster_label": entry.label(path)}
+    return {
+        "student": student,
+        "folder": "",
+        "status": "missing",
+        "score": 0.0,
+        "max_score": None,
+        "percent": 0.0,
+        "concepts": [],
+        "checks": [],
+        "seed": None,
+        "started": "",
+        "finished": "",
+        "error": "",
+        "name": entry.get("name"),
+        "lms": "",
+        "lms_id": "",
+        "late": False,
+        "roster_only": True,
+        "roster_label": entry.label(path),
+    }
 
 
 def reconcile(data: ClassData, roster: Roster) -> Reconciled:
@@ -218,8 +258,14 @@ def reconcile(data: ClassData, roster: Roster) -> Reconciled:
         found = candidates(roster, report)
         if len(found) > 1:
             disputed.update(found)
-            clashes.append(msg("classout.clash_lines", submission=submission(report), count=len(found),
-                               lines="; ".join(e.label(roster.path) for e in found)))
+            clashes.append(
+                msg(
+                    "classout.clash_lines",
+                    submission=submission(report),
+                    count=len(found),
+                    lines="; ".join(e.label(roster.path) for e in found),
+                )
+            )
         elif not found:
             unmatched.append(report["folder"] or report["student"])
         entry = found[0] if len(found) == 1 else None
@@ -229,8 +275,14 @@ def reconcile(data: ClassData, roster: Roster) -> Reconciled:
     for entry in roster.entries:
         twins = claimed.get(entry, [])
         if len(twins) > 1:
-            clashes.append(msg("classout.clash_twins", line=entry.label(roster.path), count=len(twins),
-                               submissions="; ".join(submission(r) for r in twins)))
+            clashes.append(
+                msg(
+                    "classout.clash_twins",
+                    line=entry.label(roster.path),
+                    count=len(twins),
+                    submissions="; ".join(submission(r) for r in twins),
+                )
+            )
         elif twins and entry.get("name"):
             twins[0]["name"] = entry.get("name")
     absent = []

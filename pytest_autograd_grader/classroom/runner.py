@@ -77,11 +77,25 @@ def pytest_args(settings: ClassSettings, modules: Path, seed: int, private_json:
     with '=' so pytest never reads configuration from it)."""
     checks = settings.checks
     ini = checks / "pytest.ini"
-    args = [str(checks), "-c", str(ini) if ini.is_file() else os.devnull, "--rootdir", str(checks),
-            "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:xdist",
-            "-p", "no:unraisableexception",
-            "--grade", f"--grade-submission={modules}", f"--grade-seed={seed}",
-            f"--grade-json-private={private_json}"]
+    args = [
+        str(checks),
+        "-c",
+        str(ini) if ini.is_file() else os.devnull,
+        "--rootdir",
+        str(checks),
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:terminal",
+        "-p",
+        "no:xdist",
+        "-p",
+        "no:unraisableexception",
+        "--grade",
+        f"--grade-submission={modules}",
+        f"--grade-seed={seed}",
+        f"--grade-json-private={private_json}",
+    ]
     if settings.timeout is not None:
         args.append(f"--grade-timeout={settings.timeout:g}")
     if settings.isolation:
@@ -100,8 +114,11 @@ def _not_attempted(report: dict) -> bool:
     checks = report.get("checks") or []
     if not checks or report.get("score"):
         return False
-    leads = [catalogue[key].split("{")[0] for catalogue in (EN, ZH)
-             for key in ("student.not_implemented", "student.module_missing", "student.empty")]
+    leads = [
+        catalogue[key].split("{")[0]
+        for catalogue in (EN, ZH)
+        for key in ("student.not_implemented", "student.module_missing", "student.empty")
+    ]
     feedback = [str(c.get("private_feedback") or c.get("feedback") or "") for c in checks]
     return all(any(lead in text for lead in leads) for text in feedback)
 
@@ -121,8 +138,16 @@ def grade_student(settings: ClassSettings, student: Student, seed: int) -> dict:
         return student_report(settings, student, seed, private, code, said.getvalue(), started, clock)
 
 
-def student_report(settings: ClassSettings, student: Student, seed: int, private: Path, code: int, said: str,
-                   started: str, clock: float) -> dict:
+def student_report(
+    settings: ClassSettings,
+    student: Student,
+    seed: int,
+    private: Path,
+    code: int,
+    said: str,
+    started: str,
+    clock: float,
+) -> dict:
     """The report a student's session wrote to ``private``, with the class
     run's fields; ``said`` (what pytest printed) explains a session that
     wrote none."""
@@ -130,8 +155,15 @@ def student_report(settings: ClassSettings, student: Student, seed: int, private
         report = json.loads(private.read_text())
     except (OSError, ValueError):
         tail = "\n".join(said.strip().splitlines()[-10:])
-        report = {"complete": False, "score": 0.0, "max_score": 0.0, "percent": 0.0, "concepts": [], "checks": [],
-                  "error": f"grading stopped before writing a report (pytest exit code {int(code)}): {tail}"}
+        report = {
+            "complete": False,
+            "score": 0.0,
+            "max_score": 0.0,
+            "percent": 0.0,
+            "concepts": [],
+            "checks": [],
+            "error": f"grading stopped before writing a report (pytest exit code {int(code)}): {tail}",
+        }
     if report.get("error") or not report.get("complete"):
         status = "error"
         report.setdefault("error", f"grading did not finish (pytest exit code {int(code)})")
@@ -141,9 +173,19 @@ def student_report(settings: ClassSettings, student: Student, seed: int, private
         status = "not attempted"
     else:
         status = "graded"
-    report.update({"student": student.id, "folder": student.folder, "status": status, "seed": seed,
-                   "checks_sha256": settings.checks_sha256, "started": started, "finished": now_iso(),
-                   "grading_s": round(time.monotonic() - clock, 3), **student.handed})
+    report.update(
+        {
+            "student": student.id,
+            "folder": student.folder,
+            "status": status,
+            "seed": seed,
+            "checks_sha256": settings.checks_sha256,
+            "started": started,
+            "finished": now_iso(),
+            "grading_s": round(time.monotonic() - clock, 3),
+            **student.handed,
+        }
+    )
     return report
 
 
@@ -152,17 +194,38 @@ def write_report(out: Path, report: dict) -> None:
 
 
 def error_report(settings: ClassSettings, student: Student, seed: int, error: str) -> dict:
-    return {"schema": "pytest-autograd-grader/1", "complete": False, "score": 0.0, "max_score": 0.0,
-            "percent": 0.0, "concepts": [], "checks": [], "student": student.id, "folder": student.folder,
-            "status": "error", "error": error, "seed": seed, "checks_sha256": settings.checks_sha256,
-            "started": now_iso(), "finished": now_iso(), **student.handed}
+    return {
+        "schema": "pytest-autograd-grader/1",
+        "complete": False,
+        "score": 0.0,
+        "max_score": 0.0,
+        "percent": 0.0,
+        "concepts": [],
+        "checks": [],
+        "student": student.id,
+        "folder": student.folder,
+        "status": "error",
+        "error": error,
+        "seed": seed,
+        "checks_sha256": settings.checks_sha256,
+        "started": now_iso(),
+        "finished": now_iso(),
+        **student.handed,
+    }
 
 
 Task = tuple[Student, int]
 
 
-def _worker(settings: ClassSettings, tasks: Connection, results: Connection, scratch: Path, kit: Kit | None,
-            others: Sequence[Kit | None], cpus: set[int] | None = None) -> None:
+def _worker(
+    settings: ClassSettings,
+    tasks: Connection,
+    results: Connection,
+    scratch: Path,
+    kit: Kit | None,
+    others: Sequence[Kit | None],
+    cpus: set[int] | None = None,
+) -> None:
     """A forked worker: grade the students it is sent until told to stop,
     in one session that collected the checks once (session_loop.py), else
     in a session each."""
@@ -196,8 +259,9 @@ def _worker(settings: ClassSettings, tasks: Connection, results: Connection, scr
     os._exit(0)  # no atexit handlers of the parent's copy of the process
 
 
-def _settle_worker(settings: ClassSettings, scratch: Path, kit: Kit | None, others: Sequence[Kit | None],
-                   cpus: set[int] | None) -> None:
+def _settle_worker(
+    settings: ClassSettings, scratch: Path, kit: Kit | None, others: Sequence[Kit | None], cpus: set[int] | None
+) -> None:
     """The forked worker made its own: deaf to Ctrl-C, dying with its
     parent, on its CPUs, its temporary files in its scratch folder, its
     own kit only, its sandbox warm."""
@@ -245,10 +309,21 @@ def _send_outcome(settings: ClassSettings, results: Connection, report: dict) ->
     try:
         write_report(settings.out, report)
     except OSError as exc:  # OUT gone or full: the parent still hears of this student, or waits for ever
-        report = {**report, "status": "error", "error": msg("class.report_unwritten", out=str(settings.out),
-                                                               error=f"{type(exc).__name__}: {exc}")}
-    results.send(Outcome(report["student"], report["status"], float(report.get("percent") or 0.0),
-                         float(report.get("grading_s") or 0.0), str(report.get("error") or ""), _rss_mb()))
+        report = {
+            **report,
+            "status": "error",
+            "error": msg("class.report_unwritten", out=str(settings.out), error=f"{type(exc).__name__}: {exc}"),
+        }
+    results.send(
+        Outcome(
+            report["student"],
+            report["status"],
+            float(report.get("percent") or 0.0),
+            float(report.get("grading_s") or 0.0),
+            str(report.get("error") or ""),
+            _rss_mb(),
+        )
+    )
 
 
 PR_SET_PDEATHSIG = 1
@@ -275,8 +350,13 @@ def _grader_failed(settings: ClassSettings, student: Student, seed: int, exc: Ba
     return error_report(settings, student, seed, f"the grader failed: {type(exc).__name__}: {exc}")
 
 
-def _grade_in_one_session(settings: ClassSettings, seed: int, receive: Callable[[], Task | None],
-                          began: Callable[[], None], sent: Callable[[dict], None]) -> Task | None:
+def _grade_in_one_session(
+    settings: ClassSettings,
+    seed: int,
+    receive: Callable[[], Task | None],
+    began: Callable[[], None],
+    sent: Callable[[dict], None],
+) -> Task | None:
     """Grade the students ``receive`` gives in one session that collected
     the checks once (session_loop.py), configured with ``seed``; the task
     it took but could not grade when that session broke."""

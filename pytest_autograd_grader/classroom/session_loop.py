@@ -40,11 +40,10 @@ import pytest
 class StudentLoop:
     """The pytest plugin of a class worker's one session (see the module)."""
 
-    def __init__(self, next_task: Callable[[], tuple | None], began: Callable[[], None],
-                 finish: Callable[..., None]):
+    def __init__(self, next_task: Callable[[], tuple | None], began: Callable[[], None], finish: Callable[..., None]):
         self.next_task = next_task  # the next (student, seed); None: stop
-        self.began = began          # a student's clock starts
-        self.finish = finish        # (student, seed, private json, pytest's exit code, what went wrong)
+        self.began = began  # a student's clock starts
+        self.finish = finish  # (student, seed, private json, pytest's exit code, what went wrong)
         self.left: tuple | None = None  # a task taken but not graded, when the loop broke
 
     @pytest.hookimpl(tryfirst=True)
@@ -79,8 +78,17 @@ class StudentLoop:
         _restore(config, template)
         return True
 
-    def _grade(self, session: pytest.Session, run_checks: Callable, student, seed: int, private: Path, failed: int,
-               pristine: dict, template_maxfail: int = 0) -> tuple[int, str]:
+    def _grade(
+        self,
+        session: pytest.Session,
+        run_checks: Callable,
+        student,
+        seed: int,
+        private: Path,
+        failed: int,
+        pristine: dict,
+        template_maxfail: int = 0,
+    ) -> tuple[int, str]:
         """pytest's exit code for the student's run, and what it said of a
         run it refused (a lone run's error message)."""
         from ..pytest_internals import teardown_all, unstop
@@ -107,8 +115,13 @@ class StudentLoop:
             # a run itself, not when something else ends the loop
             teardown_all(session)
         if exitstatus == pytest.ExitCode.OK:
-            exitstatus = (pytest.ExitCode.TESTS_FAILED if session.testsfailed else
-                          pytest.ExitCode.NO_TESTS_COLLECTED if not session.testscollected else pytest.ExitCode.OK)
+            exitstatus = (
+                pytest.ExitCode.TESTS_FAILED
+                if session.testsfailed
+                else pytest.ExitCode.NO_TESTS_COLLECTED
+                if not session.testscollected
+                else pytest.ExitCode.OK
+            )
         session.exitstatus = exitstatus
         _end(session, exitstatus)
         return int(session.exitstatus), ""

@@ -30,9 +30,9 @@ MAX_NAME = 100  # bytes of UTF-8: OUT/<id>.json and the sandbox's copy stay far 
 
 @dataclass(frozen=True)
 class Student:
-    id: str          # safe as a file name: OUT/<id>.json
-    folder: str      # the folder's own name, as it was
-    modules: Path    # where the student's modules are
+    id: str  # safe as a file name: OUT/<id>.json
+    folder: str  # the folder's own name, as it was
+    modules: Path  # where the student's modules are
     has_modules: bool  # any .py file there (else the submission is "missing")
     # what the LMS's export said of the student (intake/): name, late, lms, lms_id; goes into the report
     handed: dict = field(default_factory=dict, hash=False, compare=False)
@@ -89,8 +89,9 @@ class Told(Protocol):
     problems: list[str]
 
 
-def find_students(submissions: Path, skipped: list[tuple[str, str]] | None = None,
-                  handed: Mapping[str, Told] | None = None) -> list[Student]:
+def find_students(
+    submissions: Path, skipped: list[tuple[str, str]] | None = None, handed: Mapping[str, Told] | None = None
+) -> list[Student]:
     """Every folder directly in ``submissions`` is a student (hidden folders
     and caches aside), sorted by name. What is not graded although it may be
     a student's (a file, a zip, a symbolic link) is added to ``skipped`` as
@@ -115,8 +116,17 @@ def find_students(submissions: Path, skipped: list[tuple[str, str]] | None = Non
         modules = find_modules(folder)
         found = has_modules(modules)
         told = handed.get(folder.name) or handed.get(unicodedata.normalize("NFC", folder.name))
-        extra = {"name": told.name, "late": told.late, "lms": told.lms, "lms_id": told.lms_id,
-                 "submission_id": told.submission_id} if told else {}
+        extra = (
+            {
+                "name": told.name,
+                "late": told.late,
+                "lms": told.lms,
+                "lms_id": told.lms_id,
+                "submission_id": told.submission_id,
+            }
+            if told
+            else {}
+        )
         problems = [*(told.problems if told else []), *([] if found else [_what_was_there(folder)])]
         if problems:
             extra["intake_problems"] = problems  # why a student is missing, or what of the upload is not graded

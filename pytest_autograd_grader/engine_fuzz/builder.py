@@ -78,8 +78,14 @@ class Builder:
         b = cls()
         for leaf in program["leaves"]:
             values = leaf["values"]
-            b._value(tuple(leaf["shape"]), all(v > 0 for v in values), all(v != 0 for v in values),
-                     leaf["requires_grad"], 0, True)
+            b._value(
+                tuple(leaf["shape"]),
+                all(v > 0 for v in values),
+                all(v != 0 for v in values),
+                leaf["requires_grad"],
+                0,
+                True,
+            )
             b.leaves.append(leaf)
         for step in program["steps"]:
             if step["kind"] == "op":
@@ -91,8 +97,9 @@ class Builder:
 
     def program(self) -> dict:
         """The program, its values numbered leaves first."""
-        order = [i for i, given in enumerate(self.given) if given] + \
-            [i for i, given in enumerate(self.given) if not given]
+        order = [i for i, given in enumerate(self.given) if given] + [
+            i for i, given in enumerate(self.given) if not given
+        ]
         number = {build: final for final, build in enumerate(order)}
         steps = []
         for step in self.steps:
@@ -122,18 +129,21 @@ class Builder:
             # tensors hold distinct values, so that no transposition, permutation
             # or mix-up of inputs hides behind equal elements
             start = len(self.leaves)
-            values = [pool[(d.integer(0, len(pool) - 1) + start + j) % len(pool)]
-                      for j in range(numel(shape))]
-        self.leaves.append({"shape": list(shape), "values": [float(v) for v in values],
-                            "requires_grad": bool(requires_grad)})
+            values = [pool[(d.integer(0, len(pool) - 1) + start + j) % len(pool)] for j in range(numel(shape))]
+        self.leaves.append(
+            {"shape": list(shape), "values": [float(v) for v in values], "requires_grad": bool(requires_grad)}
+        )
         return self._value(shape, positive, all(v != 0 for v in values), requires_grad, 0, True)
 
     def op(self, name: str, args: Sequence[int], no_grad: bool = False, **params: Any) -> int:
         shapes = [self.shapes[a] for a in args]
         # away from 0: no op whose result may cancel to about 0 (a sum, a
         # difference, log near 1) or that makes zeros (relu)
-        safe = name in ("mul", "div", "neg", "mul_c", "tanh", "pow", "T", "reshape", "detach") and \
-            all(self.safe[a] for a in args) or name in ("exp", "sigmoid")
+        safe = (
+            name in ("mul", "div", "neg", "mul_c", "tanh", "pow", "T", "reshape", "detach")
+            and all(self.safe[a] for a in args)
+            or name in ("exp", "sigmoid")
+        )
         shape, params = _result_shape(name, shapes, params)
         positive = self._positive(name, args, params)
         if name == "pow":
@@ -187,8 +197,10 @@ def broadcast(a, b):
 # seeded ``random.Random``; to shrink a disagreement, hypothesis draws (its
 # bookkeeping of every choice, what it shrinks, cost 57% of a run).
 
-def _result_shape(name: str, shapes: list[tuple[int, ...]],
-                  params: dict[str, Any]) -> tuple[tuple[int, ...], dict[str, Any]]:
+
+def _result_shape(
+    name: str, shapes: list[tuple[int, ...]], params: dict[str, Any]
+) -> tuple[tuple[int, ...], dict[str, Any]]:
     """The shape of an op's result, and its parameters as a step records them."""
     if name in ("add", "sub", "mul", "div"):
         return broadcast(shapes[0], shapes[1]), params
@@ -209,8 +221,11 @@ def _reduced(shape: tuple[int, ...], axis: int | None, keep: Any) -> tuple[tuple
     if axis is None:
         return (tuple(1 for _ in shape) if keep else ()), params
     axis %= len(shape)
-    return (tuple(1 if i == axis else n for i, n in enumerate(shape)) if keep else
-            tuple(n for i, n in enumerate(shape) if i != axis)), params
+    return (
+        tuple(1 if i == axis else n for i, n in enumerate(shape))
+        if keep
+        else tuple(n for i, n in enumerate(shape) if i != axis)
+    ), params
 
 
 class Draws(Protocol):
@@ -272,6 +287,7 @@ def _sampled(options: tuple):
 
 def strategy(generate: Callable[..., Any], **kwargs):
     """The hypothesis strategy of ``generate(draws, **kwargs)``."""
+
     @st.composite
     def drawn(draw):
         return generate(HypothesisDraws(draw), **kwargs)
@@ -280,7 +296,7 @@ def strategy(generate: Callable[..., Any], **kwargs):
 
 
 SIZES = (2, 1, 3)  # shrinks to 2: a 1x1 matrix hides a transposition
-WIDE = (2, 3)      # a length that a mistake along its axis cannot hide in
+WIDE = (2, 3)  # a length that a mistake along its axis cannot hide in
 
 
 def shapes(d: Draws, min_dims=1, max_dims=2):

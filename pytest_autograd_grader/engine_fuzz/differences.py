@@ -39,10 +39,27 @@ ALL_GRADS = ("leaf",)
 # accumulation's, but for what a backward that raises halfway hands out
 ERRORS_ONLY = ("retain_graph",)
 
-OP_TEXT = {"add": "+", "sub": "-", "mul": "*", "div": "/", "matmul": "@", "add_c": "+ (a number)",
-           "mul_c": "* (a number)", "rsub_c": "(a number) -", "pow": "**", "neg": "- (negation)",
-           "T": ".T", "sum": "sum", "mean": "mean", "reshape": "reshape", "exp": "exp", "log": "log",
-           "tanh": "tanh", "relu": "relu", "sigmoid": "sigmoid"}
+OP_TEXT = {
+    "add": "+",
+    "sub": "-",
+    "mul": "*",
+    "div": "/",
+    "matmul": "@",
+    "add_c": "+ (a number)",
+    "mul_c": "* (a number)",
+    "rsub_c": "(a number) -",
+    "pow": "**",
+    "neg": "- (negation)",
+    "T": ".T",
+    "sum": "sum",
+    "mean": "mean",
+    "reshape": "reshape",
+    "exp": "exp",
+    "log": "log",
+    "tanh": "tanh",
+    "relu": "relu",
+    "sigmoid": "sigmoid",
+}
 
 
 def error_key(error) -> str | None:
@@ -99,8 +116,9 @@ def compare(kind: str, program: dict[str, Any], expected: dict[str, Any], produc
     in program order; each a dict with ``what`` (error, value, meta, grad),
     the step index (-1 for a leaf's creation) and the value concerned."""
     n_leaves = len(program["leaves"])
-    if len(produced.get("steps", ())) != len(program["steps"]) or \
-            len(produced.get("values", ())) != len(expected["values"]):
+    if len(produced.get("steps", ())) != len(program["steps"]) or len(produced.get("values", ())) != len(
+        expected["values"]
+    ):
         # the engine failed while creating a leaf
         err = next((s["error"] for s in produced.get("steps", ()) if s.get("leaf")), ["Error", ""])
         return [{"what": "error", "step": -1, "expected": None, "produced": err, "value": 0}]
@@ -127,12 +145,15 @@ def _error_diffs(i: int, step: dict[str, Any], e: dict[str, Any], p: dict[str, A
     ek, pk = error_key(e["error"]), error_key(p["error"])
     skipped = e["error"] and e["error"][0] == "Skipped"
     if ek != pk and not (ek == "other" and pk is not None and not skipped):
-        return [{"what": "error", "step": i, "expected": e["error"], "produced": p["error"], "value": step.get("value")}]
+        return [
+            {"what": "error", "step": i, "expected": e["error"], "produced": p["error"], "value": step.get("value")}
+        ]
     return []
 
 
-def _op_diffs(meta: Sequence[str], i: int, value: int, ev: dict[str, Any] | None,
-              pv: dict[str, Any] | None) -> list[Diff]:
+def _op_diffs(
+    meta: Sequence[str], i: int, value: int, ev: dict[str, Any] | None, pv: dict[str, Any] | None
+) -> list[Diff]:
     """The value an op made: its data, then its graph facts."""
     if ev is None or pv is None:
         return []
@@ -142,16 +163,26 @@ def _op_diffs(meta: Sequence[str], i: int, value: int, ev: dict[str, Any] | None
     return out + _meta_diffs(meta, value, i, ev, pv)
 
 
-def _retains_grad_diffs(meta: Sequence[str], i: int, step: dict[str, Any], e: dict[str, Any],
-                        p: dict[str, Any]) -> list[Diff]:
+def _retains_grad_diffs(
+    meta: Sequence[str], i: int, step: dict[str, Any], e: dict[str, Any], p: dict[str, Any]
+) -> list[Diff]:
     if "retains_grad" in meta and e.get("retains_grad", False) != p.get("retains_grad", False):
-        return [{"what": "meta", "field": "retains_grad", "step": i, "value": step["value"],
-                 "expected": e.get("retains_grad", False), "produced": p.get("retains_grad", False)}]
+        return [
+            {
+                "what": "meta",
+                "field": "retains_grad",
+                "step": i,
+                "value": step["value"],
+                "expected": e.get("retains_grad", False),
+                "produced": p.get("retains_grad", False),
+            }
+        ]
     return []
 
 
-def _grad_diffs(kind: str, i: int, n_leaves: int, expected: list[dict[str, Any]],
-                produced: list[dict[str, Any]]) -> list[Diff]:
+def _grad_diffs(
+    kind: str, i: int, n_leaves: int, expected: list[dict[str, Any]], produced: list[dict[str, Any]]
+) -> list[Diff]:
     """The .grads read after step ``i`` (the leaves', or every value's for
     the kinds in ``ALL_GRADS``); for the kinds in ``ERRORS_ONLY`` only what
     a backward that raised halfway handed out."""
@@ -163,8 +194,11 @@ def _grad_diffs(kind: str, i: int, n_leaves: int, expected: list[dict[str, Any]]
             return _partial_diffs(i, n_leaves, expected, produced)
         return []
     ids = range(len(e["grads"])) if kind in ALL_GRADS else range(n_leaves)
-    return [{"what": "grad", "step": i, "value": v, "expected": e["grads"][v], "produced": p["grads"][v]}
-            for v in ids if not _same_grad(e["grads"][v], p["grads"][v])]
+    return [
+        {"what": "grad", "step": i, "value": v, "expected": e["grads"][v], "produced": p["grads"][v]}
+        for v in ids
+        if not _same_grad(e["grads"][v], p["grads"][v])
+    ]
 
 
 def _partial_diffs(i, n_leaves, expected, produced) -> list[dict]:
@@ -172,6 +206,7 @@ def _partial_diffs(i, n_leaves, expected, produced) -> list[dict]:
     received before the error: its .grad after the step less its .grad
     before (None counting as 0), so that an accumulation or zeroing
     mistake does not show here as well."""
+
     def before(steps, v):
         return next((s["grads"][v] for s in reversed(steps[:i]) if s["grads"] is not None), None)
 
@@ -190,8 +225,9 @@ def _partial_diffs(i, n_leaves, expected, produced) -> list[dict]:
     return out
 
 
-def _meta_diffs(meta: Sequence[str], value: int, step: int, e: dict[str, Any] | None,
-                p: dict[str, Any] | None) -> list[Diff]:
+def _meta_diffs(
+    meta: Sequence[str], value: int, step: int, e: dict[str, Any] | None, p: dict[str, Any] | None
+) -> list[Diff]:
     out: list[Diff] = []
     if e is None or p is None:
         return out
@@ -207,6 +243,5 @@ def _meta_diffs(meta: Sequence[str], value: int, step: int, e: dict[str, Any] | 
         else:
             ef, pf = e[field], p[field]
         if ef != pf:
-            out.append({"what": "meta", "field": field, "step": step, "value": value, "expected": ef,
-                        "produced": pf})
+            out.append({"what": "meta", "field": field, "step": step, "value": value, "expected": ef, "produced": pf})
     return out

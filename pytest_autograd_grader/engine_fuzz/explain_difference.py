@@ -72,6 +72,7 @@ def wrong_ops(fuzzer, program, expected) -> list[tuple[dict, tuple]]:
 
 # -- reading the disagreement ------------------------------------------------------
 
+
 def _uses(program) -> dict[int, int]:
     uses: dict[int, int] = {}
     for step in program["steps"]:
@@ -83,8 +84,13 @@ def _uses(program) -> dict[int, int]:
 
 def _broadcasts(program) -> bool:
     shapes = shapes_of(program)
-    return any(s["kind"] == "op" and len(s["args"]) == 2 and s["op"] != "matmul"
-               and shapes[s["args"][0]] != shapes[s["args"][1]] for s in program["steps"])
+    return any(
+        s["kind"] == "op"
+        and len(s["args"]) == 2
+        and s["op"] != "matmul"
+        and shapes[s["args"][0]] != shapes[s["args"][1]]
+        for s in program["steps"]
+    )
 
 
 def _order(fuzzer) -> bool:
@@ -134,8 +140,9 @@ def _op_mistake(wrong) -> str:
             return msg("diag.engine.matmul_vector" if one_d else "diag.engine.matmul_transposed")
         if op == "pow" and step.get("const") == 0:
             return msg("diag.engine.pow_zero")
-        if op == "relu" and wrong_only_at_zeros(expected["values"][0]["data"], expected["steps"][-1]["grads"][0],
-                                                produced["steps"][-1]["grads"][0]):
+        if op == "relu" and wrong_only_at_zeros(
+            expected["values"][0]["data"], expected["steps"][-1]["grads"][0], produced["steps"][-1]["grads"][0]
+        ):
             return msg("diag.engine.relu_zero")
         if op in ("sum", "mean") and (step.get("axis") is not None or step.get("keepdims")):
             if op == "mean" and _scaled_by_count(step, expected, produced):
@@ -184,7 +191,7 @@ def _error(kind: str, program: Program, expected: Program, first: Diff, fuzzer: 
     if found:
         return found
     if "backward_twice" in (ek, pk):
-        earlier = [s for s in steps[:max(first["step"], 0)] if s["kind"] in ("backward", "backward_many")]
+        earlier = [s for s in steps[: max(first["step"], 0)] if s["kind"] in ("backward", "backward_many")]
         return _freed_graph(e, p, step, earlier, fuzzer)
     if p is not None and "read-only" in p[1]:
         return msg("diag.engine.shared_grad")
@@ -239,15 +246,18 @@ def _meta(program, first) -> str:
     return msg("diag.engine.requires_grad_rule")
 
 
-def _gradient(kind: str, program: Program, expected: Program, first: Diff, device: str,
-              fuzzer: Any) -> str | None:
+def _gradient(kind: str, program: Program, expected: Program, first: Diff, device: str, fuzzer: Any) -> str | None:
     value, e, p = first["value"], first["expected"], first["produced"]
     if value >= len(program["leaves"]) and e is None and p is not None:
         return msg("diag.engine.nonleaf_grad")
     if isinstance(p, str):
         return None
-    found = _which_grad(program, first) or _gradient_mistake(program, first, device) or \
-        _clearing(program, first) or _accumulation(kind, program, expected, first, fuzzer)
+    found = (
+        _which_grad(program, first)
+        or _gradient_mistake(program, first, device)
+        or _clearing(program, first)
+        or _accumulation(kind, program, expected, first, fuzzer)
+    )
     if found:
         return found
     if kind in ("ops", "broadcasting", "traversal"):
@@ -343,8 +353,10 @@ def _gradient_mistake(program, first, device) -> str | None:
             return {**step, "grad_tensors": [None if g is None else change(g) for g in step["grad_tensors"]]}
         return step
 
-    for key, change in (("diag.engine.gradient_ignored", lambda g: [1.0] * len(g)),
-                        ("diag.engine.gradient_twice", lambda g: [x * x for x in g])):
+    for key, change in (
+        ("diag.engine.gradient_ignored", lambda g: [1.0] * len(g)),
+        ("diag.engine.gradient_twice", lambda g: [x * x for x in g]),
+    ):
         steps = [changed(s, change) if i <= first["step"] else s for i, s in enumerate(program["steps"])]
         if steps == program["steps"]:
             continue  # no gradient given, or ones (0s and 1s) that cannot tell these apart

@@ -15,6 +15,7 @@ from .render import op_names, render
 
 # -- feedback --------------------------------------------------------------------
 
+
 def show(x, other=None) -> str:
     if x is None:
         return "None"
@@ -32,7 +33,7 @@ def _lines(program: dict[str, Any]) -> tuple[list[str], list[str]]:
     names = names_of(program)
     text = render(program).splitlines()
     body = [line for line in text[3:] if not line.startswith("with no_grad")]  # one line a step
-    return body[len(program["leaves"]):], names
+    return body[len(program["leaves"]) :], names
 
 
 def describe(program, diff) -> str:
@@ -45,20 +46,36 @@ def describe(program, diff) -> str:
             return msg("engine.error_unexpected", line=line, produced=f"{p[0]}: {p[1]}")
         if p is None:
             return msg("engine.error_missing", line=line, expected=f"{e[0]}: {e[1].split('.')[0]}")
-        return msg("engine.error_other", line=line, expected=f"{e[0]}: {e[1].split('.')[0]}",
-                   produced=f"{p[0]}: {p[1]}")
+        return msg(
+            "engine.error_other", line=line, expected=f"{e[0]}: {e[1].split('.')[0]}", produced=f"{p[0]}: {p[1]}"
+        )
     name = names[diff["value"]]
     if diff["what"] == "value":
-        return msg("engine.value", name=name, line=line, expected=show(diff["expected"], diff["produced"]),
-                   produced=show(diff["produced"], diff["expected"]))
+        return msg(
+            "engine.value",
+            name=name,
+            line=line,
+            expected=show(diff["expected"], diff["produced"]),
+            produced=show(diff["produced"], diff["expected"]),
+        )
     if diff["what"] == "meta":
         field = "grad_fn is not None" if diff["field"] == "has_grad_fn" else diff["field"]
         return msg("engine.meta", name=name, field=field, expected=diff["expected"], produced=diff["produced"])
     if diff["what"] == "received":
-        return msg("engine.received", name=name, line=line, expected=show(diff["expected"], diff["produced"]),
-                   produced=show(diff["produced"], diff["expected"]))
-    return msg("engine.grad", name=name, line=line, expected=show(diff["expected"], diff["produced"]),
-               produced=show(diff["produced"], diff["expected"]))
+        return msg(
+            "engine.received",
+            name=name,
+            line=line,
+            expected=show(diff["expected"], diff["produced"]),
+            produced=show(diff["produced"], diff["expected"]),
+        )
+    return msg(
+        "engine.grad",
+        name=name,
+        line=line,
+        expected=show(diff["expected"], diff["produced"]),
+        produced=show(diff["produced"], diff["expected"]),
+    )
 
 
 def _prints(program, diffs, expected) -> dict[int, list[str]]:
@@ -71,10 +88,12 @@ def _prints(program, diffs, expected) -> dict[int, list[str]]:
             continue
         name = names[diff["value"]]
         target = {"grad": f"{name}.grad", "received": f"{name}.grad", "value": f"{name}.data"}.get(
-            diff["what"], f"{name}.{diff.get('field', '')}".replace(".has_grad_fn", ".grad_fn"))
+            diff["what"], f"{name}.{diff.get('field', '')}".replace(".has_grad_fn", ".grad_fn")
+        )
         # what torch holds there: for a backward that raised halfway, the whole .grad, not what it received
-        answer = expected["steps"][diff["step"]]["grads"][diff["value"]] if diff["what"] == "received" else \
-            diff["expected"]
+        answer = (
+            expected["steps"][diff["step"]]["grads"][diff["value"]] if diff["what"] == "received" else diff["expected"]
+        )
         answer = show(answer, diff["produced"]).replace("\n", " ")
         out.setdefault(diff["step"], []).append(f"print({target!r}, {target})  # torch.autograd: {answer}")
     return out

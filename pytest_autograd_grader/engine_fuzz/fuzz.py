@@ -32,11 +32,11 @@ from .feedback import feedback
 from .interpret import run_engine_batch, run_torch, unpack, unpack_text
 from .staged import run_staged_batch
 
-BATCH = 12          # programs per worker call, at least (one per case, then random ones)
-MAX_EXAMPLES = 4    # batches tried when every program agrees
+BATCH = 12  # programs per worker call, at least (one per case, then random ones)
+MAX_EXAMPLES = 4  # batches tried when every program agrees
 EXAMPLES = {"ops": 2}  # the op check's batches hold one program per op and more: fewer of them
 SHRINK_SEARCH = 40  # single programs tried to find one to shrink, once a batch disagreed
-SHRINK_CALLS = 30   # worker calls spent shrinking a disagreement at most
+SHRINK_CALLS = 30  # worker calls spent shrinking a disagreement at most
 SHRINK_TRIES = 200  # candidates hypothesis's shrinker may try at most
 REDUCE_ROUNDS = 12  # rounds of taking one op or step away (reduce.py), one worker call each
 
@@ -96,6 +96,7 @@ class _Abort(BaseException):
 
 # -- the search and the shrinking ------------------------------------------------
 
+
 class Fuzzer:
     def __init__(self, proxy, kind: str, seed: int, device: str):
         self.proxy, self.kind, self.seed, self.device = proxy, kind, seed, device
@@ -142,8 +143,10 @@ class Fuzzer:
         while it shrinks); ``_Stop`` once the shrinking budget is spent."""
         key = json.dumps(batch, sort_keys=True)
         self.tries += 1
-        if self.tries > SHRINK_TRIES or (self.calls - self.failing_calls >= SHRINK_CALLS and any(
-                json.dumps(p, sort_keys=True) not in self.engine for p in batch)):
+        if self.tries > SHRINK_TRIES or (
+            self.calls - self.failing_calls >= SHRINK_CALLS
+            and any(json.dumps(p, sort_keys=True) not in self.engine for p in batch)
+        ):
             raise _Stop()
         if key not in self.verdicts:
             self.verdicts[key] = any(compare(self.kind, p, e, r) for p, e, r in self.results(batch))
@@ -155,8 +158,14 @@ class Fuzzer:
     def _find(self, strategy, condition, max_examples, phases):
         from hypothesis import HealthCheck, Verbosity, find, settings
 
-        config = settings(database=None, deadline=None, max_examples=max_examples,
-                          suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, phases=phases)
+        config = settings(
+            database=None,
+            deadline=None,
+            max_examples=max_examples,
+            suppress_health_check=list(HealthCheck),
+            verbosity=Verbosity.quiet,
+            phases=phases,
+        )
         with _no_local_constants():
             return find(strategy.map(_quiet), condition, settings=config, random=random.Random(self.seed))
 
@@ -185,8 +194,10 @@ class Fuzzer:
         if self.kind == "broadcasting":
             options = {"ops": tuple(op for op in P.BROADCAST_OPS if op in right)}
         else:
-            options = {"ops": tuple(op for op in P.TRAVERSAL_OPS if op in right),
-                       "joins": tuple(op for op in P.TRAVERSAL_JOINS if op in right)}
+            options = {
+                "ops": tuple(op for op in P.TRAVERSAL_OPS if op in right),
+                "joins": tuple(op for op in P.TRAVERSAL_JOINS if op in right),
+            }
         if all(options.values()) or self.kind == "traversal" and options["joins"]:
             return options
         # no op works even alone: either their derivatives are all wrong (the
@@ -241,8 +252,7 @@ class Fuzzer:
         self.failing_calls = self.calls
         single = strategy(P.GENERATORS[self.kind], case=fallback["case"], **options)
         try:
-            program = self._find(single, lambda p: self.disagrees([p]), SHRINK_SEARCH,
-                                 (Phase.generate, Phase.shrink))
+            program = self._find(single, lambda p: self.disagrees([p]), SHRINK_SEARCH, (Phase.generate, Phase.shrink))
         except NoSuchExample:
             program = fallback
         except _Stop:
@@ -316,8 +326,12 @@ def _no_local_constants():
         from hypothesis.internal.conjecture import providers
 
         real = providers._get_local_constants
-        empty = providers.Constants(integers=providers.SortedSet(), floats=providers.SortedSet(key=providers.float_to_int),
-                                    bytes=providers.SortedSet(), strings=providers.SortedSet())
+        empty = providers.Constants(
+            integers=providers.SortedSet(),
+            floats=providers.SortedSet(key=providers.float_to_int),
+            bytes=providers.SortedSet(),
+            strings=providers.SortedSet(),
+        )
         cache = providers.CONSTANTS_CACHE.cache
     except (ImportError, AttributeError, TypeError):
         yield

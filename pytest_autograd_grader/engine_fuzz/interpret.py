@@ -96,8 +96,12 @@ class _Engine:
         x.zero_grad()
 
     def meta(self, x):
-        return {"data": _array(x.data), "requires_grad": bool(x.requires_grad), "is_leaf": bool(x.is_leaf),
-                "grad_fn": _node_name(x.grad_fn)}
+        return {
+            "data": _array(x.data),
+            "requires_grad": bool(x.requires_grad),
+            "is_leaf": bool(x.is_leaf),
+            "grad_fn": _node_name(x.grad_fn),
+        }
 
     def grad(self, x):
         return _array(x.grad)
@@ -144,8 +148,12 @@ class _Torch(_Engine):
         x.grad = None
 
     def meta(self, x):
-        return {"data": x.detach().cpu().numpy().astype(np.float64), "requires_grad": x.requires_grad,
-                "is_leaf": x.is_leaf, "grad_fn": _node_name(x.grad_fn)}
+        return {
+            "data": x.detach().cpu().numpy().astype(np.float64),
+            "requires_grad": x.requires_grad,
+            "is_leaf": x.is_leaf,
+            "grad_fn": _node_name(x.grad_fn),
+        }
 
     def grad(self, x):
         with warnings.catch_warnings():
@@ -155,10 +163,14 @@ class _Torch(_Engine):
 
 
 # the ops of a program, as the student's code would write them
-_BINARY = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv,
-           "matmul": operator.matmul}
-_WITH_CONST = {"add_c": operator.add, "mul_c": operator.mul, "pow": operator.pow,
-               "rsub_c": lambda x, c: c - x}
+_BINARY = {
+    "add": operator.add,
+    "sub": operator.sub,
+    "mul": operator.mul,
+    "div": operator.truediv,
+    "matmul": operator.matmul,
+}
+_WITH_CONST = {"add_c": operator.add, "mul_c": operator.mul, "pow": operator.pow, "rsub_c": lambda x, c: c - x}
 
 
 def _apply(api: _Engine, step: Step, args: list[Any]) -> Any:
@@ -218,8 +230,9 @@ def _backward_step(api: _Engine, step: Step, values: list[Any], out: Result, rec
 
 def _backward_many_step(api: _Engine, step: Step, values: list[Any], out: Result, record: Step) -> None:
     xs = [values[i] for i in step["values"]]
-    grads = [None if g is None else api.const_tensor(g, shape)
-             for shape, g in zip(step["grad_shapes"], step["grad_tensors"])]
+    grads = [
+        None if g is None else api.const_tensor(g, shape) for shape, g in zip(step["grad_shapes"], step["grad_tensors"])
+    ]
     api.backward_many(xs, grads, step.get("retain_graph", False))
 
 
@@ -233,8 +246,11 @@ def _retain_grad_step(api: _Engine, step: Step, values: list[Any], out: Result, 
 
 
 _STEPS: dict[str, Callable[[_Engine, Step, list[Any], Result, Step], None]] = {
-    "op": _op_step, "backward": _backward_step, "backward_many": _backward_many_step,
-    "zero_grad": _zero_grad_step, "retain_grad": _retain_grad_step,
+    "op": _op_step,
+    "backward": _backward_step,
+    "backward_many": _backward_many_step,
+    "zero_grad": _zero_grad_step,
+    "retain_grad": _retain_grad_step,
 }
 _CHANGES_GRADS = ("backward", "backward_many", "zero_grad")  # steps after which every .grad is read
 

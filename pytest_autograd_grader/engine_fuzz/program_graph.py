@@ -110,9 +110,12 @@ def twice_without_zeroing(g: Graph, fresh: bool) -> bool:
         leaves = {v for r in roots for v in g.reach(r) if v < g.n_leaves and g.grad[v]}
         for leaf in leaves:
             if leaf in last:
-                between = g.program["steps"][last[leaf] + 1:i]
-                if not any(b["kind"] == "zero_grad" and b["value"] == leaf for b in between) and \
-                        any(b["kind"] == "op" for b in between) == fresh and (fresh or roots == [s.get("value")]):
+                between = g.program["steps"][last[leaf] + 1 : i]
+                if (
+                    not any(b["kind"] == "zero_grad" and b["value"] == leaf for b in between)
+                    and any(b["kind"] == "op" for b in between) == fresh
+                    and (fresh or roots == [s.get("value")])
+                ):
                     return True
             last[leaf] = i
     return False

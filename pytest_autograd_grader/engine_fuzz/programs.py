@@ -28,16 +28,45 @@ Shape = tuple[int, ...]
 
 # -- ops -----------------------------------------------------------------------
 
-OPS = ("add", "sub", "mul", "div", "neg", "exp", "log", "tanh", "relu", "sigmoid", "add_c", "mul_c", "rsub_c",
-       "pow", "sum", "mean", "reshape", "T", "matmul")
+OPS = (
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "neg",
+    "exp",
+    "log",
+    "tanh",
+    "relu",
+    "sigmoid",
+    "add_c",
+    "mul_c",
+    "rsub_c",
+    "pow",
+    "sum",
+    "mean",
+    "reshape",
+    "T",
+    "matmul",
+)
 # beside one program per op: reductions over one axis (the last one, named
 # by a negative or a positive index; keepdims; the middle one of a 3-D
 # tensor), products with 1-D operands, x ** 0 at x = 0, where
 # p * x ** (p - 1) is nan, x ** 3, where a power not lowered (p * x) is
 # wrong (the pow case may draw only p = 2, where it is right), and relu at
 # an exact 0, where its slope is 0
-OP_CASES = OPS + ("sum_axis", "mean_axis", "sum_keepdims", "mean_keepdims", "sum_middle", "mv", "dot", "pow0",
-                  "pow3", "relu0")
+OP_CASES = OPS + (
+    "sum_axis",
+    "mean_axis",
+    "sum_keepdims",
+    "mean_keepdims",
+    "sum_middle",
+    "mv",
+    "dot",
+    "pow0",
+    "pow3",
+    "relu0",
+)
 
 
 def op_programs(d: Draws, case: str | None = None) -> dict[str, Any]:
@@ -59,6 +88,7 @@ def op_programs(d: Draws, case: str | None = None) -> dict[str, Any]:
 
 # The first op of each case, on new leaves; each returns the op's value id.
 # (The draws each makes are the programs' seeds: their order is kept.)
+
 
 def _product(d: Draws, b: Builder, name: str, shape: Shape) -> int:
     m, k, n = d.choice(SIZES), d.choice(WIDE), d.choice(SIZES)
@@ -102,13 +132,11 @@ def _last_axis(d: Draws, b: Builder, name: str, shape: Shape) -> int:
 
 def _middle_axis(d: Draws, b: Builder, name: str, shape: Shape) -> int:
     # without keepdims: the axis put back in the middle, not at the end as a 2-D row sum's would be
-    return b.op(d.choice(("sum", "mean")), [b.leaf(d, tuple(d.choice(WIDE) for _ in range(3)))],
-                axis=d.choice((1, -2)))
+    return b.op(d.choice(("sum", "mean")), [b.leaf(d, tuple(d.choice(WIDE) for _ in range(3)))], axis=d.choice((1, -2)))
 
 
 def _keepdims(d: Draws, b: Builder, name: str, shape: Shape) -> int:
-    return b.op(name[:-9], [b.leaf(d, (d.choice(WIDE), d.choice(WIDE)))], axis=d.choice((0, 1, -1, -2)),
-                keepdims=True)
+    return b.op(name[:-9], [b.leaf(d, (d.choice(WIDE), d.choice(WIDE)))], axis=d.choice((0, 1, -1, -2)), keepdims=True)
 
 
 def _transpose(d: Draws, b: Builder, name: str, shape: Shape) -> int:
@@ -120,10 +148,20 @@ def _reshape(d: Draws, b: Builder, name: str, shape: Shape) -> int:
 
 
 _FIRST_OP: dict[str, Callable[[Draws, Builder, str, Shape], int]] = {
-    **dict.fromkeys(("matmul", "mv", "dot"), _product), **dict.fromkeys(("add", "sub", "mul", "div"), _binary),
-    "pow0": _pow0, "pow3": _pow3, "relu0": _relu0, **dict.fromkeys(UNARY + CONST, _elementwise),
-    "sum": _full_reduction, "mean": _full_reduction, "sum_axis": _last_axis, "mean_axis": _last_axis,
-    "sum_middle": _middle_axis, "sum_keepdims": _keepdims, "mean_keepdims": _keepdims, "T": _transpose,
+    **dict.fromkeys(("matmul", "mv", "dot"), _product),
+    **dict.fromkeys(("add", "sub", "mul", "div"), _binary),
+    "pow0": _pow0,
+    "pow3": _pow3,
+    "relu0": _relu0,
+    **dict.fromkeys(UNARY + CONST, _elementwise),
+    "sum": _full_reduction,
+    "mean": _full_reduction,
+    "sum_axis": _last_axis,
+    "mean_axis": _last_axis,
+    "sum_middle": _middle_axis,
+    "sum_keepdims": _keepdims,
+    "mean_keepdims": _keepdims,
+    "T": _transpose,
     "reshape": _reshape,
 }
 
@@ -181,8 +219,9 @@ def broadcast_programs(d: Draws, case: str | None = None, ops: Sequence[str] = B
     args = [first, other] if name == "div" or d.boolean() else [other, first]
     x = b.op(name, args)
     if form == "random" and d.boolean():
-        x = b.op(d.choice([o for o in ops if o != "div"] or ops),
-                 [x, b.leaf(d, _smaller(d, b.shapes[x]), positive=True)])
+        x = b.op(
+            d.choice([o for o in ops if o != "div"] or ops), [x, b.leaf(d, _smaller(d, b.shapes[x]), positive=True)]
+        )
     x = b.op("mul", [x, b.leaf(d, b.shapes[x])])  # weights: a wrong sum shows in the values
     b.backward(b.scalar(x))
     return done(b, form)
@@ -191,7 +230,7 @@ def broadcast_programs(d: Draws, case: str | None = None, ops: Sequence[str] = B
 def _smaller(d: Draws, shape):
     """A shape that broadcasts to ``shape`` and differs from it: axes
     dropped in front, then any of the rest set to length 1."""
-    kept = shape[d.integer(0, len(shape)):] if shape else ()
+    kept = shape[d.integer(0, len(shape)) :] if shape else ()
     ones = d.integer(0, (1 << len(kept)) - 1) if kept else 0
     small = tuple(1 if ones >> i & 1 else n for i, n in enumerate(kept))
     return small if small != tuple(shape) else ()

@@ -53,7 +53,7 @@ def _without_op(program, index, replacement=None):
             return replacement
         return v - 1 if v > value else v
 
-    later = [_renumber(s, mapping) for s in steps[index + 1:]]
+    later = [_renumber(s, mapping) for s in steps[index + 1 :]]
     if any(None in _uses(s) for s in later):
         return None
     return {**program, "steps": steps[:index] + later}
@@ -63,7 +63,7 @@ def _without_leaf(program, leaf):
     def mapping(v):
         return v - 1 if v > leaf else v
 
-    leaves = program["leaves"][:leaf] + program["leaves"][leaf + 1:]
+    leaves = program["leaves"][:leaf] + program["leaves"][leaf + 1 :]
     return {**program, "leaves": leaves, "steps": [_renumber(s, mapping) for s in program["steps"]]}
 
 
@@ -100,8 +100,7 @@ def _div_fits(step: dict[str, Any], shapes: list[tuple[int, ...]], b: Builder) -
 
 
 def _matmul_fits(step: dict[str, Any], shapes: list[tuple[int, ...]], b: Builder) -> bool:
-    return all(1 <= len(s) <= 2 for s in shapes) and len(shapes[0]) >= len(shapes[1]) \
-        and shapes[0][-1] == shapes[1][0]
+    return all(1 <= len(s) <= 2 for s in shapes) and len(shapes[0]) >= len(shapes[1]) and shapes[0][-1] == shapes[1][0]
 
 
 def _relu_fits(step: dict[str, Any], shapes: list[tuple[int, ...]], b: Builder) -> bool:
@@ -130,9 +129,18 @@ def _transpose_fits(step: dict[str, Any], shapes: list[tuple[int, ...]], b: Buil
 
 
 _FITS: dict[str, Fits] = {
-    "add": _elementwise_fits, "sub": _elementwise_fits, "mul": _elementwise_fits, "div": _div_fits,
-    "matmul": _matmul_fits, "relu": _relu_fits, "log": _log_fits, "pow": _pow_fits, "reshape": _reshape_fits,
-    "sum": _axis_fits, "mean": _axis_fits, "T": _transpose_fits,
+    "add": _elementwise_fits,
+    "sub": _elementwise_fits,
+    "mul": _elementwise_fits,
+    "div": _div_fits,
+    "matmul": _matmul_fits,
+    "relu": _relu_fits,
+    "log": _log_fits,
+    "pow": _pow_fits,
+    "reshape": _reshape_fits,
+    "sum": _axis_fits,
+    "mean": _axis_fits,
+    "T": _transpose_fits,
 }
 
 
@@ -149,7 +157,7 @@ def candidates(program: dict) -> list[dict]:
     value = n_leaves
     for index, step in enumerate(steps):
         if step["kind"] != "op":
-            found.append({**program, "steps": steps[:index] + steps[index + 1:]})
+            found.append({**program, "steps": steps[:index] + steps[index + 1 :]})
             continue
         for arg in dict.fromkeys(step["args"]):
             if shapes[arg] == shapes[value]:

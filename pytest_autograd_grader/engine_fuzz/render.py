@@ -10,6 +10,7 @@ from .builder import Builder
 
 # -- rendering ----------------------------------------------------------------
 
+
 def names(program) -> list[str]:
     """The variable name of every value: a, b, c, ... for the leaves,
     y1, y2, ... for the results of ops."""
@@ -93,17 +94,22 @@ def render(program, module: str = "engine", prints: dict | None = None, raises: 
             line = f"{names_[step['value']]}.backward({', '.join(args)})"
         elif kind == "backward_many":
             outs = ", ".join(names_[v] for v in step["values"])
-            grads = ", ".join("None" if g is None else f"Tensor({array_text(g, _shape_of(program, v))})"
-                              for v, g in zip(step["values"], step["grad_tensors"]))
+            grads = ", ".join(
+                "None" if g is None else f"Tensor({array_text(g, _shape_of(program, v))})"
+                for v, g in zip(step["values"], step["grad_tensors"])
+            )
             extra = ", retain_graph=True" if step.get("retain_graph") else ""
             line = f"backward([{outs}], grad_tensors=[{grads}]{extra})"
         else:  # zero_grad, retain_grad
             line = f"{names_[step['value']]}.{kind}()"
         block = ["with no_grad():", "    " + line] if step.get("no_grad") else [line]
         if index in raises:
-            block = ["try:", *("    " + b for b in block),
-                     f"except Exception as error:  # torch.autograd raises {raises[index]} here too",
-                     "    print(type(error).__name__, error)"]
+            block = [
+                "try:",
+                *("    " + b for b in block),
+                f"except Exception as error:  # torch.autograd raises {raises[index]} here too",
+                "    print(type(error).__name__, error)",
+            ]
         lines += block
     lines += prints.get(len(program["steps"]) - 1, [])
     return "\n".join(lines)

@@ -90,6 +90,7 @@ def _random_leaf_program(d: Draws, b: Builder, shape):
 
 # -- accumulation ----------------------------------------------------------------
 
+
 def _plain_forward(d: Draws, b: Builder, leaves) -> int:
     x = leaves[0]
     for leaf in leaves[1:]:
@@ -238,18 +239,33 @@ def _shared_outputs(d: Draws, b: Builder, kind: str, shape: tuple[int, ...]) -> 
     else:
         outputs = d.permutation([out, b.leaf(d, shape)])
     grads = [b.gradient(d, o) for o in outputs]
-    b.steps.append({"kind": "backward_many", "values": list(outputs), "grad_tensors": grads,
-                    "retain_graph": False, "grad_shapes": [list(b.shapes[o]) for o in outputs]})
+    b.steps.append(
+        {
+            "kind": "backward_many",
+            "values": list(outputs),
+            "grad_tensors": grads,
+            "retain_graph": False,
+            "grad_shapes": [list(b.shapes[o]) for o in outputs],
+        }
+    )
 
 
 # The backward calls of each kind, from its outputs.
+
 
 def _many_outputs(d: Draws, b: Builder, outputs: list[int], shape: tuple[int, ...]) -> None:
     if d.boolean():
         outputs[1] = b.op("sum", [outputs[1]])
     grads = [None if b.shapes[o] == () and d.boolean() else b.gradient(d, o) for o in outputs]
-    b.steps.append({"kind": "backward_many", "values": outputs, "grad_tensors": grads, "retain_graph": True,
-                    "grad_shapes": [list(b.shapes[o]) for o in outputs]})
+    b.steps.append(
+        {
+            "kind": "backward_many",
+            "values": outputs,
+            "grad_tensors": grads,
+            "retain_graph": True,
+            "grad_shapes": [list(b.shapes[o]) for o in outputs],
+        }
+    )
 
 
 def _wrong_shape(d: Draws, b: Builder, outputs: list[int], shape: tuple[int, ...]) -> None:
@@ -259,8 +275,15 @@ def _wrong_shape(d: Draws, b: Builder, outputs: list[int], shape: tuple[int, ...
     if tuple(wrong) == tuple(shape):
         wrong = (numel(shape) + 1,)
     gradient = [d.choice(GRADS) for _ in range(numel(wrong))]
-    b.steps.append({"kind": "backward", "value": outputs[0], "gradient": gradient, "retain_graph": True,
-                    "gradient_shape": list(wrong)})
+    b.steps.append(
+        {
+            "kind": "backward",
+            "value": outputs[0],
+            "gradient": gradient,
+            "retain_graph": True,
+            "gradient_shape": list(wrong),
+        }
+    )
     b.backward(outputs[0], gradient=b.gradient(d, outputs[0]), retain_graph=True)
 
 
@@ -278,5 +301,8 @@ def _given_gradient(d: Draws, b: Builder, outputs: list[int], shape: tuple[int, 
 
 
 _VECTOR_BACKWARD: dict[str, Callable[[Draws, Builder, list[int], tuple[int, ...]], None]] = {
-    "many": _many_outputs, "wrong_shape": _wrong_shape, "implicit": _implicit, "one_element": _one_element,
+    "many": _many_outputs,
+    "wrong_shape": _wrong_shape,
+    "implicit": _implicit,
+    "one_element": _one_element,
 }

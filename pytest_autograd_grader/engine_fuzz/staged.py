@@ -62,8 +62,12 @@ class Staged(_Engine):
                     arrived[inp] = g if inp not in arrived else arrived[inp] + g
 
     def meta(self, x):
-        return {"data": _array(x.data), "requires_grad": bool(x.requires_grad), "is_leaf": None,
-                "grad_fn": _node_name(x.grad_fn)}
+        return {
+            "data": _array(x.data),
+            "requires_grad": bool(x.requires_grad),
+            "is_leaf": None,
+            "grad_fn": _node_name(x.grad_fn),
+        }
 
 
 def _newest_first(root):

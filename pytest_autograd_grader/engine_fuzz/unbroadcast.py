@@ -25,8 +25,9 @@ def _probe(small, big) -> dict:
     n = int(np.prod(big))
     x = b.leaf(None, big, values=[(0.5, -1.5, 2.0, 1.25, 0.3, -0.4)[i % 6] + 0.1 * (i // 6) for i in range(n)])
     c = b.leaf(None, small, values=[0.8] * int(np.prod(small)))
-    w = b.leaf(None, big, values=[(1.5, -0.5, 2.0, 0.25, -1.25)[i % 5] + 0.2 * (i // 5) for i in range(n)],
-               requires_grad=False)
+    w = b.leaf(
+        None, big, values=[(1.5, -0.5, 2.0, 0.25, -1.25)[i % 5] + 0.2 * (i // 5) for i in range(n)], requires_grad=False
+    )
     b.backward(b.op("sum", [b.op("mul", [b.op("add", [x, c]), w])], axis=None))
     return b.program()
 
@@ -89,9 +90,13 @@ def _inner(shape, axes):
 def _text(key: str, program, wanted) -> str:
     found = _example(program, key, wanted)
     axes = found["axes"]
-    return msg(f"diag.engine.{key}", shape=found["shape"], out=found["out"],
-               axes=" and ".join(str(a) for a in axes),
-               axis=next((a for a in axes if 0 < a < len(found["shape"]) - 1), axes[0] if axes else 1))
+    return msg(
+        f"diag.engine.{key}",
+        shape=found["shape"],
+        out=found["out"],
+        axes=" and ".join(str(a) for a in axes),
+        axis=next((a for a in axes if 0 < a < len(found["shape"]) - 1), axes[0] if axes else 1),
+    )
 
 
 def mistake(fuzzer, program=None) -> str:

@@ -116,9 +116,17 @@ def _check_fields_agree(messages: dict[str, dict[str, str]], source: str) -> Non
         for key, text in texts.items():
             for other, known in [*messages.items(), *_course.items()]:
                 if key in known and _fields(known[key]) != _fields(text):
-                    raise CourseMessageError(msg(
-                        "messages.fields_differ", source=source, message_id=key, language=language, other=other,
-                        fields=_listed(_fields(text)), other_fields=_listed(_fields(known[key]))))
+                    raise CourseMessageError(
+                        msg(
+                            "messages.fields_differ",
+                            source=source,
+                            message_id=key,
+                            language=language,
+                            other=other,
+                            fields=_listed(_fields(text)),
+                            other_fields=_listed(_fields(known[key])),
+                        )
+                    )
 
 
 def _check_texts(texts: object, source: str) -> dict[str, str]:
@@ -127,8 +135,9 @@ def _check_texts(texts: object, source: str) -> dict[str, str]:
         raise CourseMessageError(msg("messages.not_dict", source=source, got=type(texts).__name__))
     for key, text in texts.items():
         if not isinstance(key, str) or not isinstance(text, str):
-            raise CourseMessageError(msg("messages.not_str", source=source, message_id=repr(key),
-                                         got=type(text).__name__))
+            raise CourseMessageError(
+                msg("messages.not_str", source=source, message_id=repr(key), got=type(text).__name__)
+            )
         try:
             _fields(text)
         except ValueError as exc:
@@ -235,8 +244,15 @@ def text(message: str, **fields: object) -> str:
     try:
         return (message if known is None else known).format(**fields)
     except KeyError as exc:
-        raise MissingField(msg("messages.field_missing", field=str(exc.args[0]), message=message[:200],
-                               given=", ".join(sorted(fields)) or "-")) from None
+        raise MissingField(
+            msg(
+                "messages.field_missing",
+                field=str(exc.args[0]),
+                message=message[:200],
+                given=", ".join(sorted(fields)) or "-",
+            )
+        ) from None
     except (IndexError, ValueError) as exc:
-        raise MissingField(msg("messages.bad_text", source="autograd", message_id=message[:200],
-                               reason=str(exc))) from None
+        raise MissingField(
+            msg("messages.bad_text", source="autograd", message_id=message[:200], reason=str(exc))
+        ) from None

@@ -24,12 +24,24 @@ from ..i18n import msg
 from . import SetupError
 
 # not the instructor's checks, and nothing a platform needs
-SKIP_DIRS = {"__pycache__", ".pytest_cache", ".git", ".hg", ".svn", ".mypy_cache", ".ipynb_checkpoints",
-             ".venv", "venv"}
+SKIP_DIRS = {
+    "__pycache__",
+    ".pytest_cache",
+    ".git",
+    ".hg",
+    ".svn",
+    ".mypy_cache",
+    ".ipynb_checkpoints",
+    ".venv",
+    "venv",
+}
 SKIP_SUFFIXES = (".pyc", ".pyo")
 # pytest settings that -c checks/pytest.ini would silently ignore
-OTHER_CONFIGS = (("pyproject.toml", "[tool.pytest.ini_options]"), ("tox.ini", "[pytest]"),
-                 ("setup.cfg", "[tool:pytest]"))
+OTHER_CONFIGS = (
+    ("pyproject.toml", "[tool.pytest.ini_options]"),
+    ("tox.ini", "[pytest]"),
+    ("setup.cfg", "[tool:pytest]"),
+)
 # -c checks/pytest.ini needs a file; [pytest] makes it the config
 MINIMAL_INI = b"[pytest]\n"
 SCRIPT_MODE = 0o755
@@ -150,8 +162,10 @@ def zip_bytes(files: dict[str, tuple[bytes, int]]) -> bytes:
 
 def listing(files: dict[str, tuple[bytes, int]]) -> list[str]:
     """One line per file, as ``ls -l`` would show mode and size."""
-    return [f"  {stat.filemode(stat.S_IFREG | mode)}  {size(len(data)):>9}  {name}"
-            for name, (data, mode) in sorted(files.items())]
+    return [
+        f"  {stat.filemode(stat.S_IFREG | mode)}  {size(len(data)):>9}  {name}"
+        for name, (data, mode) in sorted(files.items())
+    ]
 
 
 def size(n: int) -> str:

@@ -64,15 +64,26 @@ class Course:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("checks", metavar="CHECKS",
-                        help="the directory of your checks: test_*.py (visible and hidden), conftest.py, "
-                             "pytest.ini, helpers, and the stub modules students complete")
-    parser.add_argument("-o", "--output", metavar="DIR", required=True,
-                        help="where to write the course: DIR/checks (the private checks repository) and "
-                             "DIR/template (the student template repository)")
-    parser.add_argument("--force", action="store_true",
-                        help="write into DIR even when it is not empty: DIR/checks and DIR/template are replaced "
-                             "(their .git folders are kept, so a re-run updates repositories already pushed)")
+    parser.add_argument(
+        "checks",
+        metavar="CHECKS",
+        help="the directory of your checks: test_*.py (visible and hidden), conftest.py, "
+        "pytest.ini, helpers, and the stub modules students complete",
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="DIR",
+        required=True,
+        help="where to write the course: DIR/checks (the private checks repository) and "
+        "DIR/template (the student template repository)",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="write into DIR even when it is not empty: DIR/checks and DIR/template are replaced "
+        "(their .git folders are kept, so a re-run updates repositories already pushed)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -104,8 +115,7 @@ def check_output(checks: Path, output: Path, force: bool) -> None:
     refuse_inside(output, checks, PREFIX)
     for part in ("checks", "template"):
         if overlaps(output / part, checks):
-            raise SetupError(msg("github_classroom.output_holds_checks", output=str(output / part),
-                                 path=str(checks)))
+            raise SetupError(msg("github_classroom.output_holds_checks", output=str(output / part), path=str(checks)))
     if output.exists() and not output.is_dir():
         raise SetupError(msg("github_classroom.output_not_dir", output=str(output)))
     if output.is_dir() and any(output.iterdir()) and not force:
@@ -122,17 +132,23 @@ def build_course(checks: Path) -> Course:
             del copied.files[name]
             course.warnings.append(msg("github_classroom.own_file", file=checks / name))
     manifest = _manifest(copied.files)
-    course.hidden = [name for name in sorted(copied.files)
-                     if is_check_file(PurePosixPath(name).name) and _is_hidden(name, copied.files[name], manifest)]
+    course.hidden = [
+        name
+        for name in sorted(copied.files)
+        if is_check_file(PurePosixPath(name).name) and _is_hidden(name, copied.files[name], manifest)
+    ]
     wheel = grader_wheel()
     course.checks = {name: (data, FILE_MODE) for name, data in copied.files.items()}
     course.checks[MANIFEST] = ((json.dumps(manifest, indent=2) + "\n").encode(), FILE_MODE)
     course.checks[f"wheels/{wheel.name}"] = (wheel.data, FILE_MODE)
     course.checks["README.md"] = (_resource("checks-README.md", wheel.name), FILE_MODE)
-    exercises = {name: data for name, data in copied.files.items()
-                 if name not in course.hidden and name not in copied.added}
-    if not any(name.endswith(".py") and name.rsplit("/", 1)[-1] != "conftest.py"
-               and not is_check_file(name.rsplit("/", 1)[-1]) for name in exercises):
+    exercises = {
+        name: data for name, data in copied.files.items() if name not in course.hidden and name not in copied.added
+    }
+    if not any(
+        name.endswith(".py") and name.rsplit("/", 1)[-1] != "conftest.py" and not is_check_file(name.rsplit("/", 1)[-1])
+        for name in exercises
+    ):
         course.warnings.append(msg("github_classroom.no_modules", path=checks))
     course.template = {f"exercises/{name}": (data, FILE_MODE) for name, data in exercises.items()}
     course.template[WORKFLOW] = (workflow(), FILE_MODE)
@@ -165,6 +181,7 @@ def workflow() -> bytes:
 
 
 # -- the pieces --------------------------------------------------------------
+
 
 def _manifest(files: dict[str, bytes]) -> dict:
     """The manifest of the checks as DIR/checks will hold them (pytest.ini
@@ -199,7 +216,8 @@ def _marks_hidden(source: bytes) -> bool:
             continue
         for keyword in node.keywords:
             if keyword.arg in ("hidden", None) and not (
-                    isinstance(keyword.value, ast.Constant) and keyword.value.value is False):
+                isinstance(keyword.value, ast.Constant) and keyword.value.value is False
+            ):
                 return True
     return False
 

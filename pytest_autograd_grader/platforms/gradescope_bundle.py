@@ -33,8 +33,12 @@ from .course_files import FILE_MODE, SCRIPT_MODE, listing, read_checks, refuse_i
 from .wheel import grader_wheel
 
 # the messages gradescope_run.py and run_autograder's fallback speak
-RUN_MESSAGES = ("gradescope.failed", "gradescope.failed.no_results", "gradescope.failed.unreadable",
-                "gradescope.failed.incomplete")
+RUN_MESSAGES = (
+    "gradescope.failed",
+    "gradescope.failed.no_results",
+    "gradescope.failed.unreadable",
+    "gradescope.failed.incomplete",
+)
 # a requirement setup.sh's pip fetches from elsewhere than the index: a URL
 # (also as a direct reference, name @ url) or a VCS scheme
 URL = re.compile(r"://|^(git|hg|svn|bzr)\+", re.I)
@@ -56,20 +60,32 @@ class Bundle:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("checks", metavar="CHECKS",
-                        help="the directory of your checks (test_*.py, conftest.py, pytest.ini, helper files)")
-    parser.add_argument("-o", "--output", default="autograder.zip",
-                        help="the zip to write (default: autograder.zip)")
-    parser.add_argument("--grader-requirement", metavar="SPEC", default=None,
-                        help="what setup.sh pip-installs for the grader instead of the default, the wheel of the "
-                             "grader you run (put in the zip): another .whl file (put in the zip), a git URL, or "
-                             "a requirement (fetched from the package index, where this grader is not yet)")
-    parser.add_argument("--timeout", metavar="SECONDS", default=None,
-                        help="--grade-timeout for every run (default: the grader's)")
-    parser.add_argument("--seed", metavar="N", default=None,
-                        help="--grade-seed for every run (default: random on every run, kept in results.json)")
-    parser.add_argument("--lang", choices=LANGUAGES, default="en",
-                        help="the language of the feedback and of this command (default: en)")
+    parser.add_argument(
+        "checks",
+        metavar="CHECKS",
+        help="the directory of your checks (test_*.py, conftest.py, pytest.ini, helper files)",
+    )
+    parser.add_argument("-o", "--output", default="autograder.zip", help="the zip to write (default: autograder.zip)")
+    parser.add_argument(
+        "--grader-requirement",
+        metavar="SPEC",
+        default=None,
+        help="what setup.sh pip-installs for the grader instead of the default, the wheel of the "
+        "grader you run (put in the zip): another .whl file (put in the zip), a git URL, or "
+        "a requirement (fetched from the package index, where this grader is not yet)",
+    )
+    parser.add_argument(
+        "--timeout", metavar="SECONDS", default=None, help="--grade-timeout for every run (default: the grader's)"
+    )
+    parser.add_argument(
+        "--seed",
+        metavar="N",
+        default=None,
+        help="--grade-seed for every run (default: random on every run, kept in results.json)",
+    )
+    parser.add_argument(
+        "--lang", choices=LANGUAGES, default="en", help="the language of the feedback and of this command (default: en)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -83,8 +99,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     try:
-        bundle = build_bundle(Path(args.checks), requirement=args.grader_requirement, timeout=args.timeout,
-                              seed=args.seed, lang=args.lang)
+        bundle = build_bundle(
+            Path(args.checks), requirement=args.grader_requirement, timeout=args.timeout, seed=args.seed, lang=args.lang
+        )
         output = _output_path(Path(args.output), Path(args.checks))
         data = zip_bytes(dict(sorted(bundle.files.items())))
         _write(output, data)
@@ -100,8 +117,13 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_bundle(checks: Path, requirement: str | None = None, timeout: str | float | None = None,
-                 seed: str | int | None = None, lang: str = "en") -> Bundle:
+def build_bundle(
+    checks: Path,
+    requirement: str | None = None,
+    timeout: str | float | None = None,
+    seed: str | int | None = None,
+    lang: str = "en",
+) -> Bundle:
     """Everything the zip holds; raises SetupError on bad input."""
     copied = read_checks(checks, "bundle")
     bundle = Bundle(warnings=copied.warnings)
@@ -119,10 +141,21 @@ def build_bundle(checks: Path, requirement: str | None = None, timeout: str | fl
         options += ["--grade-manifest", MANIFEST]
     bundle.add("requirements.txt", _requirement(bundle, requirement).encode() + b"\n")
     texts = {**EN, **catalogue(lang)}
-    bundle.add("bundle.json", (json.dumps({
-        "grader": __version__, "grade_options": options,
-        "messages": {key: texts[key] for key in RUN_MESSAGES},
-    }, indent=2, ensure_ascii=False) + "\n").encode())
+    bundle.add(
+        "bundle.json",
+        (
+            json.dumps(
+                {
+                    "grader": __version__,
+                    "grade_options": options,
+                    "messages": {key: texts[key] for key in RUN_MESSAGES},
+                },
+                indent=2,
+                ensure_ascii=False,
+            )
+            + "\n"
+        ).encode(),
+    )
     bundle.add("setup.sh", _resource("setup.sh"), SCRIPT_MODE)
     bundle.add("run_autograder", _run_autograder(lang), SCRIPT_MODE)
     bundle.add("gradescope_run.py", _resource("gradescope_run.py"))
@@ -131,6 +164,7 @@ def build_bundle(checks: Path, requirement: str | None = None, timeout: str | fl
 
 
 # -- the pieces --------------------------------------------------------------
+
 
 def _manifest(files: dict[str, bytes], bundle: Bundle) -> dict | None:
     """The manifest of the checks as the zip holds them, listed from a copy;

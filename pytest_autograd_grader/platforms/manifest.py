@@ -36,10 +36,16 @@ REGENERATE = "python -m pytest_autograd_grader manifest CHECKS_DIR"
 
 # -- the command ----------------------------------------------------------
 
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("checks", metavar="CHECKS_DIR", help="the folder of the course's check files")
-    parser.add_argument("-o", "--output", metavar="FILE", default=DEFAULT_OUTPUT,
-                        help=f"where to write the manifest (default: {DEFAULT_OUTPUT})")
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        default=DEFAULT_OUTPUT,
+        help=f"where to write the manifest (default: {DEFAULT_OUTPUT})",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -121,9 +127,17 @@ class _Collector:
             if not Path(item.path).is_relative_to(self.checks_dir):
                 continue  # not a check of this directory (a plugin's item)
             spec = spec_of(item)
-            self.items.append({"file": relative(Path(item.path), self.checks_dir), "id": item.nodeid,
-                               "concept": spec.concept, "points": spec.points, "hidden": spec.hidden,
-                               "visibility": spec.visibility, "title": title_of(item)})
+            self.items.append(
+                {
+                    "file": relative(Path(item.path), self.checks_dir),
+                    "id": item.nodeid,
+                    "concept": spec.concept,
+                    "points": spec.points,
+                    "hidden": spec.hidden,
+                    "visibility": spec.visibility,
+                    "title": title_of(item),
+                }
+            )
 
 
 def collect_checks(checks_dir: Path) -> list[dict]:
@@ -139,9 +153,20 @@ def collect_checks(checks_dir: Path) -> list[dict]:
     # are off: the terminal (other plugins' summaries import heavy modules,
     # hypothesis's ~3 s) and unraisableexception (its clean-up runs
     # gc.collect() five times, ~1 s over torch's heap).
-    args = ["--collect-only", "-p", "no:terminal", "-p", "no:cacheprovider", "-p", "no:unraisableexception",
-            "--rootdir", str(checks_dir),
-            "-c", str(ini) if ini.is_file() else os.devnull, str(checks_dir)]
+    args = [
+        "--collect-only",
+        "-p",
+        "no:terminal",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:unraisableexception",
+        "--rootdir",
+        str(checks_dir),
+        "-c",
+        str(ini) if ini.is_file() else os.devnull,
+        str(checks_dir),
+    ]
     output = io.StringIO()
     modules, path = dict(sys.modules), list(sys.path)
     addopts = os.environ.pop("PYTEST_ADDOPTS", None)  # e.g. a CI's --grade: listing is no grading run
@@ -164,11 +189,16 @@ def collect_checks(checks_dir: Path) -> list[dict]:
             if sys.modules.get(name) is not module:
                 sys.modules[name] = module
     if collector.errors:
-        raise ManifestError("\n".join(msg("manifest.collect_error", file=nodeid, cause=collect_cause(text))
-                                      for nodeid, text in collector.errors))
+        raise ManifestError(
+            "\n".join(
+                msg("manifest.collect_error", file=nodeid, cause=collect_cause(text))
+                for nodeid, text in collector.errors
+            )
+        )
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
-        raise ManifestError(msg("manifest.pytest_failed", path=checks_dir, code=int(code),
-                                output=output.getvalue().strip()))
+        raise ManifestError(
+            msg("manifest.pytest_failed", path=checks_dir, code=int(code), output=output.getvalue().strip())
+        )
     if not collector.items:
         raise ManifestError(msg("manifest.no_checks", path=checks_dir))
     return collector.items

@@ -79,7 +79,8 @@ class ManifestGuard:
             path = root / name
             self.known.add(path)
             feedback = _file_problem(root, name, files[name], shown) or next(
-                (f for folder, f in broken if PurePosixPath(name).is_relative_to(folder)), None)
+                (f for folder, f in broken if PurePosixPath(name).is_relative_to(folder)), None
+            )
             if feedback is not None:
                 self.failed[path] = _Failed(path, self._nodeid(path), files[name], feedback)
 
@@ -108,7 +109,9 @@ class ManifestGuard:
         return True if self.ignored(collection_path) else None
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> Generator[None, list[pytest.Collector], list[pytest.Collector]]:
+    def pytest_collect_file(
+        self, file_path: Path, parent: pytest.Collector
+    ) -> Generator[None, list[pytest.Collector], list[pytest.Collector]]:
         # pytest asks pytest_ignore_collect nothing about a file named on the
         # command line: drop its collector before anything imports it
         collectors = yield
@@ -124,8 +127,9 @@ class ManifestGuard:
             return
         concepts = known_concepts(self.config)
         for failed in self.failed.values():
-            for result in manifest_results(failed.entry, failed.nodeid_prefix, concepts, Status.FAILED,
-                                           failed.feedback):
+            for result in manifest_results(
+                failed.entry, failed.nodeid_prefix, concepts, Status.FAILED, failed.feedback
+            ):
                 gradebook.checks[result.id] = result
 
     @pytest.hookimpl(trylast=True)  # after the grading session's, which records the file as one broken check
@@ -138,8 +142,15 @@ class ManifestGuard:
         gradebook = self.state.gradebook
         if not report.failed or self.state.is_worker or gradebook is None:
             return
-        entry = next((self.manifest["files"][relative(path, root)] for root in self.roots for path in self.known
-                      if path.is_relative_to(root) and self._nodeid(path) == report.nodeid), None)
+        entry = next(
+            (
+                self.manifest["files"][relative(path, root)]
+                for root in self.roots
+                for path in self.known
+                if path.is_relative_to(root) and self._nodeid(path) == report.nodeid
+            ),
+            None,
+        )
         if entry is None:
             return
         broken = gradebook.checks.pop(report.nodeid, None)
@@ -154,15 +165,17 @@ class ManifestGuard:
         if self.state.is_worker or not self.failed:
             return
         if session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED or (
-                session.exitstatus == pytest.ExitCode.OK and self.state.settings.fail_under is None):
+            session.exitstatus == pytest.ExitCode.OK and self.state.settings.fail_under is None
+        ):
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
-    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config) -> None:
+    def pytest_terminal_summary(
+        self, terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config
+    ) -> None:
         if self.state.is_worker:
             return
         for feedback in dict.fromkeys(f.feedback for f in self.failed.values()):
             terminalreporter.write_line(feedback, red=True)
-
 
 
 def _file_problem(root: Path, name: str, entry: dict[str, Any] | None, shown: Callable[[str], str]) -> str | None:
@@ -179,8 +192,9 @@ def _file_problem(root: Path, name: str, entry: dict[str, Any] | None, shown: Ca
     return None
 
 
-def _broken_support(root: Path, files: dict[str, Any], checks: list[str],
-                    shown: Callable[[str], str]) -> list[tuple[PurePosixPath, str]]:
+def _broken_support(
+    root: Path, files: dict[str, Any], checks: list[str], shown: Callable[[str], str]
+) -> list[tuple[PurePosixPath, str]]:
     """(folder, feedback) of each conftest.py or pytest.ini that does not
     match: it changes the checks in its folder and below, so the listed
     ones, and any on the way to a check file (one the student added), must."""
@@ -194,6 +208,7 @@ def _broken_support(root: Path, files: dict[str, Any], checks: list[str],
         if feedback is not None:
             broken.append((PurePosixPath(name).parent, feedback))
     return broken
+
 
 def read_manifest(path: Path) -> dict:
     """The manifest at ``path``; pytest.UsageError saying how to write it
@@ -228,10 +243,15 @@ def _valid_entry(name: object, entry: object) -> bool:
     if not isinstance(sha, str) or len(sha) != 64 or not isinstance(entry.get("checks"), list):
         return False
     for check in entry["checks"]:
-        if not (isinstance(check, dict) and isinstance(check.get("id"), str)
-                and check["id"].startswith(name + "::") and isinstance(check.get("concept"), str)
-                and isinstance(check.get("points"), (int, float)) and not isinstance(check.get("points"), bool)
-                and isinstance(check.get("hidden", False), bool)):
+        if not (
+            isinstance(check, dict)
+            and isinstance(check.get("id"), str)
+            and check["id"].startswith(name + "::")
+            and isinstance(check.get("concept"), str)
+            and isinstance(check.get("points"), (int, float))
+            and not isinstance(check.get("points"), bool)
+            and isinstance(check.get("hidden", False), bool)
+        ):
             return False
     return True
 
@@ -261,7 +281,13 @@ def register_guard(config: pytest.Config, state: GradeState) -> None:
     candidates = checks_roots(config)
     roots = [root for root in candidates if any((root / name).is_file() for name in checks)]
     if checks and not roots:
-        raise pytest.UsageError(msg("manifest.no_match", path=manifest_path, example=checks[0],
-                                    dirs=", ".join(str(root) for root in candidates)))
+        raise pytest.UsageError(
+            msg(
+                "manifest.no_match",
+                path=manifest_path,
+                example=checks[0],
+                dirs=", ".join(str(root) for root in candidates),
+            )
+        )
     guard = ManifestGuard(config, state, manifest, roots)
     config.pluginmanager.register(guard, "grade-manifest")

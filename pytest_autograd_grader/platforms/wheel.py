@@ -55,8 +55,9 @@ def grader_wheel() -> Wheel:
     except metadata.PackageNotFoundError:
         raise SetupError(msg("wheel.not_installed", python=sys.executable)) from None
     if dist.version != __version__:
-        raise SetupError(msg("wheel.version_mismatch", installed=dist.version, version=__version__,
-                             path=str(package_dir())))
+        raise SetupError(
+            msg("wheel.version_mismatch", installed=dist.version, version=__version__, path=str(package_dir()))
+        )
     # the file name's escaping: runs of -_. in the name as one _, - in the version as _
     stem = f"{re.sub(r'[-_.]+', '_', dist.metadata['Name']).lower()}-{dist.version.replace('-', '_')}"
     files: dict[str, tuple[bytes, int]] = {}
@@ -94,9 +95,11 @@ def package_files(root: Path) -> list[Path]:
     found = []
     for here, dirs, names in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
-        found += [Path(here) / name for name in sorted(names)
-                  if not name.startswith(".") and not name.endswith(SKIP_SUFFIXES)
-                  and Path(here, name).is_file()]
+        found += [
+            Path(here) / name
+            for name in sorted(names)
+            if not name.startswith(".") and not name.endswith(SKIP_SUFFIXES) and Path(here, name).is_file()
+        ]
     # curriculum/ is a link to exercises/ in a source checkout, which
     # os.walk does not enter; the engine's given module is read from there
     curriculum = root / "curriculum"
@@ -127,8 +130,10 @@ def _metadata(dist: metadata.Distribution) -> str:
 
 
 def _wheel_file() -> str:
-    return (f"Wheel-Version: 1.0\nGenerator: pytest-autograd-grader {__version__} (platforms/wheel.py)\n"
-            f"Root-Is-Purelib: true\nTag: {TAG}\n")
+    return (
+        f"Wheel-Version: 1.0\nGenerator: pytest-autograd-grader {__version__} (platforms/wheel.py)\n"
+        f"Root-Is-Purelib: true\nTag: {TAG}\n"
+    )
 
 
 def _entry_points(dist: metadata.Distribution) -> str:

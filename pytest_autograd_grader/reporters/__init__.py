@@ -11,6 +11,14 @@ from .files import REPORT_FAILURES, ReportWriteError, write_bytes_atomic, write_
 from .gradescope import gradescope_results
 from .terminal import isolation_lines, next_step, table_lines
 
-__all__ = ["REPORT_FAILURES", "ReportWriteError", "gradescope_results", "isolation_lines", "next_step", "table_lines",
-           "write_bytes_atomic", "write_json_atomic",
-           "write_text_atomic"]
+__all__ = [
+    "REPORT_FAILURES",
+    "ReportWriteError",
+    "gradescope_results",
+    "isolation_lines",
+    "next_step",
+    "table_lines",
+    "write_bytes_atomic",
+    "write_json_atomic",
+    "write_text_atomic",
+]

@@ -58,6 +58,7 @@ RESULT_MESSAGE_CHARS = (2000, 300, 0)  # tried in turn until the result fits
 
 # -- names and places ----------------------------------------------------
 
+
 @dataclass
 class _Shown:
     """What a student may see of one check."""
@@ -95,10 +96,17 @@ def repository_path(file: str | None, submission: Path | None, check_id: str = "
 
 
 def _repository_path(file: str, submission: Path | None, check_id: str) -> str:
-    base = Path(submission) if submission is not None else Path(os.getcwd()) / PurePosixPath(check_id.split("::")[0]).parent
+    base = (
+        Path(submission)
+        if submission is not None
+        else Path(os.getcwd()) / PurePosixPath(check_id.split("::")[0]).parent
+    )
     path = Path(os.path.normpath(base / file))
     workspace = _workspace()
-    for root, candidate in ((Path(os.path.normpath(workspace.absolute())), path), (workspace.resolve(), path.resolve())):
+    for root, candidate in (
+        (Path(os.path.normpath(workspace.absolute())), path),
+        (workspace.resolve(), path.resolve()),
+    ):
         try:
             relative = candidate.relative_to(root)
         except ValueError:
@@ -149,8 +157,9 @@ def annotation_lines(gradebook: Gradebook, submission: Path | None = None) -> li
     did not pass, in the order of ``next_steps``; the last one GitHub shows
     says how many more there are. Each is exactly one line whatever the
     feedback holds."""
-    items = [item for item in _shown(gradebook, submission)
-             if not item.check.hidden and item.check.status in NOT_PASSED]
+    items = [
+        item for item in _shown(gradebook, submission) if not item.check.hidden and item.check.status in NOT_PASSED
+    ]
     items = next_steps(gradebook, items)
     lines = []
     for index, item in enumerate(items, start=1):
@@ -159,8 +168,13 @@ def annotation_lines(gradebook: Gradebook, submission: Path | None = None) -> li
             properties.append(f"file={escape_property(item.file)}")
             if item.line is not None:
                 properties.append(f"line={item.line}")
-        title = msg("github.check_label", name=item.name, score=points(item.check.score),
-                    max_score=points(item.check.max_score), status=msg(f"github.status.{item.check.status}"))
+        title = msg(
+            "github.check_label",
+            name=item.name,
+            score=points(item.check.score),
+            max_score=points(item.check.max_score),
+            status=msg(f"github.status.{item.check.status}"),
+        )
         properties.append(f"title={escape_property(title)}")
         message = bounded(item.message.strip(), ANNOTATION_LINES, ANNOTATION_CHARS) or title
         if index == ANNOTATIONS_SHOWN and len(items) > ANNOTATIONS_SHOWN:
@@ -171,22 +185,33 @@ def annotation_lines(gradebook: Gradebook, submission: Path | None = None) -> li
 
 # -- the step summary ----------------------------------------------------
 
+
 def step_summary(gradebook: Gradebook, submission: Path | None = None) -> str:
     """The Markdown for ``$GITHUB_STEP_SUMMARY``: a table per concept, the
     total, then every check that did not pass with its feedback folded."""
     # a blank line first: the step's earlier Markdown may end in a paragraph or a table
-    out = ["", f"## {table_cell(msg('github.heading', score=points(gradebook.score), max_score=points(gradebook.max_score), percent=gradebook.percent))}", ""]
+    out = [
+        "",
+        f"## {table_cell(msg('github.heading', score=points(gradebook.score), max_score=points(gradebook.max_score), percent=gradebook.percent))}",
+        "",
+    ]
     if not gradebook.complete:
         out += [f"> {table_cell(msg('github.incomplete'))}", ""]
-    out += [f"| {table_cell(msg('github.col_concept'))} | {table_cell(msg('github.col_score'))} | "
-            f"{table_cell(msg('github.col_passed'))} | {table_cell(msg('github.col_percent'))} |",
-            "|---|---:|---:|---:|"]
+    out += [
+        f"| {table_cell(msg('github.col_concept'))} | {table_cell(msg('github.col_score'))} | "
+        f"{table_cell(msg('github.col_passed'))} | {table_cell(msg('github.col_percent'))} |",
+        "|---|---:|---:|---:|",
+    ]
     for total in gradebook.concept_totals():
         percent = 100.0 * total.score / total.max_score if total.max_score else 0.0
-        out.append(f"| {table_cell(total.title)} | {points(total.score)}/{points(total.max_score)} | "
-                   f"{table_cell(msg('summary.passed', passed=total.passed, checks=total.checks))} | {percent:.1f}% |")
-    out.append(f"| **{table_cell(msg('summary.total'))}** | **{points(gradebook.score)}/{points(gradebook.max_score)}** | "
-               f"| **{gradebook.percent:.1f}%** |")
+        out.append(
+            f"| {table_cell(total.title)} | {points(total.score)}/{points(total.max_score)} | "
+            f"{table_cell(msg('summary.passed', passed=total.passed, checks=total.checks))} | {percent:.1f}% |"
+        )
+    out.append(
+        f"| **{table_cell(msg('summary.total'))}** | **{points(gradebook.score)}/{points(gradebook.max_score)}** | "
+        f"| **{gradebook.percent:.1f}%** |"
+    )
     shown = _shown(gradebook, submission)
     not_passed = next_steps(gradebook, [item for item in shown if item.check.status in NOT_PASSED])
     if any(item.check.hidden for item in shown):
@@ -200,8 +225,13 @@ def step_summary(gradebook: Gradebook, submission: Path | None = None) -> str:
         check = item.check
         # a hidden check's kind of failure (a timeout, say) is a hint too
         status = Status.FAILED if check.hidden else check.status
-        label = msg("github.check_label", name=item.name, score=points(check.score),
-                    max_score=points(check.max_score), status=msg(f"github.status.{status}"))
+        label = msg(
+            "github.check_label",
+            name=item.name,
+            score=points(check.score),
+            max_score=points(check.max_score),
+            status=msg(f"github.status.{status}"),
+        )
         if item.file:
             label += f" ({place(item.file, check.line if check.cell else item.line, check.cell)})"
         block = [f"<details><summary>{html.escape(' '.join(clean(label).split()))}</summary>", ""]
@@ -218,12 +248,18 @@ def step_summary(gradebook: Gradebook, submission: Path | None = None) -> str:
 
 # -- the GitHub Classroom result -----------------------------------------
 
-_CLASSROOM_STATUS = {Status.PASSED: "pass", Status.FAILED: "fail", Status.TIMEOUT: "fail", Status.CRASHED: "fail",
-                     Status.ERROR: "error"}
+_CLASSROOM_STATUS = {
+    Status.PASSED: "pass",
+    Status.FAILED: "fail",
+    Status.TIMEOUT: "fail",
+    Status.CRASHED: "fail",
+    Status.ERROR: "error",
+}
 
 
-def classroom_result(gradebook: Gradebook, submission: Path | None = None,
-                     message_chars: int = RESULT_MESSAGE_CHARS[0]) -> dict[str, Any]:
+def classroom_result(
+    gradebook: Gradebook, submission: Path | None = None, message_chars: int = RESULT_MESSAGE_CHARS[0]
+) -> dict[str, Any]:
     """What GitHub Classroom's autograding reporter reads: one test per
     graded check with its own (partial) score; hidden checks count under a
     neutral name with the generic message (Classroom has no hidden tests)."""
@@ -232,17 +268,19 @@ def classroom_result(gradebook: Gradebook, submission: Path | None = None,
         check = item.check
         message = item.message.strip()
         message = bounded(message, SUMMARY_FEEDBACK_LINES, message_chars) if message_chars else ""
-        tests.append({
-            "name": defuse_commands(item.name),
-            "status": _CLASSROOM_STATUS.get(check.known_status() or Status.ERROR, "error"),
-            "score": check.score,
-            "message": defuse_commands(message),
-            # the reporter prints " - line N" unless line_no is 0
-            "line_no": item.line or 0,
-            "filename": item.file or "",
-            "test_code": "" if check.hidden else defuse_commands(check.id),
-            "duration": round(check.duration_s * 1000),  # milliseconds, as GitHub's runners give it
-        })
+        tests.append(
+            {
+                "name": defuse_commands(item.name),
+                "status": _CLASSROOM_STATUS.get(check.known_status() or Status.ERROR, "error"),
+                "score": check.score,
+                "message": defuse_commands(message),
+                # the reporter prints " - line N" unless line_no is 0
+                "line_no": item.line or 0,
+                "filename": item.file or "",
+                "test_code": "" if check.hidden else defuse_commands(check.id),
+                "duration": round(check.duration_s * 1000),  # milliseconds, as GitHub's runners give it
+            }
+        )
     statuses = {test["status"] for test in tests}
     status = "error" if not gradebook.complete or "error" in statuses else "fail" if statuses - {"pass"} else "pass"
     return {"version": 1, "status": status, "max_score": gradebook.max_score, "tests": tests}
@@ -279,11 +317,22 @@ def points_runners(gradebook: Gradebook, result: dict[str, Any]) -> dict[str, di
     check with max_score 0, which the reporter leaves out of both sums."""
     score, max_score = gradebook.score, gradebook.max_score
     missed = _round_points(max_score - score)
-    earned_test = {"name": msg("github.points_earned", score=points(score), max_score=points(max_score)),
-                   "status": "pass", "score": score, "message": "", "line_no": 0, "filename": "",
-                   "test_code": "", "duration": 0}
-    missed_test = {**earned_test, "name": msg("github.points_missed", missed=points(missed)),
-                   "status": "fail" if missed else "pass", "score": 0.0}
+    earned_test = {
+        "name": msg("github.points_earned", score=points(score), max_score=points(max_score)),
+        "status": "pass",
+        "score": score,
+        "message": "",
+        "line_no": 0,
+        "filename": "",
+        "test_code": "",
+        "duration": 0,
+    }
+    missed_test = {
+        **earned_test,
+        "name": msg("github.points_missed", missed=points(missed)),
+        "status": "fail" if missed else "pass",
+        "score": 0.0,
+    }
     return {
         "checks": {**result, "max_score": 0},
         "earned": {"version": 1, "status": "pass", "max_score": score, "tests": [earned_test]},
@@ -316,9 +365,16 @@ def write_github_outputs(gradebook: Gradebook, submission: Path | None = None) -
     if not summary_path and not output_path:
         return [msg("github.no_environment")]
     problems = []
-    writes = (("GITHUB_STEP_SUMMARY", summary_path, step_summary, "github.no_summary", "github.summary_failed"),
-              ("GITHUB_OUTPUT", output_path, lambda g, s: classroom_output(g, s) + "\n", "github.no_output",
-               "github.output_failed"))
+    writes = (
+        ("GITHUB_STEP_SUMMARY", summary_path, step_summary, "github.no_summary", "github.summary_failed"),
+        (
+            "GITHUB_OUTPUT",
+            output_path,
+            lambda g, s: classroom_output(g, s) + "\n",
+            "github.no_output",
+            "github.output_failed",
+        ),
+    )
     for variable, path, content, unset, failed in writes:
         if not path:
             problems.append(msg(unset))

@@ -29,8 +29,11 @@ STATUS_LEADS = {
     Status.ERROR: "gradescope.status.error",
 }
 # what a lead says when the check left no feedback of its own
-_DEFAULT_FEEDBACK = {Status.TIMEOUT: "feedback.did_not_finish", Status.CRASHED: "feedback.process_died",
-                     Status.ERROR: "feedback.did_not_finish"}
+_DEFAULT_FEEDBACK = {
+    Status.TIMEOUT: "feedback.did_not_finish",
+    Status.CRASHED: "feedback.process_died",
+    Status.ERROR: "feedback.did_not_finish",
+}
 
 
 def gradescope_results(gradebook: Gradebook) -> dict[str, Any]:
@@ -57,8 +60,12 @@ def gradescope_results(gradebook: Gradebook) -> dict[str, Any]:
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "tests": [_test(check, number, gradebook) for number, check in numbered(gradebook)],
-        "extra_data": {"percent": gradebook.percent, "seed": gradebook.seed, "complete": gradebook.complete,
-                       "isolation": gradebook.isolation},
+        "extra_data": {
+            "percent": gradebook.percent,
+            "seed": gradebook.seed,
+            "complete": gradebook.complete,
+            "isolation": gradebook.isolation,
+        },
     }
 
 

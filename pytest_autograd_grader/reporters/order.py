@@ -45,8 +45,13 @@ def begun_topics(gradebook: Gradebook) -> set[str]:
     """The topics with a point earned, or a visible failure that is more
     than "not implemented yet" (a hidden check's generic failure says
     nothing of it)."""
-    return {_topic(c) for c in gradebook.graded() if c.score > 0 or c.status == Status.PASSED
-            or (not c.hidden and c.status in STUDENT_FAILED and not not_started(c))}
+    return {
+        _topic(c)
+        for c in gradebook.graded()
+        if c.score > 0
+        or c.status == Status.PASSED
+        or (not c.hidden and c.status in STUDENT_FAILED and not not_started(c))
+    }
 
 
 def _place(check: CheckResult) -> tuple:
@@ -71,7 +76,13 @@ def course_order(gradebook: Gradebook, checks: list[CheckResult], begun_first: b
 
     def key(check: CheckResult) -> tuple:
         topic = _topic(check)
-        return (check.status == Status.ERROR, begun_first and topic not in begun, rank.get(topic, last), topic,
-                *_place(check), check.id)
+        return (
+            check.status == Status.ERROR,
+            begun_first and topic not in begun,
+            rank.get(topic, last),
+            topic,
+            *_place(check),
+            check.id,
+        )
 
     return sorted(checks, key=key)

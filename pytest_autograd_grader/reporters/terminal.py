@@ -65,8 +65,14 @@ def table_lines(gradebook: Gradebook, width: int = WIDTH) -> list[str]:
     rows = []
     for total in totals:
         percent = 100.0 * total.score / total.max_score if total.max_score else 0.0
-        rows.append((total, f"{points(total.score)}/{points(total.max_score)}",
-                     msg("summary.passed", passed=total.passed, checks=total.checks), f"{percent:5.1f}%"))
+        rows.append(
+            (
+                total,
+                f"{points(total.score)}/{points(total.max_score)}",
+                msg("summary.passed", passed=total.passed, checks=total.checks),
+                f"{percent:5.1f}%",
+            )
+        )
     score_w = max([len(r[1]) for r in rows] + [len(f"{points(gradebook.score)}/{points(gradebook.max_score)}")])
     passed_w = max([width_of(r[2]) for r in rows] + [1])
     wanted = max([width_of(f"{t.title} ({t.id})") for t, *_ in rows] + [width_of(msg("summary.total"))])
@@ -83,11 +89,19 @@ def table_lines(gradebook: Gradebook, width: int = WIDTH) -> list[str]:
     sources = _sources(gradebook)
     lines = []
     for total, score, passed, pct in rows:
-        lines.append(line(_name(total.title, total.id, name_w), score, passed,
-                          _bar(total.score, total.max_score, bar_w), pct))
+        lines.append(
+            line(_name(total.title, total.id, name_w), score, passed, _bar(total.score, total.max_score, bar_w), pct)
+        )
         lines += [cut("  " + text, width) for text in sources.get(total.id, ())]
-    lines.append(line(msg("summary.total"), f"{points(gradebook.score)}/{points(gradebook.max_score)}", "",
-                      _bar(gradebook.score, gradebook.max_score, bar_w), f"{gradebook.percent:5.1f}%"))
+    lines.append(
+        line(
+            msg("summary.total"),
+            f"{points(gradebook.score)}/{points(gradebook.max_score)}",
+            "",
+            _bar(gradebook.score, gradebook.max_score, bar_w),
+            f"{gradebook.percent:5.1f}%",
+        )
+    )
     return lines
 
 
@@ -100,8 +114,7 @@ def topic_files(gradebook: Gradebook) -> dict[str, str]:
             counts = called.setdefault(check.topic, {})
             counts[check.file] = counts.get(check.file, 0) + 1
     topics = {check.topic for check in gradebook.checks.values() if check.topic}
-    return {topic: _most(called[topic]) if topic in called else f"{topic}.py"
-            for topic in topics}
+    return {topic: _most(called[topic]) if topic in called else f"{topic}.py" for topic in topics}
 
 
 def _most(counts: Mapping[str, float]) -> str:
@@ -124,8 +137,9 @@ def _sources(gradebook: Gradebook) -> dict[str, list[str]]:
             continue
         # the concept's own topic (leaf for leaf) first; else the one with most points
         own = concept if concept in per_topic else _most(per_topic)
-        out[concept] = [msg("summary.points_in", points=points(p), file=file_of[t])
-                        for t, p in per_topic.items() if t != own]
+        out[concept] = [
+            msg("summary.points_in", points=points(p), file=file_of[t]) for t, p in per_topic.items() if t != own
+        ]
     return out
 
 
@@ -140,8 +154,16 @@ def place(file: str, line: int | None, cell: int | None = None) -> str:
 # lines that only head the details under them ("instruction not followed
 # (costs 1 of the 4 points ...):", "1 of 2 parts right"): the next step
 # names the detail, the problem itself
-HEADINGS = ("cmp.instruction_broken", "cmp.instruction_also", "cmp.parts", "cmp.parts_earned", "cmp.parts_stopped",
-            "cmp.parts_stopped_total", "cmp.part_within", "cmp.credit")
+HEADINGS = (
+    "cmp.instruction_broken",
+    "cmp.instruction_also",
+    "cmp.parts",
+    "cmp.parts_earned",
+    "cmp.parts_stopped",
+    "cmp.parts_stopped_total",
+    "cmp.part_within",
+    "cmp.credit",
+)
 
 
 def _is_heading(line: str, following: str | None) -> bool:
@@ -154,8 +176,9 @@ def _is_heading(line: str, following: str | None) -> bool:
             return True
     indent = len(line) - len(line.lstrip())
     # "part 2:" above its failures, indented under it
-    return text.endswith((":", "\uff1a")) and following is not None and \
-        len(following) - len(following.lstrip()) > indent
+    return (
+        text.endswith((":", "\uff1a")) and following is not None and len(following) - len(following.lstrip()) > indent
+    )
 
 
 def headline(feedback: str, title: str) -> str:
@@ -164,7 +187,7 @@ def headline(feedback: str, title: str) -> str:
     "[title] " the feedback starts with."""
     tag = msg("feedback.header", title=title, what="")
     text = feedback.strip()
-    text = text[len(tag):] if tag and text.startswith(tag) else text
+    text = text[len(tag) :] if tag and text.startswith(tag) else text
     lines = [line for line in text.splitlines() if line.strip()]
     for i, line in enumerate(lines):
         if not _is_heading(line, lines[i + 1] if i + 1 < len(lines) else None):
@@ -179,13 +202,17 @@ def next_step(gradebook: Gradebook, partial: bool = False) -> str:
     (``headline``); or that all is done (of the checks run, when the run
     was ``partial``). Broken checks (``error``) are the instructor's,
     listed apart."""
-    todo = course_order(gradebook, [c for c in gradebook.checks.values()
-                                    if c.status in STUDENT_FAILED], begun_first=False)
+    todo = course_order(
+        gradebook, [c for c in gradebook.checks.values() if c.status in STUDENT_FAILED], begun_first=False
+    )
     visible = [c for c in todo if not c.hidden]
     if visible:
         check = visible[0]
-        where = place(check.file, check.line, check.cell) if check.file else \
-            topic_files(gradebook).get(check.topic or "", "")
+        where = (
+            place(check.file, check.line, check.cell)
+            if check.file
+            else topic_files(gradebook).get(check.topic or "", "")
+        )
         first = headline(check.feedback, gradebook.concept_title(check)) or check.status
         return msg("summary.next", where=where or check.id, what=first)
     if todo:
@@ -198,4 +225,5 @@ def next_step(gradebook: Gradebook, partial: bool = False) -> str:
 def isolation_lines(gradebook: Gradebook) -> list[str]:
     """How student code was fenced off, and what that mode does not protect."""
     return [msg("report.isolation", mode=gradebook.isolation)] + [
-        msg("header.missing", what=what) for what in gradebook.isolation_missing]
+        msg("header.missing", what=what) for what in gradebook.isolation_missing
+    ]

@@ -40,4 +40,14 @@ from .isolation import Isolation, Unavailable
 from .launch import stop_all
 from .probe import choose, isolation_for, prestart, require_linux
 
-__all__ = ["SandboxExecutor", "Isolation", "Unavailable", "choose", "describe_status", "isolation_for", "prestart", "require_linux", "stop_all"]
+__all__ = [
+    "SandboxExecutor",
+    "Isolation",
+    "Unavailable",
+    "choose",
+    "describe_status",
+    "isolation_for",
+    "prestart",
+    "require_linux",
+    "stop_all",
+]

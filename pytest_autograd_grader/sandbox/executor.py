@@ -29,8 +29,8 @@ from .memory import tmp_mb
 from .staging import StageError, stage
 from .worker_handle import OUTPUT_LIMIT, Exchanged, Output, WorkerHandle, close_fd
 
-IMPORT_GRACE_S = 1.0            # seconds past a notebook's import deadline for its own answer
-ANSWER_LIMIT = 1 << 30          # bytes: a bigger answer is refused (the worker is replaced)
+IMPORT_GRACE_S = 1.0  # seconds past a notebook's import deadline for its own answer
+ANSWER_LIMIT = 1 << 30  # bytes: a bigger answer is refused (the worker is replaced)
 
 
 def _spawn_reply(answer: dict[str, Any] | None) -> SpawnReply | None:
@@ -45,11 +45,11 @@ def _spawn_reply(answer: dict[str, Any] | None) -> SpawnReply | None:
 class _Place:
     """Where a new worker works: its staged submission and its own folder."""
 
-    uid: int | None             # a uid of its own (isolation "user")
-    owner: int | None           # who owns its files: that uid, or the isolation's
+    uid: int | None  # a uid of its own (isolation "user")
+    owner: int | None  # who owns its files: that uid, or the isolation's
     staged: Path
-    private: Path | None        # its own folder (None: bubblewrap's tmpfs)
-    inside: str                 # the staged submission as the worker sees it
+    private: Path | None  # its own folder (None: bubblewrap's tmpfs)
+    inside: str  # the staged submission as the worker sees it
 
     @property
     def dirs(self) -> list[Path]:
@@ -61,12 +61,12 @@ class _Place:
 class _Call:
     """One request of ``run``, as the steps that serve it see it."""
 
-    key: str                    # the submission's worker's (its real path; apart for numpy-only)
+    key: str  # the submission's worker's (its real path; apart for numpy-only)
     directory: str
     module: str
     function: str
     timeout: float
-    started: float              # time.monotonic() once the worker was there
+    started: float  # time.monotonic() once the worker was there
     deadline: float
 
     @property
@@ -98,8 +98,9 @@ class SandboxExecutor:
     ``timeout`` outcome, a dead worker a ``crashed`` one.
     """
 
-    def __init__(self, isolation: iso.Isolation, memory_mb: int = 4096, answer_limit: int = ANSWER_LIMIT,
-                 cuda: bool = False):
+    def __init__(
+        self, isolation: iso.Isolation, memory_mb: int = 4096, answer_limit: int = ANSWER_LIMIT, cuda: bool = False
+    ):
         self.memory_mb = int(memory_mb)
         self.cuda = cuda  # checks run on CUDA: each torch worker starts CUDA before it is ready
         self.isolation = isolation
@@ -156,13 +157,20 @@ class SandboxExecutor:
         # of note for a uid of the sandbox's own, and root is not held to it
         runs_as = place.owner if place.owner is not None else os.getuid()
         tasks = None if runs_as == 0 else iso.tasks_of_user(runs_as) if runs_as == os.getuid() else 0
-        return SpawnRequest(directory=place.inside, private=str(place.private) if place.private else None,
-                            memory_mb=self.memory_mb, tmp_mb=tmp_mb(self.memory_mb), uid=place.uid,
-                            numpy_only=numpy_only, tasks=tasks, cuda=self.cuda,
-                            no_torch=msg("student.numpy_only") if numpy_only else None,
-                            # only its own staged submission in sight, on our CPUs
-                            cover=(iso.SANDBOX_STAGE,) if mode == "bwrap" else (),
-                            cpus=tuple(sorted(os.sched_getaffinity(0))))
+        return SpawnRequest(
+            directory=place.inside,
+            private=str(place.private) if place.private else None,
+            memory_mb=self.memory_mb,
+            tmp_mb=tmp_mb(self.memory_mb),
+            uid=place.uid,
+            numpy_only=numpy_only,
+            tasks=tasks,
+            cuda=self.cuda,
+            no_torch=msg("student.numpy_only") if numpy_only else None,
+            # only its own staged submission in sight, on our CPUs
+            cover=(iso.SANDBOX_STAGE,) if mode == "bwrap" else (),
+            cpus=tuple(sorted(os.sched_getaffinity(0))),
+        )
 
     def _try_spawn(self, sandbox: _Sandbox, place: _Place, numpy_only: bool) -> WorkerHandle | None:
         """Ask the zygote for a worker for ``place``; None where it gave
@@ -210,8 +218,16 @@ class SandboxExecutor:
 
     # -- the Executor protocol
 
-    def run(self, directory: str, module: str, function: str, payload: bytes, op: str, timeout: float,
-            numpy_only: bool = False) -> bytes:
+    def run(
+        self,
+        directory: str,
+        module: str,
+        function: str,
+        payload: bytes,
+        op: str,
+        timeout: float,
+        numpy_only: bool = False,
+    ) -> bytes:
         """``numpy_only``: in a worker where torch cannot be imported, forked
         from a zygote that never imported it (the engine track)."""
         from ..boundary.wire import dumps
@@ -260,8 +276,12 @@ class SandboxExecutor:
         # the grace lets that answer through on a loaded machine. An import
         # that ends within the grace still took too long (below).
         grace = IMPORT_GRACE_S if module_path(Path(call.directory), call.module).suffix == NOTEBOOK else 0.0
-        exchanged = worker.exchange(CallHeader(Op.LOAD, call.module, "", seconds=max(0.0, call.timeout)), dumps({}),
-                                    call.deadline + grace, self.answer_limit)
+        exchanged = worker.exchange(
+            CallHeader(Op.LOAD, call.module, "", seconds=max(0.0, call.timeout)),
+            dumps({}),
+            call.deadline + grace,
+            self.answer_limit,
+        )
         self.last_run_seconds = time.monotonic() - call.started
         if exchanged.kind == "timeout":
             return self._import_hung(call, worker, exchanged.output)

@@ -43,10 +43,16 @@ def describe_status(status: int | None) -> str:
         return "the process running it ended unexpectedly"
     if os.WIFSIGNALED(status):
         number = os.WTERMSIG(status)
-        names: dict[int, str] = {signal.SIGSEGV: "segmentation fault", signal.SIGBUS: "bus error", signal.SIGABRT: "aborted",
-                 signal.SIGFPE: "floating point exception", signal.SIGILL: "illegal instruction",
-                 signal.SIGXFSZ: "file size limit exceeded", signal.SIGXCPU: "CPU time limit exceeded",
-                 signal.SIGKILL: "killed"}
+        names: dict[int, str] = {
+            signal.SIGSEGV: "segmentation fault",
+            signal.SIGBUS: "bus error",
+            signal.SIGABRT: "aborted",
+            signal.SIGFPE: "floating point exception",
+            signal.SIGILL: "illegal instruction",
+            signal.SIGXFSZ: "file size limit exceeded",
+            signal.SIGXCPU: "CPU time limit exceeded",
+            signal.SIGKILL: "killed",
+        }
         words = names.get(number)
         try:
             name = signal.Signals(number).name

@@ -45,13 +45,32 @@ SANDBOX_STAGE = "/run/grader/stage"
 # uids handed to student code: far above any a distribution assigns, so no
 # file on disk belongs to them.
 UID_RANGE = (1_500_000_000, 2_000_000_000)
-ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "nsswitch.conf", "passwd", "group",
-             "hosts", "alternatives", "os-release")
+ETC_FILES = (
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "localtime",
+    "nsswitch.conf",
+    "passwd",
+    "group",
+    "hosts",
+    "alternatives",
+    "os-release",
+)
 # Environment variables a worker may inherit: anything else (tokens of a CI
 # runner, say) would be readable by student code and could end up in its
 # printed output, which visible feedback shows.
-PASS_ENV = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH",
-            "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "PYTORCH_CUDA_ALLOC_CONF", "TZ")
+PASS_ENV = (
+    "CUDA_VISIBLE_DEVICES",
+    "CUDA_DEVICE_ORDER",
+    "CUDA_HOME",
+    "CUDA_PATH",
+    "LD_LIBRARY_PATH",
+    "NVIDIA_VISIBLE_DEVICES",
+    "NVIDIA_DRIVER_CAPABILITIES",
+    "PYTORCH_CUDA_ALLOC_CONF",
+    "TZ",
+)
 TMPFS_BYTES = 1 << 30  # a worker's writable space lives in memory: cap it
 # what a numpy-only sandbox (the engine track) does not contain
 TORCH_PACKAGES = ("torch", "functorch", "torchgen")
@@ -78,8 +97,8 @@ class Fallback:
 
 @dataclass(frozen=True)
 class Isolation:
-    mode: str                  # bwrap, user or process
-    uid: int | None = None     # bwrap: the uid bubblewrap runs as (None: the grader's own)
+    mode: str  # bwrap, user or process
+    uid: int | None = None  # bwrap: the uid bubblewrap runs as (None: the grader's own)
     missing: tuple[str, ...] = field(default=())  # protections this mode lacks, in words
     fallbacks: tuple[Fallback, ...] = field(default=())  # stronger modes auto passed over
 
@@ -93,7 +112,9 @@ def allocate_uid() -> int:
     taken = set()
     try:
         with open("/etc/passwd") as handle:
-            taken = {int(line.split(":")[2]) for line in handle if line.count(":") >= 3 and line.split(":")[2].isdigit()}
+            taken = {
+                int(line.split(":")[2]) for line in handle if line.count(":") >= 3 and line.split(":")[2].isdigit()
+            }
     except OSError:
         pass
     rng = random.SystemRandom()
@@ -279,8 +300,16 @@ def sandbox_parent(for_other_uids: bool) -> Path:
 
 
 def worker_env(python_path: str, home: str) -> dict[str, str]:
-    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8",
-           "PYTHONPATH": python_path, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1", **SINGLE_THREAD}
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": home,
+        "TMPDIR": home,
+        "LANG": "C.UTF-8",
+        "PYTHONPATH": python_path,
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONNOUSERSITE": "1",
+        **SINGLE_THREAD,
+    }
     for name in PASS_ENV:
         if name in os.environ:
             env[name] = os.environ[name]
@@ -317,7 +346,7 @@ def torch_dirs(binds: list[tuple[str, str]]) -> list[str]:
             real = os.path.realpath(location)
             for source, dest in binds + [("/usr", "/usr")]:
                 if within(real, [source]):
-                    found.append(dest + real[len(source.rstrip("/")):])
+                    found.append(dest + real[len(source.rstrip("/")) :])
     return sorted(set(found))
 
 
@@ -325,10 +354,28 @@ def bwrap_command(binds: list[tuple[str, str]], hidden: Sequence[str] = ()) -> l
     """bubblewrap's arguments for the sandbox, up to the ``--``; ``binds``
     as ``sandbox_binds`` gives them (their sources possibly handed over,
     see handoff.py); ``hidden``: folders under them the sandbox sees empty."""
-    args = [shutil.which("bwrap") or "bwrap", "--unshare-all", "--die-with-parent", "--new-session",
-            "--proc", "/proc", "--dev", "/dev", "--size", str(TMPFS_BYTES), "--tmpfs", "/tmp",
-            "--size", str(TMPFS_BYTES), "--tmpfs", "/dev/shm",
-            "--tmpfs", "/run", "--chdir", "/tmp"]
+    args = [
+        shutil.which("bwrap") or "bwrap",
+        "--unshare-all",
+        "--die-with-parent",
+        "--new-session",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--size",
+        str(TMPFS_BYTES),
+        "--tmpfs",
+        "/tmp",
+        "--size",
+        str(TMPFS_BYTES),
+        "--tmpfs",
+        "/dev/shm",
+        "--tmpfs",
+        "/run",
+        "--chdir",
+        "/tmp",
+    ]
     for top in ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"):
         path = f"/{top}"
         if os.path.islink(path):

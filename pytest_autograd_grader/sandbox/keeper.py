@@ -22,10 +22,9 @@ from ..protocol import SpawnRequest
 from .namespaces import libc, mount_own_proc, outermost, unshare_pid_namespace
 
 PR_SET_CHILD_SUBREAPER = 36
-STATUS = struct.Struct("!i")    # a worker's wait status, as its keeper writes it to the grader
-_KEEPER_PIDNS = False           # set by configure()
-_IN_BWRAP = False               # set by configure()
-
+STATUS = struct.Struct("!i")  # a worker's wait status, as its keeper writes it to the grader
+_KEEPER_PIDNS = False  # set by configure()
+_IN_BWRAP = False  # set by configure()
 
 
 def configure(pidns: bool, in_bwrap: bool) -> None:
@@ -60,8 +59,13 @@ def python_dirs() -> tuple[str, ...]:
     import sys
 
     found = {sys.prefix, sys.exec_prefix, sys.base_prefix, *sys.path}
-    return tuple(outermost(path for path in found | {os.path.realpath(p) for p in found if p}
-                           if path and os.path.isabs(path) and os.path.isdir(path)))
+    return tuple(
+        outermost(
+            path
+            for path in found | {os.path.realpath(p) for p in found if p}
+            if path and os.path.isabs(path) and os.path.isdir(path)
+        )
+    )
 
 
 def _tmp_devices() -> set[int]:
@@ -125,14 +129,19 @@ def _fence(request: SpawnRequest) -> bool:
     submission in sight; whether the latter worked. Ends the keeper where
     the former did not."""
     shared = _tmp_devices()
-    fenced = mount_own_proc(own_tmp_mb=_tmp_mb(request),
-                            keep=tuple(str(p) for p in (request.directory, request.private) if p),
-                            cover=tuple(str(p) for p in request.cover),
-                            read_only=python_dirs())
+    fenced = mount_own_proc(
+        own_tmp_mb=_tmp_mb(request),
+        keep=tuple(str(p) for p in (request.directory, request.private) if p),
+        cover=tuple(str(p) for p in request.cover),
+        read_only=python_dirs(),
+    )
     if _tmp_devices() & shared:
         # the next student on this sandbox would read what this one leaves
-        os.write(2, b"the sandbox could not give a worker a /tmp and /dev/shm of its own: no student code "
-                    b"runs where another student's could read what it leaves\n")
+        os.write(
+            2,
+            b"the sandbox could not give a worker a /tmp and /dev/shm of its own: no student code "
+            b"runs where another student's could read what it leaves\n",
+        )
         os._exit(72)
     return fenced
 
@@ -205,5 +214,3 @@ def _kill_children(pid: int, seconds: float = 3.0) -> None:
             return
         if not children:
             time.sleep(0.005)
-
-

@@ -87,9 +87,18 @@ def _shared_kits(setting: str, isolation: iso.Isolation, count: int) -> list[Kit
             owner.stop()
         raise
     views = [owner.views() for owner in owners]
-    return [Kit(setting, isolation, {(isolation.mode, isolation.uid, owner.numpy_only): views[index][number]
-                                     for index, owner in enumerate(owners)}, owners)
-            for number in range(count)]
+    return [
+        Kit(
+            setting,
+            isolation,
+            {
+                (isolation.mode, isolation.uid, owner.numpy_only): views[index][number]
+                for index, owner in enumerate(owners)
+            },
+            owners,
+        )
+        for number in range(count)
+    ]
 
 
 def stop_shared(kits: list) -> None:

@@ -23,7 +23,7 @@ from .keeper import kill_group
 from .worker_handle import KILL_TIMEOUT_S, close_fd, send_kill
 from .zygote import wait_gone
 
-SPAWN_TIMEOUT_S = 120.0         # zygote start (imports torch) plus one fork
+SPAWN_TIMEOUT_S = 120.0  # zygote start (imports torch) plus one fork
 HUGE_MALLOC = "glibc.malloc.hugetlb=1"
 
 
@@ -62,8 +62,9 @@ class _Sandbox:
     pytest process (pytester's in-process runs included): it holds nothing
     but imported modules, and student code never runs in it."""
 
-    def __init__(self, isolation: iso.Isolation, numpy_only: bool = False, folder: Path | None = None,
-                 connections: int = 1) -> None:
+    def __init__(
+        self, isolation: iso.Isolation, numpy_only: bool = False, folder: Path | None = None, connections: int = 1
+    ) -> None:
         self.isolation = isolation
         # grading processes it serves at once (the class runner's workers),
         # each on a control socket of its own: views() hands them out
@@ -91,7 +92,11 @@ class _Sandbox:
         for number, control in enumerate(self.controls):
             view = _Sandbox(self.isolation, self.numpy_only, self.folder)
             view.launcher, view.launcher_fd, view.base, view.status_pipe = (
-                self.launcher, self.launcher_fd, self.base, self.status_pipe)
+                self.launcher,
+                self.launcher_fd,
+                self.base,
+                self.status_pipe,
+            )
             view.control, view.controls, view.shared, view.prefix = control, [control], True, f"{number}-"
             made.append(view)
         return made
@@ -134,8 +139,16 @@ class _Sandbox:
             env["GLIBC_TUNABLES"] = ":".join(filter(None, [os.environ.get("GLIBC_TUNABLES"), HUGE_MALLOC]))
         try:
             self.launcher = subprocess.Popen(
-                command, pass_fds=pass_fds, cwd=base, env=env, start_new_session=True,
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, **kwargs)
+                command,
+                pass_fds=pass_fds,
+                cwd=base,
+                env=env,
+                start_new_session=True,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+                **kwargs,
+            )
             self.launcher_fd = os.pidfd_open(self.launcher.pid)
         finally:
             for _, theirs in pairs:
@@ -163,8 +176,9 @@ class _Sandbox:
             os.chmod(base / name, 0o711)  # whatever the umask (a class run's is 077)
         return base
 
-    def _in_bwrap(self, base: Path, python: list[str], status_fd: int
-                  ) -> tuple[list[str], dict[str, str], dict[str, Any]]:
+    def _in_bwrap(
+        self, base: Path, python: list[str], status_fd: int
+    ) -> tuple[list[str], dict[str, str], dict[str, Any]]:
         """The command that starts the zygote in bubblewrap, its environment
         and Popen's arguments for the uid it runs as."""
         uid = self.isolation.uid
@@ -176,8 +190,14 @@ class _Sandbox:
         if uid is not None:
             os.chown(base / "stage", uid, uid)
             binds, handed = _hand_over(binds, base / "host")
-        command = iso.bwrap_command(binds, hidden) + ["--json-status-fd", str(status_fd), "--", *python, "bwrap",
-                                                      *self._flags()]
+        command = iso.bwrap_command(binds, hidden) + [
+            "--json-status-fd",
+            str(status_fd),
+            "--",
+            *python,
+            "bwrap",
+            *self._flags(),
+        ]
         kwargs: dict[str, Any] = {}
         if handed:
             # root binds what the uid cannot reach, then becomes the uid (handoff.py)

@@ -45,8 +45,12 @@ def _start_time(pid: int) -> str:
 
 
 def _me() -> dict:
-    return {"pid": os.getpid(), "start": _start_time(os.getpid()), "boot": _read("/proc/sys/kernel/random/boot_id"),
-            "pidns": _pid_namespace()}
+    return {
+        "pid": os.getpid(),
+        "start": _start_time(os.getpid()),
+        "boot": _read("/proc/sys/kernel/random/boot_id"),
+        "pidns": _pid_namespace(),
+    }
 
 
 def _pid_namespace() -> str:

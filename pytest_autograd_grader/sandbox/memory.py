@@ -26,7 +26,7 @@ import platform
 
 from .namespaces import libc
 
-TMP_SHARE = 8       # each of a worker's /tmp and /dev/shm holds 1/TMP_SHARE of its memory limit
+TMP_SHARE = 8  # each of a worker's /tmp and /dev/shm holds 1/TMP_SHARE of its memory limit
 TMP_MB = (16, 1024)  # ... within these bounds
 PR_SET_SECCOMP = 22
 SECCOMP_MODE_FILTER = 2

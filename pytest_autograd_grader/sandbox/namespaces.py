@@ -65,8 +65,11 @@ def unshare_pid_namespace(allow_user_namespace: bool = True) -> bool:
     # maps: its /proc files belong to root.
     lib.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
     try:
-        for path, text in (("/proc/self/setgroups", "deny"), ("/proc/self/uid_map", f"{uid} {uid} 1"),
-                           ("/proc/self/gid_map", f"{gid} {gid} 1")):
+        for path, text in (
+            ("/proc/self/setgroups", "deny"),
+            ("/proc/self/uid_map", f"{uid} {uid} 1"),
+            ("/proc/self/gid_map", f"{gid} {gid} 1"),
+        ):
             with open(path, "w") as handle:
                 handle.write(text)
     except OSError:
@@ -76,8 +79,7 @@ def unshare_pid_namespace(allow_user_namespace: bool = True) -> bool:
     return True
 
 
-def mount_own_proc(own_tmp_mb: int | None = None, keep: tuple = (), cover: tuple = (),
-                   read_only: tuple = ()) -> bool:
+def mount_own_proc(own_tmp_mb: int | None = None, keep: tuple = (), cover: tuple = (), read_only: tuple = ()) -> bool:
     """Called by pid 1 of a new PID namespace: a mount namespace of its own
     holding a /proc of this namespace; with ``own_tmp_mb`` the rest of a
     worker's fence too (``fence_worker``). False where the kernel refuses a
@@ -139,8 +141,12 @@ def _cover(folder: str, options: bytes, keep: tuple, read_only: tuple = ()) -> b
     of ``read_only`` lies in it bound back; False (and ``folder`` as it
     was) where that cannot be done."""
     lib = libc()
-    back = [(path, fixed) for paths, fixed in ((keep, False), (read_only, True))
-            for path in paths if path and path != folder and within(path, [folder])]
+    back = [
+        (path, fixed)
+        for paths, fixed in ((keep, False), (read_only, True))
+        for path in paths
+        if path and path != folder and within(path, [folder])
+    ]
     fds: list[int] = []
     try:
         for path, _ in back:
@@ -164,8 +170,10 @@ def _cover(folder: str, options: bytes, keep: tuple, read_only: tuple = ()) -> b
                 # user namespace, as it would show what they hide
                 bound = lib.mount(f"/proc/self/fd/{fd}".encode(), path.encode(), None, MS_BIND | MS_REC, None) == 0
                 if bound and fixed:  # a bind of a folder inside a writable mount is writable
-                    bound = lib.mount(None, path.encode(), None, _kept_flags(path) | MS_REMOUNT | MS_BIND | MS_RDONLY,
-                                      None) == 0
+                    bound = (
+                        lib.mount(None, path.encode(), None, _kept_flags(path) | MS_REMOUNT | MS_BIND | MS_RDONLY, None)
+                        == 0
+                    )
             except OSError:
                 bound = False
         os.close(fd)
@@ -179,8 +187,14 @@ def _kept_flags(path: str) -> int:
     user namespace the kernel refuses (EPERM) a remount that would drop one
     locked by whoever mounted it (bubblewrap's read-only binds are nosuid
     and nodev), and a venv bound from bubblewrap's /tmp stayed hidden."""
-    pairs = ((os.ST_NOSUID, MS_NOSUID), (os.ST_NODEV, MS_NODEV), (os.ST_NOEXEC, MS_NOEXEC),
-             (os.ST_NOATIME, MS_NOATIME), (os.ST_NODIRATIME, MS_NODIRATIME), (os.ST_RELATIME, MS_RELATIME))
+    pairs = (
+        (os.ST_NOSUID, MS_NOSUID),
+        (os.ST_NODEV, MS_NODEV),
+        (os.ST_NOEXEC, MS_NOEXEC),
+        (os.ST_NOATIME, MS_NOATIME),
+        (os.ST_NODIRATIME, MS_NODIRATIME),
+        (os.ST_RELATIME, MS_RELATIME),
+    )
     have = os.statvfs(path).f_flag
     return sum(flag for st, flag in pairs if have & st)
 

@@ -156,8 +156,15 @@ def _probe(isolation: Isolation) -> tuple[str | None, bool]:
     with tempfile.TemporaryDirectory(prefix="grade-probe-") as folder:
         Path(folder, "grade_probe.py").write_text(PROBE_MODULE)
         try:
-            answer = executor.run(folder, "grade_probe", "ready", _payload(dumps, isolation.mode),
-                                  Op.CALL, PROBE_TIMEOUT_S, numpy_only=True)
+            answer = executor.run(
+                folder,
+                "grade_probe",
+                "ready",
+                _payload(dumps, isolation.mode),
+                Op.CALL,
+                PROBE_TIMEOUT_S,
+                numpy_only=True,
+            )
             outcome = loads(answer, Limits())
         except GraderError:
             outcome = None
@@ -220,7 +227,7 @@ def require_linux() -> None:
 
 
 def describe(fallback: Fallback) -> str:
-    """"why; to use it: fix" in one line."""
+    """ "why; to use it: fix" in one line."""
     return msg("isolation.fallback", problem=fallback.problem, fix=fallback.fix) if fallback.fix else fallback.problem
 
 

@@ -18,8 +18,18 @@ from ..i18n import msg
 
 MAX_BYTES = 64 << 20
 MAX_FILES = 10_000
-SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", ".venv", "venv", "node_modules", ".mypy_cache",
-             ".pytest_cache", ".ipynb_checkpoints"}
+SKIP_DIRS = {
+    ".git",
+    ".hg",
+    ".svn",
+    "__pycache__",
+    ".venv",
+    "venv",
+    "node_modules",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ipynb_checkpoints",
+}
 
 
 class StageError(Exception):

@@ -30,6 +30,7 @@ def _warm_up_numpy() -> None:
     import traceback  # noqa: F401
 
     from ..engine_fuzz import interpret, staged  # noqa: F401
+
     _freeze()
 
 

@@ -23,8 +23,8 @@ from .framing import frame, recv_frame
 from .memory import limit_address_space, refuse_unbounded_memory
 from .namespaces import libc
 
-FILE_SIZE_LIMIT = 64 << 20      # bytes a worker may write to one file
-EXTRA_TASKS = 256               # RLIMIT_NPROC head-room over what its uid already runs
+FILE_SIZE_LIMIT = 64 << 20  # bytes a worker may write to one file
+EXTRA_TASKS = 256  # RLIMIT_NPROC head-room over what its uid already runs
 PR_SET_NO_NEW_PRIVS = 38
 
 if TYPE_CHECKING:
@@ -71,8 +71,7 @@ def _drop_capabilities() -> None:
         _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
 
     class Data(ctypes.Structure):
-        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
-                    ("inheritable", ctypes.c_uint32)]
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
 
     try:
         header, data = Header(0x20080522, 0), (Data * 2)()  # _LINUX_CAPABILITY_VERSION_3
@@ -209,8 +208,15 @@ class _Calls:
         seconds = header.seconds
         self.loader.import_seconds = float(seconds) if seconds is not None and type(seconds) in (int, float) else 0.0
         try:
-            return self.call(self.loader, str(header.module), str(header.function), payload, header.op,
-                             capture=False, memory_limit=self.memory_mb)
+            return self.call(
+                self.loader,
+                str(header.module),
+                str(header.function),
+                payload,
+                header.op,
+                capture=False,
+                memory_limit=self.memory_mb,
+            )
         except BaseException as exc:  # student code broke the worker's own machinery
             return self.dumps({"stage": Stage.CRASHED, "how": f"the worker broke: {type(exc).__name__}"})
 

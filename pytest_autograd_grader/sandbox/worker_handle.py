@@ -23,7 +23,7 @@ from .framing import HEADER, frame
 from .keeper import STATUS, children_of
 from .zygote import wait_gone
 
-OUTPUT_LIMIT = 4000            # characters of a call's output kept for feedback
+OUTPUT_LIMIT = 4000  # characters of a call's output kept for feedback
 KILL_TIMEOUT_S = 5.0
 
 
@@ -126,8 +126,16 @@ class WorkerHandle:
     """The grader's handle on one worker: its socket and output pipe, and
     pidfds of its keeper and of the worker itself."""
 
-    def __init__(self, sock: socket.socket, output_fd: int, status_fd: int, keeper_fd: int, pidns: bool,
-                 uid: int | None, dirs: list[Path]):
+    def __init__(
+        self,
+        sock: socket.socket,
+        output_fd: int,
+        status_fd: int,
+        keeper_fd: int,
+        pidns: bool,
+        uid: int | None,
+        dirs: list[Path],
+    ):
         self.sock = sock
         self.output_fd = output_fd
         self.status_fd = status_fd
@@ -241,9 +249,9 @@ class Exchanged:
     """How one request to a worker ended."""
 
     kind: Literal["ok", "timeout", "eof", "too_large"]  # eof: the worker ended, or broke the protocol
-    output: str                     # what it printed meanwhile (the first part)
-    answer: bytes | None = None     # "ok": the worker's answer bytes
-    size: int | None = None         # "too_large": the size of the frame refused
+    output: str  # what it printed meanwhile (the first part)
+    answer: bytes | None = None  # "ok": the worker's answer bytes
+    size: int | None = None  # "too_large": the size of the frame refused
 
 
 class _Round:
@@ -254,7 +262,7 @@ class _Round:
         self.sock, self.output_fd, self.limit, self.seq = sock, output_fd, limit, seq
         self.output = Output(output_fd)
         self.data = memoryview(data)  # what is left to send
-        self.buffer = bytearray()     # received, not yet a whole frame
+        self.buffer = bytearray()  # received, not yet a whole frame
         self.frames: list[bytes] = []
         self.poller = select.poll()
         self.poller.register(sock.fileno(), select.POLLIN | select.POLLOUT)
@@ -281,8 +289,9 @@ class _Round:
             return self._receive()
         return None
 
-    def _end(self, kind: Literal["ok", "timeout", "eof", "too_large"], answer: bytes | None = None,
-             size: int | None = None) -> Exchanged:
+    def _end(
+        self, kind: Literal["ok", "timeout", "eof", "too_large"], answer: bytes | None = None, size: int | None = None
+    ) -> Exchanged:
         """The exchange ends: what the worker printed so far comes with it."""
         self.output.drain()
         return Exchanged(kind, self.output.text(), answer, size)
@@ -324,8 +333,8 @@ class _Round:
                 return size
             if len(self.buffer) < HEADER.size + size:
                 break
-            self.frames.append(bytes(self.buffer[HEADER.size:HEADER.size + size]))
-            del self.buffer[:HEADER.size + size]
+            self.frames.append(bytes(self.buffer[HEADER.size : HEADER.size + size]))
+            del self.buffer[: HEADER.size + size]
         return None
 
     def _answer(self) -> Exchanged:

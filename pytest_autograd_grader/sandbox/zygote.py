@@ -67,7 +67,9 @@ class Zygote:
                 keeper.kill_group(int(entry))
         self.reap_all()
 
-    def spawn(self, request: SpawnRequest, fds: list[int], control: socket.socket) -> tuple[SpawnReply | Refusal, list[int]]:
+    def spawn(
+        self, request: SpawnRequest, fds: list[int], control: socket.socket
+    ) -> tuple[SpawnReply | Refusal, list[int]]:
         sock_fd, output_fd, status_fd = fds
         _run_on(request.cpus)
         read_end, write_end = os.pipe()
@@ -136,8 +138,9 @@ class Zygote:
             for fd in out_fds:
                 os.close(fd)
 
-    def _reply(self, data: bytes, fds: list[int], control: socket.socket
-               ) -> tuple[SpawnReply | Acknowledged | Refusal, list[int]]:
+    def _reply(
+        self, data: bytes, fds: list[int], control: socket.socket
+    ) -> tuple[SpawnReply | Acknowledged | Refusal, list[int]]:
         """Do what the grader asked; the answer, and the file descriptors
         that go with it."""
         try:

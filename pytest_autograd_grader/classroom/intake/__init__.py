@@ -33,19 +33,19 @@ from .export import READ_ERRORS, Entry, Export, export_budget, read_zip
 from .unpack import expand, free
 from .write import Budget, OverBudget, UnpackError, clean_parts, folder_in, private_dir, reason, write_new
 
-INTAKE = ".intake"        # OUT/.intake: the unpacked class, readable by the grader only
+INTAKE = ".intake"  # OUT/.intake: the unpacked class, readable by the grader only
 
 
 @dataclass
 class Handed:
     """One student's submission as an export hands it in."""
 
-    name: str                   # as the LMS spells it: data, never a path
-    folder: str = ""            # the student's folder in the class laid out for grading (made by the grader)
+    name: str  # as the LMS spells it: data, never a path
+    folder: str = ""  # the student's folder in the class laid out for grading (made by the grader)
     late: bool = False
-    lms: str = ""               # the export's format (FORMATS' names)
-    lms_id: str = ""            # the LMS's id of the student (Canvas's user id, Moodle's participant id, ...)
-    submission_id: str = ""     # the LMS's id of what was handed in (Gradescope's submission, Canvas's newest upload)
+    lms: str = ""  # the export's format (FORMATS' names)
+    lms_id: str = ""  # the LMS's id of the student (Canvas's user id, Moodle's participant id, ...)
+    submission_id: str = ""  # the LMS's id of what was handed in (Gradescope's submission, Canvas's newest upload)
     problems: list[str] = field(default_factory=list)  # what could not be laid out, for the instructor
 
 
@@ -53,9 +53,9 @@ class Handed:
 class Intake:
     """The class laid out for grading."""
 
-    graded: Path                # one folder per student
-    export: str                 # the format's name
-    handed: dict[str, Handed]   # what the export knew of each student, by folder
+    graded: Path  # one folder per student
+    export: str  # the format's name
+    handed: dict[str, Handed]  # what the export knew of each student, by folder
     # (name, why) of what is no student's: link, file, unmatched (not the format's), no_folder
     skipped: list[tuple[str, str]] = field(default_factory=list)
 
@@ -132,15 +132,15 @@ def _choose(export: Export, top: dict[str, str], source: str) -> Format:
     formats = _formats()
     winners: Counter[int] = Counter()
     for name, kind in top.items():
-        bids = [(anchor, i) for i, fmt in enumerate(formats)
-                if (anchor := fmt.claim(export, name, kind)) is not None]
+        bids = [(anchor, i) for i, fmt in enumerate(formats) if (anchor := fmt.claim(export, name, kind)) is not None]
         if bids:
             winners[min(bids)[1]] += 1
     ranked = winners.most_common()
     if len(ranked) > 1 and ranked[0][1] == ranked[1][1]:
         first, second = sorted((ranked[0][0], ranked[1][0]))
-        raise IntakeError(msg("intake.mixed", path=source, first=formats[first].name, second=formats[second].name,
-                              count=ranked[0][1]))
+        raise IntakeError(
+            msg("intake.mixed", path=source, first=formats[first].name, second=formats[second].name, count=ranked[0][1])
+        )
     return formats[ranked[0][0]] if ranked else formats[-1]
 
 
@@ -198,8 +198,9 @@ def _place_one(export: Export, entry: Entry, name: str, folder: Path, handed: Ha
             handed.problems.append(msg("intake.unwritable", name=name, reason=str(exc) or type(exc).__name__))
 
 
-def _place_zip(export: Export, entry: Entry, name: str, folder: Path, parts: tuple[str, ...], handed: Handed,
-               budget: Budget) -> None:
+def _place_zip(
+    export: Export, entry: Entry, name: str, folder: Path, parts: tuple[str, ...], handed: Handed, budget: Budget
+) -> None:
     """A zip the student uploaded: its contents become the folder named as the zip is."""
     with export.open(entry) as source:
         copy = write_new(folder, (free(folder, ".upload").name,), source, budget)

@@ -17,8 +17,9 @@ from ..students import safe_folder
 from . import Handed, place
 from .export import Entry, Export
 
-NAME = re.compile(r"(?P<name>.+?)(?P<late>_late)?_(?P<user>\d+)_(?P<attachment>\d+)_(?P<file>.+)",
-                  re.IGNORECASE | re.DOTALL)
+NAME = re.compile(
+    r"(?P<name>.+?)(?P<late>_late)?_(?P<user>\d+)_(?P<attachment>\d+)_(?P<file>.+)", re.IGNORECASE | re.DOTALL
+)
 
 
 class Canvas:
@@ -40,8 +41,10 @@ class Canvas:
             student.late = student.late or bool(found.group("late"))
             files = uploads.setdefault(user, [])
             if names[name] == "dir":  # the upload's name held a "/": its files under that name
-                files += [(found.group("attachment"), e, "/".join((found.group("file"), *e.parts)))
-                          for e in export.under(name)]
+                files += [
+                    (found.group("attachment"), e, "/".join((found.group("file"), *e.parts)))
+                    for e in export.under(name)
+                ]
             else:
                 files.append((found.group("attachment"), export.entry(name), found.group("file")))
         taken: set[str] = set()

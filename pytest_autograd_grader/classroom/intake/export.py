@@ -21,14 +21,14 @@ from .write import Budget, UnpackError
 READ_ERRORS = (zipfile.BadZipFile, zlib.error, NotImplementedError, EOFError, ValueError, RuntimeError)
 # what an operating system adds to a zip or a folder: no one's upload
 JUNK = {"__MACOSX", ".DS_Store", "Thumbs.db", "desktop.ini"}
-BULK = 64           # a class's export may hold this many submissions' worth
+BULK = 64  # a class's export may hold this many submissions' worth
 
 
 @dataclass(frozen=True)
 class Entry:
-    parts: tuple[str, ...]   # its path in the export, one name per level, as the export spells it
-    kind: str                # "file", "dir" or "link"
-    size: int = 0            # as declared (a zip's may lie: writes count what they write)
+    parts: tuple[str, ...]  # its path in the export, one name per level, as the export spells it
+    kind: str  # "file", "dir" or "link"
+    size: int = 0  # as declared (a zip's may lie: writes count what they write)
     source: zipfile.ZipInfo | Path | None = None  # the zip's member, or the file on disk
 
 
@@ -36,8 +36,9 @@ class Export:
     """The entries of a zip, or of a folder (listed as they are asked for:
     a folder graded where it is is never walked)."""
 
-    def __init__(self, root: Path | None = None, zipped: zipfile.ZipFile | None = None,
-                 entries: list[Entry] | None = None):
+    def __init__(
+        self, root: Path | None = None, zipped: zipfile.ZipFile | None = None, entries: list[Entry] | None = None
+    ):
         self.root, self.zipped, self.entries = root, zipped, entries or []
         self.budget: Budget | None = None  # the whole export's: every student's budget charges it too
         self.cache: dict[str, object] = {}  # what a format read of the export once (Gradescope's metadata)
@@ -54,20 +55,24 @@ class Export:
         """The names directly inside the first-level folder ``name``, and their kinds."""
         if self.root is not None:
             return _shallow(self.root / name)
-        return _shallow_entries([Entry(e.parts[1:], e.kind) for e in self.entries
-                                 if e.parts[0] == name and len(e.parts) > 1])
+        return _shallow_entries(
+            [Entry(e.parts[1:], e.kind) for e in self.entries if e.parts[0] == name and len(e.parts) > 1]
+        )
 
     def has(self, *parts: str) -> bool:
         if self.root is not None:
             return os.path.lexists(self.root.joinpath(*parts))
-        return any(e.parts[:len(parts)] == parts for e in self.entries)
+        return any(e.parts[: len(parts)] == parts for e in self.entries)
 
     def under(self, name: str) -> list[Entry]:
         """The entries below the first-level ``name``, their parts relative to it."""
         if self.root is not None:
             return _walk(self.root / name)
-        return [Entry(e.parts[1:], e.kind, e.size, e.source) for e in self.entries
-                if e.parts[0] == name and len(e.parts) > 1]
+        return [
+            Entry(e.parts[1:], e.kind, e.size, e.source)
+            for e in self.entries
+            if e.parts[0] == name and len(e.parts) > 1
+        ]
 
     def entry(self, name: str) -> Entry:
         """The first-level ``name`` itself, as one entry."""

@@ -30,7 +30,8 @@ class Folders:
     def collect(self, export: Export, names: dict[str, str], into: Path) -> tuple[Path, list[Handed]]:
         root = export.root
         in_place = root is not None and not any(
-            (kind == "file" and _zip(name)) or _only_zips(export, name) for name, kind in names.items())
+            (kind == "file" and _zip(name)) or _only_zips(export, name) for name, kind in names.items()
+        )
         if root is not None and in_place:
             return root, []  # one folder per student already: graded where it is
         handed = []

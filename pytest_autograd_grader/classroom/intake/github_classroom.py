@@ -15,7 +15,7 @@ from .export import Export
 
 def _prefix(names: list[str]) -> str:
     common = os.path.commonprefix(names) if len(names) > 1 else ""
-    return common[:common.rfind("-") + 1]
+    return common[: common.rfind("-") + 1]
 
 
 class GitHubClassroom:
@@ -26,7 +26,7 @@ class GitHubClassroom:
 
     def collect(self, export: Export, names: dict[str, str], into: Path) -> tuple[Path, list[Handed]]:
         prefix = _prefix(list(names))
-        handed = [Handed(name=name[len(prefix):] or name, folder=name) for name in names]
+        handed = [Handed(name=name[len(prefix) :] or name, folder=name) for name in names]
         if export.root is not None:
             return export.root, handed
         taken: set[str] = set()

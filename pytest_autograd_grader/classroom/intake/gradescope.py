@@ -17,7 +17,7 @@ from . import Handed, IntakeError, place
 from .export import Export
 
 METADATA = "submission_metadata.yml"
-MAX_METADATA = 16 << 20    # bytes: a few hundred bytes a submission
+MAX_METADATA = 16 << 20  # bytes: a few hundred bytes a submission
 
 
 def _metadata(export: Export) -> dict[str, object]:
@@ -70,8 +70,9 @@ class Gradescope:
             # a submission no one is named on is still graded, under its folder's name
             for submitter in _submitters(metadata[key]) or [{":name": key}]:
                 name = str(submitter.get(":name") or submitter.get(":email") or key)
-                student = Handed(name=name, lms_id=str(submitter.get(":sid") or submitter.get(":email") or ""),
-                                 submission_id=number)
+                student = Handed(
+                    name=name, lms_id=str(submitter.get(":sid") or submitter.get(":email") or ""), submission_id=number
+                )
                 student.folder = safe_folder(f"{name}_{number}", taken)
                 place(export, files, into / student.folder, student)
                 handed.append(student)

@@ -16,9 +16,9 @@ from typing import IO
 from ...i18n import msg
 from ...sandbox.staging import MAX_BYTES, MAX_FILES
 
-NESTED = 2          # zips inside a student's upload: unpacked this many levels deep
-MAX_PARTS = 32      # folders deep inside a student's folder; deeper is no exercise layout
-MAX_PATH = 1024     # bytes of a path inside a student's folder: room left for the sandbox's own prefix
+NESTED = 2  # zips inside a student's upload: unpacked this many levels deep
+MAX_PARTS = 32  # folders deep inside a student's folder; deeper is no exercise layout
+MAX_PATH = 1024  # bytes of a path inside a student's folder: room left for the sandbox's own prefix
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 

@@ -33,11 +33,11 @@ except ImportError:  # read from the installed package (its tests)
 # writes the messages in the language it was made with)
 MESSAGES = {
     "gradescope.failed": "The autograder could not finish grading your submission: {reason}. This is most likely "
-                         "not a problem in your code: contact your instructor, who can see the autograder's log.",
+    "not a problem in your code: contact your instructor, who can see the autograder's log.",
     "gradescope.failed.no_results": "the grader stopped (exit status {code}) without writing any results",
     "gradescope.failed.unreadable": "the grader's results file could not be read (exit status {code})",
     "gradescope.failed.incomplete": "the grader stopped (exit status {code}) before every check had run; "
-                                    "the scores here are those of the checks that finished",
+    "the scores here are those of the checks that finished",
 }
 
 
@@ -53,9 +53,23 @@ def grade_command(root: Path, modules: Path, options: list[str]) -> list[str]:
     """The safe invocation (README, instructor CI): our ini file and rootdir,
     no cache written anywhere, the submission only as --grade-submission=."""
     checks = root / "source" / "checks"
-    return [sys.executable, "-m", "pytest", "-c", str(checks / "pytest.ini"), "--rootdir", str(checks),
-            "-p", "no:cacheprovider", "--grade", str(checks), f"--grade-submission={modules}",
-            "--grade-gradescope", str(root / "results" / "results.json"), *options]
+    return [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-c",
+        str(checks / "pytest.ini"),
+        "--rootdir",
+        str(checks),
+        "-p",
+        "no:cacheprovider",
+        "--grade",
+        str(checks),
+        f"--grade-submission={modules}",
+        "--grade-gradescope",
+        str(root / "results" / "results.json"),
+        *options,
+    ]
 
 
 def _number(value: object) -> bool:
@@ -72,6 +86,7 @@ def finish_results(path: Path, code: int, messages: dict[str, str]) -> dict:
     """The results Gradescope gets after a grading run that exited with
     ``code``: the grader's own when they are complete; else what could be
     read of them (partial scores kept) with an explanation on top."""
+
     def text(key: str, **fields: object) -> str:
         template = messages.get(key) or MESSAGES[key]
         try:
