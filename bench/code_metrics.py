@@ -26,31 +26,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+# the scan tests/test_pytest_internals.py holds the package to
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from private_pytest_api import object_name, private_uses  # noqa: E402
+
 DEFAULT_PACKAGE = Path(__file__).resolve().parents[1] / "pytest_autograd_grader"
 SKIPPED = ("curriculum",)
 ADAPTER = "pytest_internals.py"
 BUDGET = {"complexity": 10, "lines": 50, "statements": 50, "parameters": 10}
-# the names pytest's objects go by in the package (as in tests/test_pytest_internals.py)
-PYTEST_OBJECTS = {
-    "session",
-    "item",
-    "config",
-    "early_config",
-    "tr",
-    "terminalreporter",
-    "reporter",
-    "request",
-    "node",
-    "report",
-    "rep",
-    "call",
-    "pluginmanager",
-    "parser",
-    "metafunc",
-    "collector",
-    "excinfo",
-    "fixturedef",
-}
 BUDGET_NOQA = re.compile(r"#\s*noqa:[^#\n]*\b(C901|PLR0913|PLR0915)\b")
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -119,24 +102,6 @@ def complexity_of(finding: dict) -> int:
     return int(finding["message"].rsplit("(", 1)[1].split()[0])
 
 
-def private_uses(tree: ast.Module) -> list[str]:
-    """Each import of _pytest, and each underscored attribute read or written
-    (also by getattr/setattr) on a name pytest's objects go by."""
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found += [alias.name for alias in node.names if alias.name.split(".")[0] == "_pytest"]
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "_pytest":
-            found.append(node.module or "")
-        elif isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
-            if (name := _object_name(node.value)) in PYTEST_OBJECTS:
-                found.append(f"{name}.{node.attr}")
-        elif _is_private_getattr(node):
-            assert isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-            found.append(f"{node.func.id}({_object_name(node.args[0])}, {_leading_text(node.args[1])!r}...)")
-    return found
-
-
 def _underscored(tree: ast.Module) -> Iterator[str]:
     """Every _pytest import and underscored attribute but self's, and
     underscored string constants (names looked up with getattr)."""
@@ -145,7 +110,7 @@ def _underscored(tree: ast.Module) -> Iterator[str]:
             yield node.module or ""
         elif isinstance(node, ast.Import):
             yield from (alias.name for alias in node.names if alias.name.startswith("_pytest"))
-        elif isinstance(node, ast.Attribute) and _is_private_name(node.attr) and _object_name(node.value) != "self":
+        elif isinstance(node, ast.Attribute) and _is_private_name(node.attr) and object_name(node.value) != "self":
             yield node.attr
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _is_private_name(node.value):
             yield node.value
@@ -153,27 +118,6 @@ def _underscored(tree: ast.Module) -> Iterator[str]:
 
 def _is_private_name(name: str) -> bool:
     return re.fullmatch(r"_[a-z]\w*", name) is not None
-
-
-def _is_private_getattr(node: ast.AST) -> bool:
-    return (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and len(node.args) >= 2
-        and node.func.id in ("getattr", "setattr", "hasattr", "delattr")
-        and _object_name(node.args[0]) in PYTEST_OBJECTS
-        and _leading_text(node.args[1]).startswith("_")
-    )
-
-
-def _object_name(node: ast.expr) -> str | None:
-    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
-
-
-def _leading_text(node: ast.expr) -> str:
-    if isinstance(node, ast.JoinedStr) and node.values:
-        node = node.values[0]
-    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ""
 
 
 def annotated_parameters(tree_of: dict[Path, ast.Module]) -> tuple[int, int, int, int]:

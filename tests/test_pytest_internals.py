@@ -7,7 +7,6 @@ and their reset. CI runs this file on the oldest pytest allowed too (.ci/run).""
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
@@ -15,69 +14,13 @@ import tomllib
 from conftest import QUIET_PLUGINS
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
+from private_pytest_api import private_uses
 
 from pytest_autograd_grader import process_state, pytest_internals
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGE = REPO / "pytest_autograd_grader"
 ADAPTER = PACKAGE / "pytest_internals.py"
-# the names pytest's objects go by in the package (and in pytest's own hooks)
-PYTEST_OBJECTS = {
-    "session",
-    "item",
-    "config",
-    "early_config",
-    "tr",
-    "terminalreporter",
-    "reporter",
-    "request",
-    "node",
-    "report",
-    "rep",
-    "call",
-    "pluginmanager",
-    "parser",
-    "metafunc",
-    "collector",
-    "excinfo",
-    "fixturedef",
-}
-
-
-def private_uses(source: str) -> list[str]:
-    """Each import of _pytest, and each underscored attribute read or
-    written on a name pytest's objects go by (``session._setupstate``,
-    ``tr._tw``, ``item.config._x``), in ``source``."""
-    found = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            found += [a.name for a in node.names if a.name.split(".")[0] == "_pytest"]
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "_pytest":
-            found.append(node.module)
-        elif isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
-            if (name := _object_name(node.value)) in PYTEST_OBJECTS:
-                found.append(f"{name}.{node.attr}")
-        elif (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and len(node.args) >= 2
-            and node.func.id in ("getattr", "setattr", "hasattr", "delattr")
-            and _object_name(node.args[0]) in PYTEST_OBJECTS
-            and _leading_text(node.args[1]).startswith("_")
-        ):
-            found.append(f"{node.func.id}({_object_name(node.args[0])}, {_leading_text(node.args[1])!r}...)")
-    return found
-
-
-def _object_name(node: ast.expr) -> str | None:
-    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
-
-
-def _leading_text(node: ast.expr) -> str:
-    """The text a string argument starts with (an f-string's first part)."""
-    if isinstance(node, ast.JoinedStr) and node.values:
-        node = node.values[0]
-    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ""
 
 
 def test_the_scan_finds_the_private_uses_it_forbids():
