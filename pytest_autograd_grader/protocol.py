@@ -95,6 +95,20 @@ class Status(_WireEnum):
     SKIPPED = "skipped"  # not graded (no CUDA, ...)
 
 
+class StudentStatus(_WireEnum):
+    """A student's status in a class run, as the class worker writes it into
+    the student's report and the class's outputs read it back."""
+
+    GRADED = "graded"
+    NOT_ATTEMPTED = "not attempted"  # no point, every check failing as an untouched stub fails
+    MISSING = "missing"  # no module handed in
+    ERROR = "error"  # grading did not finish
+
+
+# Students whose scores say something about the class's understanding; a
+# missing submission or a grading error says nothing about it.
+SCORED = (StudentStatus.GRADED, StudentStatus.NOT_ATTEMPTED)
+
 # statuses that mean the student's code did not earn the check
 NOT_PASSED = (Status.FAILED, Status.TIMEOUT, Status.CRASHED, Status.ERROR)
 # the ones whose feedback is about the student's code ("error": the check broke)

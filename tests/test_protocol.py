@@ -30,6 +30,7 @@ from pytest_autograd_grader.protocol import (
     SpawnRequest,
     Stage,
     Status,
+    StudentStatus,
 )
 from pytest_autograd_grader.scoring import CheckResult
 
@@ -313,3 +314,10 @@ def test_a_status_read_back_that_names_no_status_is_unknown(status):
 def test_a_status_read_back_as_its_word_is_the_status():
     check = CheckResult(id="c", concept="leaf", score=0, max_score=1, status="crashed", feedback="")
     assert check.known_status() is Status.CRASHED
+
+
+def test_a_students_status_is_its_word_in_the_report_and_the_outputs():
+    # the class worker writes it, the gradebook and the class report read it back
+    report = json.loads(json.dumps({"status": StudentStatus.NOT_ATTEMPTED}))
+    assert report["status"] == "not attempted" and StudentStatus(report["status"]) is StudentStatus.NOT_ATTEMPTED
+    assert {status.value for status in StudentStatus} == {"graded", "not attempted", "missing", "error"}

@@ -18,6 +18,7 @@ from .. import __version__
 from ..boundary.untrusted import quoted, shown
 from ..i18n import LANGUAGES, msg
 from ..options import ISOLATIONS
+from ..protocol import StudentStatus
 from ..reporters.files import write_json_atomic
 from .class_data import counted, students_text
 from .class_validate import Paths, Refused, validate
@@ -304,9 +305,7 @@ def _outputs(args: argparse.Namespace, out: Path, run_info: dict, graded: Graded
 
 def _summarize(graded: Graded, out: Path, names: dict[str, str]) -> None:
     outcomes = graded.outcomes
-    counts = {
-        status: sum(o.status == status for o in outcomes) for status in ("graded", "not attempted", "missing", "error")
-    }
+    counts = {status: sum(o.status == status for o in outcomes) for status in StudentStatus}
     median = statistics.median([o.seconds for o in outcomes]) if outcomes else 0.0
     print(
         msg(
@@ -314,10 +313,10 @@ def _summarize(graded: Graded, out: Path, names: dict[str, str]) -> None:
             students=students_text(len(outcomes)),
             seconds=graded.seconds,
             median=median,
-            graded=counts["graded"],
-            not_attempted=counts["not attempted"],
-            missing=counts["missing"],
-            errors=counted("class.n_errors", counts["error"]),
+            graded=counts[StudentStatus.GRADED],
+            not_attempted=counts[StudentStatus.NOT_ATTEMPTED],
+            missing=counts[StudentStatus.MISSING],
+            errors=counted("class.n_errors", counts[StudentStatus.ERROR]),
             out=str(out),
         ),
         file=sys.stderr,

@@ -13,12 +13,9 @@ from typing import Any
 
 from ..boundary.untrusted import shown
 from ..i18n import has_message, msg
+from ..protocol import StudentStatus
 
 RUN_FILE = "class-run.json"
-STATUSES = ("graded", "not attempted", "missing", "error")
-# Students whose scores say something about the class's understanding; a
-# missing submission or a grading error says nothing about it.
-SCORED = ("graded", "not attempted")
 
 
 class OutputsError(Exception):
@@ -135,8 +132,8 @@ def _normalise(report: dict[str, Any]) -> None:
     for key in ("concepts", "checks"):
         if not isinstance(report.get(key), list):
             report[key] = []
-    if report.get("status") not in STATUSES:
-        report["status"] = "error" if report["error"] else "graded"
+    if report.get("status") not in tuple(StudentStatus):
+        report["status"] = StudentStatus.ERROR if report["error"] else StudentStatus.GRADED
 
 
 def _run_info(run: dict[str, Any]) -> dict[str, Any]:

@@ -20,9 +20,8 @@ from typing import Any
 from ..i18n import msg
 from ..i18n.en import EN
 from ..i18n.zh import ZH
-from ..protocol import Status
+from ..protocol import SCORED, Status, StudentStatus
 from .class_data import (
-    SCORED,
     ClassData,
     concept_scores,
     counted,
@@ -232,9 +231,7 @@ def _run_section(
     and flag, the class's mean and median."""
     run = data.run
     percents = [p for p in (percent(r, data) for r in scored) if p is not None]
-    counts = {
-        s: sum(r.get("status") == s for r in data.students) for s in ("graded", "not attempted", "missing", "error")
-    }
+    counts = {s: sum(r.get("status") == s for r in data.students) for s in StudentStatus}
     date = (
         run.get("finished")
         or run.get("started")
@@ -249,10 +246,10 @@ def _run_section(
             msg(
                 "classout.statuses",
                 students=len(data.students),
-                graded=counts["graded"],
-                not_attempted=counts["not attempted"],
-                missing=counts["missing"],
-                errors=counts["error"],
+                graded=counts[StudentStatus.GRADED],
+                not_attempted=counts[StudentStatus.NOT_ATTEMPTED],
+                missing=counts[StudentStatus.MISSING],
+                errors=counts[StudentStatus.ERROR],
             ),
         ),
     ]

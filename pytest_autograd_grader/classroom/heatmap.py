@@ -15,7 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..i18n import msg
-from .class_data import SCORED, ClassData, concept_scores, display_name, format_score
+from ..protocol import SCORED
+from .class_data import ClassData, concept_scores, display_name, format_score
 
 # matplotlib's viridis at 0, 0.1, ..., 1 (perceptually uniform, colour-blind safe)
 VIRIDIS = (

@@ -38,6 +38,7 @@ from typing import Any
 
 from ..boundary.untrusted import shown
 from ..i18n import msg
+from ..protocol import StudentStatus
 from .class_data import ClassData, OutputsError
 
 NAMES = ("student", "name")
@@ -226,7 +227,7 @@ def _missing(entry: Entry, path: Path) -> dict[str, Any]:
     return {
         "student": student,
         "folder": "",
-        "status": "missing",
+        "status": StudentStatus.MISSING,
         "score": 0.0,
         "max_score": None,
         "percent": 0.0,

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from ..i18n import msg
 from ..in_process import run_session, warm_sandbox
+from ..protocol import StudentStatus
 from ..reporters.files import write_json_atomic
 from ..sandbox.kits import Kit, adopt, release
 from .students import Student
@@ -165,14 +166,14 @@ def student_report(
             "error": f"grading stopped before writing a report (pytest exit code {int(code)}): {tail}",
         }
     if report.get("error") or not report.get("complete"):
-        status = "error"
+        status = StudentStatus.ERROR
         report.setdefault("error", f"grading did not finish (pytest exit code {int(code)})")
     elif not student.has_modules:
-        status = "missing"
+        status = StudentStatus.MISSING
     elif _not_attempted(report):
-        status = "not attempted"
+        status = StudentStatus.NOT_ATTEMPTED
     else:
-        status = "graded"
+        status = StudentStatus.GRADED
     report.update(
         {
             "student": student.id,
