@@ -15,37 +15,23 @@ from pytest_autograd_grader import Concept
 HERE = Path(__file__).resolve().parent
 
 CONCEPTS = [
-    Concept(
-        "graph", "Computational graphs", "a forward pass records a DAG; backward sums the chain rule over every path"
-    ),
+    Concept("graph", "Computational graphs",
+            "a forward pass records a DAG; backward sums the chain rule over every path"),
     Concept("leaf", "Leaf tensors", "which tensors are leaves, and why only leaves keep .grad"),
     Concept("retain_grad", "Gradients of intermediates", "keeping the gradient of a non-leaf with retain_grad()"),
-    Concept(
-        "dynamic_graph",
-        "Dynamic graphs",
-        "the graph is rebuilt on every forward pass, so Python control flow is allowed",
-    ),
-    Concept(
-        "retain_graph", "Backward twice", "backward frees saved tensors; a second backward needs retain_graph=True"
-    ),
-    Concept(
-        "vector_backward",
-        "Backward of non-scalars",
-        "a non-scalar output needs grad_tensors; the result is a vector-Jacobian product",
-    ),
+    Concept("dynamic_graph", "Dynamic graphs",
+            "the graph is rebuilt on every forward pass, so Python control flow is allowed"),
+    Concept("retain_graph", "Backward twice",
+            "backward frees saved tensors; a second backward needs retain_graph=True"),
+    Concept("vector_backward", "Backward of non-scalars",
+            "a non-scalar output needs grad_tensors; the result is a vector-Jacobian product"),
     Concept("accumulation", "Gradient accumulation", ".grad accumulates across backward calls; zero it between steps"),
-    Concept(
-        "inplace",
-        "In-place operations",
-        "in-place changes to leaves or saved tensors are errors; updates go under no_grad",
-    ),
+    Concept("inplace", "In-place operations",
+            "in-place changes to leaves or saved tensors are errors; updates go under no_grad"),
     Concept("no_grad", "Turning gradients off", "how requires_grad propagates; detach() and torch.no_grad()"),
     Concept("higher_order", "Higher-order gradients", "create_graph=True makes the gradient itself differentiable"),
-    Concept(
-        "custom_function",
-        "Custom autograd Functions",
-        "a torch.autograd.Function whose hand-written backward agrees with autograd",
-    ),
+    Concept("custom_function", "Custom autograd Functions",
+            "a torch.autograd.Function whose hand-written backward agrees with autograd"),
     Concept("engine", "Your own autograd engine", "the operation rules of a small numpy autograd engine"),
 ]
 

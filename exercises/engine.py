@@ -71,7 +71,6 @@ from engine_given import NodeBase, TensorBase, is_grad_enabled, no_grad  # noqa:
 # Stage 1: the operations (check: -k op_derivatives)
 # ===========================================================================
 
-
 class Node(NodeBase):
     """One recorded operation: the `grad_fn` of the tensor it produced.
 
@@ -242,7 +241,8 @@ class MmBackward0(Node):
 
 
 class SumBackward0(Node):
-    def forward(self, a: np.ndarray, axis: tuple[int, ...] | None = None, keepdims: bool = False) -> np.ndarray:
+    def forward(self, a: np.ndarray, axis: tuple[int, ...] | None = None,
+                keepdims: bool = False) -> np.ndarray:
         """out = a.sum(axis=axis, keepdims=keepdims); axis is None (all
         elements) or a tuple of axes, which may be negative.
 
@@ -267,7 +267,8 @@ class SumBackward0(Node):
 
 
 class MeanBackward0(Node):
-    def forward(self, a: np.ndarray, axis: tuple[int, ...] | None = None, keepdims: bool = False) -> np.ndarray:
+    def forward(self, a: np.ndarray, axis: tuple[int, ...] | None = None,
+                keepdims: bool = False) -> np.ndarray:
         """out = a.mean(axis=axis, keepdims=keepdims). Keep what backward
         needs as attributes, as for the sum, and the number of elements that
         went into each mean."""
@@ -371,7 +372,6 @@ class TransposeBackward0(Node):
 # Stage 2: the backward pass (checks: -k "graph_traversal or broadcasting or vector_backward")
 # ===========================================================================
 
-
 def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """Sum grad back to `shape`, undoing numpy's broadcasting.
 
@@ -406,7 +406,8 @@ def accumulate_grad(t: Tensor, grad: np.ndarray) -> None:
     raise NotImplementedError
 
 
-def run_backward(roots: Sequence[Tensor], grads: Sequence[np.ndarray], retain_graph: bool = False) -> None:
+def run_backward(roots: Sequence[Tensor], grads: Sequence[np.ndarray],
+                 retain_graph: bool = False) -> None:
     """Send grads[i] back from roots[i] through the graph, in one traversal.
 
     roots are tensors that require grad; grads[i] is a numpy array of
@@ -450,7 +451,8 @@ def run_backward(roots: Sequence[Tensor], grads: Sequence[np.ndarray], retain_gr
     raise NotImplementedError
 
 
-def backward(tensors: Tensor | Sequence[Tensor], grad_tensors: Any = None, retain_graph: bool = False) -> None:
+def backward(tensors: Tensor | Sequence[Tensor], grad_tensors: Any = None,
+             retain_graph: bool = False) -> None:
     """Backward from several outputs at once (torch.autograd.backward).
 
     tensors: one Tensor or a sequence of them. grad_tensors: None, one

@@ -42,7 +42,8 @@ ERR_BACKWARD_TWICE = (
 ERR_IMPLICIT_GRAD = "grad can be implicitly created only for scalar outputs"
 ERR_NO_GRAD = "element {i} of tensors does not require grad and does not have a grad_fn"
 ERR_SHAPE = (
-    "Mismatch in shape: grad_output[{i}] has a shape of {grad_shape} and output[{i}] has a shape of {out_shape}."
+    "Mismatch in shape: grad_output[{i}] has a shape of {grad_shape} and "
+    "output[{i}] has a shape of {out_shape}."
 )
 ERR_RETAIN_NO_GRAD = "can't retain_grad on Tensor that has requires_grad=False"
 
@@ -94,7 +95,7 @@ class NodeBase:
         self.seq: int = next(_sequence)
         self.inputs: tuple[Any, ...] = ()
         self._saved: tuple[np.ndarray, ...] = ()  # what save_for_backward kept
-        self._freed = False  # set once the saved values are dropped
+        self._freed = False                        # set once the saved values are dropped
 
     def save_for_backward(self, *arrays: np.ndarray) -> None:
         """Keep arrays for backward (read them back with self.saved_tensors)."""
@@ -110,11 +111,11 @@ class NodeBase:
 # PyTorch gives one rule several node names; each alias is a subclass of the
 # node engine.py writes, made here, so engine.py writes each rule once.
 ALIASES = {
-    "RsubBackward1": "SubBackward0",  # number - tensor
-    "MvBackward0": "MmBackward0",  # matrix @ vector
-    "DotBackward0": "MmBackward0",  # vector @ vector
-    "SumBackward1": "SumBackward0",  # a sum over given axes
-    "MeanBackward1": "MeanBackward0",  # a mean over given axes
+    "RsubBackward1": "SubBackward0",      # number - tensor
+    "MvBackward0": "MmBackward0",         # matrix @ vector
+    "DotBackward0": "MmBackward0",        # vector @ vector
+    "SumBackward1": "SumBackward0",       # a sum over given axes
+    "MeanBackward1": "MeanBackward0",     # a mean over given axes
     "PermuteBackward0": "TransposeBackward0",  # .T
 }
 
@@ -158,7 +159,6 @@ def _node_type(cls: type, name: str) -> type:
 # Making results
 # ---------------------------------------------------------------------------
 
-
 def _apply(cls: type, name: str, operands: Sequence[Any], **params: Any) -> Any:
     """Run one operation and, when grad mode is on and an operand requires
     grad, record it: the result (a ``cls``) gets a node of type ``name`` as
@@ -193,7 +193,8 @@ def _matmul(cls: type, a: Any, b: Any) -> Any:
     a, b = (t if isinstance(t, TensorBase) else cls(t) for t in (a, b))
     name = {(2, 2): "MmBackward0", (2, 1): "MvBackward0", (1, 1): "DotBackward0"}.get((a.ndim, b.ndim))
     if name is None:
-        raise ValueError(f"matmul supports 2-D @ 2-D, 2-D @ 1-D and 1-D @ 1-D, not {a.ndim}-D @ {b.ndim}-D")
+        raise ValueError(f"matmul supports 2-D @ 2-D, 2-D @ 1-D and 1-D @ 1-D, "
+                         f"not {a.ndim}-D @ {b.ndim}-D")
     return _apply(cls, name, (a, b))
 
 
@@ -201,7 +202,6 @@ def _matmul(cls: type, a: Any, b: Any) -> Any:
 # The Tensor base class (engine.py's Tensor adds is_leaf, retain_grad,
 # detach and zero_grad)
 # ---------------------------------------------------------------------------
-
 
 class TensorBase:
     """A float64 numpy array that can record the operations made with it.
@@ -296,7 +296,7 @@ class TensorBase:
         if isinstance(other, numbers.Real):
             # PyTorch computes number / tensor as tensor.reciprocal() * number,
             # so the result's node is a MulBackward0.
-            return self**-1 * other
+            return self ** -1 * other
         return self._op("DivBackward0", other, self)
 
     def __neg__(self) -> Any:

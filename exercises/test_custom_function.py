@@ -68,7 +68,6 @@ def away_from_zero(grade_rng, shape):
 
 # -- mistakes the values alone show -------------------------------------------
 
-
 def lost_sign(produced, expected, x):
     """Whether a gradient is right wherever x >= 0 and wrong somewhere x < 0:
     abs(x) or sqrt(x**2) where x belongs."""
@@ -155,13 +154,8 @@ def test_swish_backward(submission, autograd, grade_rng, grade_device):
         _, grads = apply.vjp((x,), (v,))
         (expected,) = autograd.grad(swish, (x,), v)
         got = autograd.unpack(grads, 1, msg("cmp.gradients"))[0]
-        assert_gradient(
-            autograd,
-            got,
-            expected,
-            msg("label.custom_function.swish_backward"),
-            lambda: swish_diagnosis(apply, x, v, got),
-        )
+        assert_gradient(autograd, got, expected, msg("label.custom_function.swish_backward"),
+                        lambda: swish_diagnosis(apply, x, v, got))
 
 
 @pytest.mark.grade(points=2, inputs=SWISH_INPUTS)
@@ -205,11 +199,8 @@ def gradcheck_told(autograd, apply, inputs, names, reference):
     except StudentFailure:
         raise
     except GradeFailure as failure:
-        raise GradeFailure(
-            with_own_diagnosis(failure, apply, inputs, reference),
-            status=failure.grade_status,
-            fraction=failure.fraction,
-        ) from None
+        raise GradeFailure(with_own_diagnosis(failure, apply, inputs, reference), status=failure.grade_status,
+                           fraction=failure.fraction) from None
 
 
 def hypot_diagnosis(apply, x, y, v, got, i, expected, local):
@@ -236,12 +227,9 @@ def hypot_vjp(apply, x, y, v):
     except StudentFailure as failure:
         if "incorrect number of gradients" not in (failure.message or ""):
             raise
-        raise StudentFailure(
-            f"{failure.feedback}\n{msg('diag.custom_function.gradient_count')}",
-            status=failure.grade_status,
-            error_type=failure.error_type,
-            message=failure.message,
-        ) from None
+        raise StudentFailure(f"{failure.feedback}\n{msg('diag.custom_function.gradient_count')}",
+                             status=failure.grade_status, error_type=failure.error_type,
+                             message=failure.message) from None
 
 
 @pytest.mark.grade(points=2, inputs=HYPOT_INPUTS)
@@ -263,14 +251,8 @@ def test_hypot(submission, autograd, grade_rng, grade_device):
             produced = autograd.unpack(grads, 2, msg("cmp.gradients"))
             for i, (got, want) in enumerate(zip(produced, expected)):
                 name = ("x", "y")[i]
-                assert_gradient(
-                    autograd,
-                    got,
-                    want,
-                    msg("label.custom_function.hypot_backward", name=name),
-                    lambda got=got, i=i: hypot_diagnosis(apply, x, y, v, got, i, expected, local),
-                    name,
-                )
+                assert_gradient(autograd, got, want, msg("label.custom_function.hypot_backward", name=name),
+                                lambda got=got, i=i: hypot_diagnosis(apply, x, y, v, got, i, expected, local), name)
     with autograd.part(1):
         for x, y, *_ in cases:
             if x.numel() <= 3:  # gradcheck's calls grow with the elements; the values saw every shape
@@ -288,11 +270,7 @@ def test_gradcheck_input(submission, autograd, grade_rng, grade_device):
         autograd.assert_meta(got, what, requires_grad=True, hint="diag.custom_function.gradcheck_requires_grad")
         if got.dtype != "float64":
             # let gradcheck itself show why the dtype matters
-            autograd.gradcheck(
-                functions.Swish.apply,
-                (got.data,),
-                what=msg("label.custom_function.gradcheck_of", what=what),
-                names=("x",),
-            )
+            autograd.gradcheck(functions.Swish.apply, (got.data,),
+                               what=msg("label.custom_function.gradcheck_of", what=what), names=("x",))
         autograd.assert_meta(got, what, dtype="float64", hint="diag.gradcheck_float32")
         autograd.assert_close(got, x.to(torch.float64), msg("label.custom_function.values_of", what=what))

@@ -8,7 +8,6 @@ pytestmark = pytest.mark.grade(concept="dynamic_graph")
 
 # -- the functions the checks differentiate --------------------------------------
 
-
 def branch_loss(x):
     if x.sum() > 0:
         return (x * x).sum()
@@ -62,7 +61,6 @@ def rnn_variant(xs, w, h0, variant, m):
 
 # -- reading answers ---------------------------------------------------------------
 
-
 def recognised(got, expected, candidates):
     """The first (name, value) of ``candidates`` that the produced value
     matches while it differs from the expected one; None otherwise."""
@@ -114,7 +112,6 @@ def mixed_input(rng, sign, device):
 
 # -- branch_grad -------------------------------------------------------------------
 
-
 def short(x):
     shown = ", ".join(f"{v:.4g}" for v in x.detach().flatten()[:6].tolist())
     return f"[{shown}{', ...' if x.numel() > 6 else ''}]"
@@ -158,18 +155,15 @@ def test_branch_grad(submission, autograd, grade_rng, grade_device):
     # elements of both signs, and a single element.
     inputs = [mixed_input(grade_rng, s, grade_device) for s in (1, -1, 0)]
     # and a single element (the docstring allows 1 to 6), of either sign
-    inputs.append(
-        torch.tensor([eighths(grade_rng, 1)[0] * grade_rng.choice((1, -1))], dtype=torch.float64, device=grade_device)
-    )
+    inputs.append(torch.tensor([eighths(grade_rng, 1)[0] * grade_rng.choice((1, -1))], dtype=torch.float64,
+                               device=grade_device))
     grade_rng.note(*inputs)
     answers = []
     for x in inputs:
         x.requires_grad_(True)
         answers.append((x, submission("dynamic_graph").branch_grad(x), submission.trace))
-    swapped = any(
-        isinstance(result, (tuple, list)) and len(result) == 2 and took_other_branch(x, result[0])
-        for x, result, _ in answers
-    )
+    swapped = any(isinstance(result, (tuple, list)) and len(result) == 2 and took_other_branch(x, result[0])
+                  for x, result, _ in answers)
     for x, result, trace in answers:
         total = float(x.detach().sum())
         relation = ">" if total > 0 else "==" if total == 0 else "<"
@@ -257,42 +251,28 @@ def test_loop_grad(submission, autograd, grade_rng, grade_device):
         muls = trace.nodes_named("MulBackward0")
         # The loop itself must build the graph, one multiplication per step:
         # counting first and then computing x * c ** steps skips the point.
-        autograd.instruction(
-            expected_steps < 2 or muls >= expected_steps,
-            "req.dynamic_graph.loop_graph",
-            muls=muls,
-            steps=expected_steps,
-        )
+        autograd.instruction(expected_steps < 2 or muls >= expected_steps, "req.dynamic_graph.loop_graph",
+                             muls=muls, steps=expected_steps)
         label = f"|x| = {float(x.detach().norm()):.6g}, c = {c:.6g}, limit = {limit:.6g}"
         steps, grad = autograd.unpack(result, 2, msg("label.returned", what="(steps, x.grad)"))
         with autograd.part(1):
-            autograd.assert_equal(
-                steps,
-                expected_steps,
-                f"steps ({label})",
-                hint=steps_diagnosis(steps, expected_steps, last_norm, limit, trace),
-            )
+            autograd.assert_equal(steps, expected_steps, f"steps ({label})",
+                                  hint=steps_diagnosis(steps, expected_steps, last_norm, limit, trace))
         with autograd.part(2):
             what = f"x.grad ({label})"
             require_backward(autograd, grad, what, trace)
-            expected_grad = torch.full_like(x.detach(), c**expected_steps)
+            expected_grad = torch.full_like(x.detach(), c ** expected_steps)
             got = values(grad)
-            if (
-                type(steps) is int
-                and steps != expected_steps
-                and 0 <= steps < 64
-                and same(got, torch.full_like(expected_grad, c**steps))
-            ):
+            if type(steps) is int and steps != expected_steps and 0 <= steps < 64 and \
+                    same(got, torch.full_like(expected_grad, c ** steps)):
                 autograd.fail_with(what, got, expected_grad, msg("diag.dynamic_graph.grad_follows_steps", steps=steps))
             if backward_count(trace) > 1 and got is not None and not same(got, expected_grad):
-                autograd.fail_with(
-                    what, got, expected_grad, msg("diag.dynamic_graph.backward_in_loop", calls=backward_count(trace))
-                )
+                autograd.fail_with(what, got, expected_grad,
+                          msg("diag.dynamic_graph.backward_in_loop", calls=backward_count(trace)))
             autograd.check_grad(grad, loop_loss, (x, c, limit), wrt=(0,), names=(what,), trace=trace)
 
 
 # -- rnn_grad ------------------------------------------------------------------------
-
 
 @pytest.mark.grade(points=3, inputs=("rank 1", "rank 2", "size-1 axis", "one element", "negative", "positive"))
 def test_rnn_grad(submission, autograd, grade_rng, grade_device):  # noqa: C901  (one check per kind of RNN mistake, each a branch)
@@ -322,19 +302,16 @@ def test_rnn_grad(submission, autograd, grade_rng, grade_device):  # noqa: C901 
                 (expected,) = autograd.grad(rnn_loss, (xs, w, h0), wrt=(index,))
                 produced = values(got)
                 if got is None and variants and variants[0][1] == "detached" and index == 2:
-                    autograd.require(
-                        False, "\n".join([msg("cmp.none", what=what), msg("diag.dynamic_graph.rnn_detached")])
-                    )
+                    autograd.require(False, "\n".join([msg("cmp.none", what=what),
+                                                       msg("diag.dynamic_graph.rnn_detached")]))
                 if got is None and index == 1 and not trace.nodes_named("TanhBackward0"):
                     # no step ran at all, so w was never used
-                    autograd.require(
-                        False, "\n".join([msg("cmp.none", what=what), msg("diag.dynamic_graph.rnn_empty", steps=steps)])
-                    )
+                    autograd.require(False, "\n".join([msg("cmp.none", what=what),
+                                                       msg("diag.dynamic_graph.rnn_empty", steps=steps)]))
                 # steps computed with gradients off are missing from the graph
                 if unrecorded and got is None:
-                    autograd.require(
-                        False, "\n".join([msg("cmp.none", what=what), msg("diag.dynamic_graph.rnn_no_grad")])
-                    )
+                    autograd.require(False, "\n".join([msg("cmp.none", what=what),
+                                                       msg("diag.dynamic_graph.rnn_no_grad")]))
                 if unrecorded and produced is not None and not same(produced, expected):
                     autograd.fail_with(what, produced, expected, msg("diag.dynamic_graph.rnn_no_grad"))
                 for key, variant, m in variants:

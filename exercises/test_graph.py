@@ -49,11 +49,8 @@ def cases(rng, device, requires_grad, ranks=(1, 2)):
 
 def check_order(autograd, got, expected, order):
     """The right values in the wrong places of a returned tuple."""
-    if (
-        len(got) == len(expected)
-        and not all(same(g, e) for g, e in zip(got, expected))
-        and all(any(same(g, e) for g in got) for e in expected)
-    ):
+    if len(got) == len(expected) and not all(same(g, e) for g, e in zip(got, expected)) and \
+            all(any(same(g, e) for g in got) for e in expected):
         autograd.require(False, "diag.graph.order", expected=order)
 
 
@@ -88,9 +85,8 @@ def build_graph_case(submission, autograd, x, w):
     for record, name, value in zip((a, b, y), ("a = x + w", "b = w + 1", "y = a * b"), expected):
         autograd.assert_close(record, value, name)
     for record, name in zip((a, b, y), "aby"):
-        autograd.assert_meta(
-            record, name, requires_grad=True, is_leaf=False, hint=msg("diag.graph.not_recorded", what=name)
-        )
+        autograd.assert_meta(record, name, requires_grad=True, is_leaf=False,
+                             hint=msg("diag.graph.not_recorded", what=name))
     adds = trace.nodes_named("AddBackward0")
     autograd.instruction(adds <= 2, "req.graph.y_from_a_b", adds=adds)
 
@@ -111,13 +107,8 @@ def grad_fn_names_case(submission, autograd, x, w):
             hint = msg("diag.graph.none_type", count=texts.count("NoneType"))
         elif any("object at" in n or n.startswith("<") for n in texts):
             hint = "diag.graph.repr"
-    autograd.assert_equal(
-        names,
-        ("AddBackward0", "AddBackward0", "MulBackward0"),
-        msg("label.graph.grad_fn_names"),
-        labels=[msg("label.graph.grad_fn_name", name=name) for name in "aby"],
-        hint=hint,
-    )
+    autograd.assert_equal(names, ("AddBackward0", "AddBackward0", "MulBackward0"), msg("label.graph.grad_fn_names"),
+                          labels=[msg("label.graph.grad_fn_name", name=name) for name in "aby"], hint=hint)
     nodes, reads = len(trace.nodes), trace.count("grad_fn")
     autograd.instruction(nodes >= 3 and reads >= 1, "req.graph.read_grad_fn", nodes=nodes, reads=reads)
 
@@ -148,28 +139,15 @@ def hand_gradients_case(submission, autograd, x, w):
         autograd.fail_with("dy/dx", gx, expected[1], msg("diag.graph.local_swap"))
     for got_one, want, what in ((gw, expected[0], "dy/dw"), (gx, expected[1], "dy/dx")):
         want = want.double().cpu()
-        if (
-            got_one is not None
-            and got_one.shape == want.shape
-            and not same(got_one, want)
-            and same(got_one.abs(), want.abs())
-        ):
+        if got_one is not None and got_one.shape == want.shape and not same(got_one, want) \
+                and same(got_one.abs(), want.abs()):
             wrong = (got_one - want).abs() > 1e-6 * (1 + want.abs())
             if bool(wrong.all()):
                 continue  # every sign flipped: the generic diagnosis says so
-            where = (
-                msg("label.graph.negative")
-                if bool((want[wrong] < 0).all())
-                else msg("label.graph.positive")
-                if bool((want[wrong] > 0).all())
-                else msg("label.graph.either_sign")
-            )
-            autograd.fail_with(
-                what,
-                got_one,
-                want,
-                msg("diag.graph.sign_some", count=int(wrong.sum()), total=want.numel(), where=where),
-            )
+            where = msg("label.graph.negative") if bool((want[wrong] < 0).all()) \
+                else msg("label.graph.positive") if bool((want[wrong] > 0).all()) else msg("label.graph.either_sign")
+            autograd.fail_with(what, got_one, want,
+                      msg("diag.graph.sign_some", count=int(wrong.sum()), total=want.numel(), where=where))
     autograd.check_grad(got, y_of, (x, w), wrt=(1, 0), names=("dy/dw", "dy/dx"), trace=trace)
 
 

@@ -72,8 +72,8 @@ def mean_not_sum(produced, expected, n, what):
     if n < 2 or produced is None or produced.shape != expected.shape or same(produced, expected):
         return None
     for j in range(1, 5):
-        if same(produced, expected / n**j):
-            return msg("diag.higher_order.mean_not_sum", what=what, factor=n**j, n=n, calls=j)
+        if same(produced, expected / n ** j):
+            return msg("diag.higher_order.mean_not_sum", what=what, factor=n ** j, n=n, calls=j)
     return None
 
 
@@ -85,7 +85,6 @@ def coefficient_order(produced, expected, reversed_value):
 
 
 # -- reading the student's answer and trace -----------------------------------
-
 
 def completed(trace):
     """The backward / torch.autograd.grad calls that returned."""
@@ -126,14 +125,10 @@ def differentiating_gradients(submission):
         if hint is None:
             raise
         generic = diagnose_error(failure.message)
-        feedback = (
-            failure.feedback.replace(generic, hint)
-            if generic and generic in failure.feedback
+        feedback = failure.feedback.replace(generic, hint) if generic and generic in failure.feedback \
             else f"{failure.feedback}\n{hint}"
-        )
-        raise StudentFailure(
-            feedback, status=failure.grade_status, error_type=failure.error_type, message=failure.message
-        ) from None
+        raise StudentFailure(feedback, status=failure.grade_status, error_type=failure.error_type,
+                             message=failure.message) from None
 
 
 def assert_value(autograd, got, expected, what, context, diagnose):
@@ -147,7 +142,6 @@ def assert_value(autograd, got, expected, what, context, diagnose):
 
 
 # -- the checks -------------------------------------------------------------------
-
 
 def own_hint(autograd, got, expected, reversed_value, n, what):
     """Fail with the topic's own diagnosis (the coefficients read in
@@ -171,22 +165,12 @@ def test_first_derivative(submission, autograd, grade_rng, grade_device):
         traces.append(submission.trace)
         autograd.assert_meta(got, "p'(x)")  # a tensor, not a tuple or an array
         (expected,) = autograd.grad(poly_sum, (coeffs, x), wrt=(1,))
-        own_hint(
-            autograd,
-            got,
-            expected,
-            lambda x=x: autograd.grad(reversed_poly_sum, (coeffs, x), wrt=(1,))[0],
-            x.numel(),
-            "p'(x)",
-        )
+        own_hint(autograd, got, expected, lambda x=x: autograd.grad(reversed_poly_sum, (coeffs, x), wrt=(1,))[0],
+                 x.numel(), "p'(x)")
         autograd.check_grad(got, poly_sum, (coeffs, x), wrt=(1,), names=("p'(x)",), trace=traces[-1])
     for trace in traces:
-        autograd.instruction(
-            not trace.backward_calls and trace.grad_calls,
-            "req.higher_order.first_derivative",
-            backward=len(trace.backward_calls),
-            grad=len(trace.grad_calls),
-        )
+        autograd.instruction(not trace.backward_calls and trace.grad_calls, "req.higher_order.first_derivative",
+                             backward=len(trace.backward_calls), grad=len(trace.grad_calls))
 
 
 @pytest.mark.grade(points=3, inputs=X_INPUTS)
@@ -203,14 +187,9 @@ def test_first_derivative_is_differentiable(submission, autograd, grade_rng, gra
             raise GradeFailure(msg("cmp.none", what=what) + "\n" + hint)
         if isinstance(grads, (tuple, list)) and len(grads) == 1:
             (expected,) = autograd.grad(poly, (coeffs, x), v, wrt=(1,), order=2)
-            own_hint(
-                autograd,
-                grads[0],
-                expected,
-                lambda x=x, v=v: autograd.grad(reversed_poly, (coeffs, x), v, wrt=(1,), order=2)[0],
-                x.numel(),
-                what,
-            )
+            own_hint(autograd, grads[0], expected,
+                     lambda x=x, v=v: autograd.grad(reversed_poly, (coeffs, x), v, wrt=(1,), order=2)[0],
+                     x.numel(), what)
         autograd.check_grad(grads, poly, (coeffs, x), grad_outputs=v, wrt=(1,), order=2, names=(what,))
 
 
@@ -224,16 +203,12 @@ def derivative_diagnosis(k, produced, expected, reversed_values, n, trace):
     if k >= 2 and same(produced, expected[k - 1]):
         return msg("diag.higher_order.repeated", k=k, previous=k - 1)
     if k >= 2 and same(produced, expected[k] + expected[k - 1]) and trace.backward_calls:
-        return msg(
-            "diag.higher_order.accumulated",
-            what=msg("label.higher_order.derivative", k=k),
-            previous=msg("diag.higher_order.previous_derivative", k=k - 1),
-        )
+        return msg("diag.higher_order.accumulated", what=msg("label.higher_order.derivative", k=k),
+                   previous=msg("diag.higher_order.previous_derivative", k=k - 1))
     if k >= 2 and produced is not None and not produced.abs().max() > 0:
-        return missing_graph(trace, completed(trace)[: k - 1])
-    return coefficient_order(produced, expected[k], reversed_values(k)) or mean_not_sum(
-        produced, expected[k], n, msg("diag.higher_order.previous_derivative", k=k)
-    )
+        return missing_graph(trace, completed(trace)[:k - 1])
+    return coefficient_order(produced, expected[k], reversed_values(k)) or \
+        mean_not_sum(produced, expected[k], n, msg("diag.higher_order.previous_derivative", k=k))
 
 
 @pytest.mark.grade(points=2, instruction_share=0.25, inputs=X_INPUTS)
@@ -250,34 +225,21 @@ def test_derivatives(submission, autograd, grade_rng, grade_device):
         trace = submission.trace
         traces.append((n, trace))
         items = autograd.unpack(got, n, f"derivatives(coeffs, x, n={n})")
-        expected = [poly(coeffs, x.detach())] + [
-            autograd.grad(poly_sum, (coeffs, x), wrt=(1,), order=k)[0] for k in range(1, n + 1)
-        ]
+        expected = [poly(coeffs, x.detach())] + [autograd.grad(poly_sum, (coeffs, x), wrt=(1,), order=k)[0]
+                                                 for k in range(1, n + 1)]
 
         def reversed_values(k, x=x):  # for a wrong answer only
             return autograd.grad(reversed_poly_sum, (coeffs, x), wrt=(1,), order=k)[0]
 
         for k, produced in enumerate(items, start=1):
             what = msg("label.case", what=msg("diag.higher_order.previous_derivative", k=k), case=f"n={n}")
-            assert_value(
-                autograd,
-                produced,
-                expected[k],
-                what,
-                Context(order=k, calls=1),
-                lambda k=k, produced=values(produced), trace=trace, n=x.numel(): derivative_diagnosis(
-                    k, produced, expected, reversed_values, n, trace
-                ),
-            )
+            assert_value(autograd, produced, expected[k], what, Context(order=k, calls=1),
+                         lambda k=k, produced=values(produced), trace=trace, n=x.numel():
+                         derivative_diagnosis(k, produced, expected, reversed_values, n, trace))
     # values first: a list built from x.grad is told as such before the rule
     for n, trace in traces:
-        autograd.instruction(
-            not trace.backward_calls and len(trace.grad_calls) >= n,
-            "req.higher_order.derivatives",
-            n=n,
-            backward=len(trace.backward_calls),
-            grad=len(trace.grad_calls),
-        )
+        autograd.instruction(not trace.backward_calls and len(trace.grad_calls) >= n, "req.higher_order.derivatives",
+                             n=n, backward=len(trace.backward_calls), grad=len(trace.grad_calls))
 
 
 def hvp_cases(grade_rng):
@@ -308,9 +270,8 @@ def hvp_diagnosis(produced, expected, h_ones, gradient, v, trace):
     return mean_not_sum(produced, expected, v.numel(), "H @ v")
 
 
-@pytest.mark.grade(
-    points=2, instruction_share=0.25, inputs=("rank 1", "rank 2", "size-1 axis", "one element", "negative", "positive")
-)
+@pytest.mark.grade(points=2, instruction_share=0.25, inputs=("rank 1", "rank 2", "size-1 axis", "one element",
+                                                             "negative", "positive"))
 def test_hessian_vector_product(submission, autograd, grade_rng, grade_device):
     traces = []
     for a, x, v in hvp_cases(grade_rng):
@@ -323,13 +284,8 @@ def test_hessian_vector_product(submission, autograd, grade_rng, grade_device):
         _, h_ones = torch.autograd.functional.hvp(f, x.detach(), torch.ones_like(v))
         (gradient,) = autograd.grad(f, (x,))
         cpu = [t.double().cpu() for t in (expected, h_ones, gradient, v)]
-        assert_value(
-            autograd,
-            got,
-            expected,
-            "H @ v",
-            Context(order=2, calls=1),
-            lambda produced=values(got), trace=trace, cpu=cpu: hvp_diagnosis(produced, *cpu, trace),
-        )
+        assert_value(autograd, got, expected, "H @ v", Context(order=2, calls=1),
+                     lambda produced=values(got), trace=trace, cpu=cpu: hvp_diagnosis(produced, *cpu, trace))
     for trace in traces:
-        autograd.instruction(len(completed(trace)) == 2, "req.higher_order.hvp_two_passes", calls=len(completed(trace)))
+        autograd.instruction(len(completed(trace)) == 2, "req.higher_order.hvp_two_passes",
+                             calls=len(completed(trace)))

@@ -47,11 +47,9 @@ def descend(autograd, w, x, y, lr, steps, accumulate=False):
 
 def suspects(autograd, w, x, y, lr, steps):
     """Plausible wrong trainings, each with its diagnosis."""
-    found = [
-        (descend(autograd, w, x, y, lr, steps, accumulate=True), msg("diag.inplace.grad_not_cleared")),
-        (descend(autograd, w, x, y, -lr, steps), msg("diag.inplace.ascent")),
-        (descend(autograd, w, x, y, lr * x.shape[0], steps), msg("diag.inplace.sum_loss", n=x.shape[0])),
-    ]
+    found = [(descend(autograd, w, x, y, lr, steps, accumulate=True), msg("diag.inplace.grad_not_cleared")),
+             (descend(autograd, w, x, y, -lr, steps), msg("diag.inplace.ascent")),
+             (descend(autograd, w, x, y, lr * x.shape[0], steps), msg("diag.inplace.sum_loss", n=x.shape[0]))]
     for made in (steps - 1, steps + 1):
         found.append((descend(autograd, w, x, y, lr, made), msg("diag.inplace.step_count", made=made, steps=steps)))
     return found
@@ -59,22 +57,12 @@ def suspects(autograd, w, x, y, lr, steps):
 
 # -- what the trace and the values tell ------------------------------------------
 
-
 def check_sgd(submission, autograd, grade_rng, steps, d):
     w, x, y, lr = regression(grade_rng, d)
     what = msg("label.w_after_steps", k=steps) if steps > 1 else msg("label.w_after_one_step")
     sgd = submission("inplace").sgd
-    got = autograd.call_update(
-        sgd,
-        (w, x, y, lr, 1) if steps > 1 else None,
-        "w",
-        msg("label.inplace.sgd_steps", steps=steps),
-        w,
-        x,
-        y,
-        lr,
-        steps,
-    )
+    got = autograd.call_update(sgd, (w, x, y, lr, 1) if steps > 1 else None, "w",
+                               msg("label.inplace.sgd_steps", steps=steps), w, x, y, lr, steps)
     trace = submission.trace
     autograd.assert_meta(got, what, is_leaf=True, requires_grad=True, hint=diagnose_update(got, "w", trace))
     expected = descend(autograd, w, x, y, lr, steps)
@@ -87,16 +75,11 @@ def check_sgd(submission, autograd, grade_rng, steps, d):
     if hint:
         autograd.fail_with(with_lr, got, expected, hint)
     autograd.assert_close(got, expected, with_lr)
-    autograd.instruction(
-        trace.updated_in_place_without_grad,
-        "req.inplace.update_no_grad",
-        what=msg("label.case", what="sgd", case=what),
-        name="w",
-    )
+    autograd.instruction(trace.updated_in_place_without_grad, "req.inplace.update_no_grad",
+                         what=msg("label.case", what="sgd", case=what), name="w")
 
 
 # -- checks ----------------------------------------------------------------------
-
 
 @pytest.mark.grade(points=3, instruction_share=0.25, inputs=SGD_INPUTS)
 def test_sgd_step_keeps_leaf(submission, autograd, grade_rng, grade_device):
@@ -111,9 +94,8 @@ def test_sgd_steps(submission, autograd, grade_rng, grade_device):
         check_sgd(submission, autograd, grade_rng, steps, d)
 
 
-@pytest.mark.grade(
-    points=3, inputs=("rank 0", "rank 1", "rank 2", "rank 3", "size-1 axis", "one element", "negative", "positive")
-)
+@pytest.mark.grade(points=3, inputs=("rank 0", "rank 1", "rank 2", "rank 3", "size-1 axis", "one element",
+                                     "negative", "positive"))
 def test_repaired(submission, autograd, grade_rng, grade_device):
     # x of any shape: each rank 1 to 3, a size-1 axis, a single element, then 0-D
     shapes = grade_rng.shapes(ranks=(1, 2, 3)) + [()]
@@ -144,9 +126,8 @@ def check_repaired(submission, autograd, grade_rng, shape):
         (expected,) = autograd.grad(x_softplus_x, (x,), v)
         got = grads[0] if isinstance(grads, (list, tuple)) and len(grads) == 1 else grads
         # x * c with c = log(1 + e^x) cut off from the graph: only the path through the factor x is left
-        hint = first_suspect(
-            got, expected, lambda: [(v * torch.nn.functional.softplus(x.detach()), msg("diag.inplace.detached_path"))]
-        )
+        hint = first_suspect(got, expected, lambda: [(v * torch.nn.functional.softplus(x.detach()),
+                                                      msg("diag.inplace.detached_path"))])
         if hint:
             autograd.fail_with(what, got, expected, hint)
         autograd.check_grad(grads, x_softplus_x, (x,), grad_outputs=v, names=(what,))

@@ -44,11 +44,8 @@ def grads_of(records):
 
 def check_order(autograd, got, expected, order):
     """The right values in the wrong places of a returned tuple."""
-    if (
-        len(got) == len(expected)
-        and not all(same(g, e) for g, e in zip(got, expected))
-        and all(any(same(g, e) for g in got) for e in expected)
-    ):
+    if len(got) == len(expected) and not all(same(g, e) for g, e in zip(got, expected)) and \
+            all(any(same(g, e) for g in got) for e in expected):
         autograd.require(False, "diag.graph.order", expected=order)
 
 
@@ -59,12 +56,8 @@ def require_backward(autograd, records, names, trace):
             if any(not call.raised for call in trace.backward_calls):
                 return
             grad_call = any(not call.raised for call in trace.grad_calls)
-            autograd.require(
-                False,
-                msg("cmp.none", what=f"{name}.grad")
-                + "\n"
-                + msg("diag.leaf.grad_not_stored" if grad_call else "diag.leaf.no_backward"),
-            )
+            autograd.require(False, msg("cmp.none", what=f"{name}.grad") + "\n" +
+                             msg("diag.leaf.grad_not_stored" if grad_call else "diag.leaf.no_backward"))
 
 
 def require_path(autograd, leaves, trace, wd, xd):
@@ -106,7 +99,8 @@ def with_diagnosis(failure, hint):
     """The student's error with ``hint`` in place of the generic diagnosis."""
     generic = diagnose_error(failure.message)
     feedback = failure.feedback.replace(generic, hint) if generic else f"{failure.feedback}\n{hint}"
-    return StudentFailure(feedback, status=failure.grade_status, error_type=failure.error_type, message=failure.message)
+    return StudentFailure(feedback, status=failure.grade_status, error_type=failure.error_type,
+                          message=failure.message)
 
 
 def copy_hint(record, what):
@@ -121,7 +115,6 @@ def copy_hint(record, what):
 
 
 # -- graphs for predict_leaves ------------------------------------------------------
-
 
 def build(nodes):
     tensors = []
@@ -251,7 +244,6 @@ def compare_predictions(autograd, got, want, what, nodes, hints):
 
 # -- checks ----------------------------------------------------------------------
 
-
 @pytest.mark.grade(points=2, inputs=("rank 1", "rank 2", "size-1 axis", "negative", "positive"))
 def test_tutorial_graph(submission, autograd, grade_rng, grade_device):
     for shape in shapes_of(grade_rng):
@@ -272,16 +264,8 @@ def check_tutorial(autograd, trace, result, x, w):
     require_backward(autograd, (w_rec, x_rec), ("w", "x"), trace)
     require_path(autograd, (w_rec, x_rec), trace, wd, xd)
     require_sum(autograd, grads_of((w_rec, x_rec)), (2 * wd + xd + 1, wd + 1), "w.grad")
-    autograd.check_grad(
-        (w_rec.grad, x_rec.grad),
-        y_of,
-        (x, w),
-        wrt=(1, 0),
-        names=("w.grad", "x.grad"),
-        holders=(w_rec, x_rec),
-        role="leaf",
-        trace=trace,
-    )
+    autograd.check_grad((w_rec.grad, x_rec.grad), y_of, (x, w), wrt=(1, 0), names=("w.grad", "x.grad"),
+                        holders=(w_rec, x_rec), role="leaf", trace=trace)
     for record, name, value in zip((a, b, y), "aby", expected[2:]):
         autograd.assert_close(record, value, name)
         autograd.assert_meta(record, name, is_leaf=False, hint=msg("diag.leaf.detached_copy", what=name))
@@ -315,9 +299,8 @@ def check_parameter(autograd, trace, w, data, scale, x):
     hint = matmul_loss(trace, tuple(x.shape))
     if hint and not same(grads_of((w,))[0], x):
         autograd.fail_with("w.grad", w.grad, x, hint)
-    autograd.check_grad(
-        w.grad, dot, (data * scale, x), wrt=(0,), names=("w.grad",), holders=(w,), role="leaf", trace=trace
-    )
+    autograd.check_grad(w.grad, dot, (data * scale, x), wrt=(0,), names=("w.grad",), holders=(w,), role="leaf",
+                        trace=trace)
 
 
 @pytest.mark.grade(points=4, instruction_share=0.25)
@@ -331,22 +314,14 @@ def test_predict_leaves(submission, autograd, grade_rng):
         predictions.append((as_list(got_leaf), as_list(got_grad)))
     ops = [op.name for trace in submission.traces for op in trace.tensor_ops]
     calls = sum(len(trace.calls) for trace in submission.traces)
-    autograd.instruction(
-        not ops and not calls, "req.leaf.no_tensors", count=len(ops) + calls, first=ops[0] if ops else "backward"
-    )
+    autograd.instruction(not ops and not calls, "req.leaf.no_tensors", count=len(ops) + calls,
+                         first=ops[0] if ops else "backward")
     answers = [truth(nodes) for nodes in graphs]
     with autograd.part(2):
         for nodes, (got_leaf, _), (is_leaf, _, requires) in zip(graphs, predictions, answers):
-            compare_predictions(
-                autograd, got_leaf, is_leaf, "is_leaf", nodes, lambda got: leaf_hints(nodes, got, is_leaf, requires)
-            )
+            compare_predictions(autograd, got_leaf, is_leaf, "is_leaf", nodes,
+                                lambda got: leaf_hints(nodes, got, is_leaf, requires))
     with autograd.part(2):
         for nodes, (_, got_grad), (is_leaf, has_grad, requires) in zip(graphs, predictions, answers):
-            compare_predictions(
-                autograd,
-                got_grad,
-                has_grad,
-                "has_grad",
-                nodes,
-                lambda got: grad_hints(got, has_grad, is_leaf, requires),
-            )
+            compare_predictions(autograd, got_grad, has_grad, "has_grad", nodes,
+                                lambda got: grad_hints(got, has_grad, is_leaf, requires))

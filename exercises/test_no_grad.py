@@ -39,7 +39,6 @@ def td_loss_through_target_only(w, x, x_next, r, gamma):
 
 # -- graphs for predict_requires_grad -----------------------------------------------
 
-
 def build(nodes):
     tensors = []
     with torch.enable_grad():
@@ -92,18 +91,18 @@ def separating_graph(rng):
         nodes.append([op, *args] + (["no_grad"] if no_grad else []))
         return len(nodes) - 1
 
-    node("binary", a, b)  # one input requires grad: True
-    node("binary", b, e)  # none does: False
-    n3 = node("exp", a, no_grad=True)  # under no_grad: False
-    node("binary", n3, c)  # after the block, with c: True
+    node("binary", a, b)                   # one input requires grad: True
+    node("binary", b, e)                   # none does: False
+    n3 = node("exp", a, no_grad=True)      # under no_grad: False
+    node("binary", n3, c)                  # after the block, with c: True
     n5 = node("binary", a, c, no_grad=True)
-    node("exp", n5)  # from a no_grad result alone: False
-    d = node("detach", a)  # False
-    node("binary", a, b)  # a itself still requires grad: True
-    node("exp", a)  # True: a was not changed by a.detach()
-    node("binary", d, c)  # detached, but c requires grad: True
-    node("binary", d, e)  # False
-    node("exp", c)  # True
+    node("exp", n5)                        # from a no_grad result alone: False
+    d = node("detach", a)                  # False
+    node("binary", a, b)                   # a itself still requires grad: True
+    node("exp", a)                         # True: a was not changed by a.detach()
+    node("binary", d, c)                   # detached, but c requires grad: True
+    node("binary", d, e)                   # False
+    node("exp", c)                         # True
     return nodes
 
 
@@ -169,33 +168,24 @@ def check_prediction(submission, autograd, nodes, what):
         got = got.tolist()  # accepted in place of a list, as predict_leaves accepts it
     ops = [op.name for op in submission.trace.tensor_ops]
     autograd.instruction(not ops, "req.no_grad.predict_no_tensors", what=what, ops=", ".join(dict.fromkeys(ops[:20])))
-    autograd.assert_equal(
-        got,
-        expected,
-        what,
-        labels=[msg("label.no_grad.requires_grad_of", graph=what, node=node_name(nodes, k)) for k in range(len(nodes))],
-        hint=explain_prediction(nodes, got, expected),
-    )
+    autograd.assert_equal(got, expected, what, labels=[msg("label.no_grad.requires_grad_of", graph=what,
+                                                           node=node_name(nodes, k)) for k in range(len(nodes))],
+                          hint=explain_prediction(nodes, got, expected))
 
 
 # -- helpers ---------------------------------------------------------------------
 
-
 def recorded_features(trace):
     """The graph node recorded with gradients on before the features' last
     op with gradients off, if any: part of h was computed outside no_grad."""
-    off = [
-        i
-        for i, op in enumerate(trace.ops)
-        if not op.grad_enabled and op.name not in ("_set_grad_enabled", "set_grad_enabled")
-    ]
+    off = [i for i, op in enumerate(trace.ops)
+           if not op.grad_enabled and op.name not in ("_set_grad_enabled", "set_grad_enabled")]
     if not off:
         return None
-    return next((op.node for op in trace.ops[: off[-1]] if op.node), None)
+    return next((op.node for op in trace.ops[:off[-1]] if op.node), None)
 
 
 # -- checks ----------------------------------------------------------------------
-
 
 @pytest.mark.grade(points=3, instruction_share=0.25)
 def test_predict_requires_grad(submission, autograd, grade_rng):
@@ -214,9 +204,8 @@ def layer_sizes(rng):
     return [tuple(sizes), tuple(1 if i == axis else s for i, s in enumerate(sizes)), (1, 1, 1, 1)]
 
 
-@pytest.mark.grade(
-    points=3, instruction_share=0.25, inputs=("rank 2", "size-1 axis", "one element", "negative", "positive")
-)
+@pytest.mark.grade(points=3, instruction_share=0.25,
+                   inputs=("rank 2", "size-1 axis", "one element", "negative", "positive"))
 def test_frozen_features(submission, autograd, grade_rng, grade_device):
     cases = []
     for n, d, h, c in layer_sizes(grade_rng):
@@ -225,9 +214,8 @@ def test_frozen_features(submission, autograd, grade_rng, grade_device):
         W2 = grade_rng.randn(h, c, requires_grad=True, mixed=True)
         result = frozen_call(submission, x, W1, W2)
         trace = submission.trace
-        autograd.instruction(
-            bool(trace.ops_without_grad) or trace.count("detach", "detach_") > 0, "req.no_grad.frozen_no_grad"
-        )
+        autograd.instruction(bool(trace.ops_without_grad) or trace.count("detach", "detach_") > 0,
+                             "req.no_grad.frozen_no_grad")
         autograd.instruction(trace.count("detach", "detach_") == 0, "req.no_grad.frozen_detach")
         node = recorded_features(trace)
         autograd.instruction(node is None, "req.no_grad.frozen_partly", node=node)
@@ -239,9 +227,8 @@ def test_frozen_features(submission, autograd, grade_rng, grade_device):
             autograd.assert_meta(h_rec, "h", requires_grad=False, grad_fn=None)
             shape = (x.shape[0], W1.shape[1])
             if squeeze and isinstance(h_rec, TensorRecord) and tuple(h_rec.shape) != shape:
-                autograd.require(
-                    False, msg("cmp.shape", what="h", expected=shape, got=tuple(h_rec.shape)) + "\n" + squeeze
-                )
+                autograd.require(False, msg("cmp.shape", what="h", expected=shape, got=tuple(h_rec.shape)) + "\n"
+                                 + squeeze)
             autograd.assert_close(h_rec, torch.tanh(x @ W1.detach()), "h")
     with autograd.part(1):
         for (_, W1_grad, _), _, _ in cases:
@@ -249,12 +236,10 @@ def test_frozen_features(submission, autograd, grade_rng, grade_device):
     with autograd.part(1):
         for (_, _, W2_grad), (x, W1, W2), _ in cases:
             hv = torch.tanh(x @ W1.detach())
-            require_mean_of_all(
-                autograd, W2_grad, autograd.grad(second_layer_loss, (hv, W2), wrt=(1,))[0], (x.shape[0], W2.shape[1])
-            )
-            autograd.check_grad(
-                W2_grad, second_layer_loss, (hv, W2), wrt=(1,), names=("W2.grad",), mean_over=x.shape[0] * W2.shape[1]
-            )
+            require_mean_of_all(autograd, W2_grad, autograd.grad(second_layer_loss, (hv, W2), wrt=(1,))[0],
+                                (x.shape[0], W2.shape[1]))
+            autograd.check_grad(W2_grad, second_layer_loss, (hv, W2), wrt=(1,), names=("W2.grad",),
+                                mean_over=x.shape[0] * W2.shape[1])
 
 
 def frozen_call(submission, x, W1, W2):
@@ -286,7 +271,8 @@ def with_diagnosis(failure, hint):
     """The student's error with ``hint`` in place of the generic diagnosis."""
     generic = diagnose_error(failure.message)
     feedback = failure.feedback.replace(generic, hint) if generic else f"{failure.feedback}\n{hint}"
-    return StudentFailure(feedback, status=failure.grade_status, error_type=failure.error_type, message=failure.message)
+    return StudentFailure(feedback, status=failure.grade_status, error_type=failure.error_type,
+                          message=failure.message)
 
 
 def require_mean_of_all(autograd, produced, expected, out_shape):
@@ -323,25 +309,15 @@ def test_td_grad(submission, autograd, grade_rng, grade_device):
                 raise
             raise with_diagnosis(failure, hint) from None
         detached = submission.trace.count("detach", "detach_") > 0
-        cases.append(
-            (
-                autograd.unpack(result, 2, msg("label.returned", what="(target, w.grad)")),
-                detached,
-                (w, x, x_next, r, gamma),
-            )
-        )
+        cases.append((autograd.unpack(result, 2, msg("label.returned", what="(target, w.grad)")), detached,
+                      (w, x, x_next, r, gamma)))
     judged = [td_expectations(autograd, grad, detached, inputs) for (_, grad), detached, inputs in cases]
     # each part is right only when it is right for every size
     with autograd.part(1):
         for ((target, _), detached, inputs), (_, hint, wrong_grad) in zip(cases, judged):
             # the diagnosis is told once, with w.grad, when the gradient shows it
-            autograd.assert_meta(
-                target,
-                "target",
-                requires_grad=False,
-                grad_fn=None,
-                hint=None if hint or detached or not wrong_grad else "diag.no_grad.target_not_cut",
-            )
+            autograd.assert_meta(target, "target", requires_grad=False, grad_fn=None,
+                                 hint=None if hint or detached or not wrong_grad else "diag.no_grad.target_not_cut")
             w, _, x_next, r, gamma = inputs
             autograd.assert_close(target, r + gamma * (x_next @ w.detach()), "target")
     with autograd.part(2):
@@ -349,14 +325,8 @@ def test_td_grad(submission, autograd, grade_rng, grade_device):
             if hint:
                 autograd.fail_with("w.grad", grad, expected, hint)
             w, x, x_next, r, gamma = inputs
-            autograd.check_grad(
-                grad,
-                td_loss,
-                (w, x, r + gamma * (x_next @ w.detach())),
-                wrt=(0,),
-                names=("w.grad",),
-                mean_over=x.shape[0],
-            )
+            autograd.check_grad(grad, td_loss, (w, x, r + gamma * (x_next @ w.detach())), wrt=(0,),
+                                names=("w.grad",), mean_over=x.shape[0])
 
 
 def td_expectations(autograd, grad, detached, inputs):
@@ -366,14 +336,9 @@ def td_expectations(autograd, grad, detached, inputs):
     w, x, x_next, r, gamma = inputs
     (expected,) = autograd.grad(td_loss, (w, x, r + gamma * (x_next @ w.detach())), wrt=(0,))
     unused = msg("diag.no_grad.detach_unused" if detached else "diag.no_grad.target_not_cut")
-    hint = first_suspect(
-        grad,
-        expected,
-        lambda: [
-            (autograd.grad(td_loss_through_target, inputs, wrt=(0,))[0], unused),
-            (autograd.grad(td_loss_through_target_only, inputs, wrt=(0,))[0], msg("diag.no_grad.wrong_side")),
-            (expected / 2, msg("diag.no_grad.halved")),
-            (expected * x.shape[0] / w.shape[0], msg("diag.no_grad.mean_over_d", d=w.shape[0], n=x.shape[0])),
-        ],
-    )
+    hint = first_suspect(grad, expected, lambda: [
+        (autograd.grad(td_loss_through_target, inputs, wrt=(0,))[0], unused),
+        (autograd.grad(td_loss_through_target_only, inputs, wrt=(0,))[0], msg("diag.no_grad.wrong_side")),
+        (expected / 2, msg("diag.no_grad.halved")),
+        (expected * x.shape[0] / w.shape[0], msg("diag.no_grad.mean_over_d", d=w.shape[0], n=x.shape[0]))])
     return expected, hint, not same(values(grad), expected)

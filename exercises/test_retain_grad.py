@@ -24,7 +24,7 @@ def second_layer_loss(h, W2):
 
 
 def mean_square(out):
-    return (out**2).mean()
+    return (out ** 2).mean()
 
 
 def shapes_of(rng):
@@ -88,7 +88,8 @@ def with_diagnosis(failure, hint):
     """The student's error with ``hint`` in place of the generic diagnosis."""
     generic = diagnose_error(failure.message)
     feedback = failure.feedback.replace(generic, hint) if generic else f"{failure.feedback}\n{hint}"
-    return StudentFailure(feedback, status=failure.grade_status, error_type=failure.error_type, message=failure.message)
+    return StudentFailure(feedback, status=failure.grade_status, error_type=failure.error_type,
+                          message=failure.message)
 
 
 def require_mean_of_all(autograd, record, expected, name, out_shape):
@@ -98,9 +99,8 @@ def require_mean_of_all(autograd, record, expected, name, out_shape):
     got = values(record.grad) if isinstance(record, TensorRecord) and record.grad is not None else None
     for k, axis in ((c, "N"), (n, "C")):
         if got is not None and 2 <= k < n * c and same(got, expected * k):
-            autograd.fail_with(
-                f"{name}.grad", got, expected, msg("diag.retain_grad.mean_one_axis", k=k, axis=axis, n=n * c)
-            )
+            autograd.fail_with(f"{name}.grad", got, expected,
+                               msg("diag.retain_grad.mean_one_axis", k=k, axis=axis, n=n * c))
 
 
 def require_sum(autograd, got, expected, what):
@@ -190,7 +190,8 @@ def check_intermediate(autograd, trace, result, x, w, v):
     av, bv = x.detach() + w.detach(), w.detach() + 1
     for record, name, value in zip(records, "aby", (av, bv, av * bv)):
         autograd.assert_close(record, value, name)
-    require_retained(autograd, records, "aby", ("AddBackward0", "AddBackward0", "MulBackward0"), trace, ("x", "w", "v"))
+    require_retained(autograd, records, "aby", ("AddBackward0", "AddBackward0", "MulBackward0"), trace,
+                     ("x", "w", "v"))
     got = grads_of(records)
     expected = (v * bv, v * av, v)
     if all(same(g, e) for g, e in zip(got, (bv, av, torch.ones_like(v)))):
@@ -199,19 +200,10 @@ def check_intermediate(autograd, trace, result, x, w, v):
     hint = matmul_loss(trace, tuple(x.shape))
     if hint and not all(same(g, e) for g, e in zip(got, expected)):
         autograd.fail_with("a.grad", got[0], expected[0], hint)
-    autograd.check_grad(
-        (a.grad, b.grad),
-        weighted_product,
-        (av, bv, v),
-        wrt=(0, 1),
-        names=("a.grad", "b.grad"),
-        holders=(a, b),
-        role="intermediate",
-        trace=trace,
-    )
-    autograd.check_grad(
-        y.grad, weighted, (av * bv, v), wrt=(0,), names=("y.grad",), holders=(y,), role="intermediate", trace=trace
-    )
+    autograd.check_grad((a.grad, b.grad), weighted_product, (av, bv, v), wrt=(0, 1), names=("a.grad", "b.grad"),
+                        holders=(a, b), role="intermediate", trace=trace)
+    autograd.check_grad(y.grad, weighted, (av * bv, v), wrt=(0,), names=("y.grad",), holders=(y,),
+                        role="intermediate", trace=trace)
 
 
 def layer_sizes(rng):
@@ -242,38 +234,18 @@ def check_hidden(autograd, trace, result, x, W1, W2):
     squeeze = squeezed(trace, x, W1, W2)
     for record, name, value in ((h_rec, "h", hv), (out_rec, "out", outv)):
         if squeeze and isinstance(record, TensorRecord) and tuple(record.shape) != tuple(value.shape):
-            autograd.require(
-                False,
-                msg("cmp.shape", what=name, expected=tuple(value.shape), got=tuple(record.shape)) + "\n" + squeeze,
-            )
+            autograd.require(False, msg("cmp.shape", what=name, expected=tuple(value.shape),
+                                        got=tuple(record.shape)) + "\n" + squeeze)
     autograd.assert_close(h_rec, hv, "h")
     autograd.assert_close(out_rec, outv, "out")
     require_retained(autograd, (h_rec, out_rec), ("h", "out"), (None, None), trace, ("x", "W1", "W2"))
     require_mean_of_all(autograd, out_rec, autograd.grad(mean_square, (outv,))[0], "out", tuple(outv.shape))
-    require_mean_of_all(
-        autograd, h_rec, autograd.grad(second_layer_loss, (hv, W2), wrt=(0,))[0], "h", tuple(outv.shape)
-    )
-    autograd.check_grad(
-        h_rec.grad,
-        second_layer_loss,
-        (hv, W2),
-        wrt=(0,),
-        names=("h.grad",),
-        holders=(h_rec,),
-        role="intermediate",
-        mean_over=outv.numel(),
-        trace=trace,
-    )
-    autograd.check_grad(
-        out_rec.grad,
-        mean_square,
-        (outv,),
-        names=("out.grad",),
-        holders=(out_rec,),
-        role="intermediate",
-        mean_over=outv.numel(),
-        trace=trace,
-    )
+    require_mean_of_all(autograd, h_rec, autograd.grad(second_layer_loss, (hv, W2), wrt=(0,))[0], "h",
+                        tuple(outv.shape))
+    autograd.check_grad(h_rec.grad, second_layer_loss, (hv, W2), wrt=(0,), names=("h.grad",), holders=(h_rec,),
+                        role="intermediate", mean_over=outv.numel(), trace=trace)
+    autograd.check_grad(out_rec.grad, mean_square, (outv,), names=("out.grad",), holders=(out_rec,),
+                        role="intermediate", mean_over=outv.numel(), trace=trace)
 
 
 def chain_coefficients(rng, steps):
@@ -305,7 +277,6 @@ def check_chain(autograd, trace, result, x, c, steps):
             for j in range(k, steps):
                 z = torch.tanh(c[j] * z)
             return z.sum()
-
         return loss_from
 
     z = x.detach()
@@ -318,10 +289,8 @@ def check_chain(autograd, trace, result, x, c, steps):
     last, k = records[-1], expected[-1].numel()
     if k >= 2 and isinstance(last, TensorRecord) and same(values(last.grad), torch.ones_like(expected[-1]) / k):
         # dloss/dz_n is all ones for a sum
-        autograd.fail_with(
-            f"{names[-1]}.grad", last.grad, torch.ones_like(expected[-1]), msg("diag.graph.sum_not_mean", k=k)
-        )
+        autograd.fail_with(f"{names[-1]}.grad", last.grad, torch.ones_like(expected[-1]),
+                           msg("diag.graph.sum_not_mean", k=k))
     for k, (record, name, value) in enumerate(zip(records, names, expected), start=1):
-        autograd.check_grad(
-            record.grad, tail(k), (value,), names=(f"{name}.grad",), holders=(record,), role="intermediate", trace=trace
-        )
+        autograd.check_grad(record.grad, tail(k), (value,), names=(f"{name}.grad",), holders=(record,),
+                            role="intermediate", trace=trace)

@@ -10,7 +10,7 @@ def exp_loss(x):
 
 
 def cube_loss(x):
-    return (x**3).sum()
+    return (x ** 3).sum()
 
 
 def first_loss(x, w):
@@ -23,11 +23,10 @@ def second_loss(x, w):
 
 def both_losses(x, w):
     h = (x * w).tanh()
-    return h.sum() + (h**2).mean()
+    return h.sum() + (h ** 2).mean()
 
 
 # -- reading answers and traces --------------------------------------------------------
-
 
 def require_backward(autograd, grad, what, trace):
     """A gradient that is None because backward never ran gets that said."""
@@ -45,7 +44,6 @@ def sum_divisors(x):
 
 
 # -- backward_k_times --------------------------------------------------------------------
-
 
 @pytest.mark.grade(points=3, instruction_share=0.25, inputs=ANY_SHAPE)
 def test_backward_k_times(submission, autograd, grade_rng, grade_device):
@@ -67,16 +65,15 @@ def test_backward_k_times(submission, autograd, grade_rng, grade_device):
         produced = values(got)
         if calls != k and 1 <= calls <= 8 and not same(produced, k * grad) and same(produced, calls * grad):
             autograd.fail_with(what, produced, k * grad, msg("diag.retain_graph.call_count", calls=calls, k=k))
-        autograd.check_grad(got, exp_loss, (x,), scale=k, calls=k, names=(what,), trace=trace, divisors=sum_divisors(x))
+        autograd.check_grad(got, exp_loss, (x,), scale=k, calls=k, names=(what,), trace=trace,
+                            divisors=sum_divisors(x))
         autograd.instruction(calls == k, "req.retain_graph.k_calls", calls=calls, k=k)
         # each call judged by what it added: not one real call and k - 1 on throw-away graphs
-        autograd.instruction(
-            calls != k or autograd.calls_added(trace, [grad] * k, 0), "req.retain_graph.each_call", k=k
-        )
+        autograd.instruction(calls != k or autograd.calls_added(trace, [grad] * k, 0), "req.retain_graph.each_call",
+                             k=k)
 
 
 # -- caught_error ------------------------------------------------------------------------
-
 
 @pytest.mark.grade(points=3, instruction_share=0.5, inputs=ANY_SHAPE)
 def test_caught_error(submission, autograd, grade_rng, grade_device):
@@ -91,29 +88,12 @@ def check_caught(submission, autograd, x):
     if isinstance(result, ErrorRecord):
         # The student's function raised: the error escaped instead of being caught.
         module, function = caught_error.qualname.split(".", 1)
-        autograd.require(
-            error_name(result.message) != "backward_twice",
-            "\n".join(
-                [
-                    msg(
-                        "student.raised",
-                        module=module,
-                        function=function,
-                        type=result.type,
-                        message=result.message,
-                        where="",
-                    ),
-                    msg("diag.retain_graph.not_caught"),
-                ]
-            ),
-        )
+        autograd.require(error_name(result.message) != "backward_twice",
+                         "\n".join([msg("student.raised", module=module, function=function, type=result.type,
+                                        message=result.message, where=""), msg("diag.retain_graph.not_caught")]))
         caught_error(x)  # any other error: the usual feedback
-    if (
-        isinstance(result, (tuple, list))
-        and len(result) == 2
-        and isinstance(result[0], TensorRecord)
-        and isinstance(result[1], ErrorRecord)
-    ):
+    if isinstance(result, (tuple, list)) and len(result) == 2 and isinstance(result[0], TensorRecord) and \
+            isinstance(result[1], ErrorRecord):
         autograd.require(False, msg("diag.retain_graph.swapped", order="(error, x.grad)"))
     error, grad = autograd.unpack(result, 2, msg("label.returned", what="(error, x.grad)"))
     backwards = list(trace.calls)
@@ -143,23 +123,8 @@ def check_caught(submission, autograd, x):
 
 # ops that copy a gradient (or read it out) into a tensor of its own; detach,
 # .data, views, numpy() and the like share its memory and are no copy
-COPIES = frozenset(
-    {
-        "clone",
-        "copy_",
-        "tensor",
-        "mul",
-        "add",
-        "sub",
-        "div",
-        "tolist",
-        "__deepcopy__",
-        "__reduce_ex__",
-        "new_tensor",
-        "cat",
-        "stack",
-    }
-)
+COPIES = frozenset({"clone", "copy_", "tensor", "mul", "add", "sub", "div", "tolist", "__deepcopy__",
+                    "__reduce_ex__", "new_tensor", "cat", "stack"})
 
 
 def copy_diagnosis(trace):
@@ -182,16 +147,13 @@ def copy_diagnosis(trace):
     return None
 
 
-@pytest.mark.grade(points=3, instruction_share=0.25, inputs=("rank 1", "rank 2", "size-1 axis", "negative", "positive"))
+@pytest.mark.grade(points=3, instruction_share=0.25,
+                   inputs=("rank 1", "rank 2", "size-1 axis", "negative", "positive"))
 def test_two_losses(submission, autograd, grade_rng, grade_device):
     # at least 2 elements (the docstring's; a mean and a sum differ): each rank and a size-1 axis
     for shape in grade_rng.shapes(ranks=(1, 2), one_element=False):
-        check_two_losses(
-            submission,
-            autograd,
-            grade_rng.randn(*shape, mixed=True),
-            grade_rng.randn(*shape, requires_grad=True, mixed=True),
-        )
+        check_two_losses(submission, autograd, grade_rng.randn(*shape, mixed=True),
+                         grade_rng.randn(*shape, requires_grad=True, mixed=True))
 
 
 def check_two_losses(submission, autograd, x, w):
@@ -216,11 +178,8 @@ def check_two_losses(submission, autograd, x, w):
     autograd.check_grad(first, first_loss, (x, w), wrt=(1,), names=(what,), trace=trace)
     what = msg("label.retain_graph.after_both")
     require_backward(autograd, both, what, trace)
-    for key, wrong in (
-        ("diag.retain_graph.zeroed_between", g2),
-        ("diag.retain_graph.l2_sum", g1 + n * g2),
-        ("diag.retain_graph.l1_twice", 2 * g1 + g2),
-    ):
+    for key, wrong in (("diag.retain_graph.zeroed_between", g2), ("diag.retain_graph.l2_sum", g1 + n * g2),
+                       ("diag.retain_graph.l1_twice", 2 * g1 + g2)):
         if not same(got_both, g1 + g2) and same(got_both, wrong):
             autograd.fail_with(what, got_both, g1 + g2, msg(key, k=n, calls=calls))
     autograd.check_grad(both, both_losses, (x, w), wrt=(1,), names=(what,), trace=trace)

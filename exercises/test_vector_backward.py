@@ -24,7 +24,6 @@ def two_losses_l2_mean(w, x):
 
 # -- reading answers and traces --------------------------------------------------------
 
-
 def require_backward(autograd, grad, what, trace):
     """A gradient that is None because backward never ran gets that said."""
     if grad is None and not any(not call.raised for call in trace.backward_calls):
@@ -44,7 +43,6 @@ MATMUL_NODES = ("MmBackward0", "MvBackward0", "BmmBackward0", "DotBackward0")
 
 
 # -- jacobian_rows -----------------------------------------------------------------------
-
 
 def rows_diagnosis(got, rows, trace):
     """The likely mistake behind a wrong (m, n) matrix of Jacobian rows, from
@@ -69,20 +67,15 @@ def rows_diagnosis(got, rows, trace):
     return None
 
 
-@pytest.mark.grade(
-    points=3, instruction_share=0.25, inputs=("rank 2", "size-1 axis", "one element", "negative", "positive")
-)
+@pytest.mark.grade(points=3, instruction_share=0.25,
+                   inputs=("rank 2", "size-1 axis", "one element", "negative", "positive"))
 def test_jacobian_rows(submission, autograd, grade_rng, grade_device):
-    tutorial = (
-        torch.tensor([[1.0, 2.0]], dtype=torch.float64, device=grade_device),
-        torch.tensor([[3.0, 4.0], [5.0, 6.0]], dtype=torch.float64, device=grade_device),
-    )
+    tutorial = (torch.tensor([[1.0, 2.0]], dtype=torch.float64, device=grade_device),
+                torch.tensor([[3.0, 4.0], [5.0, 6.0]], dtype=torch.float64, device=grade_device))
     # x of shape (1, n) for n >= 2 and n = 1 (a single element; Y then has one
     # row), each with at least 2 columns (2 rows to find), then the tutorial's
-    cases = [
-        (grade_rng.randn(1, n, mixed=True), grade_rng.randn(n, grade_rng.randint(2, 4), mixed=True))
-        for n in (grade_rng.randint(2, 4), 1)
-    ] + [tutorial]
+    cases = [(grade_rng.randn(1, n, mixed=True), grade_rng.randn(n, grade_rng.randint(2, 4), mixed=True))
+             for n in (grade_rng.randint(2, 4), 1)] + [tutorial]
     for x, Y in cases:
         got = submission("vector_backward").jacobian_rows(x.requires_grad_(True), Y)
         trace = submission.trace
@@ -99,28 +92,20 @@ def test_jacobian_rows(submission, autograd, grade_rng, grade_device):
         produced = values(got)
         if produced is not None and produced.shape == (columns, 1, x.shape[1]):
             shape = tuple(produced.shape)
-            autograd.require(
-                False,
-                "\n".join(
-                    [
-                        msg("cmp.shape", what=what, expected=tuple(expected.shape), got=shape),
-                        msg("diag.vector_backward.stacked", got=shape, m=columns),
-                    ]
-                ),
-            )
+            autograd.require(False, "\n".join([msg("cmp.shape", what=what, expected=tuple(expected.shape), got=shape),
+                                               msg("diag.vector_backward.stacked", got=shape, m=columns)]))
         diagnosis = rows_diagnosis(produced, expected.double().cpu(), trace)
         if diagnosis:
             autograd.fail_with(what, produced, expected, diagnosis)
         if isinstance(got, TensorRecord) and got.shape == (len(rows), x.shape[1]):
             for j, row in enumerate(rows):  # row by row, so each row's mistake can be named
-                autograd.assert_grad(got.data[j : j + 1], row, msg("label.vector_backward.row", what=what, j=j))
+                autograd.assert_grad(got.data[j:j + 1], row, msg("label.vector_backward.row", what=what, j=j))
         autograd.assert_grad(got, expected, what)
         calls = trace.completed_calls
         autograd.instruction(calls >= columns, "req.vector_backward.rows_calls", calls=calls, m=columns)
 
 
 # -- vjp_matmul --------------------------------------------------------------------------
-
 
 def scale_of(got, expected):
     """c when every produced gradient is c * the expected one (c != 1), else None."""
@@ -136,9 +121,8 @@ def scale_of(got, expected):
     return c
 
 
-@pytest.mark.grade(
-    points=3, instruction_share=0.25, inputs=("rank 2", "size-1 axis", "one element", "negative", "positive")
-)
+@pytest.mark.grade(points=3, instruction_share=0.25,
+                   inputs=("rank 2", "size-1 axis", "one element", "negative", "positive"))
 def test_vjp_matmul(submission, autograd, grade_rng, grade_device):
     # (b, n, m) of sizes 2 to 4, then one of them 1, then all 1 (every tensor a single element)
     for b, n, m in grade_rng.shapes(ranks=(3,)):
@@ -172,10 +156,8 @@ def check_vjp(submission, autograd, grade_rng, b, n, m):
 
 # -- weighted_losses ---------------------------------------------------------------------
 
-
-@pytest.mark.grade(
-    points=3, instruction_share=0.25, inputs=("rank 1", "rank 2", "size-1 axis", "one element", "negative", "positive")
-)
+@pytest.mark.grade(points=3, instruction_share=0.25,
+                   inputs=("rank 1", "rank 2", "size-1 axis", "one element", "negative", "positive"))
 def test_weighted_losses(submission, autograd, grade_rng, grade_device):
     # w of n >= 2 elements, then of one (x then has a single column)
     for n in (grade_rng.randint(2, 4), 1):
@@ -199,17 +181,15 @@ def check_weighted(submission, autograd, grade_rng, grade_device, b, n):
     if produced is not None and not same(produced, expected):
         one = torch.ones((), dtype=torch.float64, device=grade_device)
         for key, fn, grads in (
-            ("diag.vector_backward.unweighted", two_losses, (one, one)),
-            ("diag.vector_backward.weights_swapped", two_losses, (weights[1], weights[0])),
-            ("diag.vector_backward.weights_twice", two_losses, (weights[0] ** 2, weights[1] ** 2)),
-            ("diag.vector_backward.l1_sum", two_losses_l1_summed, (weights[0], weights[1])),
-            ("diag.vector_backward.l2_mean", two_losses_l2_mean, (weights[0], weights[1])),
-        ):
+                ("diag.vector_backward.unweighted", two_losses, (one, one)),
+                ("diag.vector_backward.weights_swapped", two_losses, (weights[1], weights[0])),
+                ("diag.vector_backward.weights_twice", two_losses, (weights[0] ** 2, weights[1] ** 2)),
+                ("diag.vector_backward.l1_sum", two_losses_l1_summed, (weights[0], weights[1])),
+                ("diag.vector_backward.l2_mean", two_losses_l2_mean, (weights[0], weights[1]))):
             (wrong,) = autograd.grad(fn, (w, x), grads, wrt=(0,))
             if same(produced, wrong):
                 autograd.fail_with(what, produced, expected, msg(key, k=b, n=n))
-    autograd.check_grad(
-        got, two_losses, (w, x), grad_outputs=(weights[0], weights[1]), wrt=(0,), names=(what,), trace=trace
-    )
+    autograd.check_grad(got, two_losses, (w, x), grad_outputs=(weights[0], weights[1]), wrt=(0,), names=(what,),
+                        trace=trace)
     calls = trace.completed_calls
     autograd.instruction(calls == 1, "req.vector_backward.weighted_one_call", calls=calls)

@@ -17,7 +17,7 @@ class Swish(torch.autograd.Function):
 class Hypot(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, y):
-        r = torch.sqrt(x**2 + y**2)
+        r = torch.sqrt(x ** 2 + y ** 2)
         ctx.save_for_backward(x, y, r)
         return r
 

@@ -27,7 +27,6 @@ from engine_given import NodeBase, TensorBase, is_grad_enabled, no_grad  # noqa:
 # Stage 1: the operations
 # ===========================================================================
 
-
 class Node(NodeBase):
     """One recorded operation: the `grad_fn` of the tensor it produced."""
 
@@ -92,7 +91,7 @@ class PowBackward0(Node):
     def forward(self, a: np.ndarray, exponent: float) -> np.ndarray:
         self.exponent = exponent
         self.save_for_backward(a)
-        return a**exponent
+        return a ** exponent
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray, ...]:
         (a,) = self.saved_tensors
@@ -118,7 +117,8 @@ class MmBackward0(Node):
 
 
 class SumBackward0(Node):
-    def forward(self, a: np.ndarray, axis: tuple[int, ...] | None = None, keepdims: bool = False) -> np.ndarray:
+    def forward(self, a: np.ndarray, axis: tuple[int, ...] | None = None,
+                keepdims: bool = False) -> np.ndarray:
         self.shape, self.axis, self.keepdims = a.shape, axis, keepdims
         return a.sum(axis=axis, keepdims=keepdims)
 
@@ -127,7 +127,8 @@ class SumBackward0(Node):
 
 
 class MeanBackward0(Node):
-    def forward(self, a: np.ndarray, axis: tuple[int, ...] | None = None, keepdims: bool = False) -> np.ndarray:
+    def forward(self, a: np.ndarray, axis: tuple[int, ...] | None = None,
+                keepdims: bool = False) -> np.ndarray:
         self.shape, self.axis, self.keepdims = a.shape, axis, keepdims
         out = a.mean(axis=axis, keepdims=keepdims)
         self.count = a.size // max(np.size(out), 1)
@@ -212,7 +213,8 @@ class TransposeBackward0(Node):
         return (np.transpose(grad, np.argsort(self.axes)),)
 
 
-def _expand(grad: np.ndarray, shape: tuple[int, ...], axis: tuple[int, ...] | None, keepdims: bool) -> np.ndarray:
+def _expand(grad: np.ndarray, shape: tuple[int, ...], axis: tuple[int, ...] | None,
+            keepdims: bool) -> np.ndarray:
     """Spread a reduction's gradient back over the input's shape."""
     grad = np.asarray(grad)
     if not keepdims:
@@ -224,7 +226,6 @@ def _expand(grad: np.ndarray, shape: tuple[int, ...], axis: tuple[int, ...] | No
 # ===========================================================================
 # Stage 2: the backward pass
 # ===========================================================================
-
 
 def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """Sum grad over the axes numpy broadcast, so it gets `shape` back."""
@@ -244,7 +245,8 @@ def accumulate_grad(t: Tensor, grad: np.ndarray) -> None:
     t.grad = np.array(grad, dtype=np.float64) if t.grad is None else t.grad + grad
 
 
-def run_backward(roots: Sequence[Tensor], grads: Sequence[np.ndarray], retain_graph: bool = False) -> None:
+def run_backward(roots: Sequence[Tensor], grads: Sequence[np.ndarray],
+                 retain_graph: bool = False) -> None:
     """Send grads[i] back from roots[i] through the graph, in one traversal."""
     # The gradient arrived so far at each tensor, summed over every path.
     arrived: dict[Tensor, np.ndarray] = {}
@@ -293,7 +295,8 @@ def run_backward(roots: Sequence[Tensor], grads: Sequence[np.ndarray], retain_gr
                     accumulate_grad(inp, arrived.pop(inp))
 
 
-def backward(tensors: Tensor | Sequence[Tensor], grad_tensors: Any = None, retain_graph: bool = False) -> None:
+def backward(tensors: Tensor | Sequence[Tensor], grad_tensors: Any = None,
+             retain_graph: bool = False) -> None:
     """Backward from several outputs at once: their contributions add up."""
     tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
     if grad_tensors is None:

@@ -2,7 +2,7 @@ import torch
 
 
 def _p(coeffs, x):
-    return sum(coeffs[k] * x**k for k in range(len(coeffs)))
+    return sum(coeffs[k] * x ** k for k in range(len(coeffs)))
 
 
 def first_derivative(coeffs, x):

@@ -20,7 +20,7 @@ def frozen_features(x, W1, W2):
     with torch.no_grad():
         h = torch.tanh(x @ W1)
     out = h @ W2
-    loss = (out**2).mean()
+    loss = (out ** 2).mean()
     loss.backward()
     return h, W1.grad, W2.grad
 

@@ -18,7 +18,7 @@ def hidden_grads(x, W1, W2):
     h.retain_grad()
     out = h @ W2
     out.retain_grad()
-    loss = (out**2).mean()
+    loss = (out ** 2).mean()
     loss.backward()
     return h, out
 

@@ -10,7 +10,7 @@ def backward_k_times(x, k):
 
 
 def caught_error(x):
-    loss = (x**3).sum()
+    loss = (x ** 3).sum()
     loss.backward()
     try:
         loss.backward()
@@ -21,7 +21,7 @@ def caught_error(x):
 def two_losses(x, w):
     h = torch.tanh(x * w)
     loss1 = h.sum()
-    loss2 = (h**2).mean()
+    loss2 = (h ** 2).mean()
     loss1.backward(retain_graph=True)
     first = w.grad.clone()
     loss2.backward()

@@ -12,7 +12,7 @@ MESSAGES = {
         "diag.hooks.unscaled": "x.grad is -g: your hook flips the gradient's sign but does not multiply it by s = {s}.",
         "diag.hooks.not_negated": "x.grad is s*g: your hook scales the gradient but keeps its sign; return -s * g.",
         "diag.hooks.no_return": "x.grad is the plain gradient g: a hook changes the gradient only through what it "
-        "returns; return the new gradient from it.",
+                                "returns; return the new gradient from it.",
     },
     "zh": {
         "concept.hooks": "梯度钩子",

@@ -30,7 +30,6 @@ def test_reversed_grad(submission, autograd, grade_rng, grade_device):
         got = submission("hooks").reversed_grad(x, s)
         hooks = submission.trace.count("register_hook")
         (g,) = autograd.grad(loss, (x,))
-        autograd.assert_grad(
-            got, -s * g, msg("hooks.label.grad", s=s), diagnose=lambda: likely_mistake(values(got), g, s)
-        )
+        autograd.assert_grad(got, -s * g, msg("hooks.label.grad", s=s),
+                             diagnose=lambda: likely_mistake(values(got), g, s))
         autograd.instruction(hooks >= 1, "hooks.req.hook")
