@@ -195,7 +195,8 @@ def _checks_dir(path: Path) -> Path:
     (checks / "test_one.py").write_text(CHECKS)
     (checks / "conftest.py").write_text("# the course's fixtures\n")
     (checks / "helpers" / "data.txt").write_text("1 2 3\n")
-    for junk in ("__pycache__", ".pytest_cache", ".git"):
+    # what tools leave beside the checks (caches, version control, a venv) is not shipped
+    for junk in ("__pycache__", ".pytest_cache", ".git", ".hypothesis", ".ruff_cache", "venv", "node_modules"):
         (checks / junk).mkdir()
         (checks / junk / "x").write_text("junk")
     (checks / "test_one.pyc").write_text("junk")

@@ -664,3 +664,27 @@ def test_a_folder_too_deep_for_the_copy_is_left_out_not_a_crash(tmp_path):
     stage(source, dest)
     assert (dest / "leaf.py").read_text() == "Y = 2\n"
     assert not any(path.name == "far.py" for path in dest.rglob("*"))
+
+
+def test_what_tools_leave_in_an_upload_is_neither_copied_nor_a_different_set_of_checks(tmp_path):
+    # caches, version control and virtual environments beside a student's
+    # modules are not the student's work: the sandbox's copy leaves them
+    # out, and beside the checks they do not change the checks' hash
+    from pytest_autograd_grader.classroom.students import checks_sha256
+    from pytest_autograd_grader.sandbox.staging import stage
+
+    source, dest = tmp_path / "upload", tmp_path / "staged"
+    (source / "pkg").mkdir(parents=True)
+    (source / "leaf.py").write_text("X = 1\n")
+    (source / "pkg" / "helper.py").write_text("Y = 2\n")
+    before = checks_sha256(source)
+    tools = (".git", ".hypothesis", ".ruff_cache", ".mypy_cache", "__pycache__", "venv", ".venv", "node_modules")
+    for tool in tools:
+        (source / tool).mkdir()
+        (source / tool / "leftover.py").write_text("Z = 3\n")
+        (source / "pkg" / tool).mkdir()
+        (source / "pkg" / tool / "leftover.py").write_text("Z = 3\n")
+    stage(source, dest)
+    copied = sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file())
+    assert copied == ["leaf.py", "pkg/helper.py"]
+    assert checks_sha256(source) == before

@@ -12,11 +12,9 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..boundary.layout import is_check_file
+from ..boundary.layout import TOOL_FOLDERS, is_check_file
 from ..i18n import msg
 from .planted import AuditUsageError
-
-_CACHES = {"__pycache__", ".pytest_cache", ".git", ".hypothesis", ".ipynb_checkpoints"}
 
 
 @dataclass(frozen=True)
@@ -61,7 +59,7 @@ def check_files_of(checks: Path, topic: str) -> list[Path]:
     call = re.compile(r"submission\(\s*['\"]" + re.escape(topic) + r"['\"]")
     found = []
     for path in sorted(checks.rglob("*.py")):
-        if is_check_file(path.name) and not _CACHES.intersection(path.relative_to(checks).parts):
+        if is_check_file(path.name) and not TOOL_FOLDERS.intersection(path.relative_to(checks).parts):
             try:
                 if call.search(path.read_text(encoding="utf-8", errors="replace")):
                     found.append(path)
@@ -75,7 +73,9 @@ def build_checks(checks: Path, chosen: list[Path], dest: Path) -> Path:
     keep = {p.resolve() for p in chosen}
 
     def ignored(folder: str, names: list[str]) -> set[str]:
-        return {n for n in names if n in _CACHES or (is_check_file(n) and (Path(folder) / n).resolve() not in keep)}
+        return {
+            n for n in names if n in TOOL_FOLDERS or (is_check_file(n) and (Path(folder) / n).resolve() not in keep)
+        }
 
     shutil.copytree(checks, dest, ignore=ignored, symlinks=True)
     return dest
@@ -83,7 +83,9 @@ def build_checks(checks: Path, chosen: list[Path], dest: Path) -> Path:
 
 def build_variant(solutions: Path, variant: Variant, dest: Path) -> Path:
     """A copy of the solutions with the topic's module replaced by the variant's."""
-    shutil.copytree(solutions, dest, ignore=shutil.ignore_patterns(*_CACHES, "test_*.py", "*_test.py"), symlinks=True)
+    shutil.copytree(
+        solutions, dest, ignore=shutil.ignore_patterns(*TOOL_FOLDERS, "test_*.py", "*_test.py"), symlinks=True
+    )
     (dest / f"{variant.topic}.py").write_text(variant.source, encoding="utf-8")
     return dest
 

@@ -18,6 +18,26 @@ def _plain_dir(path: Path) -> bool:
     return path.is_dir() and not path.is_symlink()
 
 
+# folders that tools write beside a student's or an instructor's files
+# (version control, caches, virtual environments): never their work, so
+# never staged for a student's code, shipped in a bundle, hashed or listed
+TOOL_FOLDERS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "__pycache__",
+        ".venv",
+        "venv",
+        "node_modules",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".hypothesis",
+        ".ipynb_checkpoints",
+    }
+)
+
 # what a student's module may be: a Python file, or a notebook (notebooks.py)
 MODULE_SUFFIXES = (".py", ".ipynb")
 

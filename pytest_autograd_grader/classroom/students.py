@@ -12,12 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from ..boundary.layout import find_modules, has_modules
+from ..boundary.layout import TOOL_FOLDERS, find_modules, has_modules
 from ..i18n import msg
 from .shards import parse as parse_shard
 
-# files of the checks directory that decide a grade; caches are not part of it
-_SKIP = {"__pycache__", ".pytest_cache", ".git", ".hypothesis"}
 # names the run itself writes into OUT, which a student id must not take
 RESERVED = {"class-run", "gradebook", "canvas", "report"}
 # names Windows will not create a file of (a class's OUT may be copied there)
@@ -102,7 +100,8 @@ def find_students(
     # a filesystem may hand a folder's name back in another Unicode form (macOS: NFD) than it was made in
     handed = {unicodedata.normalize("NFC", k): v for k, v in (handed or {}).items()}
     for folder in sorted(submissions.iterdir(), key=lambda p: p.name):
-        if folder.name.startswith(".") or folder.name in _SKIP:
+        # a folder called venv or node_modules here may be a student's login: it is graded
+        if folder.name.startswith(".") or folder.name == "__pycache__":
             continue
         if folder.is_symlink():
             # a link could lead the grader to another student's work or the checks
@@ -138,7 +137,7 @@ def _what_was_there(folder: Path, most: int = 10) -> str:
     """Why no module was found: the files the upload held (the first few)."""
     held: list[str] = []
     for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIP)
+        dirs[:] = sorted(d for d in dirs if d not in TOOL_FOLDERS)
         held += [(Path(root) / name).relative_to(folder).as_posix() for name in sorted(files)]
         if len(held) > most:
             break
@@ -158,7 +157,7 @@ def checks_sha256(checks: Path) -> str:
     contents), so a report says which checks graded it."""
     digest = hashlib.sha256()
     for root, dirs, files in os.walk(checks):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIP)
+        dirs[:] = sorted(d for d in dirs if d not in TOOL_FOLDERS)
         for name in sorted(files):
             if name.endswith(".pyc"):
                 continue

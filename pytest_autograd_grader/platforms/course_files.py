@@ -19,22 +19,10 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..boundary.layout import is_check_file
+from ..boundary.layout import TOOL_FOLDERS, is_check_file
 from ..i18n import msg
 from . import SetupError
 
-# not the instructor's checks, and nothing a platform needs
-SKIP_DIRS = {
-    "__pycache__",
-    ".pytest_cache",
-    ".git",
-    ".hg",
-    ".svn",
-    ".mypy_cache",
-    ".ipynb_checkpoints",
-    ".venv",
-    "venv",
-}
 SKIP_SUFFIXES = (".pyc", ".pyo")
 # pytest settings that -c checks/pytest.ini would silently ignore
 OTHER_CONFIGS = (
@@ -85,7 +73,7 @@ def _folders_to_walk(here: Path, dirs: list[str], found: CheckFiles, prefix: str
     symbolic link (left out with a warning)."""
     kept = []
     for name in sorted(dirs):
-        if name in SKIP_DIRS:
+        if name in TOOL_FOLDERS:
             continue
         if (here / name).is_symlink():
             found.warnings.append(msg(f"{prefix}.symlink", path=here / name))

@@ -26,6 +26,7 @@ from importlib import metadata
 from pathlib import Path
 
 from .. import __version__
+from ..boundary.layout import TOOL_FOLDERS
 from ..i18n import msg
 from . import SetupError
 from .course_files import FILE_MODE, SCRIPT_MODE, zip_bytes
@@ -37,7 +38,6 @@ TAG = "py3-none-any"
 METADATA_VERSION = "2.1"
 METADATA_FIELDS = ("Name", "Version", "Summary", "Requires-Python", "Provides-Extra", "Requires-Dist")
 # a Python package's files: bytecode, editor and OS leftovers are not
-SKIP_DIRS = {"__pycache__"}
 SKIP_SUFFIXES = (".pyc", ".pyo", "~")
 
 
@@ -94,7 +94,7 @@ def package_files(root: Path) -> list[Path]:
     sorted; no bytecode, caches or hidden files."""
     found = []
     for here, dirs, names in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
+        dirs[:] = sorted(d for d in dirs if d not in TOOL_FOLDERS and not d.startswith("."))
         found += [
             Path(here) / name
             for name in sorted(names)

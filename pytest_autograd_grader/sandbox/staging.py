@@ -14,22 +14,11 @@ import os
 import stat
 from pathlib import Path
 
+from ..boundary.layout import TOOL_FOLDERS
 from ..i18n import msg
 
 MAX_BYTES = 64 << 20
 MAX_FILES = 10_000
-SKIP_DIRS = {
-    ".git",
-    ".hg",
-    ".svn",
-    "__pycache__",
-    ".venv",
-    "venv",
-    "node_modules",
-    ".mypy_cache",
-    ".pytest_cache",
-    ".ipynb_checkpoints",
-}
 
 
 class StageError(Exception):
@@ -75,7 +64,7 @@ def stage(source: str | Path, dest: str | Path, owner: int | None = None) -> Non
             continue
         if owner is not None:
             os.chown(target, owner, owner)
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not os.path.islink(os.path.join(root, d)))
+        dirs[:] = sorted(d for d in dirs if d not in TOOL_FOLDERS and not os.path.islink(os.path.join(root, d)))
         for name in sorted(names):
             path = Path(root) / name
             try:

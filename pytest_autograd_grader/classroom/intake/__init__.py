@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from ...boundary.layout import TOOL_FOLDERS
 from ...i18n import msg
-from ...sandbox.staging import SKIP_DIRS
 from ..students import safe_folder
 from .export import READ_ERRORS, Entry, Export, export_budget, read_zip
 from .unpack import expand, free
@@ -234,7 +234,7 @@ def lay_out(export: Export, name: str, kind: str, student: Handed, into: Path, t
     student.folder = safe_folder(student.folder or student.name, taken)
     if kind == "dir":
         # what tools keep beside the code (.git, venv, caches) is not staged for grading either
-        files = [(e, "/".join(e.parts)) for e in export.under(name) if not SKIP_DIRS & set(e.parts)]
+        files = [(e, "/".join(e.parts)) for e in export.under(name) if not TOOL_FOLDERS & set(e.parts)]
         place(export, files, into / student.folder, student)
     else:
         _place_whole_zip(export, name, into / student.folder, student)

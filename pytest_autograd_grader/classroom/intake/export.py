@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from ...boundary.layout import TOOL_FOLDERS
 from ...i18n import msg
-from ...sandbox.staging import MAX_BYTES, MAX_FILES, SKIP_DIRS
+from ...sandbox.staging import MAX_BYTES, MAX_FILES
 from .write import Budget, UnpackError
 
 # what reading one member of a zip may raise (a bad CRC, a method zipfile lacks, a truncated stream)
@@ -137,7 +138,7 @@ def _unwrapped(entries: list[Entry]) -> list[Entry]:
 
 
 def _listed(name: str) -> bool:
-    return name not in JUNK and name not in SKIP_DIRS and not name.startswith(".")
+    return name not in JUNK and name not in TOOL_FOLDERS and not name.startswith(".")
 
 
 def _shallow(folder: Path) -> dict[str, str]:
@@ -175,7 +176,7 @@ def _walk(folder: Path) -> list[Entry]:
         relative = here.relative_to(folder).parts
         for name in sorted(dirs):
             found.append(Entry((*relative, name), _kind(here / name), 0, here / name))
-        dirs[:] = sorted(d for d in dirs if not (here / d).is_symlink() and d not in JUNK and d not in SKIP_DIRS)
+        dirs[:] = sorted(d for d in dirs if not (here / d).is_symlink() and d not in JUNK and d not in TOOL_FOLDERS)
         for name in sorted(files):
             if name not in JUNK:
                 path = here / name
