@@ -418,6 +418,12 @@ RAISE = """
     def int_requires_grad():
         torch.ones(2, dtype=torch.long, requires_grad=True)
 
+    def int_from_asarray():
+        torch.asarray([1, 2], requires_grad=True)
+
+    def int_from_randperm():
+        torch.randperm(3, requires_grad=True)
+
     def unused_input():
         x, z = _x(), _x()
         torch.autograd.grad((x * 2).sum(), [x, z])
@@ -498,8 +504,16 @@ def test_expect_error_matches_each_real_error(pytester):
 
         def test_forged_and_raising(submission, autograd):
             autograd.expect_error("backward_twice", submission("errors").forged_raising)
+
+        @pytest.mark.parametrize("how", ["asarray", "randperm"])
+        def test_int_requires_grad_from(submission, autograd, how):
+            autograd.expect_error("int_requires_grad", getattr(submission("errors"), "int_from_" + how))
     """
     graded = grade_checks(pytester, checks, *QUIET, errors=RAISE)
+    # every factory that takes requires_grad= raises it for real, not only torch.ones
+    for how in ("asarray", "randperm"):
+        made = graded.check(f"test_int_requires_grad_from[{how}]")
+        assert made["status"] == "passed", made["feedback"]
     for name in names:
         assert graded.check(f"test_raised[{name}]")["status"] == "passed", graded.check(f"test_raised[{name}]")[
             "feedback"
@@ -534,7 +548,8 @@ def test_expect_error_matches_each_real_error(pytester):
         for c in ("test_forged_and_returned[created]", "test_forged_and_returned[raised]", "test_forged_and_raising")
     ]
     assert all(c["score"] == 0 and c["status"] == "failed" for c in forged), forged
-    assert graded.report["score"] == 2 * n and graded.report["max_score"] == 3 * n + 8
+    # the two int_requires_grad checks made by asarray and randperm pass too
+    assert graded.report["score"] == 2 * n + 2 and graded.report["max_score"] == 3 * n + 10
 
 
 @pytest.mark.parametrize("name", list(AUTOGRAD_ERRORS))

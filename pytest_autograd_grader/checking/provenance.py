@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..boundary.tracing import FACTORIES
 from ..i18n import msg
 from ..outcomes import GradeFailure
 
@@ -38,34 +39,9 @@ _IN_PLACE_DUNDERS = frozenset(
     }
 )
 _SET_REQUIRES_GRAD = frozenset({"requires_grad=", "requires_grad_"})
-# factory functions that take requires_grad=, and nn.Parameter's constructor
-_MAKE_REQUIRING_GRAD = frozenset(
-    {
-        "tensor",
-        "as_tensor",
-        "zeros",
-        "ones",
-        "empty",
-        "full",
-        "rand",
-        "randn",
-        "randint",
-        "arange",
-        "linspace",
-        "logspace",
-        "eye",
-        "zeros_like",
-        "ones_like",
-        "empty_like",
-        "full_like",
-        "rand_like",
-        "randn_like",
-        "randint_like",
-        "scalar_tensor",
-        "normal",
-        "_make_subclass",
-    }
-)
+# the factory functions that take requires_grad= (all but from_numpy), and
+# nn.Parameter's constructor
+_MAKE_REQUIRING_GRAD = (FACTORIES - {"from_numpy"}) | {"_make_subclass"}
 
 
 class ForgedError(GradeFailure):
