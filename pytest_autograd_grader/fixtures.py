@@ -11,22 +11,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 import pytest
 
 from .session_state import CREDIT, EXECUTOR, PLACE, Credit, Place, settings_of, state_of
 
 if TYPE_CHECKING:
-    from .boundary.submission import InlineExecutor, Submission, Submissions
+    from .boundary.submission import Submission, Submissions
     from .boundary.tracing import Trace
     from .checking.autograd import Autograd
     from .checking.seeding import GradeRng
     from .options import Settings
     from .sandbox import SandboxExecutor
     from .sandbox.isolation import Isolation
-
-    RunExecutor = SandboxExecutor | InlineExecutor
+    from .session_state import RunExecutor
 
 
 def run_seed(config: pytest.Config) -> int:
@@ -35,8 +34,7 @@ def run_seed(config: pytest.Config) -> int:
 
 def executor_for(config: pytest.Config) -> RunExecutor:
     """One executor per pytest process, closed when the session ends."""
-    # the stash is typed object in session_state; only this module writes it
-    executor = cast("RunExecutor | None", config.stash.get(EXECUTOR, None))
+    executor = config.stash.get(EXECUTOR, None)
     if executor is None:
         state = state_of(config)
         settings = settings_of(config)
@@ -44,7 +42,7 @@ def executor_for(config: pytest.Config) -> RunExecutor:
             from .checking.devices import graded_devices
             from .sandbox import SandboxExecutor
 
-            isolation = cast("Isolation", state.isolation) if state is not None else _plain_isolation(settings)
+            isolation = (state.isolation if state is not None else None) or _plain_isolation(settings)
             executor = SandboxExecutor(
                 memory_mb=settings.memory_mb,
                 isolation=isolation,
@@ -68,7 +66,7 @@ def forget_executor(config: pytest.Config) -> None:
     """Close the run's executor (every worker stopped) and forget it: the
     next check gets a new one, as a new session would (the class runner's
     one session grading student after student)."""
-    executor = cast("RunExecutor | None", config.stash.get(EXECUTOR, None))
+    executor = config.stash.get(EXECUTOR, None)
     if executor is not None:
         executor.close()
         del config.stash[EXECUTOR]

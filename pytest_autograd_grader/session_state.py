@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -15,6 +16,15 @@ from .outcomes import GradeFailure
 from .protocol import Status
 from .scoring import CheckSpec, Gradebook
 
+if TYPE_CHECKING:
+    # read at type-check time only: a session that never runs student code
+    # does not import the sandbox
+    from .boundary.submission import InlineExecutor
+    from .sandbox import SandboxExecutor
+    from .sandbox.isolation import Isolation
+
+    RunExecutor = SandboxExecutor | InlineExecutor
+
 
 @dataclass
 class GradeState:
@@ -23,7 +33,7 @@ class GradeState:
     gradebook: Gradebook | None = None
     concepts: dict[str, Concept] | None = None
     last_write: float = 0.0
-    isolation: object = None  # sandbox.Isolation; None when student code runs inline
+    isolation: Isolation | None = None  # None when student code runs inline
     notes: list[str] | None = None  # what is said once of the submission (sessions.submission_notes)
 
 
@@ -130,7 +140,8 @@ SPEC = pytest.StashKey[CheckSpec]()
 CREDIT = pytest.StashKey[Credit]()
 # the (id, text) of each diagnosis formatted or given while the check ran (i18n.noting_diagnoses)
 NOTED = pytest.StashKey[list]()
-EXECUTOR = pytest.StashKey[object]()
+# the run's executor (fixtures.executor_for), one per pytest process
+EXECUTOR = pytest.StashKey["RunExecutor"]()
 # the run's settings, with or without --grade (plain runs sandbox student code too)
 SETTINGS = pytest.StashKey[Settings]()
 # graded checks a plain run (no --grade) collected: it ends saying how to get their scores

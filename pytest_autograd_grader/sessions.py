@@ -8,7 +8,7 @@ import os
 import time
 from collections.abc import Callable, Generator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -21,7 +21,7 @@ from .scoring import Gradebook
 from .session_state import PLAIN_CHECKS, GradeState, state_of
 
 if TYPE_CHECKING:
-    from .sandbox.isolation import Isolation
+    pass
 
 JSON_REWRITE_INTERVAL_S = 1.0
 
@@ -37,20 +37,14 @@ def submission_notes(state: GradeState) -> list[str]:
     return state.notes
 
 
-def isolation_of(state: GradeState) -> Isolation | None:
-    """The run's isolation; None when student code runs inline."""
-    # session_state.py keeps it as an object: typed here, where it is read
-    return cast("Isolation | None", state.isolation)
-
-
 def isolation_name(state: GradeState) -> str:
-    isolation = isolation_of(state)
+    isolation = state.isolation
     return isolation.mode if isolation is not None else "inline"
 
 
 def isolation_missing(state: GradeState) -> list[str]:
     """The protections the run lacks, in words for the header and reports."""
-    isolation = isolation_of(state)
+    isolation = state.isolation
     if isolation is None:
         return [msg("isolation.inline")]
     return list(isolation.missing)
@@ -70,7 +64,7 @@ def header_lines(state: GradeState) -> list[str]:
         )
     ]
     lines += [msg("header.missing", what=what) for what in isolation_missing(state)]
-    isolation = isolation_of(state)
+    isolation = state.isolation
     if isolation is not None:
         from .sandbox.probe import describe
 
