@@ -98,7 +98,7 @@ class Credit:
         status = failure.grade_status if failure is not None else Status.FAILED
         return GradeFailure("\n".join(lines), status=status, fraction=values * (1 - (self.share or 0.0)))
 
-    def instruction_part(self, score: float) -> dict | None:
+    def instruction_part(self, score: float) -> dict[str, float | bool | None] | None:
         """The instruction's part of a check that scored ``score``, for the report."""
         if self.share is None:
             return None
@@ -139,7 +139,7 @@ PLACE = pytest.StashKey[Place]()
 SPEC = pytest.StashKey[CheckSpec]()
 CREDIT = pytest.StashKey[Credit]()
 # the (id, text) of each diagnosis formatted or given while the check ran (i18n.noting_diagnoses)
-NOTED = pytest.StashKey[list]()
+NOTED = pytest.StashKey[list[tuple[str, str]]]()
 # the run's executor (fixtures.executor_for), one per pytest process
 EXECUTOR = pytest.StashKey["RunExecutor"]()
 # the run's settings, with or without --grade (plain runs sandbox student code too)

@@ -75,3 +75,24 @@ def test_checks_importing_from_the_package_grade(pytester):
     graded = grade_checks(pytester, CHECKS_FROM_THE_PACKAGE, leaf=wrong)
     check = graded.check("test_grad")
     assert check["status"] == "failed" and "x.grad" in check["feedback"], check
+
+
+def test_every_module_a_public_name_comes_from_is_type_checked_strictly():
+    # "strict on the public API": a public name added from a module mypy
+    # checks loosely would leave course authors' editors guessing its types
+    from pathlib import Path
+
+    import tomllib
+
+    config = tomllib.loads((Path(pytest_autograd_grader.__file__).parent.parent / "pyproject.toml").read_text())
+    strict = {
+        module
+        for override in config["tool"]["mypy"]["overrides"]
+        if override.get("disallow_untyped_defs")
+        for module in override["module"]
+    }
+    package = pytest_autograd_grader.__name__
+    public = {f"{package}.{module}" for module in pytest_autograd_grader._PUBLIC.values()}
+    # the fixtures and hooks a course uses are public too
+    public |= {package, f"{package}.fixtures", f"{package}.hookspecs"}
+    assert sorted(public - strict) == []

@@ -97,7 +97,7 @@ class BackwardCall:
     # per positional argument of the student function: the gradient this
     # call added to that leaf's .grad (autograd.grad: returned for it), None
     # where it added none (or the trace's budget for them ran out)
-    added: tuple = ()
+    added: tuple[Any, ...] = ()  # torch tensors, or None
     # when it raised: whether a graph an earlier call freed (no retain_graph)
     # shares a node with its own; None when that was too large to tell
     through_freed: bool | None = None
@@ -184,7 +184,7 @@ class TraceError(ValueError):
     """A trace that is not in the recorder's format (forged or broken)."""
 
 
-def _field(value: Any, kinds: tuple, what: str) -> Any:
+def _field(value: Any, kinds: tuple[type, ...], what: str) -> Any:
     return call_facts._typed(value, kinds, what, TraceError)
 
 
