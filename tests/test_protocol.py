@@ -140,6 +140,16 @@ def test_an_unknown_stage_is_a_crash_for_the_student_and_loud_here():
     assert "unexpected answer 'stage_from_the_future'" in failure.feedback
 
 
+@pytest.mark.parametrize("stage", ["::error::forged\nline", "x" * 200, ["stage"], "étape"])
+def test_the_warning_for_an_unknown_stage_quotes_no_text_a_worker_chose(stage):
+    # pytest's warnings summary prints the warning as it is, unredacted
+    with pytest.warns(ProtocolWarning) as caught, warnings.catch_warnings():
+        warnings.simplefilter("always", ProtocolWarning)
+        failure_from({"stage": stage})
+    said = str(caught[0].message)
+    assert said == f"unknown stage: a {type(stage).__name__}"
+
+
 @pytest.mark.parametrize("stage", [["ok"], 7, None, {"$": "x"}, "OK", "Stage.OK"])
 def test_what_a_hostile_worker_sends_as_a_stage_is_a_crash(stage):
     with warnings.catch_warnings():
