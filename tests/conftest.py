@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -518,3 +519,15 @@ def pytest_collection_modifyitems(config, items):
         for item in journeys:
             item.add_marker(pytest.mark.skip(reason="inside a journey's own run of this suite"))
     items[:] = [item for item in items if item not in journeys] + journeys
+
+
+def class_command(checks: Path, submissions: Path, out: Path, *more: str) -> list[str]:
+    """The command line of ``autograd-grader class`` run by this Python:
+    ``checks`` grade the class in ``submissions`` (a folder or an export),
+    the outputs go to ``out``; ``more`` are further options."""
+    return [
+        sys.executable,
+        *("-m", "pytest_autograd_grader", "class"),
+        *("--checks", str(checks), "--submissions", str(submissions), "--out", str(out)),
+        *more,
+    ]

@@ -9,11 +9,10 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import run_grader
+from conftest import class_command, run_grader
 
 COURSE = Path(__file__).resolve().parent.parent / "templates" / "course"
 SOLUTION = (COURSE / "solutions" / "hooks.py").read_text()
@@ -51,20 +50,7 @@ def grade_class(checks: Path, module: str, students: dict[str, str], seed: str) 
         (subs / name).mkdir(parents=True)
         (subs / name / f"{module}.py").write_text(source)
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest_autograd_grader",
-            "class",
-            "--checks",
-            str(checks),
-            "--submissions",
-            str(subs),
-            "--out",
-            str(out),
-            "--seed",
-            seed,
-        ],
+        class_command(checks, subs, out, "--seed", seed),
         capture_output=True,
         text=True,
         timeout=600,

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import textwrap
 
-from conftest import grade_checks
+from conftest import class_command, grade_checks
 from test_class_outputs import Page
 
 from pytest_autograd_grader.checking.misconceptions import Context, diagnose_none
@@ -183,21 +182,7 @@ def test_a_class_report_counts_a_courses_diagnosis_by_its_students(tmp_path):
             )
         )
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest_autograd_grader",
-            "class",
-            "--checks",
-            str(checks),
-            "--submissions",
-            str(subs),
-            "--out",
-            str(out),
-            "-j",
-            "1",
-            "--timeout=10",
-        ],
+        class_command(checks, subs, out, "-j", "1", "--timeout=10"),
         capture_output=True,
         text=True,
     )

@@ -10,11 +10,10 @@ twins end to end."""
 from __future__ import annotations
 
 import subprocess
-import sys
 import unicodedata
 
 import pytest
-from conftest import EXERCISES, SOLUTIONS, copy_course_files
+from conftest import EXERCISES, SOLUTIONS, class_command, copy_course_files
 from test_class_outputs import CONCEPTS, read_csv, report, write
 
 from pytest_autograd_grader.classroom.class_data import OutputsError
@@ -232,20 +231,7 @@ def test_the_class_command_refuses_a_roster_with_one_id_twice_before_grading(tmp
     (checks / "test_leaf.py").write_text("def test_leaf():\n    assert True\n")
     roster = roster_file(tmp_path, "name,id\nAlice,1001\nMallory,1001\n")
     run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest_autograd_grader",
-            "class",
-            "--checks",
-            str(checks),
-            "--submissions",
-            str(submissions),
-            "--out",
-            str(tmp_path / "out"),
-            "--roster",
-            str(roster),
-        ],
+        class_command(checks, submissions, tmp_path / "out", "--roster", str(roster)),
         capture_output=True,
         text=True,
         timeout=120,
@@ -257,24 +243,7 @@ def test_the_class_command_refuses_a_roster_with_one_id_twice_before_grading(tmp
 
 def grade_class(checks, submissions, out, roster, *more):
     return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest_autograd_grader",
-            "class",
-            "--checks",
-            str(checks),
-            "--submissions",
-            str(submissions),
-            "--out",
-            str(out),
-            "--roster",
-            str(roster),
-            "-j",
-            "1",
-            "--timeout=5",
-            *more,
-        ],
+        class_command(checks, submissions, out, "--roster", str(roster), "-j", "1", "--timeout=5", *more),
         capture_output=True,
         text=True,
         timeout=300,

@@ -17,7 +17,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import EXERCISES, QUIET_PLUGINS, SOLUTIONS, copy_course_files
+from conftest import EXERCISES, QUIET_PLUGINS, SOLUTIONS, class_command, copy_course_files
 
 TOPICS = ("graph", "leaf")
 
@@ -191,25 +191,9 @@ def test_shards_merged_equal_one_run(graded_class, capsys):
     root, checks, subs, _ = graded_class
     shards = [
         subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "pytest_autograd_grader",
-                "class",
-                "--checks",
-                str(checks),
-                "--submissions",
-                str(subs),
-                "--out",
-                str(root / f"part{k}"),
-                "--salt",
-                "s1",
-                "--shard",
-                f"{k}/2",
-                "-j",
-                "1",
-                "--timeout=3",
-            ],
+            class_command(
+                checks, subs, root / f"part{k}", "--salt", "s1", "--shard", f"{k}/2", "-j", "1", "--timeout=3"
+            ),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -249,23 +233,7 @@ def test_shards_merged_equal_one_run(graded_class, capsys):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "GRADE_SHARD", "JOB_COMPLETION"))}
     tasks = [
         subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "pytest_autograd_grader",
-                "class",
-                "--checks",
-                str(checks),
-                "--submissions",
-                str(subs),
-                "--out",
-                str(root / "shared"),
-                "--salt",
-                "s1",
-                "-j",
-                "1",
-                "--timeout=3",
-            ],
+            class_command(checks, subs, root / "shared", "--salt", "s1", "-j", "1", "--timeout=3"),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
@@ -766,21 +734,7 @@ def test_a_class_run_stopped_with_sigterm_keeps_what_it_finished_and_leaves_noth
     out = tmp_path / "out"
     env = _own_tmp(tmp_path)
     run = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "pytest_autograd_grader",
-            "class",
-            "--checks",
-            str(checks),
-            "--submissions",
-            str(subs),
-            "--out",
-            str(out),
-            "-j",
-            "1",
-            "--timeout=20",
-        ],
+        class_command(checks, subs, out, "-j", "1", "--timeout=20"),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -803,21 +757,7 @@ def test_workers_end_with_a_parent_killed_outright(tmp_path):
     out = tmp_path / "out"
     env = _own_tmp(tmp_path)
     run = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "pytest_autograd_grader",
-            "class",
-            "--checks",
-            str(checks),
-            "--submissions",
-            str(subs),
-            "--out",
-            str(out),
-            "-j",
-            "2",
-            "--timeout=3",
-        ],
+        class_command(checks, subs, out, "-j", "2", "--timeout=3"),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env=env,

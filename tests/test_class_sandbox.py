@@ -16,6 +16,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import class_command
 from test_isolation import require_isolation
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox needs Linux")
@@ -70,21 +71,7 @@ def test_students_graded_side_by_side_see_nothing_of_each_other(tmp_path):
         (subs / name).mkdir(parents=True)
         (subs / name / "nosy.py").write_text(NOSY.replace("{name}", name))
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest_autograd_grader",
-            "class",
-            "--checks",
-            str(checks),
-            "--submissions",
-            str(subs),
-            "--out",
-            str(out),
-            "-j",
-            "2",
-            "--timeout=20",
-        ],
+        class_command(checks, subs, out, "-j", "2", "--timeout=20"),
         capture_output=True,
         text=True,
     )
@@ -158,23 +145,7 @@ def _class_in_the_open() -> Path:
 
 def _grade(place: Path, submissions: Path, mode: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest_autograd_grader",
-            "class",
-            "--checks",
-            str(place / "checks"),
-            "--submissions",
-            str(submissions),
-            "--out",
-            str(place / "out"),
-            "-j",
-            "1",
-            "--timeout=60",
-            "--isolation",
-            mode,
-        ],
+        class_command(place / "checks", submissions, place / "out", "-j", "1", "--timeout=60", "--isolation", mode),
         capture_output=True,
         text=True,
     )

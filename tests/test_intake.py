@@ -12,13 +12,12 @@ import json
 import shutil
 import stat
 import subprocess
-import sys
 import unicodedata
 import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import EXERCISES, SOLUTIONS, copy_course_files
+from conftest import EXERCISES, SOLUTIONS, class_command, copy_course_files
 
 from pytest_autograd_grader.classroom.intake import gather
 from pytest_autograd_grader.classroom.intake.unpack import expand
@@ -206,21 +205,7 @@ def test_a_canvas_download_is_graded_end_to_end_with_its_names_ids_and_late_mark
     )
     out = tmp_path / "out"
     run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest_autograd_grader",
-            "class",
-            "--checks",
-            str(checks),
-            "--submissions",
-            str(export),
-            "--out",
-            str(out),
-            "-j",
-            "1",
-            "--timeout=5",
-        ],
+        class_command(checks, export, out, "-j", "1", "--timeout=5"),
         capture_output=True,
         text=True,
         timeout=300,

@@ -14,12 +14,11 @@ import json
 import os
 import stat
 import subprocess
-import sys
 import unicodedata
 from pathlib import Path
 
 import pytest
-from conftest import COURSE_FILES, EXERCISES, copy_course_files
+from conftest import COURSE_FILES, EXERCISES, class_command, copy_course_files
 from test_intake import GRAPH, LEAF, layout, make_zip, zipped
 
 from pytest_autograd_grader.classroom.intake import IntakeError, gather
@@ -324,21 +323,7 @@ def test_a_hostile_class_export_is_graded_end_to_end(tmp_path):
     )
     out = tmp_path / "out"
     run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest_autograd_grader",
-            "class",
-            "--checks",
-            str(checks),
-            "--submissions",
-            str(export),
-            "--out",
-            str(out),
-            "-j",
-            "1",
-            "--timeout=5",
-        ],
+        class_command(checks, export, out, "-j", "1", "--timeout=5"),
         capture_output=True,
         text=True,
         timeout=300,
@@ -390,21 +375,7 @@ def test_a_gradescope_submitter_named_as_a_path_cannot_plant_a_check(tmp_path):
     )
     out = tmp_path / "out"
     run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest_autograd_grader",
-            "class",
-            "--checks",
-            str(checks),
-            "--submissions",
-            str(export),
-            "--out",
-            str(out),
-            "-j",
-            "1",
-            "--timeout=5",
-        ],
+        class_command(checks, export, out, "-j", "1", "--timeout=5"),
         capture_output=True,
         text=True,
         timeout=300,

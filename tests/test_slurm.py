@@ -14,10 +14,10 @@ import csv
 import io
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import class_command
 from slurm_cluster import ClusterUnavailable, one_node_cluster, wait_for_queue
 
 pytestmark = pytest.mark.journey
@@ -62,22 +62,7 @@ def test_a_class_graded_by_the_slurm_templates_equals_one_machines(cluster, tmp_
     assert "2 shards, salt s-cluster" in submitted.stdout
     # the same class on one machine, at the same salt, while the cluster works
     subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest_autograd_grader",
-            "class",
-            "--checks",
-            str(checks),
-            "--submissions",
-            str(subs),
-            "--out",
-            str(alone),
-            "--salt",
-            "s-cluster",
-            "-j",
-            "1",
-        ],
+        class_command(checks, subs, alone, "--salt", "s-cluster", "-j", "1"),
         check=True,
         capture_output=True,
         timeout=600,
