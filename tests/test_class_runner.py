@@ -354,6 +354,8 @@ def test_a_killed_run_resumes_without_regrading_what_it_finished(tmp_path):
 
 def test_bad_arguments_say_what_to_do(tmp_path):
     checks, subs = _make_class(tmp_path)
+    # a class that could be graded; each case below adds or changes one thing
+    usual = ["--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "o")]
     cases = [
         (
             ["--checks", str(tmp_path / "nope"), "--submissions", str(subs), "--out", str(tmp_path / "o")],
@@ -364,55 +366,19 @@ def test_bad_arguments_say_what_to_do(tmp_path):
             "holds no check file (test_*.py or *_test.py); give the folder of the course's check files",
         ),
         (["--checks", str(checks), "--submissions", str(subs), "--out", str(subs / "ann")], "--out"),
-        (
-            ["--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "o"), "--shard", "3/2"],
-            "--shard 3/2: write K/N",
-        ),
-        (
-            ["--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "o"), "--only", "zed"],
-            "--only: no student folder is called zed",
-        ),
+        ([*usual, "--shard", "3/2"], "--shard 3/2: write K/N"),
+        ([*usual, "--only", "zed"], "--only: no student folder is called zed"),
         # the shard is cut from the whole class: a student of another shard is not graded in this one
         (
-            [
-                "--checks",
-                str(checks),
-                "--submissions",
-                str(subs),
-                "--out",
-                str(tmp_path / "o"),
-                "--shard",
-                "1/2",
-                "--only",
-                "ben",
-            ],
+            [*usual, "--shard", "1/2", "--only", "ben"],
             "--only ben: not in shard 1/2 of the class; grade them with their own --shard",
         ),
         # run-wide settings are refused once, not by every student's session
+        ([*usual, "--isolation", "foo"], "argument --isolation: invalid choice: 'foo' (choose from"),
+        ([*usual, "--lang", "fr"], "argument --lang: invalid choice: 'fr' (choose from"),
+        ([*usual, "--timeout", "0"], "--timeout 0.0: give a positive number of seconds for each check"),
         (
-            ["--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "o"), "--isolation", "foo"],
-            "argument --isolation: invalid choice: 'foo' (choose from",
-        ),
-        (
-            ["--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "o"), "--lang", "fr"],
-            "argument --lang: invalid choice: 'fr' (choose from",
-        ),
-        (
-            ["--checks", str(checks), "--submissions", str(subs), "--out", str(tmp_path / "o"), "--timeout", "0"],
-            "--timeout 0.0: give a positive number of seconds for each check",
-        ),
-        (
-            [
-                "--checks",
-                str(checks),
-                "--submissions",
-                str(subs),
-                "--out",
-                str(tmp_path / "o"),
-                "--seed",
-                "3",
-                "--seed-per-student",
-            ],
+            [*usual, "--seed", "3", "--seed-per-student"],
             "--seed 3 gives every student the same seed and --seed-per-student a seed each",
         ),
     ]
