@@ -128,9 +128,14 @@ def test_each_call_says_what_it_added_to_the_functions_leaves(student):
     x, w = torch.randn(3, requires_grad=True), torch.randn(3, requires_grad=True)
     student("graph").with_backward(x, w)
     first, second = student.trace.backward_calls
-    # y = ((x + w) * (w + 1)).sum(): each call adds dy/dx = w + 1 and dy/dw = 2w + x + 1
+    # y = ((x + w) * (w + 1)).sum(): each call adds dy/dx = w + 1 and dy/dw = 2w + x + 1.
+    # The second call's addition is read as .grad after less .grad before, so it
+    # carries the rounding of the sum: near zero that is beyond allclose's default
+    # relative tolerance (the grader allows the same slack, provenance._slack)
+    near = {"rtol": 1e-5, "atol": 1e-5}
     for call in (first, second):
-        assert torch.allclose(call.added[0], w.detach() + 1) and torch.allclose(call.added[1], 2 * w + x + 1)
+        assert torch.allclose(call.added[0], w.detach() + 1, **near)
+        assert torch.allclose(call.added[1], (2 * w + x + 1).detach(), **near)
     student("graph").with_grad(x)
     (call,) = student.trace.grad_calls
     assert torch.allclose(call.added[0], 3 * x.detach() ** 2)  # what autograd.grad returned for x
