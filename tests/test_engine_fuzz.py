@@ -111,7 +111,9 @@ def test_no_behaviour_holds_for_every_program():
     misses = set()
     for kind, generate in programs.GENERATORS.items():
 
-        @settings(max_examples=5, database=None, suppress_health_check=list(HealthCheck), derandomize=True)
+        @settings(
+            max_examples=5, database=None, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True
+        )
         @given(st.lists(strategy(generate), min_size=8, max_size=8))
         def random_only(batch):
             # called at once below, in this iteration
