@@ -8,7 +8,7 @@ import os
 import time
 from collections.abc import Callable, Generator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
@@ -19,9 +19,6 @@ from .reporters import gradescope_results, next_step, table_lines, write_json_at
 from .reporters.terminal import separator
 from .scoring import Gradebook
 from .session_state import PLAIN_CHECKS, GradeState, state_of
-
-if TYPE_CHECKING:
-    pass
 
 JSON_REWRITE_INTERVAL_S = 1.0
 
